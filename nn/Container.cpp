@@ -1,0 +1,33 @@
+// nn::Container: child bookkeeping shared by Sequential and Concat.
+#include "nn/Container.h"
+
+namespace nn {
+
+Container& Container::add(ModulePtr module) {
+  NN_CHECK(module != nullptr, typeName() << ".add: expected a module, got nullptr");
+  modules_.push_back(std::move(module));
+  return *this;
+}
+
+ModulePtr Container::get(size_t index) const {
+  NN_CHECK(index < modules_.size(), typeName() << ".get: index " << index << " out of range for "
+                                               << modules_.size() << " modules (indices count from 0)");
+  return modules_[index];
+}
+
+void Container::checkNotEmpty() const {
+  NN_CHECK(!modules_.empty(), typeName() << ": expected at least one module, got an empty container");
+}
+
+std::string Container::describeChildren(const std::string& header, const std::string& flow) const {
+  std::string s = header + " {\n  " + flow + "\n";
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    std::string child = modules_[i]->toString();
+    for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + 1))
+      child.insert(pos + 1, "  ");
+    s += "  (" + std::to_string(i + 1) + "): " + child + "\n";
+  }
+  return s + "}";
+}
+
+}  // namespace nn

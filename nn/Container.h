@@ -1,0 +1,38 @@
+// nn::Container: a module made of child modules (Sequential, Concat, ...).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nn/Module.h"
+
+namespace nn {
+
+class Container : public Module {
+ public:
+  /// Appends a module; returns this container for chaining.
+  Container& add(ModulePtr module);
+  /// Child i, counted from 0 (printed descriptions count from 1, as Torch7's).
+  ModulePtr get(size_t index) const;
+  size_t size() const { return modules_.size(); }
+  std::vector<ModulePtr> children() const override { return modules_; }
+
+ protected:
+  /// Runs fn() for child `index`; an nn::Error from it gets the child's place, "(8) ", in front.
+  template <typename Fn>
+  decltype(auto) inChild(size_t index, Fn&& fn) const {
+    try {
+      return fn();
+    } catch (const Error& e) {
+      throw Error("(" + std::to_string(index + 1) + ") " + e.what());
+    }
+  }
+  void checkNotEmpty() const;
+  /// Each child's description on its own line, "(i): ", indented below a header.
+  std::string describeChildren(const std::string& header, const std::string& flow) const;
+
+  std::vector<ModulePtr> modules_;
+};
+
+}  // namespace nn

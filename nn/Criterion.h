@@ -1,0 +1,32 @@
+// nn::Criterion: a loss. forward(input, target) returns the loss, backward(input, target)
+// its gradient with respect to input. sizeAverage (default true) divides by the batch.
+#pragma once
+
+#include <string>
+
+#include "nn/Error.h"
+#include "nn/Tensor.h"
+
+namespace nn {
+
+class Criterion {
+ public:
+  explicit Criterion(bool sizeAverage = true) : sizeAverage(sizeAverage) {}
+  Criterion(const Criterion&) = delete;
+  Criterion& operator=(const Criterion&) = delete;
+  virtual ~Criterion() = default;
+
+  float forward(const Tensor& input, const Tensor& target) { return updateOutput(input, target); }
+  const Tensor& backward(const Tensor& input, const Tensor& target) { return updateGradInput(input, target); }
+
+  virtual float updateOutput(const Tensor& input, const Tensor& target) = 0;
+  virtual const Tensor& updateGradInput(const Tensor& input, const Tensor& target) = 0;
+  /// "nn.ClassNLLCriterion"
+  virtual std::string toString() const = 0;
+
+  bool sizeAverage;
+  float output = 0.f;
+  Tensor gradInput;
+};
+
+}  // namespace nn

@@ -1,0 +1,33 @@
+// DeviceBackend: memory of a non-CPU device type. nn knows only this interface; the CUDA
+// implementation lives in cunn and registers itself, so nn never includes a CUDA header.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "nn/Device.h"
+
+namespace nn {
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  /// Number of devices of this type; 0 when none can be used.
+  virtual int deviceCount() = 0;
+  /// Why deviceCount() is 0, as the runtime said it.
+  virtual std::string unavailableReason() = 0;
+  virtual void* allocate(const Device& device, size_t bytes) = 0;
+  virtual void deallocate(const Device& device, void* ptr) = 0;
+  /// Copies `bytes` between any two devices; either side may be a CPU device (host memory).
+  virtual void copy(void* dst, const Device& dstDevice, const void* src,
+                    const Device& srcDevice, size_t bytes) = 0;
+  /// Sets `count` floats at `ptr` on `device` to `value`.
+  virtual void fill(const Device& device, float* ptr, size_t count, float value) = 0;
+};
+
+/// cunn calls this once when it is linked in; before that, CUDA devices do not exist.
+void registerCudaBackend(DeviceBackend* backend);
+/// The registered CUDA backend, or nullptr.
+DeviceBackend* cudaBackend();
+
+}  // namespace nn

@@ -1,0 +1,116 @@
+// nn::Linear on the CPU: both products go through one GEMM each.
+#include "nn/Linear.h"
+
+#include <cmath>
+
+#include "nn/Blas.h"
+#include "nn/Random.h"
+
+namespace nn {
+
+NN_REGISTER_MODULE(Linear);
+
+Linear::Linear(int64_t inputSize, int64_t outputSize, bool withBias)
+    : inputSize_(inputSize), outputSize_(outputSize), withBias_(withBias) {
+  NN_CHECK(inputSize > 0 && outputSize > 0,
+           "nn.Linear: expected positive sizes, got " << inputSize << " -> " << outputSize);
+  weight.resize_({outputSize, inputSize});
+  gradWeight = Tensor::zeros({outputSize, inputSize});
+  registerParameter("weight", &weight, &gradWeight);
+  if (withBias_) {
+    bias.resize_({outputSize});
+    gradBias = Tensor::zeros({outputSize});
+    registerParameter("bias", &bias, &gradBias);
+  }
+  reset();
+}
+
+ModulePtr Linear::create(const Config& c, std::vector<ModulePtr>) {
+  return std::make_shared<Linear>(c.integer("inputSize"), c.integer("outputSize"), c.flag("bias"));
+}
+
+Config Linear::config() const {
+  return Config().set("inputSize", inputSize_).set("outputSize", outputSize_).set("bias", withBias_);
+}
+
+void Linear::reset() {
+  const float stdv = 1.0f / std::sqrt(static_cast<float>(inputSize_));
+  weight.uniform_(defaultGenerator(), -stdv, stdv);
+  if (withBias_) bias.uniform_(defaultGenerator(), -stdv, stdv);
+}
+
+std::string Linear::toString() const {
+  return "nn.Linear(" + std::to_string(inputSize_) + " -> " + std::to_string(outputSize_) + ")" +
+         (withBias_ ? "" : " without bias");
+}
+
+void Linear::checkInput(const Tensor& input) const {
+  NN_CHECK((input.dim() == 1 || input.dim() == 2) && input.size(input.dim() - 1) == inputSize_,
+           toString() << ": expected input of size [" << inputSize_ << "] or [batch, " << inputSize_
+                      << "], got " << input.shapeString());
+  checkDevice(input, weight.device(), "input");
+}
+
+void Linear::checkGradOutput(const Tensor& gradOutput, const Tensor& input) const {
+  const bool ok = input.dim() == 1 ? gradOutput.hasSizes({outputSize_})
+                                   : gradOutput.hasSizes({input.size(0), outputSize_});
+  NN_CHECK(ok, toString() << ": expected gradOutput of size "
+                          << (input.dim() == 1 ? "[" : "[" + std::to_string(input.size(0)) + ", ") << outputSize_
+                          << "], got " << gradOutput.shapeString());
+  checkDevice(gradOutput, weight.device(), "gradOutput");
+}
+
+// A 1-D input is a batch of one; the products below see every input as batch x inputSize.
+static int64_t batchOf(const Tensor& input) { return input.dim() == 1 ? 1 : input.size(0); }
+
+const Tensor& Linear::updateOutput(const Tensor& input) {
+  checkInput(input);
+  const Tensor x = input.contiguous();
+  const int64_t batch = batchOf(input);
+  if (input.dim() == 1)
+    output.resize_({outputSize_}, input.device());
+  else
+    output.resize_({batch, outputSize_}, input.device());
+  float* y = output.data();
+  float beta = 0.f;
+  if (withBias_) {
+    const float* b = bias.data();
+    for (int64_t i = 0; i < batch; ++i)
+      for (int64_t j = 0; j < outputSize_; ++j) y[i * outputSize_ + j] = b[j];
+    beta = 1.f;
+  }
+  // y[batch, out] (+)= x[batch, in] * W[out, in]^T
+  blas::gemm(false, true, batch, outputSize_, inputSize_, 1.f, x.data(), inputSize_, weight.data(), inputSize_,
+             beta, y, outputSize_);
+  return output;
+}
+
+const Tensor& Linear::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
+  checkInput(input);
+  checkGradOutput(gradOutput, input);
+  const Tensor g = gradOutput.contiguous();
+  gradInput.resize_(input.sizes(), input.device());
+  // gradInput[batch, in] = gradOutput[batch, out] * W[out, in]
+  blas::gemm(false, false, batchOf(input), inputSize_, outputSize_, 1.f, g.data(), outputSize_, weight.data(),
+             inputSize_, 0.f, gradInput.data(), inputSize_);
+  return gradInput;
+}
+
+void Linear::accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) {
+  checkInput(input);
+  checkGradOutput(gradOutput, input);
+  const Tensor x = input.contiguous();
+  const Tensor g = gradOutput.contiguous();
+  const int64_t batch = batchOf(input);
+  // gradWeight[out, in] += scale * gradOutput[batch, out]^T * x[batch, in]
+  blas::gemm(true, false, outputSize_, inputSize_, batch, scale, g.data(), outputSize_, x.data(), inputSize_, 1.f,
+             gradWeight.data(), inputSize_);
+  if (withBias_) {
+    float* gb = gradBias.data();
+    const float* gd = g.data();
+    for (int64_t i = 0; i < batch; ++i)
+      for (int64_t j = 0; j < outputSize_; ++j) gb[j] += scale * gd[i * outputSize_ + j];
+  }
+}
+
+}  // namespace nn

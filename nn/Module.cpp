@@ -1,0 +1,228 @@
+// nn::Module: the parts of the contract that every module shares.
+#include "nn/Module.h"
+
+#include <map>
+#include <mutex>
+
+namespace nn {
+
+const Tensor& Module::backward(const Tensor& input, const Tensor& gradOutput, float scale) {
+  updateGradInput(input, gradOutput);
+  accGradParameters(input, gradOutput, scale);
+  return gradInput;
+}
+
+void Module::accGradParameters(const Tensor&, const Tensor&, float) {}
+
+void Module::zeroGradParameters() {
+  for (Tensor& g : parameters().second) g.zero_();
+}
+
+void Module::updateParameters(float learningRate) {
+  auto [values, gradients] = parameters();
+  for (size_t i = 0; i < values.size(); ++i) values[i].add_(gradients[i], -learningRate);
+}
+
+std::pair<std::vector<Tensor>, std::vector<Tensor>> Module::parameters() {
+  std::pair<std::vector<Tensor>, std::vector<Tensor>> out;
+  for (const Parameter& p : parameters_) {
+    out.first.push_back(*p.value);
+    out.second.push_back(*p.gradient);
+  }
+  for (const ModulePtr& child : children()) {
+    auto [values, gradients] = child->parameters();
+    out.first.insert(out.first.end(), values.begin(), values.end());
+    out.second.insert(out.second.end(), gradients.begin(), gradients.end());
+  }
+  return out;
+}
+
+namespace {
+
+// True when `tensors` are, in order, contiguous back-to-back views covering all of `flat`.
+bool isFlatView(const std::vector<Tensor>& tensors, const Tensor& flat) {
+  if (!flat.storage()) return false;
+  int64_t offset = flat.storageOffset();
+  for (const Tensor& t : tensors) {
+    if (t.storage() != flat.storage() || t.storageOffset() != offset || !t.isContiguous()) return false;
+    offset += t.numel();
+  }
+  return offset == flat.storageOffset() + flat.numel();
+}
+
+// Copies every tensor into one new buffer and makes each a view into it.
+Tensor flatten(std::vector<Tensor>& tensors, const Device& device) {
+  int64_t total = 0;
+  for (const Tensor& t : tensors) total += t.numel();
+  Tensor flat = Tensor::empty({total}, device);
+  int64_t offset = 0;
+  for (Tensor& t : tensors) {
+    const int64_t n = t.numel();
+    flat.narrow(0, offset, n).copy_(t);
+    const std::vector<int64_t> sizes = t.sizes();
+    t.set_(flat.storage(), offset, sizes);
+    offset += n;
+  }
+  return flat;
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> Module::getParameters() {
+  auto [values, gradients] = parameters();
+  if (isFlatView(values, flatParameters_) && isFlatView(gradients, flatGradients_))
+    return {flatParameters_, flatGradients_};
+  const Device dev = values.empty() ? Device() : values[0].device();
+  for (size_t i = 0; i < values.size(); ++i) {
+    checkDevice(values[i], dev, "every parameter");
+    checkDevice(gradients[i], dev, "every gradient");
+  }
+  flatParameters_ = flatten(values, dev);
+  flatGradients_ = flatten(gradients, dev);
+  return {flatParameters_, flatGradients_};
+}
+
+std::vector<NamedTensor> Module::stateDict() {
+  std::vector<NamedTensor> out;
+  for (const Parameter& p : parameters_) out.push_back({p.name, *p.value});
+  for (const Buffer& b : buffers_) out.push_back({b.name, *b.value});
+  const std::vector<ModulePtr> kids = children();
+  for (size_t i = 0; i < kids.size(); ++i)
+    for (NamedTensor& t : kids[i]->stateDict()) out.push_back({std::to_string(i) + "." + t.name, t.value});
+  return out;
+}
+
+void Module::training() {
+  train_ = true;
+  for (const ModulePtr& child : children()) child->training();
+}
+
+void Module::evaluate() {
+  train_ = false;
+  for (const ModulePtr& child : children()) child->evaluate();
+}
+
+ModulePtr Module::clone() const {
+  std::vector<ModulePtr> kids;
+  for (const ModulePtr& child : children()) kids.push_back(child->clone());
+  ModulePtr copy = createModule(typeName(), config(), std::move(kids));
+  copy->copyLocalStateFrom(*this);
+  return copy;
+}
+
+void Module::copyLocalStateFrom(const Module& other) {
+  NN_CHECK(parameters_.size() == other.parameters_.size() && buffers_.size() == other.buffers_.size(),
+           typeName() << ": clone produced a module with different parameters");
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    parameters_[i].value->set_(other.parameters_[i].value->clone());
+    parameters_[i].gradient->set_(other.parameters_[i].gradient->clone());
+  }
+  for (size_t i = 0; i < buffers_.size(); ++i) buffers_[i].value->set_(other.buffers_[i].value->clone());
+  train_ = other.train_;
+}
+
+void Module::clearState() {
+  output.set_(Tensor());
+  gradInput.set_(Tensor());
+  for (const ModulePtr& child : children()) child->clearState();
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+  fn(*this);
+  for (const ModulePtr& child : children()) child->apply(fn);
+}
+
+std::vector<ModulePtr> Module::listModules() {
+  std::weak_ptr<Module> self = weak_from_this();
+  NN_CHECK(!self.expired(), typeName() << ": listModules needs a module held by a std::shared_ptr");
+  std::vector<ModulePtr> out{self.lock()};
+  for (const ModulePtr& child : children()) {
+    std::vector<ModulePtr> below = child->listModules();
+    out.insert(out.end(), below.begin(), below.end());
+  }
+  return out;
+}
+
+std::vector<Tensor*> Module::localTensors() {
+  std::vector<Tensor*> out;
+  for (Parameter& p : parameters_) {
+    out.push_back(p.value);
+    out.push_back(p.gradient);
+  }
+  for (Buffer& b : buffers_) out.push_back(b.value);
+  out.push_back(&flatParameters_);
+  out.push_back(&flatGradients_);
+  return out;
+}
+
+void Module::to(const Device& device) {
+  checkDeviceExists(device);
+  std::vector<Tensor*> tensors;
+  std::vector<Module*> modules;
+  apply([&](Module& m) {
+    modules.push_back(&m);
+    for (Tensor* t : m.localTensors()) tensors.push_back(t);
+  });
+  // One new storage per old storage, so views that shared memory still share it.
+  std::map<Storage*, std::shared_ptr<Storage>> moved;
+  for (Tensor* t : tensors) {
+    if (!t->storage() || t->device() == device) continue;
+    std::shared_ptr<Storage>& target = moved[t->storage().get()];
+    if (!target) {
+      Tensor whole;
+      whole.set_(t->storage(), 0, {t->storage()->count()});
+      Tensor copy = whole.to(device);
+      target = copy.storage();
+    }
+    NN_CHECK(t->isContiguous(), typeName() << ": cannot move a non-contiguous parameter to " << device.str());
+    const std::vector<int64_t> sizes = t->sizes();
+    t->set_(target, t->storageOffset(), sizes);
+  }
+  for (Module* m : modules) m->clearState();
+}
+
+Device Module::device() {
+  for (const NamedTensor& t : stateDict())
+    if (t.value.storage()) return t.value.device();
+  return Device();
+}
+
+void Module::registerParameter(const std::string& name, Tensor* value, Tensor* gradient) {
+  parameters_.push_back({name, value, gradient});
+}
+
+void Module::registerBuffer(const std::string& name, Tensor* value) { buffers_.push_back({name, value}); }
+
+void Module::checkDevice(const Tensor& t, const Device& expected, const char* what) const {
+  NN_CHECK(t.device() == expected,
+           toString() << ": expected " << what << " on " << expected.str() << ", got " << t.device().str());
+}
+
+namespace {
+std::mutex& registryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, ModuleFactory>& registry() {
+  static std::map<std::string, ModuleFactory> r;
+  return r;
+}
+}  // namespace
+
+void registerModuleType(const std::string& typeName, ModuleFactory factory) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  registry()[typeName] = std::move(factory);
+}
+
+ModulePtr createModule(const std::string& typeName, const Config& config, std::vector<ModulePtr> children) {
+  ModuleFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(registryMutex());
+    auto it = registry().find(typeName);
+    NN_CHECK(it != registry().end(), "createModule: unknown module type '" << typeName << "'");
+    factory = it->second;
+  }
+  return factory(config, std::move(children));
+}
+
+}  // namespace nn

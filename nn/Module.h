@@ -1,0 +1,141 @@
+// nn::Module: Torch7's module contract.
+//
+// forward = updateOutput; backward = updateGradInput, then accGradParameters(scale).
+// Gradients accumulate until zeroGradParameters(). output and gradInput belong to the
+// module and are resized, not reallocated, from one call to the next.
+//
+// A module declares its own parameters (with their gradients) and buffers once, in its
+// constructor, by pointer to its members; everything that walks the tree (parameters,
+// getParameters, stateDict, to, clone, save) works from those declarations and from
+// children(), so containers need no code of their own for it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nn/Config.h"
+#include "nn/Error.h"
+#include "nn/Tensor.h"
+
+namespace nn {
+
+class Module;
+using ModulePtr = std::shared_ptr<Module>;
+
+struct NamedTensor {
+  std::string name;
+  Tensor value;
+};
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  virtual ~Module() = default;
+
+  /// Computes and returns output for input (= updateOutput).
+  const Tensor& forward(const Tensor& input) { return updateOutput(input); }
+  /// updateGradInput, then accGradParameters(scale); returns gradInput.
+  const Tensor& backward(const Tensor& input, const Tensor& gradOutput, float scale = 1.f);
+
+  virtual const Tensor& updateOutput(const Tensor& input) = 0;
+  virtual const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) = 0;
+  /// Adds scale * dLoss/dParameters to the gradients. Nothing for modules without parameters.
+  virtual void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale);
+
+  /// Sets every gradient to zero.
+  virtual void zeroGradParameters();
+  /// parameter -= learningRate * gradient, for every parameter.
+  virtual void updateParameters(float learningRate);
+  /// All parameters and their gradients, in module order, weight before bias.
+  virtual std::pair<std::vector<Tensor>, std::vector<Tensor>> parameters();
+  /// One value buffer and one gradient buffer with identical offsets; every parameter (and
+  /// gradient) becomes a view into them. A second call returns the same two tensors.
+  std::pair<Tensor, Tensor> getParameters();
+  /// Parameters and buffers under the names PyTorch gives the equivalent module's state
+  /// dict ("0.weight", "7.bias", "running_mean").
+  virtual std::vector<NamedTensor> stateDict();
+
+  /// Training mode (the default) or evaluation mode, for this module and its children.
+  virtual void training();
+  virtual void evaluate();
+  bool isTraining() const { return train_; }
+
+  /// A deep copy: same type, configuration, parameters, gradients, buffers and mode.
+  ModulePtr clone() const;
+  /// Releases output, gradInput and intermediate buffers (they come back on next use).
+  virtual void clearState();
+  /// fn(*this), then apply(fn) on each child.
+  virtual void apply(const std::function<void(Module&)>& fn);
+  /// This module and all below it, depth first. The module must be held by a shared_ptr.
+  std::vector<ModulePtr> listModules();
+  /// Moves parameters, gradients and buffers of the whole tree to `device`, keeping
+  /// tensors that shared storage (flattened parameters) sharing it there.
+  virtual void to(const Device& device);
+  /// Device of the first parameter or buffer; cpu:0 for a module without any.
+  Device device();
+
+  /// "nn.Linear"
+  virtual std::string typeName() const = 0;
+  /// One line for leaves ("nn.Linear(800 -> 500)"), Torch7's block for containers.
+  virtual std::string toString() const { return typeName(); }
+  /// Constructor arguments, enough to rebuild the module with createModule().
+  virtual Config config() const { return Config(); }
+  /// Direct sub-modules, in order.
+  virtual std::vector<ModulePtr> children() const { return {}; }
+
+  Tensor output;
+  Tensor gradInput;
+
+ protected:
+  /// Declares a parameter and its gradient; the pointers are to members of this module.
+  void registerParameter(const std::string& name, Tensor* value, Tensor* gradient);
+  /// Declares state that is saved and moved but not trained (BatchNorm running statistics).
+  void registerBuffer(const std::string& name, Tensor* value);
+  /// Throws unless t lives on `expected`, naming this module.
+  void checkDevice(const Tensor& t, const Device& expected, const char* what) const;
+
+  bool train_ = true;
+
+ private:
+  struct Parameter {
+    std::string name;
+    Tensor* value;
+    Tensor* gradient;
+  };
+  struct Buffer {
+    std::string name;
+    Tensor* value;
+  };
+  void copyLocalStateFrom(const Module& other);
+  std::vector<Tensor*> localTensors();
+
+  std::vector<Parameter> parameters_;
+  std::vector<Buffer> buffers_;
+  Tensor flatParameters_;
+  Tensor flatGradients_;
+};
+
+/// Rebuilds a module from its type name, configuration and (for containers) children.
+using ModuleFactory =
+    std::function<ModulePtr(const Config& config, std::vector<ModulePtr> children)>;
+void registerModuleType(const std::string& typeName, ModuleFactory factory);
+ModulePtr createModule(const std::string& typeName, const Config& config,
+                       std::vector<ModulePtr> children = {});
+
+struct ModuleRegistration {
+  ModuleRegistration(const std::string& typeName, ModuleFactory factory) {
+    registerModuleType(typeName, std::move(factory));
+  }
+};
+
+}  // namespace nn
+
+/// In a module's .cpp: NN_REGISTER_MODULE(Linear) makes "nn.Linear" known to createModule,
+/// through the static `Linear::create(const Config&, std::vector<ModulePtr>)`.
+#define NN_REGISTER_MODULE(Type) \
+  static const ::nn::ModuleRegistration nn_module_registration_##Type("nn." #Type, &Type::create)

@@ -1,0 +1,32 @@
+// Seeded random numbers.
+#include "nn/Random.h"
+
+#include <cmath>
+
+namespace nn {
+
+float Generator::normal() {
+  // Box-Muller on (0, 1]: 1 - uniform() never reaches 0, so the log is finite.
+  const float u1 = 1.0f - uniform();
+  const float u2 = uniform();
+  return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.28318530717958647692f * u2);
+}
+
+uint64_t Generator::below(uint64_t n) {
+  // Rejection sampling keeps every value equally likely.
+  const uint64_t limit = (uint64_t{1} << 32) - ((uint64_t{1} << 32) % n);
+  uint64_t r;
+  do {
+    r = nextU32();
+  } while (r >= limit);
+  return r % n;
+}
+
+Generator& defaultGenerator() {
+  static Generator generator(0);
+  return generator;
+}
+
+void manualSeed(uint64_t seed) { defaultGenerator().seed(seed); }
+
+}  // namespace nn

@@ -1,0 +1,63 @@
+// nn::Sequential.
+#include "nn/Sequential.h"
+
+namespace nn {
+
+NN_REGISTER_MODULE(Sequential);
+
+ModulePtr Sequential::create(const Config&, std::vector<ModulePtr> children) {
+  auto s = std::make_shared<Sequential>();
+  for (ModulePtr& c : children) s->add(std::move(c));
+  return s;
+}
+
+void Sequential::insert(ModulePtr module, size_t index) {
+  NN_CHECK(module != nullptr, "nn.Sequential.insert: expected a module, got nullptr");
+  NN_CHECK(index <= modules_.size(), "nn.Sequential.insert: index " << index << " out of range [0, "
+                                                                    << modules_.size() << "]");
+  modules_.insert(modules_.begin() + static_cast<std::ptrdiff_t>(index), std::move(module));
+}
+
+void Sequential::remove(size_t index) {
+  NN_CHECK(index < modules_.size(), "nn.Sequential.remove: index " << index << " out of range for "
+                                                                   << modules_.size() << " modules");
+  modules_.erase(modules_.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
+const Tensor& Sequential::updateOutput(const Tensor& input) {
+  checkNotEmpty();
+  const Tensor* current = &input;
+  for (size_t i = 0; i < modules_.size(); ++i)
+    current = &inChild(i, [&]() -> const Tensor& { return modules_[i]->updateOutput(*current); });
+  output.set_(*current);
+  return output;
+}
+
+const Tensor& Sequential::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
+  checkNotEmpty();
+  const Tensor* current = &gradOutput;
+  for (size_t i = modules_.size(); i-- > 0;) {
+    const Tensor& below = i == 0 ? input : modules_[i - 1]->output;
+    current = &inChild(i, [&]() -> const Tensor& { return modules_[i]->updateGradInput(below, *current); });
+  }
+  gradInput.set_(*current);
+  return gradInput;
+}
+
+void Sequential::accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) {
+  checkNotEmpty();
+  const Tensor* current = &gradOutput;
+  for (size_t i = modules_.size(); i-- > 0;) {
+    const Tensor& below = i == 0 ? input : modules_[i - 1]->output;
+    inChild(i, [&] { modules_[i]->accGradParameters(below, *current, scale); });
+    current = &modules_[i]->gradInput;
+  }
+}
+
+std::string Sequential::toString() const {
+  std::string flow = "[input";
+  for (size_t i = 0; i < modules_.size(); ++i) flow += " -> (" + std::to_string(i + 1) + ")";
+  return describeChildren(typeName(), flow + " -> output]");
+}
+
+}  // namespace nn

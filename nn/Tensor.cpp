@@ -1,0 +1,422 @@
+// nn::Tensor and nn::Storage.
+#include "nn/Tensor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "nn/DeviceBackend.h"
+#include "nn/Error.h"
+#include "nn/Random.h"
+
+namespace nn {
+
+namespace {
+
+std::atomic<int64_t> gStorageAllocations{0};
+
+DeviceBackend& backendOf(const Device& device) {
+  checkDeviceExists(device);
+  return *cudaBackend();
+}
+
+// Calls fn(offset) for the storage offset of every element of a strided tensor, in
+// row-major order of its indices.
+template <typename Fn>
+void forEachOffset(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                   int64_t base, Fn fn) {
+  const int dims = static_cast<int>(sizes.size());
+  if (product(sizes) == 0) return;
+  if (dims == 0) {
+    fn(base);
+    return;
+  }
+  std::vector<int64_t> index(dims, 0);
+  const int64_t inner = sizes[dims - 1];
+  const int64_t innerStride = strides[dims - 1];
+  int64_t offset = base;
+  while (true) {
+    for (int64_t i = 0; i < inner; ++i) fn(offset + i * innerStride);
+    int d = dims - 2;
+    for (; d >= 0; --d) {
+      offset += strides[d];
+      if (++index[d] < sizes[d]) break;
+      offset -= strides[d] * sizes[d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+}  // namespace
+
+int64_t storageAllocationCount() { return gStorageAllocations.load(); }
+
+Storage::Storage(int64_t count, const Device& device) : count_(count), device_(device) {
+  NN_CHECK(count >= 0, "nn.Storage: expected a non-negative size, got " << count);
+  gStorageAllocations.fetch_add(1);
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
+  if (device.isCpu()) {
+    checkDeviceExists(device);
+    // 64-byte alignment suits AVX loads and keeps two devices' data off one cache line.
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    data_ = static_cast<float*>(std::aligned_alloc(64, rounded));
+    NN_CHECK(data_ != nullptr, "nn.Storage: out of memory allocating " << bytes << " bytes on "
+                                                                       << device.str());
+  } else {
+    data_ = static_cast<float*>(backendOf(device).allocate(device, bytes));
+  }
+}
+
+Storage::~Storage() {
+  if (device_.isCpu()) {
+    std::free(data_);
+  } else if (DeviceBackend* backend = cudaBackend()) {
+    backend->deallocate(device_, data_);
+  }
+}
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (int d = static_cast<int>(sizes.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * std::max<int64_t>(sizes[d + 1], 1);
+  return strides;
+}
+
+int64_t product(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+Tensor::Tensor() : impl_(std::make_shared<TensorImpl>()) {
+  impl_->storage = nullptr;
+}
+
+Tensor Tensor::empty(const std::vector<int64_t>& sizes, const Device& device) {
+  Tensor t;
+  t.resize_(sizes, device);
+  return t;
+}
+
+Tensor Tensor::zeros(const std::vector<int64_t>& sizes, const Device& device) {
+  return full(sizes, 0.f, device);
+}
+
+Tensor Tensor::full(const std::vector<int64_t>& sizes, float value, const Device& device) {
+  Tensor t = empty(sizes, device);
+  t.fill_(value);
+  return t;
+}
+
+Tensor Tensor::fromVector(const std::vector<int64_t>& sizes, const std::vector<float>& values,
+                          const Device& device) {
+  NN_CHECK(product(sizes) == static_cast<int64_t>(values.size()),
+           "nn.Tensor.fromVector: sizes " << nn::shapeString(sizes) << " hold " << product(sizes)
+                                          << " values, got " << values.size());
+  Tensor host = empty(sizes);
+  std::copy(values.begin(), values.end(), host.data());
+  return host.to(device);
+}
+
+int64_t Tensor::size(int d) const {
+  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.size: dimension " << d << " out of range for a tensor of sizes "
+                                                             << shapeString());
+  return impl_->sizes[d];
+}
+
+int64_t Tensor::stride(int d) const {
+  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.stride: dimension " << d << " out of range for a tensor of sizes "
+                                                               << shapeString());
+  return impl_->strides[d];
+}
+
+int64_t Tensor::numel() const { return product(impl_->sizes); }
+
+Device Tensor::device() const { return impl_->storage ? impl_->storage->device() : Device(); }
+
+bool Tensor::isContiguous() const {
+  int64_t expected = 1;
+  for (int d = dim() - 1; d >= 0; --d) {
+    if (impl_->sizes[d] == 1) continue;
+    if (impl_->strides[d] != expected) return false;
+    expected *= impl_->sizes[d];
+  }
+  return true;
+}
+
+std::string Tensor::shapeString() const { return nn::shapeString(impl_->sizes); }
+
+float* Tensor::rawData() const {
+  return impl_->storage ? impl_->storage->data() + impl_->offset : nullptr;
+}
+
+float* Tensor::data() const {
+  NN_CHECK(device().isCpu(), "nn.Tensor.data: the tensor lives on " << device().str()
+                                                                    << "; data() is for CPU tensors");
+  return rawData();
+}
+
+Tensor Tensor::makeView(int64_t offset, std::vector<int64_t> sizes,
+                        std::vector<int64_t> strides) const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = impl_->storage;
+  impl->offset = offset;
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::narrow(int d, int64_t start, int64_t length) const {
+  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.narrow: dimension " << d << " out of range for sizes "
+                                                               << shapeString());
+  NN_CHECK(start >= 0 && length >= 0 && start + length <= impl_->sizes[d],
+           "nn.Tensor.narrow: range [" << start << ", " << start + length << ") out of bounds for dimension "
+                                       << d << " of sizes " << shapeString());
+  auto sizes = impl_->sizes;
+  sizes[d] = length;
+  return makeView(impl_->offset + start * impl_->strides[d], sizes, impl_->strides);
+}
+
+Tensor Tensor::select(int d, int64_t index) const {
+  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.select: dimension " << d << " out of range for sizes "
+                                                               << shapeString());
+  NN_CHECK(index >= 0 && index < impl_->sizes[d], "nn.Tensor.select: index " << index << " out of bounds for dimension "
+                                                                              << d << " of sizes " << shapeString());
+  auto sizes = impl_->sizes;
+  auto strides = impl_->strides;
+  sizes.erase(sizes.begin() + d);
+  strides.erase(strides.begin() + d);
+  return makeView(impl_->offset + index * impl_->strides[d], sizes, strides);
+}
+
+Tensor Tensor::view(std::vector<int64_t> sizes) const {
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      NN_CHECK(inferred < 0, "nn.Tensor.view: at most one size may be -1, got " << nn::shapeString(sizes));
+      inferred = static_cast<int>(i);
+    } else {
+      NN_CHECK(sizes[i] >= 0, "nn.Tensor.view: invalid size in " << nn::shapeString(sizes));
+      known *= sizes[i];
+    }
+  }
+  if (inferred >= 0) {
+    NN_CHECK(known > 0 && numel() % known == 0, "nn.Tensor.view: cannot view " << shapeString() << " ("
+                                                                                << numel() << " elements) as "
+                                                                                << nn::shapeString(sizes));
+    sizes[inferred] = numel() / known;
+  }
+  NN_CHECK(product(sizes) == numel(), "nn.Tensor.view: cannot view " << shapeString() << " (" << numel()
+                                                                     << " elements) as " << nn::shapeString(sizes));
+  NN_CHECK(isContiguous(), "nn.Tensor.view: needs a contiguous tensor, got sizes " << shapeString()
+                                                                                   << " with strides "
+                                                                                   << nn::shapeString(strides()));
+  return makeView(impl_->offset, sizes, contiguousStrides(sizes));
+}
+
+Tensor Tensor::transpose(int d0, int d1) const {
+  NN_CHECK(d0 >= 0 && d0 < dim() && d1 >= 0 && d1 < dim(),
+           "nn.Tensor.transpose: dimensions " << d0 << ", " << d1 << " out of range for sizes " << shapeString());
+  auto sizes = impl_->sizes;
+  auto strides = impl_->strides;
+  std::swap(sizes[d0], sizes[d1]);
+  std::swap(strides[d0], strides[d1]);
+  return makeView(impl_->offset, sizes, strides);
+}
+
+Tensor Tensor::contiguous() const { return isContiguous() ? *this : clone(); }
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(sizes(), device());
+  t.copy_(*this);
+  return t;
+}
+
+Tensor Tensor::to(const Device& d) const {
+  if (d == device()) return *this;
+  Tensor t = empty(sizes(), d);
+  t.copy_(*this);
+  return t;
+}
+
+std::vector<float> Tensor::toVector() const {
+  Tensor host = device().isCpu() ? contiguous() : to(Device());
+  return std::vector<float>(host.rawData(), host.rawData() + host.numel());
+}
+
+float Tensor::at(std::initializer_list<int64_t> index) const {
+  NN_CHECK(static_cast<int>(index.size()) == dim(), "nn.Tensor.at: expected " << dim()
+                                                                              << " indices, got " << index.size());
+  int64_t offset = impl_->offset;
+  int d = 0;
+  for (int64_t i : index) {
+    NN_CHECK(i >= 0 && i < impl_->sizes[d], "nn.Tensor.at: index " << i << " out of bounds for dimension " << d
+                                                                   << " of sizes " << shapeString());
+    offset += i * impl_->strides[d++];
+  }
+  NN_CHECK(device().isCpu(), "nn.Tensor.at: the tensor lives on " << device().str());
+  return impl_->storage->data()[offset];
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  NN_CHECK(src.numel() == numel(), "nn.Tensor.copy_: expected a source of " << numel() << " elements (sizes "
+                                                                            << shapeString() << "), got "
+                                                                            << src.numel() << " (sizes "
+                                                                            << src.shapeString() << ")");
+  if (numel() == 0) return *this;
+  if (device().isCpu() && src.device().isCpu()) {
+    // Logical CPU devices share the address space: a copy between them is a memcpy.
+    if (isContiguous() && src.isContiguous()) {
+      if (rawData() != src.rawData()) std::memmove(rawData(), src.rawData(), numel() * sizeof(float));
+      return *this;
+    }
+    int64_t i = 0;
+    if (src.isContiguous()) {
+      const float* s = src.rawData();
+      float* dst = storage()->data();
+      forEachOffset(sizes(), strides(), storageOffset(), [&](int64_t o) { dst[o] = s[i++]; });
+    } else if (isContiguous()) {
+      const float* s = src.storage()->data();
+      float* dst = rawData();
+      forEachOffset(src.sizes(), src.strides(), src.storageOffset(), [&](int64_t o) { dst[i++] = s[o]; });
+    } else {
+      copy_(src.contiguous());
+    }
+    return *this;
+  }
+  // A CUDA device on either side: the backend copies contiguous blocks; strided tensors
+  // go through a contiguous staging copy on their own device.
+  const Tensor source = src.contiguous();
+  if (isContiguous()) {
+    DeviceBackend& backend = backendOf(device().isCuda() ? device() : src.device());
+    backend.copy(rawData(), device(), source.rawData(), source.device(), numel() * sizeof(float));
+  } else {
+    Tensor staged = empty(sizes(), device());
+    staged.copy_(source);
+    copy_(staged);
+  }
+  return *this;
+}
+
+Tensor& Tensor::fill_(float value) {
+  if (numel() == 0) return *this;
+  if (device().isCuda()) {
+    NN_CHECK(isContiguous(), "nn.Tensor.fill_: strided fill on " << device().str() << " is not supported");
+    backendOf(device()).fill(device(), rawData(), numel(), value);
+    return *this;
+  }
+  if (isContiguous()) {
+    std::fill(rawData(), rawData() + numel(), value);
+  } else {
+    float* d = storage()->data();
+    forEachOffset(sizes(), strides(), storageOffset(), [&](int64_t o) { d[o] = value; });
+  }
+  return *this;
+}
+
+Tensor& Tensor::resize_(const std::vector<int64_t>& sizes) {
+  return resizeImpl(sizes.data(), sizes.size(), device());
+}
+
+Tensor& Tensor::resize_(const std::vector<int64_t>& sizes, const Device& d) {
+  return resizeImpl(sizes.data(), sizes.size(), d);
+}
+
+Tensor& Tensor::resize_(std::initializer_list<int64_t> sizes, const Device& d) {
+  return resizeImpl(sizes.begin(), sizes.size(), d);
+}
+
+Tensor& Tensor::resizeImpl(const int64_t* sizes, size_t dims, const Device& d) {
+  int64_t needed = 1;
+  for (size_t i = 0; i < dims; ++i) {
+    NN_CHECK(sizes[i] >= 0, "nn.Tensor.resize_: invalid sizes " << nn::shapeString({sizes, sizes + dims}));
+    needed *= sizes[i];
+  }
+  const bool fits = impl_->storage && impl_->storage->device() == d &&
+                    impl_->offset + needed <= impl_->storage->count();
+  if (!fits) {
+    impl_->storage = std::make_shared<Storage>(needed, d);
+    impl_->offset = 0;
+  }
+  impl_->sizes.assign(sizes, sizes + dims);
+  impl_->strides.resize(dims);
+  int64_t stride = 1;
+  for (size_t i = dims; i-- > 0;) {
+    impl_->strides[i] = stride;
+    stride *= std::max<int64_t>(sizes[i], 1);
+  }
+  return *this;
+}
+
+bool Tensor::hasSizes(std::initializer_list<int64_t> sizes) const {
+  return std::equal(sizes.begin(), sizes.end(), impl_->sizes.begin(), impl_->sizes.end());
+}
+
+Tensor& Tensor::set_(const Tensor& src) {
+  if (src.impl_ == impl_) return *this;
+  impl_->storage = src.impl_->storage;
+  impl_->offset = src.impl_->offset;
+  impl_->sizes = src.impl_->sizes;
+  impl_->strides = src.impl_->strides;
+  return *this;
+}
+
+Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset,
+                     const std::vector<int64_t>& sizes) {
+  NN_CHECK(storage == nullptr || offset + product(sizes) <= storage->count(),
+           "nn.Tensor.set_: sizes " << nn::shapeString(sizes) << " at offset " << offset
+                                    << " exceed a storage of " << storage->count() << " elements");
+  impl_->storage = storage;
+  impl_->offset = offset;
+  impl_->sizes = sizes;
+  impl_->strides = contiguousStrides(sizes);
+  return *this;
+}
+
+Tensor& Tensor::add_(const Tensor& other, float alpha) {
+  NN_CHECK(sizes() == other.sizes(), "nn.Tensor.add_: expected sizes " << shapeString() << ", got "
+                                                                       << other.shapeString());
+  NN_CHECK(device() == other.device(), "nn.Tensor.add_: expected a tensor on " << device().str() << ", got "
+                                                                               << other.device().str());
+  NN_CHECK(device().isCpu() && isContiguous() && other.isContiguous(),
+           "nn.Tensor.add_: needs contiguous CPU tensors");
+  float* d = rawData();
+  const float* o = other.rawData();
+  const int64_t n = numel();
+  for (int64_t i = 0; i < n; ++i) d[i] += alpha * o[i];
+  return *this;
+}
+
+Tensor& Tensor::mul_(float value) {
+  NN_CHECK(device().isCpu() && isContiguous(), "nn.Tensor.mul_: needs a contiguous CPU tensor");
+  float* d = rawData();
+  const int64_t n = numel();
+  for (int64_t i = 0; i < n; ++i) d[i] *= value;
+  return *this;
+}
+
+Tensor& Tensor::uniform_(Generator& generator, float low, float high) {
+  Tensor host = empty(sizes());
+  float* d = host.rawData();
+  for (int64_t i = 0, n = numel(); i < n; ++i) d[i] = generator.uniform(low, high);
+  return copy_(host);
+}
+
+Tensor& Tensor::normal_(Generator& generator, float mean, float stddev) {
+  Tensor host = empty(sizes());
+  float* d = host.rawData();
+  for (int64_t i = 0, n = numel(); i < n; ++i) d[i] = mean + stddev * generator.normal();
+  return copy_(host);
+}
+
+double Tensor::sum() const {
+  const std::vector<float> v = toVector();
+  double s = 0;
+  for (float x : v) s += x;
+  return s;
+}
+
+}  // namespace nn

@@ -1,0 +1,135 @@
+// nn::Tensor: a float32 strided view of a Storage that lives on one Device.
+//
+// A Tensor is a handle: copies of it share one TensorImpl (storage, offset, sizes,
+// strides), as in libtorch, so `Tensor w = layer->weight; w.set_(...)` rebinds the
+// layer's weight too. narrow/select/view/transpose make new handles that share storage.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/Device.h"
+
+namespace nn {
+
+class Generator;
+
+/// A block of floats on one device. Allocated once, never resized in place.
+class Storage {
+ public:
+  Storage(int64_t count, const Device& device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  float* data() const { return data_; }
+  int64_t count() const { return count_; }
+  const Device& device() const { return device_; }
+
+ private:
+  float* data_ = nullptr;
+  int64_t count_ = 0;
+  Device device_;
+};
+
+/// Number of Storage allocations made so far by this process (all devices).
+int64_t storageAllocationCount();
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;
+  std::vector<int64_t> sizes{0};
+  std::vector<int64_t> strides{1};
+};
+
+class Tensor {
+ public:
+  /// An empty tensor (sizes [0]) on cpu:0.
+  Tensor();
+  /// Uninitialised memory of the given sizes.
+  static Tensor empty(const std::vector<int64_t>& sizes, const Device& device = Device());
+  static Tensor zeros(const std::vector<int64_t>& sizes, const Device& device = Device());
+  static Tensor full(const std::vector<int64_t>& sizes, float value, const Device& device = Device());
+  /// Row-major values; values.size() must equal the product of sizes.
+  static Tensor fromVector(const std::vector<int64_t>& sizes, const std::vector<float>& values,
+                           const Device& device = Device());
+
+  int dim() const { return static_cast<int>(impl_->sizes.size()); }
+  int64_t size(int d) const;
+  int64_t stride(int d) const;
+  const std::vector<int64_t>& sizes() const { return impl_->sizes; }
+  const std::vector<int64_t>& strides() const { return impl_->strides; }
+  int64_t numel() const;
+  int64_t storageOffset() const { return impl_->offset; }
+  const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  Device device() const;
+  bool isContiguous() const;
+  /// Same TensorImpl (not just the same storage).
+  bool is(const Tensor& other) const { return impl_ == other.impl_; }
+  /// "[4, 1, 28, 28]"
+  std::string shapeString() const;
+  /// sizes() == sizes, without building a vector.
+  bool hasSizes(std::initializer_list<int64_t> sizes) const;
+
+  /// Pointer to the first element. Only for tensors on a CPU device.
+  float* data() const;
+  /// Device pointer to the first element, for kernels of any device.
+  float* rawData() const;
+
+  // Views (share storage).
+  Tensor narrow(int dim, int64_t start, int64_t length) const;
+  Tensor select(int dim, int64_t index) const;
+  /// Sizes may hold one -1, inferred. Needs a contiguous tensor.
+  Tensor view(std::vector<int64_t> sizes) const;
+  Tensor transpose(int dim0, int dim1) const;
+
+  // Copies.
+  Tensor contiguous() const;
+  Tensor clone() const;
+  /// This tensor if already there, else a contiguous copy on `device`.
+  Tensor to(const Device& device) const;
+  std::vector<float> toVector() const;
+  /// Element at a full index, for tests and small reads (CPU only).
+  float at(std::initializer_list<int64_t> index) const;
+
+  // In place.
+  /// Copies src (same number of elements, any device, any strides) into this tensor.
+  Tensor& copy_(const Tensor& src);
+  Tensor& fill_(float value);
+  Tensor& zero_() { return fill_(0.f); }
+  /// Contiguous sizes; keeps the storage when it is large enough and on `device`.
+  /// Allocates nothing when the storage already fits: steady training steps resize freely.
+  Tensor& resize_(const std::vector<int64_t>& sizes);
+  Tensor& resize_(const std::vector<int64_t>& sizes, const Device& device);
+  Tensor& resize_(std::initializer_list<int64_t> sizes, const Device& device);
+  Tensor& resizeAs_(const Tensor& other) { return resize_(other.sizes(), other.device()); }
+  /// Makes this handle view `src`'s storage with src's offset, sizes and strides.
+  Tensor& set_(const Tensor& src);
+  Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset,
+               const std::vector<int64_t>& sizes);
+  /// this += alpha * other (same sizes, same device).
+  Tensor& add_(const Tensor& other, float alpha = 1.f);
+  Tensor& mul_(float value);
+  Tensor& uniform_(Generator& generator, float low, float high);
+  Tensor& normal_(Generator& generator, float mean, float stddev);
+
+  /// Sum of all elements, accumulated in double.
+  double sum() const;
+
+ private:
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor& resizeImpl(const int64_t* sizes, size_t dims, const Device& device);
+  Tensor makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides) const;
+
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+/// Contiguous strides for sizes.
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
+/// Product of sizes.
+int64_t product(const std::vector<int64_t>& sizes);
+
+}  // namespace nn

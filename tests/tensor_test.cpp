@@ -1,0 +1,62 @@
+// nn::Tensor: views, copies, devices.
+#include <catch2/catch.hpp>
+
+#include "nn/Error.h"
+#include "nn/Tensor.h"
+#include "tests/GradCheck.h"
+
+using nn::Device;
+using nn::Tensor;
+
+TEST_CASE("narrow, select, transpose and view share storage", "[Tensor]") {
+  Tensor t = Tensor::fromVector({2, 3}, {0, 1, 2, 3, 4, 5});
+  Tensor row = t.select(0, 1);
+  REQUIRE(row.toVector() == std::vector<float>{3, 4, 5});
+  Tensor col = t.narrow(1, 1, 2);
+  REQUIRE(col.toVector() == std::vector<float>{1, 2, 4, 5});
+  REQUIRE_FALSE(col.isContiguous());
+  col.fill_(9);
+  REQUIRE(t.toVector() == std::vector<float>{0, 9, 9, 3, 9, 9});
+  Tensor tt = t.transpose(0, 1);
+  REQUIRE(tt.sizes() == std::vector<int64_t>{3, 2});
+  REQUIRE(tt.toVector() == std::vector<float>{0, 3, 9, 9, 9, 9});
+  REQUIRE(t.view({3, -1}).sizes() == std::vector<int64_t>{3, 2});
+  REQUIRE_THROWS_AS(tt.view({6}), nn::Error);
+  REQUIRE_THROWS_WITH(t.view({4, -1}), Catch::Contains("[2, 3]") && Catch::Contains("[4, -1]"));
+}
+
+TEST_CASE("copies between logical CPU devices keep values and change the device", "[Tensor]") {
+  Tensor a = Tensor::fromVector({2, 2}, {1, 2, 3, 4});
+  Tensor b = a.to(Device::cpu(1));
+  REQUIRE(b.device() == Device::cpu(1));
+  REQUIRE(b.storage() != a.storage());
+  REQUIRE(b.toVector() == a.toVector());
+  REQUIRE(a.to(Device::cpu(0)).is(a));
+  Tensor c = Tensor::zeros({2, 2}, Device::cpu(2));
+  c.copy_(a.transpose(0, 1));
+  REQUIRE(c.toVector() == std::vector<float>{1, 3, 2, 4});
+}
+
+TEST_CASE("resize_ keeps storage that fits and handles alias", "[Tensor]") {
+  Tensor t = Tensor::zeros({4, 4});
+  const auto storage = t.storage();
+  t.resize_({2, 8}, Device());
+  REQUIRE(t.storage() == storage);
+  Tensor alias = t;
+  alias.resize_({100}, Device());
+  REQUIRE(t.numel() == 100);
+  REQUIRE(t.storage() != storage);
+}
+
+TEST_CASE("Device::parse accepts cpu devices and rejects malformed ones", "[Device]") {
+  REQUIRE(Device::parse("cpu:3") == Device::cpu(3));
+  REQUIRE(Device::parse("cpu") == Device::cpu(0));
+  REQUIRE(Device::parse("cpu:1").str() == "cpu:1");
+  REQUIRE_THROWS_WITH(Device::parse("gpu:0"), Catch::Contains("gpu:0"));
+  REQUIRE_THROWS_WITH(Device::parse("cpu:x"), Catch::Contains("cpu:x"));
+  REQUIRE_THROWS_WITH(Device::parse("cpu:64"), Catch::Contains("does not exist"));
+}
+
+TEST_CASE("fromVector checks the number of values", "[Tensor]") {
+  REQUIRE_THROWS_WITH(Tensor::fromVector({2, 2}, {1, 2, 3}), Catch::Contains("[2, 2]") && Catch::Contains("3"));
+}

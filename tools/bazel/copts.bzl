@@ -1,0 +1,7 @@
+"""Compiler options for the project's own code: warnings are errors."""
+
+NN_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+]
