@@ -1,0 +1,155 @@
+// The module contract shared by every module: parameters, getParameters, clone, to, apply.
+#include <catch2/catch.hpp>
+
+#include "nn/Linear.h"
+#include "nn/ReLU.h"
+#include "nn/Random.h"
+#include "nn/Sequential.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+std::shared_ptr<nn::Sequential> smallNet() {
+  nn::manualSeed(5);
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::Linear>(4, 3));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::Linear>(3, 2));
+  return net;
+}
+
+}  // namespace
+
+TEST_CASE("parameters come in module order, weight before bias, sharing memory", "[Module]") {
+  auto net = smallNet();
+  auto [params, grads] = net->parameters();
+  REQUIRE(params.size() == 4);
+  REQUIRE(grads.size() == 4);
+  auto first = std::dynamic_pointer_cast<nn::Linear>(net->get(0));
+  auto last = std::dynamic_pointer_cast<nn::Linear>(net->get(2));
+  REQUIRE(params[0].is(first->weight));
+  REQUIRE(params[1].is(first->bias));
+  REQUIRE(params[2].is(last->weight));
+  REQUIRE(params[3].is(last->bias));
+  REQUIRE(grads[3].is(last->gradBias));
+  params[3].fill_(7);  // writing through a parameter sets the module's weights
+  REQUIRE(last->bias.toVector() == std::vector<float>{7, 7});
+}
+
+TEST_CASE("getParameters flattens into two buffers with identical offsets, once", "[Module]") {
+  auto net = smallNet();
+  const auto before = net->parameters().first;
+  std::vector<float> values;
+  for (const Tensor& p : before)
+    for (float v : p.toVector()) values.push_back(v);
+
+  auto [flat, flatGrad] = net->getParameters();
+  REQUIRE(flat.numel() == 4 * 3 + 3 + 3 * 2 + 2);
+  REQUIRE(flatGrad.numel() == flat.numel());
+  REQUIRE(flat.toVector() == values);  // values survive flattening, in module order
+
+  auto [params, grads] = net->parameters();
+  int64_t offset = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    REQUIRE(params[i].storage() == flat.storage());
+    REQUIRE(grads[i].storage() == flatGrad.storage());
+    REQUIRE(params[i].storageOffset() == offset);
+    REQUIRE(grads[i].storageOffset() == offset);
+    offset += params[i].numel();
+  }
+  // Writing the flat buffer writes the layers.
+  flat.fill_(0.25f);
+  REQUIRE(std::dynamic_pointer_cast<nn::Linear>(net->get(2))->bias.toVector() == std::vector<float>{0.25f, 0.25f});
+
+  auto [again, againGrad] = net->getParameters();
+  REQUIRE(again.is(flat));
+  REQUIRE(againGrad.is(flatGrad));
+}
+
+TEST_CASE("backward accumulates gradients until zeroGradParameters", "[Module]") {
+  auto net = smallNet();
+  const Tensor x = nn::test::randomTensor({5, 4}, 2);
+  const Tensor g = nn::test::randomTensor({5, 2}, 3);
+  net->zeroGradParameters();
+  net->forward(x);
+  net->backward(x, g);
+  const std::vector<float> once = net->getParameters().second.toVector();
+  net->forward(x);
+  net->backward(x, g);
+  const std::vector<float> twice = net->getParameters().second.toVector();
+  for (size_t i = 0; i < once.size(); ++i) REQUIRE(twice[i] == Approx(2 * once[i]).margin(1e-6));
+  net->zeroGradParameters();
+  for (float v : net->getParameters().second.toVector()) REQUIRE(v == 0);
+}
+
+TEST_CASE("clone is a deep, independent copy", "[Module]") {
+  auto net = smallNet();
+  const Tensor x = nn::test::randomTensor({3, 4}, 9);
+  const std::vector<float> out = net->forward(x).toVector();
+  nn::ModulePtr copy = net->clone();
+  REQUIRE(copy->toString() == net->toString());
+  REQUIRE(copy->forward(x).toVector() == out);
+  copy->getParameters().first.fill_(0);
+  REQUIRE(net->forward(x).toVector() == out);  // the original is untouched
+  REQUIRE(copy->forward(x).toVector() != out);
+}
+
+TEST_CASE("updateParameters subtracts lr times the gradient", "[Module]") {
+  auto net = smallNet();
+  auto [flat, flatGrad] = net->getParameters();
+  const std::vector<float> before = flat.toVector();
+  for (int64_t i = 0; i < flatGrad.numel(); ++i) flatGrad.data()[i] = static_cast<float>(i);
+  net->updateParameters(0.5f);
+  const std::vector<float> after = flat.toVector();
+  for (size_t i = 0; i < before.size(); ++i) REQUIRE(after[i] == before[i] - 0.5f * static_cast<float>(i));
+}
+
+TEST_CASE("to() moves the whole tree and keeps flattened parameters flat", "[Module]") {
+  auto net = smallNet();
+  const Tensor x = nn::test::randomTensor({3, 4}, 9);
+  const std::vector<float> out = net->forward(x).toVector();
+  auto [flat, flatGrad] = net->getParameters();
+  net->to(nn::Device::cpu(1));
+  REQUIRE(net->device() == nn::Device::cpu(1));
+  auto [moved, movedGrad] = net->getParameters();
+  REQUIRE(moved.device() == nn::Device::cpu(1));
+  for (const Tensor& p : net->parameters().first) REQUIRE(p.storage() == moved.storage());
+  REQUIRE(net->forward(x.to(nn::Device::cpu(1))).toVector() == out);
+  // Input on the wrong device is an error that names the module and both devices.
+  REQUIRE_THROWS_WITH(net->forward(x), Catch::Contains("nn.Linear(4 -> 3)") && Catch::Contains("cpu:1") &&
+                                           Catch::Contains("cpu:0"));
+}
+
+TEST_CASE("apply, listModules, training and evaluate reach every module", "[Module]") {
+  auto net = smallNet();
+  int visited = 0;
+  net->apply([&](nn::Module&) { ++visited; });
+  REQUIRE(visited == 4);
+  const auto modules = net->listModules();
+  REQUIRE(modules.size() == 4);
+  REQUIRE(modules[0] == net);
+  REQUIRE(modules[3] == net->get(2));
+  net->evaluate();
+  for (const auto& m : modules) REQUIRE_FALSE(m->isTraining());
+  net->training();
+  for (const auto& m : modules) REQUIRE(m->isTraining());
+}
+
+TEST_CASE("stateDict uses PyTorch's names", "[Module]") {
+  auto net = smallNet();
+  std::vector<std::string> names;
+  for (const nn::NamedTensor& t : net->stateDict()) names.push_back(t.name);
+  REQUIRE(names == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"});
+}
+
+TEST_CASE("clearState releases outputs and they come back on the next forward", "[Module]") {
+  auto net = smallNet();
+  const Tensor x = nn::test::randomTensor({3, 4}, 9);
+  const std::vector<float> out = net->forward(x).toVector();
+  net->clearState();
+  REQUIRE(net->output.numel() == 0);
+  REQUIRE(net->get(0)->output.numel() == 0);
+  REQUIRE(net->forward(x).toVector() == out);
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Adds up the test cases of every test target and prints "N passed, N failed, N skipped".
+# Reads the output of `bazel test` (file $1) for each target's status: a target that passed
+# or failed contributes the counts its log printed; one that failed to build, timed out or
+# did not run counts as one failed test case. Exits non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bazel_output=$1
+
+passed=0 failed=0 skipped=0
+for target in $(bazel query --noshow_progress 'tests(//...)' 2>/dev/null); do
+  status=$(grep -E "^${target}[[:space:]]" "$bazel_output" | tail -n 1 | sed -E 's/^[^[:space:]]+[[:space:]]+//')
+  path=${target#//}
+  log="bazel-testlogs/${path/://}/test.log"
+  line=""
+  case "$status" in
+    PASSED* | "(cached) PASSED"* | FAILED\ in* | "(cached) FAILED"*)
+      line=$(grep -h '^nn-test-cases:' "$log" 2>/dev/null | tail -n 1) ;;
+  esac
+  if [ -z "$line" ]; then
+    echo "no test-case count from $target (${status:-no status}): counted as one failure" >&2
+    failed=$((failed + 1))
+    continue
+  fi
+  read -r p f s < <(echo "$line" | awk '{print $2, $4, $6}')
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+done
+echo "${passed} passed, ${failed} failed, ${skipped} skipped"
+[ "$failed" -eq 0 ]
