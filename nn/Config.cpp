@@ -8,21 +8,39 @@
 namespace nn {
 
 Config& Config::set(const std::string& key, double value) {
-  values_[key] = Value{false, {value}};
+  Value v;
+  v.numbers = {value};
+  values_[key] = v;
   return *this;
 }
 
 Config& Config::set(const std::string& key, const std::vector<int64_t>& values) {
-  Value v{true, {}};
+  Value v;
+  v.isList = true;
   for (int64_t x : values) v.numbers.push_back(static_cast<double>(x));
   values_[key] = v;
   return *this;
 }
 
+Config& Config::set(const std::string& key, const std::string& text) {
+  Value v;
+  v.isText = true;
+  v.text = text;
+  values_[key] = v;
+  return *this;
+}
+
+const std::string& Config::text(const std::string& key) const {
+  auto it = values_.find(key);
+  NN_CHECK(it != values_.end(), "module config: missing entry '" << key << "'");
+  NN_CHECK(it->second.isText, "module config: entry '" << key << "' should be text");
+  return it->second.text;
+}
+
 const Config::Value& Config::get(const std::string& key, bool list) const {
   auto it = values_.find(key);
   NN_CHECK(it != values_.end(), "module config: missing entry '" << key << "'");
-  NN_CHECK(it->second.isList == list && (list || it->second.numbers.size() == 1),
+  NN_CHECK(!it->second.isText && it->second.isList == list && (list || it->second.numbers.size() == 1),
            "module config: entry '" << key << "' should be " << (list ? "a list" : "a number"));
   return it->second;
 }

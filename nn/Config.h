@@ -14,16 +14,21 @@ class Config {
   struct Value {
     bool isList = false;
     std::vector<double> numbers;
+    /// Set for text entries (device names, say); numbers is then empty.
+    bool isText = false;
+    std::string text;
   };
 
   Config& set(const std::string& key, double value);
   Config& set(const std::string& key, const std::vector<int64_t>& values);
+  Config& set(const std::string& key, const std::string& text);
 
   bool has(const std::string& key) const { return values_.count(key) != 0; }
   double number(const std::string& key) const;
   int64_t integer(const std::string& key) const;
   bool flag(const std::string& key) const { return number(key) != 0; }
   std::vector<int64_t> integers(const std::string& key) const;
+  const std::string& text(const std::string& key) const;
 
   const std::map<std::string, Value>& values() const { return values_; }
   void setValue(const std::string& key, Value value) { values_[key] = std::move(value); }

@@ -45,32 +45,31 @@ std::string Linear::toString() const {
 }
 
 void Linear::checkInput(const Tensor& input) const {
-  NN_CHECK((input.dim() == 1 || input.dim() == 2) && input.size(input.dim() - 1) == inputSize_,
-           toString() << ": expected input of size [" << inputSize_ << "] or [batch, " << inputSize_
+  NN_CHECK(input.dim() >= 1 && input.size(input.dim() - 1) == inputSize_,
+           toString() << ": expected input of size [" << inputSize_ << "] or [..., " << inputSize_
                       << "], got " << input.shapeString());
   checkDevice(input, weight.device(), "input");
 }
 
 void Linear::checkGradOutput(const Tensor& gradOutput, const Tensor& input) const {
-  const bool ok = input.dim() == 1 ? gradOutput.hasSizes({outputSize_})
-                                   : gradOutput.hasSizes({input.size(0), outputSize_});
-  NN_CHECK(ok, toString() << ": expected gradOutput of size "
-                          << (input.dim() == 1 ? "[" : "[" + std::to_string(input.size(0)) + ", ") << outputSize_
-                          << "], got " << gradOutput.shapeString());
+  bool ok = gradOutput.dim() == input.dim() && gradOutput.size(input.dim() - 1) == outputSize_;
+  for (int d = 0; ok && d + 1 < input.dim(); ++d) ok = gradOutput.size(d) == input.size(d);
+  NN_CHECK(ok, toString() << ": expected gradOutput of the input's size " << input.shapeString()
+                          << " with the last dimension " << outputSize_ << ", got " << gradOutput.shapeString());
   checkDevice(gradOutput, weight.device(), "gradOutput");
 }
 
-// A 1-D input is a batch of one; the products below see every input as batch x inputSize.
-static int64_t batchOf(const Tensor& input) { return input.dim() == 1 ? 1 : input.size(0); }
+// The products below see every input as a batch x inputSize matrix: all dimensions but the
+// last are the batch (a 1-D input is a batch of one).
+static int64_t batchOf(const Tensor& input) { return input.numel() / input.size(input.dim() - 1); }
 
 const Tensor& Linear::updateOutput(const Tensor& input) {
   checkInput(input);
   const Tensor x = input.contiguous();
   const int64_t batch = batchOf(input);
-  if (input.dim() == 1)
-    output.resize_({outputSize_}, input.device());
-  else
-    output.resize_({batch, outputSize_}, input.device());
+  outputSizes_ = input.sizes();
+  outputSizes_.back() = outputSize_;
+  output.resize_(outputSizes_, input.device());
   float* y = output.data();
   float beta = 0.f;
   if (withBias_) {

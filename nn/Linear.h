@@ -1,4 +1,5 @@
 // nn::Linear: y = x W^T + b, with W of shape outputSize x inputSize (Torch7's layout).
+// Input [inputSize], [batch, inputSize] or, as PyTorch, [..., inputSize].
 #pragma once
 
 #include "nn/Module.h"
@@ -33,6 +34,7 @@ class Linear : public Module {
   int64_t inputSize_;
   int64_t outputSize_;
   bool withBias_;
+  std::vector<int64_t> outputSizes_;
 };
 
 }  // namespace nn

@@ -82,6 +82,14 @@ std::pair<Tensor, Tensor> Module::getParameters() {
   return {flatParameters_, flatGradients_};
 }
 
+std::vector<Tensor> Module::buffers() {
+  std::vector<Tensor> out;
+  for (const Buffer& b : buffers_) out.push_back(*b.value);
+  for (const ModulePtr& child : children())
+    for (Tensor& t : child->buffers()) out.push_back(t);
+  return out;
+}
+
 std::vector<NamedTensor> Module::stateDict() {
   std::vector<NamedTensor> out;
   for (const Parameter& p : parameters_) out.push_back({p.name, *p.value});
@@ -182,9 +190,20 @@ void Module::to(const Device& device) {
 }
 
 Device Module::device() {
-  for (const NamedTensor& t : stateDict())
-    if (t.value.storage()) return t.value.device();
+  for (const Parameter& p : parameters_)
+    if (p.value->storage()) return p.value->device();
+  for (const Buffer& b : buffers_)
+    if (b.value->storage()) return b.value->device();
+  for (const ModulePtr& child : children())
+    if (!child->stateDictIsEmpty()) return child->device();
   return Device();
+}
+
+bool Module::stateDictIsEmpty() const {
+  if (!parameters_.empty() || !buffers_.empty()) return false;
+  for (const ModulePtr& child : children())
+    if (!child->stateDictIsEmpty()) return false;
+  return true;
 }
 
 void Module::registerParameter(const std::string& name, Tensor* value, Tensor* gradient) {

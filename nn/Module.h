@@ -55,7 +55,9 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual std::pair<std::vector<Tensor>, std::vector<Tensor>> parameters();
   /// One value buffer and one gradient buffer with identical offsets; every parameter (and
   /// gradient) becomes a view into them. A second call returns the same two tensors.
-  std::pair<Tensor, Tensor> getParameters();
+  virtual std::pair<Tensor, Tensor> getParameters();
+  /// Every buffer of this module and those below it, in stateDict order.
+  virtual std::vector<Tensor> buffers();
   /// Parameters and buffers under the names PyTorch gives the equivalent module's state
   /// dict ("0.weight", "7.bias", "running_mean").
   virtual std::vector<NamedTensor> stateDict();
@@ -78,6 +80,8 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void to(const Device& device);
   /// Device of the first parameter or buffer; cpu:0 for a module without any.
   Device device();
+  /// True when neither this module nor any below it has parameters or buffers.
+  bool stateDictIsEmpty() const;
 
   /// "nn.Linear"
   virtual std::string typeName() const = 0;

@@ -1,0 +1,73 @@
+// DeviceThreads: one worker thread per device.
+#include "cunn/DeviceThreads.h"
+
+#include <string>
+
+#include "nn/Error.h"
+
+namespace nn {
+
+DeviceThreads::DeviceThreads(std::vector<Device> devices) : devices_(std::move(devices)), workers_(devices_.size()) {
+  for (size_t i = 0; i < workers_.size(); ++i) workers_[i].thread = std::thread([this, i] { loop(i); });
+}
+
+DeviceThreads::~DeviceThreads() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (Worker& w : workers_) w.thread.join();
+}
+
+void DeviceThreads::loop(size_t index) {
+  uint64_t seen = 0;
+  while (true) {
+    const std::function<void(size_t)>* task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      if (index >= taskCount_) continue;
+      task = task_;
+    }
+    std::exception_ptr error;
+    try {
+      (*task)(index);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    workers_[index].error = error;
+    if (--pending_ == 0) done_.notify_one();
+  }
+}
+
+void DeviceThreads::run(size_t count, const std::function<void(size_t)>& task) {
+  NN_CHECK(count <= devices_.size(), "DeviceThreads.run: " << count << " tasks for " << devices_.size() << " devices");
+  if (count == 0) return;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    task_ = &task;
+    taskCount_ = count;
+    pending_ = count;
+    for (Worker& w : workers_) w.error = nullptr;
+    ++generation_;
+    wake_.notify_all();
+    done_.wait(lock, [&] { return pending_ == 0; });
+    task_ = nullptr;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (!workers_[i].error) continue;
+    try {
+      std::rethrow_exception(workers_[i].error);
+    } catch (const std::exception& e) {
+      throw Error("on " + devices_[i].str() + ": " + e.what());
+    } catch (...) {
+      throw Error("on " + devices_[i].str() + ": unknown exception");
+    }
+  }
+}
+
+}  // namespace nn

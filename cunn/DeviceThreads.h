@@ -1,0 +1,52 @@
+// DeviceThreads: one long-lived worker thread per device. run() hands each worker its part
+// of a step and waits for all of them; the first failure comes back on the caller's thread
+// with the device named, and every worker is idle again before run() returns.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "nn/Device.h"
+
+namespace nn {
+
+class DeviceThreads {
+ public:
+  explicit DeviceThreads(std::vector<Device> devices);
+  ~DeviceThreads();
+  DeviceThreads(const DeviceThreads&) = delete;
+  DeviceThreads& operator=(const DeviceThreads&) = delete;
+
+  /// Runs task(i) on the thread of device i, for i < count, and waits for all of them.
+  /// If any throw, rethrows the first (in device order) as an nn::Error that names the device.
+  void run(size_t count, const std::function<void(size_t)>& task);
+  /// run() on every device.
+  void runAll(const std::function<void(size_t)>& task) { run(devices_.size(), task); }
+
+  size_t size() const { return devices_.size(); }
+  const std::vector<Device>& devices() const { return devices_; }
+
+ private:
+  struct Worker {
+    std::thread thread;
+    std::exception_ptr error;
+  };
+  void loop(size_t index);
+
+  std::vector<Device> devices_;
+  std::vector<Worker> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(size_t)>* task_ = nullptr;
+  size_t taskCount_ = 0;
+  uint64_t generation_ = 0;
+  size_t pending_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace nn

@@ -1,0 +1,264 @@
+// DataParallelTable on logical CPU devices: the same numbers as one module on the whole
+// batch, stale-replica bookkeeping, errors and threads.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "cunn/cunn.h"
+#include "tests/GradCheck.h"
+
+using nn::DataParallelTable;
+using nn::Device;
+using nn::Tensor;
+
+namespace {
+
+std::shared_ptr<nn::Sequential> makeNet(uint64_t seed) {
+  nn::manualSeed(seed);
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::Linear>(6, 8));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::Linear>(8, 3));
+  return net;
+}
+
+std::vector<Device> cpus(int n) {
+  std::vector<Device> d;
+  for (int i = 0; i < n; ++i) d.push_back(Device::cpu(i));
+  return d;
+}
+
+// Largest difference relative to max(1, |value|), so the bound reads as float tolerance.
+double relDiff(const Tensor& a, const Tensor& b) {
+  const auto x = a.toVector(), y = b.toVector();
+  if (x.size() != y.size()) return 1e30;
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    worst = std::max(worst, std::fabs(double(x[i]) - y[i]) / std::max(1.0, std::fabs(double(y[i]))));
+  return worst;
+}
+
+// Input whose dimension `dim` is the batch: [batch, 6] for dim 0, [2, batch, 6] for dim 1.
+Tensor batchInput(int dim, int64_t batch, uint64_t seed) {
+  return dim == 0 ? nn::test::randomTensor({batch, 6}, seed) : nn::test::randomTensor({2, batch, 6}, seed);
+}
+
+// Throws from forward on one chosen device while `armed`.
+class FailOn : public nn::Module {
+ public:
+  FailOn(Device where, std::shared_ptr<std::atomic<bool>> armed) : where_(where), armed_(std::move(armed)) {}
+  const Tensor& updateOutput(const Tensor& input) override {
+    NN_CHECK(!(*armed_ && input.device() == where_), "FailOn: planted failure");
+    output.set_(input);
+    return output;
+  }
+  const Tensor& updateGradInput(const Tensor&, const Tensor& gradOutput) override {
+    gradInput.set_(gradOutput);
+    return gradInput;
+  }
+  std::string typeName() const override { return "test.FailOn"; }
+
+ private:
+  Device where_;
+  std::shared_ptr<std::atomic<bool>> armed_;
+};
+
+}  // namespace
+
+TEST_CASE("DataParallelTable equals the plain module on the whole batch", "[DataParallelTable]") {
+  for (int dim : {0, 1})
+    for (bool flatten : {true, false})
+      for (int devices : {1, 2, 3, 4})
+        for (int64_t batch : {1, 9, 15, 64}) {
+          CAPTURE(dim, flatten, devices, batch);
+          auto plain = makeNet(7);
+          auto table = std::make_shared<DataParallelTable>(dim, flatten, false);
+          table->add(makeNet(7), cpus(devices));
+          const Tensor x = batchInput(dim, batch, 100 + batch);
+
+          const Tensor& expected = plain->forward(x);
+          const Tensor& out = table->forward(x);
+          REQUIRE(out.device() == Device::cpu(0));
+          REQUIRE(out.sizes() == expected.sizes());
+          REQUIRE(relDiff(out, expected) < 1e-6);
+
+          const Tensor g = nn::test::randomTensor(expected.sizes(), 5);
+          plain->zeroGradParameters();
+          table->zeroGradParameters();
+          // Two backward calls: gradients accumulate the same way on both.
+          for (int pass = 0; pass < 2; ++pass) {
+            plain->backward(x, g);
+            table->backward(x, g);
+          }
+          REQUIRE(relDiff(table->gradInput, plain->gradInput) < 1e-6);
+          auto [pv, pg] = plain->parameters();
+          auto [tv, tg] = table->parameters();
+          REQUIRE(tg.size() == pg.size());
+          for (size_t i = 0; i < pg.size(); ++i) REQUIRE(relDiff(tg[i], pg[i]) < 1e-5);
+        }
+}
+
+TEST_CASE("10 SGD steps with momentum give the plain module's parameters", "[DataParallelTable]") {
+  for (int64_t batch : {9, 15}) {
+    CAPTURE(batch);
+    auto plain = makeNet(3);
+    auto table = std::make_shared<DataParallelTable>(0);
+    table->add(makeNet(3), cpus(2));
+    auto [pw, pdw] = plain->getParameters();
+    auto [tw, tdw] = table->getParameters();
+    Tensor pv = Tensor::zeros(pw.sizes()), tv = Tensor::zeros(tw.sizes());
+    nn::ClassNLLCriterion criterion;
+    for (int step = 0; step < 10; ++step) {
+      const Tensor x = nn::test::randomTensor({batch, 6}, 1000 + step);
+      std::vector<float> labels;
+      for (int64_t i = 0; i < batch; ++i) labels.push_back(static_cast<float>((i * 7 + step) % 3));
+      const Tensor y = Tensor::fromVector({batch}, labels);
+      for (auto [module, w, dw, v] : {std::tuple{static_cast<nn::Module*>(plain.get()), pw, pdw, pv},
+                                      std::tuple{static_cast<nn::Module*>(table.get()), tw, tdw, tv}}) {
+        module->zeroGradParameters();
+        const Tensor& out = module->forward(x);
+        criterion.forward(out, y);
+        module->backward(x, criterion.backward(out, y));
+        // v = 0.9 v + dw; w -= 0.1 v
+        Tensor(v).mul_(0.9f).add_(dw);
+        Tensor(w).add_(v, -0.1f);
+      }
+    }
+    REQUIRE(relDiff(tw, pw) < 1e-5);
+    // The other replica is refreshed before the next forward.
+    const Tensor x = nn::test::randomTensor({batch, 6}, 5);
+    REQUIRE(relDiff(table->forward(x), plain->forward(x)) < 1e-5);
+    REQUIRE(relDiff(table->get(1)->getParameters().first, pw) < 1e-5);
+  }
+}
+
+TEST_CASE("stale replicas are explicit and refreshed before the next forward", "[DataParallelTable]") {
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(makeNet(1), cpus(3));
+  const Tensor x = nn::test::randomTensor({6, 6}, 1);
+  auto replicasMatch = [&] {
+    for (size_t i = 1; i < table->replicaCount(); ++i)
+      if (relDiff(table->get(i)->getParameters().first, table->get(0)->getParameters().first) != 0) return false;
+    return true;
+  };
+  auto noneStale = [&] { return !table->isStale(0) && !table->isStale(1) && !table->isStale(2); };
+  REQUIRE(noneStale());
+  table->forward(x);
+  REQUIRE(noneStale());
+
+  SECTION("backward marks them stale; the optimizer's write is seen") {
+    table->backward(x, nn::test::randomTensor({6, 3}, 2));
+    REQUIRE(table->isStale(1));
+    REQUIRE(table->isStale(2));
+    REQUIRE_FALSE(table->isStale(0));
+    table->updateParameters(0.5f);
+    REQUIRE_FALSE(replicasMatch());
+  }
+  SECTION("updateParameters") {
+    table->get(0)->getParameters().second.fill_(1);
+    table->updateParameters(0.5f);
+    REQUIRE(table->isStale(1));
+  }
+  SECTION("direct writes through getParameters") {
+    table->getParameters().first.fill_(0.25f);
+    REQUIRE(table->isStale(2));
+    REQUIRE_FALSE(replicasMatch());
+  }
+  SECTION("apply") {
+    table->apply([](nn::Module& m) {
+      if (auto* linear = dynamic_cast<nn::Linear*>(&m)) linear->weight.fill_(-1);
+    });
+    REQUIRE(table->isStale(1));
+  }
+  SECTION("syncParameters refreshes at once") {
+    table->getParameters().first.fill_(3);
+    table->syncParameters();
+    REQUIRE(noneStale());
+    REQUIRE(replicasMatch());
+  }
+  table->forward(x);
+  REQUIRE(noneStale());
+  REQUIRE(replicasMatch());
+}
+
+TEST_CASE("a batch smaller than the device count uses the first devices", "[DataParallelTable]") {
+  auto plain = makeNet(2);
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(makeNet(2), cpus(4));
+  const Tensor x = nn::test::randomTensor({2, 6}, 3);
+  REQUIRE(relDiff(table->forward(x), plain->forward(x)) < 1e-6);
+  REQUIRE(table->get(2)->output.numel() == 0);  // never ran
+}
+
+TEST_CASE("add rejects empty, repeated and missing devices", "[DataParallelTable]") {
+  auto table = std::make_shared<DataParallelTable>(0);
+  REQUIRE_THROWS_WITH(table->add(makeNet(1), {}), Catch::Contains("at least one device"));
+  REQUIRE_THROWS_WITH(table->add(makeNet(1), {Device::cpu(0), Device::cpu(1), Device::cpu(0)}),
+                      Catch::Contains("cpu:0") && Catch::Contains("twice"));
+  REQUIRE_THROWS_WITH(table->add(makeNet(1), {Device::cpu(0), Device::cpu(70)}),
+                      Catch::Contains("cpu:70") && Catch::Contains("does not exist"));
+  REQUIRE_THROWS_WITH(table->forward(Tensor::zeros({2, 6})), Catch::Contains("add("));
+}
+
+TEST_CASE("a replica's exception reaches the caller with its device, and the table stays usable",
+          "[DataParallelTable]") {
+  auto armed = std::make_shared<std::atomic<bool>>(true);
+  auto net = makeNet(4);
+  net->add(std::make_shared<FailOn>(Device::cpu(1), armed));
+  nn::registerModuleType("test.FailOn", [armed](const nn::Config&, std::vector<nn::ModulePtr>) {
+    return std::make_shared<FailOn>(Device::cpu(1), armed);
+  });
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(net, cpus(3));
+  const Tensor x = nn::test::randomTensor({9, 6}, 3);
+  for (int attempt = 0; attempt < 20; ++attempt)
+    REQUIRE_THROWS_WITH(table->forward(x), Catch::Contains("cpu:1") && Catch::Contains("planted failure") &&
+                                               Catch::Contains("nn.DataParallelTable"));
+  *armed = false;
+  auto plain = makeNet(4);
+  REQUIRE(relDiff(table->forward(x), plain->forward(x)) < 1e-6);
+}
+
+TEST_CASE("threads() runs once on each device's own thread, where replicas run", "[DataParallelTable]") {
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(makeNet(1), cpus(3));
+  std::mutex m;
+  std::vector<std::pair<std::string, std::thread::id>> calls;
+  table->threads([&](const Device& d) {
+    std::lock_guard<std::mutex> lock(m);
+    calls.emplace_back(d.str(), std::this_thread::get_id());
+  });
+  REQUIRE(calls.size() == 3);
+  std::set<std::string> devices;
+  std::set<std::thread::id> ids;
+  for (auto& [d, id] : calls) devices.insert(d), ids.insert(id);
+  REQUIRE(devices == std::set<std::string>{"cpu:0", "cpu:1", "cpu:2"});
+  REQUIRE(ids.size() == 3);
+  REQUIRE(ids.count(std::this_thread::get_id()) == 0);
+}
+
+TEST_CASE("DataParallelTable is a module: in a Sequential, printed, cloned", "[DataParallelTable]") {
+  auto table = std::make_shared<DataParallelTable>(0, true, false);
+  table->add(makeNet(6), cpus(2));
+  auto outer = std::make_shared<nn::Sequential>();
+  outer->add(table);
+  outer->add(std::make_shared<nn::ReLU>());
+  const Tensor x = nn::test::randomTensor({5, 6}, 3);
+  auto plain = makeNet(6);
+  REQUIRE(relDiff(outer->forward(x), nn::ReLU().forward(plain->forward(x))) < 1e-6);
+  REQUIRE(table->toString().rfind("nn.DataParallelTable(dim 0, cpu:0, cpu:1) {\n  (1): nn.Sequential {", 0) == 0);
+  REQUIRE(table->get(1)->device() == Device::cpu(1));
+  auto copy = std::dynamic_pointer_cast<DataParallelTable>(table->clone());
+  REQUIRE(copy != nullptr);
+  REQUIRE(copy->replicaCount() == 2);
+  REQUIRE(relDiff(copy->forward(x), table->forward(x)) == 0);
+  copy->getParameters().first.fill_(0);
+  REQUIRE(relDiff(table->forward(x), plain->forward(x)) < 1e-6);
+  // Names in the state dict are the plain module's, so a checkpoint loads either way.
+  std::vector<std::string> names;
+  for (auto& t : table->stateDict()) names.push_back(t.name);
+  REQUIRE(names == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"});
+}
