@@ -135,6 +135,12 @@ const Tensor& BatchNormalization::updateOutput(const Tensor& input) {
   return output;
 }
 
+void BatchNormalization::clearState() {
+  saveMean_.set_(Tensor());
+  saveInvstd_.set_(Tensor());
+  Module::clearState();
+}
+
 void BatchNormalization::statistics(int64_t c, float& mean, float& invstd) const {
   if (train_) {
     mean = saveMean_.data()[c];

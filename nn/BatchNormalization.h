@@ -23,6 +23,9 @@ class BatchNormalization : public Module {
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
 
+  /// Also releases the saved batch statistics.
+  void clearState() override;
+
   std::string typeName() const override { return typeName_; }
   /// "nn.BatchNormalization(20)", with ", eps=...", ", momentum=..." and ", affine=false"
   /// where they differ from the defaults.

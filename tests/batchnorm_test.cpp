@@ -245,6 +245,8 @@ TEST_CASE("BatchNormalization rejects bad input with messages naming the module 
   nn::BatchNormalization fresh(20);
   REQUIRE_THROWS_WITH(fresh.backward(x, x),
                       Catch::Contains("nn.BatchNormalization(20)") && Catch::Contains("needs a forward"));
+  bn.clearState();  // drops the saved batch statistics with the output
+  REQUIRE_THROWS_WITH(bn.backward(x, x), Catch::Contains("needs a forward"));
 
   nn::SpatialBatchNormalization sbn(3, 1e-3f);
   REQUIRE_THROWS_WITH(sbn.forward(Tensor::zeros({2, 3, 4})),
