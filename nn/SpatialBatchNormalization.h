@@ -1,0 +1,17 @@
+// nn::SpatialBatchNormalization: batch normalisation of an input [batch, planes, height, width],
+// each plane's statistics taken over the batch and all positions. The work is BatchNormalization's.
+#pragma once
+
+#include "nn/BatchNormalization.h"
+
+namespace nn {
+
+class SpatialBatchNormalization : public BatchNormalization {
+ public:
+  /// nOutput planes; the other arguments as for BatchNormalization.
+  explicit SpatialBatchNormalization(int64_t nOutput, float eps = 1e-5f, float momentum = 0.1f, bool affine = true)
+      : BatchNormalization("nn.SpatialBatchNormalization", nOutput, eps, momentum, affine, 4) {}
+  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
+};
+
+}  // namespace nn

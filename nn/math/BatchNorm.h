@@ -1,0 +1,62 @@
+// Batch normalisation formulas (Torch7's THNN BatchNormalization), shared by the CPU loops
+// and the CUDA kernels. Per channel, over the m = batch * height * width values x of it:
+//   training:  y = (x - mean) * invstd * weight + bias, mean and biased variance of the batch
+//   evaluate:  the same with the running mean and running variance
+// Without affine parameters weight is 1 and bias 0.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "nn/HostDevice.h"
+
+namespace nn::math {
+
+/// sum / m: the batch mean (sum of x), the biased variance (sum of (x - mean)^2), the mean of g.
+NN_HD inline float batchNormAverage(double sum, int64_t m) { return static_cast<float>(sum / static_cast<double>(m)); }
+
+/// 1 / sqrt(variance + eps).
+NN_HD inline float batchNormInvstd(float variance, float eps) { return 1.f / sqrtf(variance + eps); }
+
+NN_HD inline float batchNormOutput(float x, float mean, float invstd, float weight, float bias) {
+  return (x - mean) * invstd * weight + bias;
+}
+
+/// running_mean <- (1 - momentum) * running_mean + momentum * mean.
+NN_HD inline float batchNormRunningMean(float running, float mean, float momentum) {
+  return (1.f - momentum) * running + momentum * mean;
+}
+
+/// running_var <- (1 - momentum) * running_var + momentum * unbiased variance, where the
+/// unbiased variance of m > 1 values is sumSquares / (m - 1) (Torch7 and PyTorch); sumSquares
+/// is the sum of (x - mean)^2 over the channel.
+NN_HD inline float batchNormRunningVar(float running, double sumSquares, int64_t m, float momentum) {
+  return (1.f - momentum) * running + momentum * static_cast<float>(sumSquares / static_cast<double>(m - 1));
+}
+
+// Backward. With g = gradOutput, per channel:
+//   dotp = sum (x - mean) * g,   gsum = sum g
+//   training:  gradInput = (g - gsum / m - (x - mean) * dotp * invstd^2 / m) * invstd * weight
+//              (the mean and the variance depend on x, hence the two correction terms)
+//   evaluate:  gradInput = g * invstd * weight
+//   gradWeight += scale * dotp * invstd,   gradBias += scale * gsum
+
+/// dotp * invstd^2 / m, the factor of (x - mean) in the training-mode gradInput.
+NN_HD inline float batchNormProjection(double dotp, float invstd, int64_t m) {
+  return static_cast<float>(dotp / static_cast<double>(m)) * invstd * invstd;
+}
+
+NN_HD inline float batchNormGradInputTraining(float g, float x, float mean, float invstd, float weight, float gradMean,
+                                              float projection) {
+  return (g - gradMean - (x - mean) * projection) * invstd * weight;
+}
+
+NN_HD inline float batchNormGradInputEvaluate(float g, float invstd, float weight) { return g * invstd * weight; }
+
+NN_HD inline float batchNormGradWeight(double dotp, float invstd, float scale) {
+  return scale * static_cast<float>(dotp) * invstd;
+}
+
+NN_HD inline float batchNormGradBias(double gsum, float scale) { return scale * static_cast<float>(gsum); }
+
+}  // namespace nn::math

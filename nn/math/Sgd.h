@@ -1,0 +1,35 @@
+// One element of a step of Torch7's optim.sgd, shared by the CPU loop and the CUDA kernel:
+//   d = gradient + weightDecay * x
+//   if momentum != 0:  v = d on the first step, else momentum * v + (1 - dampening) * d
+//                      d = nesterov ? d + momentum * v : v
+//   x = x - learningRate * d      (learningRate already decayed for this step)
+#pragma once
+
+#include "nn/HostDevice.h"
+
+namespace nn::math {
+
+/// The constants of one step, for every element.
+struct SgdStep {
+  float learningRate;
+  float weightDecay;
+  float momentum;
+  float dampening;
+  bool nesterov;
+  /// The velocity is not yet set: it becomes a copy of d.
+  bool firstMomentumStep;
+};
+
+/// Returns the new x. velocity points to the element's momentum buffer entry; it is read and
+/// written only when momentum != 0 (and may be null otherwise).
+NN_HD inline float sgdUpdate(float x, float gradient, float* velocity, const SgdStep& s) {
+  float d = s.weightDecay != 0.f ? gradient + s.weightDecay * x : gradient;
+  if (s.momentum != 0.f) {
+    const float v = s.firstMomentumStep ? d : *velocity * s.momentum + (1.f - s.dampening) * d;
+    *velocity = v;
+    d = s.nesterov ? d + s.momentum * v : v;
+  }
+  return x - s.learningRate * d;
+}
+
+}  // namespace nn::math

@@ -1,0 +1,343 @@
+// nn::BatchNormalization and nn::SpatialBatchNormalization: reference values, running
+// statistics, gradient checks in both modes, and a cross-check with PyTorch 1.13.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "nn/BatchNormalization.h"
+#include "nn/Random.h"
+#include "nn/SpatialBatchNormalization.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+// x[i] = sin(0.37 i + 1.3 k) * (1 + i % 4) + 0.5 k over the flat index i: the input of step k
+// of the PyTorch script in "... match PyTorch 1.13" below.
+Tensor stepInput(const std::vector<int64_t>& sizes, int k) {
+  std::vector<float> v(nn::product(sizes));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i) + 1.3 * k) * (1 + i % 4) + 0.5 * k);
+  return Tensor::fromVector(sizes, v);
+}
+
+// g[i] = cos(0.23 i): the gradOutput of that script.
+Tensor stepGradOutput(const std::vector<int64_t>& sizes) {
+  std::vector<float> v(nn::product(sizes));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::cos(0.23 * static_cast<double>(i)));
+  return Tensor::fromVector(sizes, v);
+}
+
+// weight[c] = 0.5 + 0.25 c, bias[c] = 0.1 c - 0.2, as in that script.
+void setAffine(nn::BatchNormalization& bn) {
+  for (int64_t c = 0; c < bn.nOutput(); ++c) {
+    bn.weight.data()[c] = 0.5f + 0.25f * static_cast<float>(c);
+    bn.bias.data()[c] = 0.1f * static_cast<float>(c) - 0.2f;
+  }
+}
+
+std::vector<float> at(const Tensor& t, const std::vector<int64_t>& flatIndices) {
+  const std::vector<float> all = t.toVector();
+  std::vector<float> out;
+  for (int64_t i : flatIndices) out.push_back(all[i]);
+  return out;
+}
+
+double maxDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  return nn::test::maxAbsDiff(Tensor::fromVector({static_cast<int64_t>(a.size())}, a), b);
+}
+
+}  // namespace
+
+TEST_CASE("BatchNormalization training and evaluate match hand-computed values", "[BatchNormalization]") {
+  nn::BatchNormalization bn(2, 0.f);
+  bn.weight.copy_(Tensor::fromVector({2}, {2, 0.5f}));
+  bn.bias.copy_(Tensor::fromVector({2}, {1, -1}));
+  const Tensor x = Tensor::fromVector({2, 2}, {1, 2, 3, 6});
+  // Feature 0 holds {1, 3}: mean 2, biased variance 1, normalised {-1, 1}, times 2 plus 1.
+  // Feature 1 holds {2, 6}: mean 4, biased variance 4, normalised {-1, 1}, times 0.5 minus 1.
+  REQUIRE(nn::test::maxAbsDiff(bn.forward(x), {-1, -1.5f, 3, -0.5f}) < 1e-6);
+  // running_mean = 0.9 * 0 + 0.1 * {2, 4}; running_var = 0.9 * 1 + 0.1 * unbiased {2, 8}.
+  REQUIRE(nn::test::maxAbsDiff(bn.runningMean, {0.2f, 0.4f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(bn.runningVar, {1.1f, 1.7f}) < 1e-6);
+
+  // evaluate() normalises with the running statistics instead, and leaves them alone.
+  bn.evaluate();
+  const float s0 = std::sqrt(1.1f), s1 = std::sqrt(1.7f);
+  REQUIRE(nn::test::maxAbsDiff(bn.forward(x), {(1 - 0.2f) / s0 * 2 + 1, (2 - 0.4f) / s1 * 0.5f - 1,
+                                               (3 - 0.2f) / s0 * 2 + 1, (6 - 0.4f) / s1 * 0.5f - 1}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(bn.runningMean, {0.2f, 0.4f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(bn.runningVar, {1.1f, 1.7f}) < 1e-6);
+}
+
+TEST_CASE("BatchNormalization backward matches hand-computed values in both modes", "[BatchNormalization]") {
+  nn::BatchNormalization bn(1, 0.f);
+  bn.weight.fill_(2);
+  bn.bias.fill_(0.5f);
+  const Tensor x = Tensor::fromVector({4, 1}, {1, 1, 3, 3});
+  const Tensor g = Tensor::fromVector({4, 1}, {1, 0, 0, 0});
+  // mean 2, biased variance 1, invstd 1: x - mean = {-1, -1, 1, 1}, y = 2 (x - mean) + 0.5.
+  REQUIRE(nn::test::maxAbsDiff(bn.forward(x), {-1.5f, -1.5f, 2.5f, 2.5f}) < 1e-6);
+  bn.zeroGradParameters();
+  bn.backward(x, g);
+  // gsum = 1, dotp = sum (x - mean) g = -1, projection = dotp invstd^2 / 4 = -0.25;
+  // gradInput = (g - 1/4 + 0.25 (x - mean)) * invstd * 2 = {1, -1, 0, 0}.
+  REQUIRE(nn::test::maxAbsDiff(bn.gradInput, {1, -1, 0, 0}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(bn.gradWeight, {-1}) < 1e-6);  // dotp * invstd
+  REQUIRE(nn::test::maxAbsDiff(bn.gradBias, {1}) < 1e-6);     // gsum
+
+  // Evaluate mode: running_mean = 0.2, running_var = 0.9 + 0.1 * 4/3 (unbiased); the
+  // statistics are constants, so gradInput = g * 2 / sqrt(running_var), and
+  // gradWeight = sum (x - 0.2) g / sqrt(running_var) = 0.8 / sqrt(running_var).
+  bn.evaluate();
+  const float sd = std::sqrt(0.9f + 0.1f * 4.f / 3.f);
+  bn.forward(x);
+  bn.zeroGradParameters();
+  bn.backward(x, g);
+  REQUIRE(nn::test::maxAbsDiff(bn.gradInput, {2 / sd, 0, 0, 0}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(bn.gradWeight, {0.8f / sd}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(bn.gradBias, {1}) < 1e-6);
+}
+
+TEST_CASE("SpatialBatchNormalization takes statistics over the batch and the positions",
+          "[SpatialBatchNormalization]") {
+  nn::SpatialBatchNormalization bn(2, 0.f);
+  bn.weight.fill_(1);
+  bn.bias.zero_();
+  // Plane 0 holds {0, 2 | 4, 6} over two samples of 1x2 positions: mean 3, biased variance 5.
+  // Plane 1 holds {1, 1 | 1, 5}: mean 2, biased variance 3.
+  const Tensor x = Tensor::fromVector({2, 2, 1, 2}, {0, 2, 1, 1, 4, 6, 1, 5});
+  const float r5 = std::sqrt(5.f), r3 = std::sqrt(3.f);
+  REQUIRE(nn::test::maxAbsDiff(bn.forward(x), {-3 / r5, -1 / r5, -1 / r3, -1 / r3, 1 / r5, 3 / r5, -1 / r3, 3 / r3}) <
+          1e-6);
+  // Unbiased variances over 4 values: 20 / 3 and 12 / 3.
+  REQUIRE(nn::test::maxAbsDiff(bn.runningMean, {0.3f, 0.2f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(bn.runningVar, {0.9f + 0.1f * 20 / 3, 0.9f + 0.1f * 4}) < 1e-6);
+}
+
+TEST_CASE("BatchNormalization gradients agree with finite differences in training mode", "[BatchNormalization]") {
+  nn::manualSeed(5);
+  nn::BatchNormalization bn(5);
+  const Tensor x = nn::test::randomTensor({7, 5}, 21);
+  REQUIRE(nn::test::inputGradientError(bn, x) < 1e-3);
+  const std::vector<double> errors = nn::test::parameterGradientErrors(bn, x);
+  REQUIRE(errors.size() == 2);  // weight and bias
+  for (double e : errors) REQUIRE(e < 1e-3);
+
+  nn::BatchNormalization plain(5, 1e-5f, 0.1f, false);
+  REQUIRE(nn::test::inputGradientError(plain, x) < 1e-3);
+}
+
+TEST_CASE("SpatialBatchNormalization gradients agree with finite differences in training mode",
+          "[SpatialBatchNormalization]") {
+  nn::manualSeed(6);
+  nn::SpatialBatchNormalization bn(3);
+  const Tensor x = nn::test::randomTensor({2, 3, 3, 4}, 22);
+  REQUIRE(nn::test::inputGradientError(bn, x) < 1e-3);
+  const std::vector<double> errors = nn::test::parameterGradientErrors(bn, x);
+  REQUIRE(errors.size() == 2);
+  for (double e : errors) REQUIRE(e < 1e-3);
+}
+
+TEST_CASE("BatchNormalization gradients agree with finite differences in evaluate mode",
+          "[BatchNormalization][SpatialBatchNormalization]") {
+  nn::manualSeed(7);
+  nn::BatchNormalization bn(4);
+  nn::SpatialBatchNormalization sbn(3);
+  // Two training steps move the running statistics away from 0 and 1.
+  for (int k = 0; k < 2; ++k) {
+    bn.forward(stepInput({6, 4}, k));
+    sbn.forward(stepInput({2, 3, 2, 3}, k));
+  }
+  const auto check = [](nn::Module& m, const std::vector<int64_t>& sizes) {
+    m.evaluate();
+    const Tensor x = nn::test::randomTensor(sizes, 23);
+    REQUIRE(nn::test::inputGradientError(m, x) < 1e-3);
+    for (double e : nn::test::parameterGradientErrors(m, x)) REQUIRE(e < 1e-3);
+  };
+  check(bn, {5, 4});
+  check(sbn, {2, 3, 2, 3});
+}
+
+TEST_CASE("BatchNormalization matches PyTorch 1.13 over two training steps", "[BatchNormalization]") {
+  // Produced with PyTorch 1.13 (torch.nn.BatchNorm1d(3), float32):
+  //   bn.weight = [0.5 + 0.25 c], bn.bias = [0.1 c - 0.2]; bn.train()
+  //   bn(stepInput(0)); y = bn(x := stepInput(1)); y.backward(stepGradOutput)
+  //   bn.eval(); bn(x)
+  // with the inputs of stepInput and stepGradOutput above, viewed as [6, 3].
+  nn::BatchNormalization bn(3);
+  setAffine(bn);
+  bn.forward(stepInput({6, 3}, 0));
+  const Tensor x = stepInput({6, 3}, 1);
+  bn.forward(x);
+  bn.zeroGradParameters();
+  bn.backward(x, stepGradOutput({6, 3}));
+  REQUIRE(nn::test::maxAbsDiff(bn.runningMean, {0.115453273f, 0.00163906801f, 0.042403847f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(bn.runningVar, {1.62794769f, 1.42013109f, 1.69254708f}) < 1e-5);
+  REQUIRE(nn::test::maxAbsDiff(bn.output, {-0.0228861831f, 0.928612232f, 1.3049053f, 0.479236662f, 0.243200123f,
+                                           -0.105833434f, -0.631747067f, -1.04504716f, -0.568250775f, -0.891789436f,
+                                           -1.10992026f, -1.75569654f, -0.457936287f, -0.0493293963f, 0.210335255f,
+                                           0.325122565f, 0.432484448f, 0.914540291f}) < 1e-5);
+  REQUIRE(nn::test::maxAbsDiff(bn.gradInput, {0.289479494f, 0.295484245f, 0.389612675f, 0.154446885f, 0.261530191f,
+                                              0.361734778f, 0.133563668f, 0.217131376f, 0.0829630643f, -0.0277312584f,
+                                              -0.0341548845f, -0.0150986202f, -0.218369514f, -0.355002761f,
+                                              -0.42560938f, -0.331389308f, -0.384988189f, -0.39360255f}) < 1e-5);
+  REQUIRE(nn::test::maxAbsDiff(bn.gradWeight, {1.37862158f, 1.88283575f, 1.84735537f}) < 1e-5);
+  REQUIRE(nn::test::maxAbsDiff(bn.gradBias, {-0.398730576f, -0.973041296f, -1.49610472f}) < 1e-5);
+  bn.evaluate();
+  REQUIRE(nn::test::maxAbsDiff(bn.forward(x), {0.328289717f, 1.46616662f, 2.40847278f, 0.997873843f, 0.436289072f,
+                                               0.338806599f, -0.483630359f, -1.49938869f, -0.33959648f, -0.8303985f,
+                                               -1.59686482f, -2.08167386f, -0.251852512f, -0.00325610652f, 0.802651227f,
+                                               0.792361677f, 0.720701396f, 1.83577609f}) < 1e-5);
+}
+
+TEST_CASE("SpatialBatchNormalization matches PyTorch 1.13 over two training steps", "[SpatialBatchNormalization]") {
+  // As above with torch.nn.BatchNorm2d(4, eps=1e-3, momentum=0.2) on [3, 4, 3, 5]; the
+  // tables hold the flat elements 0, 17, 59, 100, 143 and 179 of output, gradInput and the
+  // evaluate-mode output.
+  const std::vector<int64_t> sizes{3, 4, 3, 5};
+  const std::vector<int64_t> picked{0, 17, 59, 100, 143, 179};
+  nn::SpatialBatchNormalization bn(4, 1e-3f, 0.2f);
+  setAffine(bn);
+  bn.forward(stepInput(sizes, 0));
+  const Tensor x = stepInput(sizes, 1);
+  bn.forward(x);
+  bn.zeroGradParameters();
+  bn.backward(x, stepGradOutput(sizes));
+  REQUIRE(nn::test::maxAbsDiff(bn.runningMean, {0.0843015164f, 0.111992799f, 0.124398917f, 0.120976023f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(bn.runningVar, {1.94362712f, 2.03869772f, 2.04120994f, 2.0662477f}) < 1e-5);
+  REQUIRE(maxDiff(at(bn.output, picked),
+                  {0.100793056f, 0.618945837f, -2.27868223f, 0.257440418f, -1.15219975f, -2.51452303f}) < 1e-5);
+  REQUIRE(maxDiff(at(bn.gradInput, picked),
+                  {0.36261332f, -0.381807864f, 0.198740393f, -0.114025414f, -0.081793502f, -0.752764285f}) < 1e-5);
+  REQUIRE(nn::test::maxAbsDiff(bn.gradWeight, {0.625530958f, -0.0212672688f, -0.419559538f, 0.696521878f}) < 1e-5);
+  REQUIRE(nn::test::maxAbsDiff(bn.gradBias, {-13.6785164f, 14.3082428f, -13.5877934f, 11.5851498f}) < 1e-4);
+  bn.evaluate();
+  REQUIRE(maxDiff(at(bn.forward(x), picked),
+                  {0.294534832f, 1.11766422f, -2.72863197f, 0.65845871f, -1.40737522f, -3.04768133f}) < 1e-5);
+}
+
+TEST_CASE("BatchNormalization rejects bad input with messages naming the module and the shapes",
+          "[BatchNormalization][SpatialBatchNormalization]") {
+  nn::BatchNormalization bn(20);
+  REQUIRE_THROWS_WITH(bn.forward(Tensor::zeros({4, 7})), Catch::Contains("nn.BatchNormalization(20)") &&
+                                                             Catch::Contains("[batch, 20]") &&
+                                                             Catch::Contains("[4, 7]"));
+  REQUIRE_THROWS_WITH(bn.forward(Tensor::zeros({4, 20, 1})),
+                      Catch::Contains("nn.BatchNormalization(20)") && Catch::Contains("[4, 20, 1]"));
+  // One value per feature has no variance: an error in training mode, fine in evaluate mode.
+  REQUIRE_THROWS_WITH(bn.forward(Tensor::zeros({1, 20})), Catch::Contains("nn.BatchNormalization(20)") &&
+                                                              Catch::Contains("more than one value") &&
+                                                              Catch::Contains("[1, 20]"));
+  bn.evaluate();
+  REQUIRE(bn.forward(Tensor::zeros({1, 20})).hasSizes({1, 20}));
+  bn.training();
+
+  const Tensor x = nn::test::randomTensor({4, 20}, 1);
+  bn.forward(x);
+  REQUIRE_THROWS_WITH(bn.backward(x, Tensor::zeros({4, 19})), Catch::Contains("nn.BatchNormalization(20)") &&
+                                                                  Catch::Contains("[4, 20]") &&
+                                                                  Catch::Contains("[4, 19]"));
+  REQUIRE_THROWS_WITH(bn.forward(x.to(nn::Device::cpu(1))),
+                      Catch::Contains("nn.BatchNormalization(20)") && Catch::Contains("cpu:1"));
+  nn::BatchNormalization fresh(20);
+  REQUIRE_THROWS_WITH(fresh.backward(x, x),
+                      Catch::Contains("nn.BatchNormalization(20)") && Catch::Contains("needs a forward"));
+  bn.clearState();  // drops the saved batch statistics with the output
+  REQUIRE_THROWS_WITH(bn.backward(x, x), Catch::Contains("needs a forward"));
+
+  nn::SpatialBatchNormalization sbn(3, 1e-3f);
+  REQUIRE_THROWS_WITH(sbn.forward(Tensor::zeros({2, 3, 4})),
+                      Catch::Contains("nn.SpatialBatchNormalization(3, eps=0.001)") &&
+                          Catch::Contains("[batch, 3, height, width]") && Catch::Contains("[2, 3, 4]"));
+  REQUIRE_THROWS_WITH(sbn.forward(Tensor::zeros({2, 4, 2, 2})), Catch::Contains("[2, 4, 2, 2]"));
+  REQUIRE_THROWS_WITH(sbn.forward(Tensor::zeros({1, 3, 1, 1})), Catch::Contains("more than one value"));
+  // A single sample with several positions has a variance.
+  REQUIRE(sbn.forward(nn::test::randomTensor({1, 3, 2, 2}, 2)).hasSizes({1, 3, 2, 2}));
+}
+
+TEST_CASE("BatchNormalization gives the same result for non-contiguous input",
+          "[BatchNormalization][SpatialBatchNormalization]") {
+  nn::manualSeed(8);
+  const auto compare = [](nn::BatchNormalization& a, const Tensor& strided) {
+    REQUIRE_FALSE(strided.isContiguous());
+    nn::ModulePtr b = a.clone();
+    const Tensor dense = strided.contiguous();
+    const Tensor g = nn::test::randomTensor(dense.sizes(), 9);
+    a.forward(strided);
+    a.backward(strided, g);
+    b->forward(dense);
+    b->backward(dense, g);
+    REQUIRE(nn::test::maxAbsDiff(a.output, b->output) == 0);
+    REQUIRE(nn::test::maxAbsDiff(a.gradInput, b->gradInput) == 0);
+    const auto [aValues, aGrads] = a.parameters();
+    const auto [bValues, bGrads] = b->parameters();
+    for (size_t i = 0; i < aGrads.size(); ++i) REQUIRE(nn::test::maxAbsDiff(aGrads[i], bGrads[i]) == 0);
+    const auto aState = a.stateDict();
+    const auto bState = b->stateDict();
+    for (size_t i = 0; i < aState.size(); ++i) REQUIRE(nn::test::maxAbsDiff(aState[i].value, bState[i].value) == 0);
+  };
+  nn::BatchNormalization bn(5);
+  compare(bn, nn::test::randomTensor({5, 8}, 10).transpose(0, 1));
+  nn::SpatialBatchNormalization sbn(3);
+  compare(sbn, nn::test::randomTensor({2, 3, 4, 6}, 11).narrow(3, 1, 4));
+}
+
+TEST_CASE("BatchNormalization clone is independent and computes the same", "[BatchNormalization]") {
+  nn::manualSeed(9);
+  nn::SpatialBatchNormalization bn(4, 1e-3f, 0.2f);
+  const Tensor x = nn::test::randomTensor({2, 4, 3, 3}, 12);
+  bn.forward(x);
+  nn::ModulePtr copy = bn.clone();
+  REQUIRE(copy->typeName() == "nn.SpatialBatchNormalization");
+  REQUIRE(copy->toString() == "nn.SpatialBatchNormalization(4, eps=0.001, momentum=0.2)");
+  bn.evaluate();
+  copy->evaluate();
+  // Equal outputs in evaluate mode mean equal running statistics, weight and bias.
+  const Tensor expected = bn.forward(x).clone();
+  REQUIRE(nn::test::maxAbsDiff(copy->forward(x), expected) == 0);
+  auto& twin = dynamic_cast<nn::SpatialBatchNormalization&>(*copy);
+  twin.weight.fill_(3);
+  twin.runningMean.fill_(7);
+  REQUIRE(nn::test::maxAbsDiff(bn.forward(x), expected) == 0);
+
+  nn::BatchNormalization plain(6, 1e-5f, 0.1f, false);
+  nn::ModulePtr plainCopy = plain.clone();
+  REQUIRE(plainCopy->toString() == "nn.BatchNormalization(6, affine=false)");
+  REQUIRE(plainCopy->parameters().first.empty());
+}
+
+TEST_CASE("BatchNormalization initialises and names its state as Torch7 and PyTorch", "[BatchNormalization]") {
+  nn::manualSeed(2);
+  nn::BatchNormalization bn(1000);
+  REQUIRE(bn.toString() == "nn.BatchNormalization(1000)");
+  float lo = 1, hi = 0;
+  for (float v : bn.weight.toVector()) lo = std::min(lo, v), hi = std::max(hi, v);
+  REQUIRE(lo >= 0);
+  REQUIRE(hi < 1);
+  REQUIRE(hi - lo > 0.99f);  // 1000 draws fill [0, 1)
+  REQUIRE(bn.bias.sum() == 0);
+  REQUIRE(bn.runningMean.sum() == 0);
+  REQUIRE(bn.runningVar.sum() == 1000);
+  std::vector<std::string> names;
+  for (const nn::NamedTensor& t : bn.stateDict()) names.push_back(t.name);
+  REQUIRE(names == std::vector<std::string>{"weight", "bias", "running_mean", "running_var"});
+  nn::BatchNormalization plain(3, 1e-5f, 0.1f, false);
+  names.clear();
+  for (const nn::NamedTensor& t : plain.stateDict()) names.push_back(t.name);
+  REQUIRE(names == std::vector<std::string>{"running_mean", "running_var"});
+}
+
+TEST_CASE("BatchNormalization allocates nothing in a steady training step", "[BatchNormalization]") {
+  nn::SpatialBatchNormalization bn(3);
+  const Tensor x = nn::test::randomTensor({2, 3, 4, 4}, 13);
+  const Tensor g = nn::test::randomTensor({2, 3, 4, 4}, 14);
+  bn.forward(x);
+  bn.backward(x, g);
+  const int64_t before = nn::storageAllocationCount();
+  bn.forward(x);
+  bn.backward(x, g);
+  REQUIRE(nn::storageAllocationCount() == before);
+}

@@ -1,0 +1,259 @@
+// nn::ClassNLLCriterion, nn::MSECriterion and nn::CrossEntropyCriterion: reference values,
+// gradient checks, bad input, strided input and PyTorch 1.13 cross-checks.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "nn/ClassNLLCriterion.h"
+#include "nn/CrossEntropyCriterion.h"
+#include "nn/MSECriterion.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+// The inputs of the PyTorch 1.13 script whose results the cross-checks below commit:
+//   scores: x[i] = scale * sin(0.37 i) * (1 + i % 4) + shift over the flat index i
+//   labels: t[i] = (3 i + 1) % classes
+//   targets of MSE: t[i] = cos(0.23 i)
+Tensor scores(const std::vector<int64_t>& sizes, float scale = 1, float shift = 0) {
+  std::vector<float> v(nn::product(sizes));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>(scale * std::sin(0.37 * static_cast<double>(i)) * (1 + i % 4) + shift);
+  return Tensor::fromVector(sizes, v);
+}
+
+Tensor labels(int64_t batch, int64_t classes) {
+  std::vector<float> v(batch);
+  for (int64_t i = 0; i < batch; ++i) v[i] = static_cast<float>((3 * i + 1) % classes);
+  return Tensor::fromVector({batch}, v);
+}
+
+Tensor cosines(const std::vector<int64_t>& sizes) {
+  std::vector<float> v(nn::product(sizes));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::cos(0.23 * static_cast<double>(i)));
+  return Tensor::fromVector(sizes, v);
+}
+
+// Row-wise log-softmax in double, to feed ClassNLLCriterion independently of the code under test.
+Tensor logSoftMax(const Tensor& x) {
+  const int64_t rows = x.size(0), cols = x.size(1);
+  const std::vector<float> v = x.toVector();
+  std::vector<float> out(v.size());
+  for (int64_t i = 0; i < rows; ++i) {
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += std::exp(static_cast<double>(v[i * cols + j]));
+    for (int64_t j = 0; j < cols; ++j) out[i * cols + j] = static_cast<float>(v[i * cols + j] - std::log(sum));
+  }
+  return Tensor::fromVector({rows, cols}, out);
+}
+
+}  // namespace
+
+// ClassNLLCriterion
+
+TEST_CASE("ClassNLLCriterion matches hand-computed values", "[ClassNLLCriterion]") {
+  nn::ClassNLLCriterion nll;
+  const Tensor x = Tensor::fromVector({2, 3}, {-1, -2, -3, -0.5f, -1.5f, -2.5f});
+  const Tensor t = Tensor::fromVector({2}, {2, 0});
+  // -(x[0][2] + x[1][0]) / 2 = (3 + 0.5) / 2; the gradient is -1/2 at each target.
+  REQUIRE(nll.forward(x, t) == Approx(1.75f));
+  REQUIRE(nn::test::maxAbsDiff(nll.backward(x, t), {0, 0, -0.5f, -0.5f, 0, 0}) == 0);
+  nn::ClassNLLCriterion summed(false);
+  REQUIRE(summed.forward(x, t) == Approx(3.5f));
+  REQUIRE(nn::test::maxAbsDiff(summed.backward(x, t), {0, 0, -1, -1, 0, 0}) == 0);
+  // A 1-D input is one sample.
+  const Tensor row = Tensor::fromVector({3}, {-1, -2, -3});
+  REQUIRE(nll.forward(row, Tensor::fromVector({1}, {1})) == Approx(2));
+  REQUIRE(nn::test::maxAbsDiff(nll.backward(row, Tensor::fromVector({1}, {1})), {0, -1, 0}) == 0);
+}
+
+TEST_CASE("ClassNLLCriterion gradient agrees with finite differences", "[ClassNLLCriterion]") {
+  nn::ClassNLLCriterion nll;
+  REQUIRE(nn::test::criterionGradientError(nll, scores({4, 5}), labels(4, 5)) < 1e-3);
+  nn::ClassNLLCriterion summed(false);
+  REQUIRE(nn::test::criterionGradientError(summed, scores({4, 5}), labels(4, 5)) < 1e-3);
+}
+
+TEST_CASE("ClassNLLCriterion rejects bad input naming the criterion, shapes and targets", "[ClassNLLCriterion]") {
+  nn::ClassNLLCriterion nll;
+  const Tensor x = Tensor::zeros({2, 3});
+  REQUIRE_THROWS_WITH(nll.forward(x, Tensor::fromVector({3}, {0, 1, 2})),
+                      Catch::Contains("nn.ClassNLLCriterion") && Catch::Contains("[2]") && Catch::Contains("[2, 3]") &&
+                          Catch::Contains("[3]"));
+  REQUIRE_THROWS_WITH(nll.forward(Tensor::zeros({2, 3, 4}), Tensor::zeros({2})),
+                      Catch::Contains("nn.ClassNLLCriterion") && Catch::Contains("[2, 3, 4]"));
+  REQUIRE_THROWS_WITH(nll.forward(x, Tensor::fromVector({2}, {0, 3})), Catch::Contains("nn.ClassNLLCriterion") &&
+                                                                           Catch::Contains("target 3") &&
+                                                                           Catch::Contains("position 1"));
+  REQUIRE_THROWS_WITH(nll.backward(x, Tensor::fromVector({2}, {-1, 0})),
+                      Catch::Contains("target -1") && Catch::Contains("position 0"));
+  REQUIRE_THROWS_WITH(nll.forward(x, Tensor::fromVector({2}, {0, 1.5f})),
+                      Catch::Contains("target 1.5") && Catch::Contains("position 1"));
+  REQUIRE_THROWS_WITH(nll.forward(x, Tensor::zeros({2}, nn::Device::cpu(1))),
+                      Catch::Contains("nn.ClassNLLCriterion") && Catch::Contains("cpu:1"));
+}
+
+TEST_CASE("ClassNLLCriterion gives the same result for strided input", "[ClassNLLCriterion]") {
+  nn::ClassNLLCriterion nll;
+  const Tensor strided = scores({5, 4}).transpose(0, 1);
+  const Tensor dense = strided.contiguous();
+  const Tensor t = labels(4, 5);
+  REQUIRE(nll.forward(strided, t) == nll.forward(dense, t));
+  const Tensor g = nll.backward(dense, t).clone();
+  REQUIRE(nn::test::maxAbsDiff(nll.backward(strided, t), g) == 0);
+}
+
+TEST_CASE("ClassNLLCriterion matches PyTorch 1.13", "[ClassNLLCriterion]") {
+  // torch.nn.functional.nll_loss(scores(3, 0) as [6, 10], labels(6, 10)), mean and sum.
+  nn::ClassNLLCriterion nll;
+  REQUIRE(nll.forward(scores({6, 10}, 3), labels(6, 10)) == Approx(3.46400142).epsilon(1e-6));
+  nn::ClassNLLCriterion summed(false);
+  REQUIRE(summed.forward(scores({6, 10}, 3), labels(6, 10)) == Approx(20.784008).epsilon(1e-6));
+}
+
+// MSECriterion
+
+TEST_CASE("MSECriterion matches hand-computed values", "[MSECriterion]") {
+  const Tensor x = Tensor::fromVector({2, 2}, {1, 2, 3, 4});
+  const Tensor t = Tensor::fromVector({2, 2}, {0, 2, 5, 4});
+  // Differences {1, 0, -2, 0}: squares sum to 5, over 4 elements 1.25; gradient 2 d / 4.
+  nn::MSECriterion mse;
+  REQUIRE(mse.forward(x, t) == Approx(1.25f));
+  REQUIRE(nn::test::maxAbsDiff(mse.backward(x, t), {0.5f, 0, -1, 0}) == 0);
+  nn::MSECriterion summed(false);
+  REQUIRE(summed.forward(x, t) == Approx(5));
+  REQUIRE(nn::test::maxAbsDiff(summed.backward(x, t), {2, 0, -4, 0}) == 0);
+}
+
+TEST_CASE("MSECriterion gradient agrees with finite differences", "[MSECriterion]") {
+  nn::MSECriterion mse;
+  REQUIRE(nn::test::criterionGradientError(mse, scores({3, 2, 4}), cosines({3, 2, 4})) < 1e-3);
+  nn::MSECriterion summed(false);
+  REQUIRE(nn::test::criterionGradientError(summed, scores({7}), cosines({7})) < 1e-3);
+}
+
+TEST_CASE("MSECriterion rejects bad input naming the criterion and shapes", "[MSECriterion]") {
+  nn::MSECriterion mse;
+  REQUIRE_THROWS_WITH(mse.forward(Tensor::zeros({2, 3}), Tensor::zeros({3, 2})),
+                      Catch::Contains("nn.MSECriterion") && Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));
+  // No broadcasting, even where the element counts agree.
+  REQUIRE_THROWS_WITH(mse.backward(Tensor::zeros({6}), Tensor::zeros({2, 3})),
+                      Catch::Contains("nn.MSECriterion") && Catch::Contains("[6]") && Catch::Contains("[2, 3]"));
+  REQUIRE_THROWS_WITH(mse.forward(Tensor::zeros({0}), Tensor::zeros({0})),
+                      Catch::Contains("nn.MSECriterion") && Catch::Contains("non-empty"));
+  REQUIRE_THROWS_WITH(mse.forward(Tensor::zeros({2}), Tensor::zeros({2}, nn::Device::cpu(1))),
+                      Catch::Contains("nn.MSECriterion") && Catch::Contains("cpu:1"));
+}
+
+TEST_CASE("MSECriterion gives the same result for strided input and target", "[MSECriterion]") {
+  nn::MSECriterion mse;
+  const Tensor x = scores({6, 4}).narrow(1, 1, 2);
+  const Tensor t = cosines({2, 6}).transpose(0, 1);
+  REQUIRE_FALSE(x.isContiguous());
+  REQUIRE(mse.forward(x, t) == mse.forward(x.contiguous(), t.contiguous()));
+  const Tensor g = mse.backward(x.contiguous(), t.contiguous()).clone();
+  REQUIRE(nn::test::maxAbsDiff(mse.backward(x, t), g) == 0);
+}
+
+TEST_CASE("MSECriterion matches PyTorch 1.13", "[MSECriterion]") {
+  // torch.nn.functional.mse_loss(scores(1, 0) as [5, 7], cosines as [5, 7]), mean and sum.
+  nn::MSECriterion mse;
+  REQUIRE(mse.forward(scores({5, 7}), cosines({5, 7})) == Approx(3.5619607).epsilon(1e-6));
+  nn::MSECriterion summed(false);
+  REQUIRE(summed.forward(scores({5, 7}), cosines({5, 7})) == Approx(124.668625).epsilon(1e-6));
+}
+
+// CrossEntropyCriterion
+
+TEST_CASE("CrossEntropyCriterion matches hand-computed values, also for large scores", "[CrossEntropyCriterion]") {
+  const float ln2 = std::log(2.f), ln3 = std::log(3.f);
+  // Row 0: exp of {0, 0, ln 2} sums to 4; the loss of target 2 is ln 4 - ln 2 = ln 2 and the
+  // softmax is {1/4, 1/4, 1/2}. Row 1: three equal scores of 1000, whose exp overflows a
+  // float: the loss of target 0 is ln 3 and the softmax 1/3 each.
+  const Tensor x = Tensor::fromVector({2, 3}, {0, 0, ln2, 1000, 1000, 1000});
+  const Tensor t = Tensor::fromVector({2}, {2, 0});
+  nn::CrossEntropyCriterion ce;
+  REQUIRE(ce.forward(x, t) == Approx((ln2 + ln3) / 2));
+  // (softmax - onehot) / 2
+  REQUIRE(nn::test::maxAbsDiff(ce.backward(x, t), {0.125f, 0.125f, -0.25f, -1.f / 3, 1.f / 6, 1.f / 6}) < 1e-6);
+  nn::CrossEntropyCriterion summed(false);
+  REQUIRE(summed.forward(x, t) == Approx(ln2 + ln3));
+  REQUIRE(nn::test::maxAbsDiff(summed.backward(x, t), {0.25f, 0.25f, -0.5f, -2.f / 3, 1.f / 3, 1.f / 3}) < 1e-6);
+  // A 1-D input is one sample.
+  const Tensor row = Tensor::fromVector({3}, {0, 0, ln2});
+  REQUIRE(ce.forward(row, Tensor::fromVector({1}, {0})) == Approx(std::log(4.f)));
+}
+
+TEST_CASE("CrossEntropyCriterion equals ClassNLLCriterion after a log-softmax", "[CrossEntropyCriterion]") {
+  const Tensor x = scores({6, 10}, 3);
+  const Tensor t = labels(6, 10);
+  nn::CrossEntropyCriterion ce;
+  nn::ClassNLLCriterion nll;
+  const Tensor logProbabilities = logSoftMax(x);
+  REQUIRE(ce.forward(x, t) == Approx(nll.forward(logProbabilities, t)).epsilon(1e-6));
+}
+
+TEST_CASE("CrossEntropyCriterion gradient agrees with finite differences", "[CrossEntropyCriterion]") {
+  nn::CrossEntropyCriterion ce;
+  REQUIRE(nn::test::criterionGradientError(ce, scores({4, 5}), labels(4, 5)) < 1e-3);
+  nn::CrossEntropyCriterion summed(false);
+  REQUIRE(nn::test::criterionGradientError(summed, scores({3, 6}, 2), labels(3, 6)) < 1e-3);
+  REQUIRE(nn::test::criterionGradientError(summed, scores({6}), Tensor::fromVector({1}, {4})) < 1e-3);
+}
+
+TEST_CASE("CrossEntropyCriterion rejects bad input naming the criterion, shapes and targets",
+          "[CrossEntropyCriterion]") {
+  nn::CrossEntropyCriterion ce;
+  const Tensor x = Tensor::zeros({2, 3});
+  REQUIRE_THROWS_WITH(ce.forward(x, Tensor::fromVector({3}, {0, 1, 2})),
+                      Catch::Contains("nn.CrossEntropyCriterion") && Catch::Contains("[2]") &&
+                          Catch::Contains("[2, 3]") && Catch::Contains("[3]"));
+  REQUIRE_THROWS_WITH(ce.forward(Tensor::zeros({2, 3, 4}), Tensor::zeros({2})),
+                      Catch::Contains("nn.CrossEntropyCriterion") && Catch::Contains("[2, 3, 4]"));
+  REQUIRE_THROWS_WITH(ce.forward(Tensor::zeros({0, 3}), Tensor::zeros({0})),
+                      Catch::Contains("nn.CrossEntropyCriterion") && Catch::Contains("[0, 3]"));
+  REQUIRE_THROWS_WITH(ce.forward(x, Tensor::fromVector({2}, {0, 3})), Catch::Contains("nn.CrossEntropyCriterion") &&
+                                                                          Catch::Contains("target 3") &&
+                                                                          Catch::Contains("position 1"));
+  REQUIRE_THROWS_WITH(ce.backward(x, Tensor::fromVector({2}, {0.5f, 0})),
+                      Catch::Contains("target 0.5") && Catch::Contains("position 0"));
+  REQUIRE_THROWS_WITH(ce.forward(x, Tensor::zeros({2}, nn::Device::cpu(1))),
+                      Catch::Contains("nn.CrossEntropyCriterion") && Catch::Contains("cpu:1"));
+}
+
+TEST_CASE("CrossEntropyCriterion gives the same result for strided input", "[CrossEntropyCriterion]") {
+  nn::CrossEntropyCriterion ce;
+  const Tensor strided = scores({5, 4}, 3).transpose(0, 1);
+  const Tensor dense = strided.contiguous();
+  const Tensor t = labels(4, 5);
+  REQUIRE(ce.forward(strided, t) == ce.forward(dense, t));
+  const Tensor g = ce.backward(dense, t).clone();
+  REQUIRE(nn::test::maxAbsDiff(ce.backward(strided, t), g) == 0);
+}
+
+TEST_CASE("CrossEntropyCriterion matches PyTorch 1.13", "[CrossEntropyCriterion]") {
+  // torch.nn.functional.cross_entropy(scores(scale, shift) as [6, 10], labels(6, 10)), mean
+  // and sum, and rows 0 and 5 of the gradient of the mean.
+  const Tensor t = labels(6, 10);
+  nn::CrossEntropyCriterion ce;
+  nn::CrossEntropyCriterion summed(false);
+  const Tensor x = scores({6, 10}, 3);
+  REQUIRE(ce.forward(x, t) == Approx(12.8008738).epsilon(1e-6));
+  REQUIRE(summed.forward(x, t) == Approx(76.8052444).epsilon(1e-6));
+  const Tensor g = ce.backward(x, t);
+  REQUIRE(nn::test::maxAbsDiff(
+              g.select(0, 0), {3.38923701e-06f, -0.166637003f, 0.00146439276f, 0.157785118f, 6.72385722e-05f,
+                               0.00108382944f, 0.004401471f, 0.00182463822f, 5.82636812e-06f, 1.10168071e-06f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(g.select(0, 5),
+                               {4.72534296e-08f, 1.31706611e-06f, 3.22809456e-06f, 6.44283573e-05f, 0.003538677f,
+                                0.162821621f, -0.166648567f, 0.000113787959f, 9.83773207e-05f, 7.0675901e-06f}) < 1e-6);
+  // Scores around 1000, spread by +-200: the float scores carry about 1e-4 of rounding.
+  const Tensor large = scores({6, 10}, 50, 1000);
+  REQUIRE(ce.forward(large, t) == Approx(210.352737).margin(1e-3));
+  REQUIRE(summed.forward(large, t) == Approx(1262.11646).margin(1e-3));
+  const Tensor gl = ce.backward(large, t);
+  REQUIRE(nn::test::maxAbsDiff(gl.select(0, 0), {0, -1.f / 6, 0, 1.f / 6, 0, 0, 0, 0, 0, 0}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(gl.select(0, 5), {0, 0, 0, 0, 0, 1.f / 6, -1.f / 6, 0, 0, 0}) < 1e-6);
+}
