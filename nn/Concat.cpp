@@ -81,16 +81,16 @@ const Tensor& Concat::updateOutput(const Tensor& input) {
     const Tensor part = child->output.contiguous();
     const int64_t run = part.size(dim_) * inner;
     const float* src = part.data();
-    for (int64_t o = 0; o < outer; ++o) std::copy(src + o * run, src + (o + 1) * run, out + o * joined * inner + offset);
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy(src + o * run, src + (o + 1) * run, out + o * joined * inner + offset);
     offset += run;
   }
   return output;
 }
 
 void Concat::splitGradOutput(const Tensor& gradOutput) {
-  NN_CHECK(gradOutput.sizes() == output.sizes(), typeName() << ": expected gradOutput of size "
-                                                            << output.shapeString() << ", got "
-                                                            << gradOutput.shapeString());
+  NN_CHECK(gradOutput.sizes() == output.sizes(), typeName() << ": expected gradOutput of size " << output.shapeString()
+                                                            << ", got " << gradOutput.shapeString());
   int64_t joined = 0;
   for (const ModulePtr& child : modules_) {
     const Tensor& out = child->output;

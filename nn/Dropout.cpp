@@ -42,8 +42,8 @@ const Tensor& Dropout::updateOutput(const Tensor& input) {
 }
 
 const Tensor& Dropout::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  NN_CHECK(gradOutput.sizes() == input.sizes(),
-           toString() << ": expected gradOutput of size " << input.shapeString() << ", got " << gradOutput.shapeString());
+  NN_CHECK(gradOutput.sizes() == input.sizes(), toString() << ": expected gradOutput of size " << input.shapeString()
+                                                           << ", got " << gradOutput.shapeString());
   gradInput.resize_(input.sizes(), input.device());
   if (!train_) {
     gradInput.copy_(gradOutput);

@@ -13,8 +13,8 @@ const Tensor& Identity::updateOutput(const Tensor& input) {
 }
 
 const Tensor& Identity::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  NN_CHECK(gradOutput.sizes() == input.sizes(),
-           toString() << ": expected gradOutput of size " << input.shapeString() << ", got " << gradOutput.shapeString());
+  NN_CHECK(gradOutput.sizes() == input.sizes(), toString() << ": expected gradOutput of size " << input.shapeString()
+                                                           << ", got " << gradOutput.shapeString());
   gradInput.set_(gradOutput);
   return gradInput;
 }

@@ -54,8 +54,8 @@ const Tensor& LogSoftMax::updateOutput(const Tensor& input) {
 
 const Tensor& LogSoftMax::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   const math::SoftMaxShape s = shapeOf(*this, input);
-  NN_CHECK(gradOutput.sizes() == input.sizes(),
-           toString() << ": expected gradOutput of size " << input.shapeString() << ", got " << gradOutput.shapeString());
+  NN_CHECK(gradOutput.sizes() == input.sizes(), toString() << ": expected gradOutput of size " << input.shapeString()
+                                                           << ", got " << gradOutput.shapeString());
   NN_CHECK(output.sizes() == input.sizes(), toString() << ": backward needs the output of a forward on this input ("
                                                        << input.shapeString() << "), found an output of size "
                                                        << output.shapeString());

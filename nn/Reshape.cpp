@@ -47,8 +47,8 @@ void Reshape::resolve(const Tensor& input) {
   const int64_t batch = input.dim() == 0 ? 1 : input.size(0);
   NN_CHECK(input.dim() > 0 && n == batch * count_,
            toString() << ": expected " << (batchMode_ ? "" : "an input of " + std::to_string(count_) + " elements or ")
-                      << "a batch [N, ...] of N x " << count_ << " elements, got " << input.shapeString() << " ("
-                      << n << " elements)");
+                      << "a batch [N, ...] of N x " << count_ << " elements, got " << input.shapeString() << " (" << n
+                      << " elements)");
   resolved_.clear();
   resolved_.push_back(batch);
   resolved_.insert(resolved_.end(), sizes_.begin(), sizes_.end());

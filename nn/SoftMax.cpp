@@ -55,8 +55,8 @@ const Tensor& SoftMax::updateOutput(const Tensor& input) {
 
 const Tensor& SoftMax::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   const math::SoftMaxShape s = shapeOf(*this, input);
-  NN_CHECK(gradOutput.sizes() == input.sizes(),
-           toString() << ": expected gradOutput of size " << input.shapeString() << ", got " << gradOutput.shapeString());
+  NN_CHECK(gradOutput.sizes() == input.sizes(), toString() << ": expected gradOutput of size " << input.shapeString()
+                                                           << ", got " << gradOutput.shapeString());
   NN_CHECK(output.sizes() == input.sizes(), toString() << ": backward needs the output of a forward on this input ("
                                                        << input.shapeString() << "), found an output of size "
                                                        << output.shapeString());

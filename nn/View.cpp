@@ -30,9 +30,7 @@ View::View(std::vector<int64_t> sizes) : sizes_(std::move(sizes)) {
   }
 }
 
-ModulePtr View::create(const Config& c, std::vector<ModulePtr>) {
-  return std::make_shared<View>(c.integers("sizes"));
-}
+ModulePtr View::create(const Config& c, std::vector<ModulePtr>) { return std::make_shared<View>(c.integers("sizes")); }
 
 Config View::config() const { return Config().set("sizes", sizes_); }
 
@@ -45,8 +43,8 @@ std::string View::toString() const {
 void View::resolve(const Tensor& input) {
   const int64_t n = input.numel();
   const bool fits = inferred_ >= 0 ? n % knownCount_ == 0 : n == knownCount_;
-  NN_CHECK(fits, toString() << ": cannot view an input of size " << input.shapeString() << " (" << n
-                            << " elements) as " << shapeString(sizes_));
+  NN_CHECK(fits, toString() << ": cannot view an input of size " << input.shapeString() << " (" << n << " elements) as "
+                            << shapeString(sizes_));
   resolved_.assign(sizes_.begin(), sizes_.end());
   if (inferred_ >= 0) resolved_[inferred_] = n / knownCount_;
 }

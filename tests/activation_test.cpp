@@ -1,6 +1,5 @@
 // nn::Tanh and nn::Sigmoid: reference values, gradient checks, PyTorch cross-check.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "nn/Sigmoid.h"
@@ -15,15 +14,15 @@ namespace {
 // randomTensor({3, 4}, 22) for gradOutput. The expected values were computed in float64 by
 // PyTorch 1.13 (torch.tanh / torch.sigmoid, then backward(gradOutput)) on the same numbers,
 // regenerated in Python from std::mt19937 as nn::Generator draws them.
-const Tensor crossCheckInput() { return nn::test::randomTensor({3, 4}, 21, -3, 3); }
-const Tensor crossCheckGradOutput() { return nn::test::randomTensor({3, 4}, 22); }
+Tensor crossCheckInput() { return nn::test::randomTensor({3, 4}, 21, -3, 3); }
+Tensor crossCheckGradOutput() { return nn::test::randomTensor({3, 4}, 22); }
 
 }  // namespace
 
 TEST_CASE("the cross-check inputs are the numbers PyTorch was given", "[Tanh][Sigmoid]") {
-  REQUIRE(nn::test::maxAbsDiff(crossCheckInput(), {-2.707651f, 1.795631f, -1.265342f, 1.079053f, 1.325798f, -2.783114f,
-                                                   -2.870303f, 2.709594f, -1.764464f, 1.186038f, -2.695361f,
-                                                   -2.059115f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(crossCheckInput(),
+                               {-2.707651f, 1.795631f, -1.265342f, 1.079053f, 1.325798f, -2.783114f, -2.870303f,
+                                2.709594f, -1.764464f, 1.186038f, -2.695361f, -2.059115f}) < 1e-6);
 }
 
 TEST_CASE("Tanh matches hand-computed values and differentiates through its output", "[Tanh]") {
@@ -88,7 +87,8 @@ TEST_CASE("Tanh and Sigmoid give the same result for a strided input and its con
 TEST_CASE("Tanh and Sigmoid clones are independent and compute the same", "[Tanh][Sigmoid]") {
   const Tensor x = nn::test::randomTensor({2, 5}, 8);
   const Tensor y = nn::test::randomTensor({2, 5}, 9);
-  for (nn::ModulePtr m : {nn::ModulePtr(std::make_shared<nn::Tanh>()), nn::ModulePtr(std::make_shared<nn::Sigmoid>())}) {
+  for (nn::ModulePtr m :
+       {nn::ModulePtr(std::make_shared<nn::Tanh>()), nn::ModulePtr(std::make_shared<nn::Sigmoid>())}) {
     const std::vector<float> out = m->forward(x).toVector();
     nn::ModulePtr copy = m->clone();
     REQUIRE(copy->typeName() == m->typeName());
@@ -102,17 +102,17 @@ TEST_CASE("Tanh and Sigmoid match PyTorch on a random input", "[Tanh][Sigmoid]")
   const Tensor x = crossCheckInput();
   const Tensor g = crossCheckGradOutput();
   nn::Tanh tanh;
-  REQUIRE(nn::test::maxAbsDiff(tanh.forward(x), {-0.9911434f, 0.9463517f, -0.8525302f, 0.7928476f, 0.8682186f,
-                                                 -0.9923794f, -0.9935949f, 0.9911776f, -0.9429995f, 0.8293461f,
-                                                 -0.990924f, -0.9679746f}) < 1e-6);
-  REQUIRE(nn::test::maxAbsDiff(tanh.backward(x, g), {-0.01028245f, 0.04217733f, -0.01000919f, 0.1712169f,
-                                                     -0.03912653f, 0.004174734f, 0.009172867f, 0.0098387f,
-                                                     -0.07283906f, 0.2164748f, -0.005823333f, 0.04957695f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(tanh.forward(x),
+                               {-0.9911434f, 0.9463517f, -0.8525302f, 0.7928476f, 0.8682186f, -0.9923794f, -0.9935949f,
+                                0.9911776f, -0.9429995f, 0.8293461f, -0.990924f, -0.9679746f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(tanh.backward(x, g), {-0.01028245f, 0.04217733f, -0.01000919f, 0.1712169f, -0.03912653f,
+                                                     0.004174734f, 0.009172867f, 0.0098387f, -0.07283906f, 0.2164748f,
+                                                     -0.005823333f, 0.04957695f}) < 1e-6);
   nn::Sigmoid sigmoid;
-  REQUIRE(nn::test::maxAbsDiff(sigmoid.forward(x), {0.06252339f, 0.8576163f, 0.2200556f, 0.7463147f, 0.7901447f,
-                                                    0.05824352f, 0.05364128f, 0.9375904f, 0.1462322f, 0.7660317f,
-                                                    0.06324767f, 0.1131346f}) < 1e-6);
-  REQUIRE(nn::test::maxAbsDiff(sigmoid.backward(x, g), {-0.03417672f, 0.04932364f, -0.006288206f, 0.0872832f,
-                                                        -0.02635214f, 0.01508179f, 0.03646695f, 0.0327722f,
-                                                        -0.08210987f, 0.1242793f, -0.01909379f, 0.07892569f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(sigmoid.forward(x),
+                               {0.06252339f, 0.8576163f, 0.2200556f, 0.7463147f, 0.7901447f, 0.05824352f, 0.05364128f,
+                                0.9375904f, 0.1462322f, 0.7660317f, 0.06324767f, 0.1131346f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(sigmoid.backward(x, g),
+                               {-0.03417672f, 0.04932364f, -0.006288206f, 0.0872832f, -0.02635214f, 0.01508179f,
+                                0.03646695f, 0.0327722f, -0.08210987f, 0.1242793f, -0.01909379f, 0.07892569f}) < 1e-6);
 }

@@ -1,9 +1,9 @@
 // nn::Concat: joining the children's outputs, summing their gradInputs, printing, errors.
-#include <catch2/catch.hpp>
+#include "nn/Concat.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 
-#include "nn/Concat.h"
 #include "nn/Identity.h"
 #include "nn/Linear.h"
 #include "nn/Random.h"

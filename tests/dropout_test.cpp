@@ -1,7 +1,8 @@
 // nn::Dropout: masks, scaling, evaluation mode, seeding, gradient with a fixed mask.
+#include "nn/Dropout.h"
+
 #include <catch2/catch.hpp>
 
-#include "nn/Dropout.h"
 #include "nn/Random.h"
 #include "tests/GradCheck.h"
 
@@ -125,8 +126,8 @@ TEST_CASE("Dropout of a strided input equals that of its contiguous copy under t
   nn::manualSeed(9);
   nn::Dropout b;
   REQUIRE(nn::test::maxAbsDiff(a.forward(strided), b.forward(strided.contiguous())) == 0);
-  REQUIRE(nn::test::maxAbsDiff(a.backward(strided, stridedG), b.backward(strided.contiguous(), stridedG.contiguous())) ==
-          0);
+  REQUIRE(nn::test::maxAbsDiff(a.backward(strided, stridedG),
+                               b.backward(strided.contiguous(), stridedG.contiguous())) == 0);
 }
 
 TEST_CASE("Dropout clones keep p and the mode, draw their own masks and leave the original alone", "[Dropout]") {

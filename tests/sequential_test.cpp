@@ -1,4 +1,6 @@
 // nn::Sequential: managing the children, chaining forward and backward, printing, errors.
+#include "nn/Sequential.h"
+
 #include <catch2/catch.hpp>
 
 #include "nn/Dropout.h"
@@ -7,7 +9,6 @@
 #include "nn/LogSoftMax.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
-#include "nn/Sequential.h"
 #include "nn/Tanh.h"
 #include "nn/View.h"
 #include "tests/GradCheck.h"
@@ -145,8 +146,7 @@ TEST_CASE("An error inside a child carries the child's position", "[Sequential]"
   REQUIRE_THROWS_WITH(good->backward(x, Tensor::zeros({4, 9})), Catch::StartsWith("(11) nn.LogSoftMax"));
 }
 
-TEST_CASE("Sequential of a strided input equals that of its contiguous copy; clones are independent",
-          "[Sequential]") {
+TEST_CASE("Sequential of a strided input equals that of its contiguous copy; clones are independent", "[Sequential]") {
   auto net = linearRelu();
   const Tensor strided = nn::test::randomTensor({2, 5}, 5).transpose(0, 1);
   const std::vector<float> out = net->forward(strided.contiguous()).toVector();

@@ -1,11 +1,11 @@
 // nn::SoftMax and nn::LogSoftMax: reference values on every supported rank, gradient checks,
 // PyTorch cross-checks.
-#include <catch2/catch.hpp>
+#include "nn/SoftMax.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 
 #include "nn/LogSoftMax.h"
-#include "nn/SoftMax.h"
 #include "tests/GradCheck.h"
 
 using nn::Tensor;
@@ -50,8 +50,7 @@ TEST_CASE("SoftMax and LogSoftMax subtract the max, so huge inputs stay finite",
   nn::SoftMax softMax;
   nn::LogSoftMax logSoftMax;
   REQUIRE(nn::test::maxAbsDiff(softMax.forward(x), {0.26894142f, 0.73105858f, 0.73105858f, 0.26894142f}) < 1e-6);
-  REQUIRE(nn::test::maxAbsDiff(logSoftMax.forward(x), {-1.31326169f, -0.31326169f, -0.31326169f, -1.31326169f}) <
-          1e-6);
+  REQUIRE(nn::test::maxAbsDiff(logSoftMax.forward(x), {-1.31326169f, -0.31326169f, -0.31326169f, -1.31326169f}) < 1e-6);
 }
 
 TEST_CASE("SoftMax normalises over Torch7's dimension for each rank", "[SoftMax][LogSoftMax]") {
@@ -97,9 +96,9 @@ TEST_CASE("SoftMax and LogSoftMax reject other ranks and wrong gradOutputs, nami
           "[SoftMax][LogSoftMax]") {
   nn::SoftMax softMax;
   nn::LogSoftMax logSoftMax;
-  REQUIRE_THROWS_WITH(softMax.forward(Tensor::zeros({2, 1, 2, 2, 2})),
-                      Catch::Contains("nn.SoftMax") && Catch::Contains("[N, C, H, W]") &&
-                          Catch::Contains("[2, 1, 2, 2, 2]"));
+  REQUIRE_THROWS_WITH(softMax.forward(Tensor::zeros({2, 1, 2, 2, 2})), Catch::Contains("nn.SoftMax") &&
+                                                                           Catch::Contains("[N, C, H, W]") &&
+                                                                           Catch::Contains("[2, 1, 2, 2, 2]"));
   REQUIRE_THROWS_WITH(logSoftMax.forward(Tensor::zeros({1, 1, 1, 1, 1})),
                       Catch::Contains("nn.LogSoftMax") && Catch::Contains("[1, 1, 1, 1, 1]"));
   const Tensor x = Tensor::zeros({2, 3});
@@ -152,17 +151,17 @@ TEST_CASE("SoftMax over the planes of a 4-D input matches PyTorch", "[SoftMax]")
   const Tensor x = nn::test::randomTensor({2, 3, 2, 2}, 31, -4, 4);
   const Tensor g = nn::test::randomTensor({2, 3, 2, 2}, 32);
   nn::SoftMax softMax;
-  REQUIRE(nn::test::maxAbsDiff(softMax.forward(x),
-                               {0.02013112f, 0.008395573f, 0.4424489f, 0.06753046f, 0.969073f,    0.8864795f,
-                                0.5569305f,  0.9026196f,   0.01079583f, 0.1051249f, 0.0006205287f, 0.02984996f,
-                                0.9973041f,  0.4914694f,   0.01725046f, 0.9480941f, 0.001272174f, 0.2558768f,
-                                0.7704757f,  0.001300078f, 0.001423706f, 0.2526538f, 0.2122738f,  0.05060585f}) < 1e-6);
-  REQUIRE(nn::test::maxAbsDiff(softMax.backward(x, g),
-                               {0.01190496f,   -0.00521618f, -0.2875346f,  -0.04031855f, -0.01565038f, -0.07077497f,
-                                0.2873874f,    0.06216621f,  0.003745416f, 0.07599115f,  0.0001471381f, -0.02184767f,
-                                -0.001262685f, 0.02562624f,  0.01309542f,  -0.0040266f,  0.001290976f, 0.1719973f,
-                                0.07339958f,   0.001403248f, -2.829042e-05f, -0.1976236f, -0.086495f,  0.002623351f}) <
-          1e-6);
+  REQUIRE(nn::test::maxAbsDiff(softMax.forward(x), {0.02013112f,   0.008395573f, 0.4424489f, 0.06753046f, 0.969073f,
+                                                    0.8864795f,    0.5569305f,   0.9026196f, 0.01079583f, 0.1051249f,
+                                                    0.0006205287f, 0.02984996f,  0.9973041f, 0.4914694f,  0.01725046f,
+                                                    0.9480941f,    0.001272174f, 0.2558768f, 0.7704757f,  0.001300078f,
+                                                    0.001423706f,  0.2526538f,   0.2122738f, 0.05060585f}) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(
+              softMax.backward(x, g),
+              {0.01190496f,   -0.00521618f, -0.2875346f,    -0.04031855f, -0.01565038f,  -0.07077497f,
+               0.2873874f,    0.06216621f,  0.003745416f,   0.07599115f,  0.0001471381f, -0.02184767f,
+               -0.001262685f, 0.02562624f,  0.01309542f,    -0.0040266f,  0.001290976f,  0.1719973f,
+               0.07339958f,   0.001403248f, -2.829042e-05f, -0.1976236f,  -0.086495f,    0.002623351f}) < 1e-6);
 }
 
 TEST_CASE("LogSoftMax over dimension 0 of a 3-D input matches PyTorch", "[LogSoftMax]") {
@@ -170,15 +169,15 @@ TEST_CASE("LogSoftMax over dimension 0 of a 3-D input matches PyTorch", "[LogSof
   const Tensor g = nn::test::randomTensor({3, 2, 4}, 34);
   nn::LogSoftMax logSoftMax;
   REQUIRE(nn::test::maxAbsDiff(logSoftMax.forward(x),
-                               {-5.17861f,   -0.9697083f, -0.900326f,   -1.590758f, -4.445014f, -0.4535458f,
-                                -5.558762f,  -7.239792f,  -0.2035254f,  -0.4797796f, -3.01981f, -2.041356f,
-                                -7.575249f,  -1.015381f,  -0.01514382f, -1.080826f, -1.723084f, -6.272995f,
-                                -0.607424f,  -0.4059006f, -0.01232559f, -6.047287f, -4.49397f,  -0.4155648f}) < 1e-5);
+                               {-5.17861f,  -0.9697083f, -0.900326f,   -1.590758f,  -4.445014f, -0.4535458f,
+                                -5.558762f, -7.239792f,  -0.2035254f,  -0.4797796f, -3.01981f,  -2.041356f,
+                                -7.575249f, -1.015381f,  -0.01514382f, -1.080826f,  -1.723084f, -6.272995f,
+                                -0.607424f, -0.4059006f, -0.01232559f, -6.047287f,  -4.49397f,  -0.4155648f}) < 1e-5);
   REQUIRE(nn::test::maxAbsDiff(logSoftMax.backward(x, g),
-                               {-0.9087017f, -0.3103174f, 0.04720926f, -0.330818f,  -0.7918863f, -0.1705272f,
-                                0.2655198f,  -0.1047683f, 1.079777f,   -0.3102869f, 0.81071f,    0.4090934f,
-                                -0.1458589f, -0.324643f,  -0.5616952f, -0.3223742f, -0.1710756f, 0.6206043f,
-                                -0.8579192f, -0.07827535f, 0.9377451f, 0.4951702f,  0.2961754f,  0.4271425f}) < 1e-5);
+                               {-0.9087017f, -0.3103174f,  0.04720926f, -0.330818f,  -0.7918863f, -0.1705272f,
+                                0.2655198f,  -0.1047683f,  1.079777f,   -0.3102869f, 0.81071f,    0.4090934f,
+                                -0.1458589f, -0.324643f,   -0.5616952f, -0.3223742f, -0.1710756f, 0.6206043f,
+                                -0.8579192f, -0.07827535f, 0.9377451f,  0.4951702f,  0.2961754f,  0.4271425f}) < 1e-5);
 }
 
 TEST_CASE("SoftMax and LogSoftMax match PyTorch on a [4, 10, 3, 5] input", "[SoftMax][LogSoftMax]") {

@@ -1,9 +1,10 @@
 // nn::Identity, nn::View and nn::Reshape: the modules that change how the same elements are seen.
+#include "nn/View.h"
+
 #include <catch2/catch.hpp>
 
 #include "nn/Identity.h"
 #include "nn/Reshape.h"
-#include "nn/View.h"
 #include "tests/GradCheck.h"
 
 using nn::Tensor;
@@ -65,15 +66,15 @@ TEST_CASE("View shows the input under new sizes, inferring -1, without copying",
 
 TEST_CASE("View rejects sizes that do not fit the input, naming itself, the input and the sizes", "[View]") {
   nn::View view({-1, 800});
-  REQUIRE_THROWS_WITH(view.forward(Tensor::zeros({4, 50, 5, 5})),
-                      Catch::Contains("nn.View(-1, 800)") && Catch::Contains("[4, 50, 5, 5]") &&
-                          Catch::Contains("[-1, 800]"));
+  REQUIRE_THROWS_WITH(view.forward(Tensor::zeros({4, 50, 5, 5})), Catch::Contains("nn.View(-1, 800)") &&
+                                                                      Catch::Contains("[4, 50, 5, 5]") &&
+                                                                      Catch::Contains("[-1, 800]"));
   REQUIRE_THROWS_WITH(nn::View({3, 4}).forward(Tensor::zeros({2, 5})),
                       Catch::Contains("nn.View(3, 4)") && Catch::Contains("[2, 5]") && Catch::Contains("[3, 4]"));
   view.forward(Tensor::zeros({2, 50, 4, 4}));
-  REQUIRE_THROWS_WITH(view.backward(Tensor::zeros({2, 50, 4, 4}), Tensor::zeros({800, 2})),
-                      Catch::Contains("nn.View(-1, 800)") && Catch::Contains("[2, 800]") &&
-                          Catch::Contains("[800, 2]"));
+  REQUIRE_THROWS_WITH(
+      view.backward(Tensor::zeros({2, 50, 4, 4}), Tensor::zeros({800, 2})),
+      Catch::Contains("nn.View(-1, 800)") && Catch::Contains("[2, 800]") && Catch::Contains("[800, 2]"));
   REQUIRE_THROWS_WITH(nn::View({-1, -1}), Catch::Contains("nn.View(-1, -1)") && Catch::Contains("at most one"));
   REQUIRE_THROWS_WITH(nn::View({0, 4}), Catch::Contains("nn.View(0, 4)"));
   REQUIRE_THROWS_AS(nn::View({}), nn::Error);
@@ -88,8 +89,8 @@ TEST_CASE("View of a strided input copies it once into its own buffer", "[View]"
   a.forward(strided);
   REQUIRE(a.output.storage() != strided.storage());
   REQUIRE(nn::test::maxAbsDiff(a.output, b.forward(strided.contiguous())) == 0);
-  REQUIRE(nn::test::maxAbsDiff(a.backward(strided, stridedG), b.backward(strided.contiguous(), stridedG.contiguous())) ==
-          0);
+  REQUIRE(nn::test::maxAbsDiff(a.backward(strided, stridedG),
+                               b.backward(strided.contiguous(), stridedG.contiguous())) == 0);
   // Later steps reuse the buffers.
   const int64_t allocations = nn::storageAllocationCount();
   a.forward(strided);
@@ -143,8 +144,7 @@ TEST_CASE("Reshape rejects inputs that hold no whole number of samples, naming i
   const Tensor x = Tensor::zeros({3, 16});
   reshape.forward(x);
   REQUIRE_THROWS_WITH(reshape.backward(x, Tensor::zeros({3, 16})),
-                      Catch::Contains("nn.Reshape(2x8)") && Catch::Contains("[3, 2, 8]") &&
-                          Catch::Contains("[3, 16]"));
+                      Catch::Contains("nn.Reshape(2x8)") && Catch::Contains("[3, 2, 8]") && Catch::Contains("[3, 16]"));
   REQUIRE_THROWS_WITH(nn::Reshape({2, -1}), Catch::Contains("nn.Reshape(2x-1)"));
 }
 
@@ -156,8 +156,8 @@ TEST_CASE("Reshape of a strided input equals that of its contiguous copy; clones
   REQUIRE(a.output.sizes() == std::vector<int64_t>{3, 4, 4});
   const Tensor stridedG = nn::test::randomTensor({4, 4, 3}, 11).transpose(0, 2).transpose(1, 2);
   REQUIRE(stridedG.sizes() == std::vector<int64_t>{3, 4, 4});
-  REQUIRE(nn::test::maxAbsDiff(a.backward(strided, stridedG), b.backward(strided.contiguous(), stridedG.contiguous())) ==
-          0);
+  REQUIRE(nn::test::maxAbsDiff(a.backward(strided, stridedG),
+                               b.backward(strided.contiguous(), stridedG.contiguous())) == 0);
 
   nn::ModulePtr copy = a.clone();
   REQUIRE(std::dynamic_pointer_cast<nn::Reshape>(copy)->batchMode());

@@ -24,11 +24,20 @@ struct SoftMaxShape {
 /// of a 3-D [C, H, W] and dimension 1 of a 4-D [N, C, H, W] input. False for other ranks.
 NN_HD inline bool softMaxShape(int dims, const int64_t* sizes, SoftMaxShape* shape) {
   switch (dims) {
-    case 1: *shape = {1, sizes[0], 1}; return true;
-    case 2: *shape = {sizes[0], sizes[1], 1}; return true;
-    case 3: *shape = {1, sizes[0], sizes[1] * sizes[2]}; return true;
-    case 4: *shape = {sizes[0], sizes[1], sizes[2] * sizes[3]}; return true;
-    default: return false;
+    case 1:
+      *shape = {1, sizes[0], 1};
+      return true;
+    case 2:
+      *shape = {sizes[0], sizes[1], 1};
+      return true;
+    case 3:
+      *shape = {1, sizes[0], sizes[1] * sizes[2]};
+      return true;
+    case 4:
+      *shape = {sizes[0], sizes[1], sizes[2] * sizes[3]};
+      return true;
+    default:
+      return false;
   }
 }
 
