@@ -1,6 +1,8 @@
 // nn::Dropout on the CPU: the mask is drawn element by element from the module's generator.
 #include "nn/Dropout.h"
 
+#include <sstream>
+
 #include "nn/math/Dropout.h"
 
 namespace nn {
