@@ -1,0 +1,169 @@
+// nn::Concat on the CPU. A tensor of sizes [a..., n, b...] is seen as [outer, n, inner] for the
+// joined dimension n, so each child's part is `outer` contiguous runs of n_i * inner elements.
+#include "nn/Concat.h"
+
+#include <algorithm>
+
+namespace nn {
+
+NN_REGISTER_MODULE(Concat);
+
+namespace {
+
+int64_t outerOf(const Tensor& t, int dim) {
+  int64_t n = 1;
+  for (int d = 0; d < dim; ++d) n *= t.size(d);
+  return n;
+}
+
+int64_t innerOf(const Tensor& t, int dim) {
+  int64_t n = 1;
+  for (int d = dim + 1; d < t.dim(); ++d) n *= t.size(d);
+  return n;
+}
+
+// True when a and b have the same sizes except along `dim`.
+bool matchOutside(const Tensor& a, const Tensor& b, int dim) {
+  if (a.dim() != b.dim()) return false;
+  for (int d = 0; d < a.dim(); ++d)
+    if (d != dim && a.size(d) != b.size(d)) return false;
+  return true;
+}
+
+// "[4, *, 3]": the sizes a tensor needs to be joined with t along `dim`.
+std::string joinableShape(const Tensor& t, int dim) {
+  std::string s = "[";
+  for (int d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + (d == dim ? std::string("*") : std::to_string(t.size(d)));
+  return s + "]";
+}
+
+}  // namespace
+
+Concat::Concat(int dim) : dim_(dim) {
+  NN_CHECK(dim >= 0, "nn.Concat: expected a dimension >= 0 (dimensions count from 0), got " << dim);
+}
+
+ModulePtr Concat::create(const Config& c, std::vector<ModulePtr> children) {
+  auto concat = std::make_shared<Concat>(static_cast<int>(c.integer("dim")));
+  for (ModulePtr& child : children) concat->add(std::move(child));
+  return concat;
+}
+
+Config Concat::config() const { return Config().set("dim", dim_); }
+
+const Tensor& Concat::updateOutput(const Tensor& input) {
+  checkNotEmpty();
+  for (size_t i = 0; i < modules_.size(); ++i)
+    inChild(i, [&]() -> const Tensor& { return modules_[i]->updateOutput(input); });
+  const Tensor& first = modules_[0]->output;
+  NN_CHECK(dim_ < first.dim(), typeName() << ": cannot join along dimension " << dim_ << " outputs of size "
+                                          << first.shapeString() << " (dimensions count from 0)");
+  int64_t joined = 0;
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const Tensor& out = modules_[i]->output;
+    NN_CHECK(matchOutside(out, first, dim_), typeName() << ": expected the output of (" << i + 1 << ") to be "
+                                                        << joinableShape(first, dim_) << " to join along dimension "
+                                                        << dim_ << " with that of (1), got " << out.shapeString());
+    NN_CHECK(out.device() == first.device(), typeName() << ": expected the output of (" << i + 1 << ") on "
+                                                        << first.device().str() << " as that of (1), got "
+                                                        << out.device().str());
+    joined += out.size(dim_);
+  }
+  sizes_.assign(first.sizes().begin(), first.sizes().end());
+  sizes_[dim_] = joined;
+  output.resize_(sizes_, first.device());
+
+  const int64_t outer = outerOf(first, dim_);
+  const int64_t inner = innerOf(first, dim_);
+  float* out = output.data();
+  int64_t offset = 0;  // of child i's part within one run of joined * inner elements
+  for (const ModulePtr& child : modules_) {
+    const Tensor part = child->output.contiguous();
+    const int64_t run = part.size(dim_) * inner;
+    const float* src = part.data();
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy(src + o * run, src + (o + 1) * run, out + o * joined * inner + offset);
+    offset += run;
+  }
+  return output;
+}
+
+void Concat::splitGradOutput(const Tensor& gradOutput) {
+  NN_CHECK(gradOutput.sizes() == output.sizes(), typeName() << ": expected gradOutput of size " << output.shapeString()
+                                                            << ", got " << gradOutput.shapeString());
+  int64_t joined = 0;
+  for (const ModulePtr& child : modules_) {
+    const Tensor& out = child->output;
+    NN_CHECK(matchOutside(out, gradOutput, dim_), typeName() << ": backward needs the outputs of a forward that gave "
+                                                             << gradOutput.shapeString() << ", found a child output of "
+                                                             << out.shapeString());
+    joined += out.size(dim_);
+  }
+  NN_CHECK(joined == gradOutput.size(dim_), typeName() << ": backward needs the outputs of a forward that gave "
+                                                       << gradOutput.shapeString() << ", found children's outputs of "
+                                                       << joined << " along dimension " << dim_);
+  if (gradOutputParts_.size() != modules_.size()) gradOutputParts_.resize(modules_.size());
+
+  const Tensor g = gradOutput.contiguous();
+  const int64_t outer = outerOf(g, dim_);
+  const int64_t inner = innerOf(g, dim_);
+  const float* src = g.data();
+  sizes_.assign(g.sizes().begin(), g.sizes().end());
+  int64_t offset = 0;
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    sizes_[dim_] = modules_[i]->output.size(dim_);
+    Tensor& part = gradOutputParts_[i];
+    part.resize_(sizes_, g.device());
+    const int64_t run = sizes_[dim_] * inner;
+    float* dst = part.data();
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy(src + o * joined * inner + offset, src + o * joined * inner + offset + run, dst + o * run);
+    offset += run;
+  }
+}
+
+const Tensor& Concat::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
+  checkNotEmpty();
+  splitGradOutput(gradOutput);
+  gradInput.resize_(input.sizes(), input.device());
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const Tensor& g =
+        inChild(i, [&]() -> const Tensor& { return modules_[i]->updateGradInput(input, gradOutputParts_[i]); });
+    NN_CHECK(g.sizes() == input.sizes() && g.device() == input.device(),
+             typeName() << ": expected the gradInput of (" << i + 1 << ") of size " << input.shapeString() << " on "
+                        << input.device().str() << ", got " << g.shapeString() << " on " << g.device().str());
+    if (i == 0)
+      gradInput.copy_(g);
+    else
+      gradInput.add_(g.contiguous());
+  }
+  return gradInput;
+}
+
+void Concat::accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) {
+  checkNotEmpty();
+  splitGradOutput(gradOutput);
+  for (size_t i = 0; i < modules_.size(); ++i)
+    inChild(i, [&] { modules_[i]->accGradParameters(input, gradOutputParts_[i], scale); });
+}
+
+void Concat::clearState() {
+  Module::clearState();
+  gradOutputParts_.clear();
+}
+
+std::string Concat::toString() const {
+  std::string s = typeName() + " {\n  input";
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const bool last = i + 1 == modules_.size();
+    // A child's own lines continue its branch, or hang below the last one.
+    const std::string indent = last ? "\n         " : "\n    |    ";
+    std::string child = modules_[i]->toString();
+    for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + indent.size()))
+      child.replace(pos, 1, indent);
+    s += (last ? "\n     `-> (" : "\n    |`-> (") + std::to_string(i + 1) + "): " + child;
+  }
+  return s + "\n     ... -> output\n}";
+}
+
+}  // namespace nn

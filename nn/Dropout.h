@@ -1,0 +1,38 @@
+// nn::Dropout: Torch7's v2 dropout. In training, output = input * noise with noise 1 / (1 - p)
+// with probability 1 - p and 0 otherwise; in evaluation, output = input.
+#pragma once
+
+#include "nn/Module.h"
+#include "nn/Random.h"
+
+namespace nn {
+
+class Dropout : public Module {
+ public:
+  /// p: the probability of zeroing each element, in [0, 1).
+  explicit Dropout(float p = 0.5f);
+  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
+
+  const Tensor& updateOutput(const Tensor& input) override;
+  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  void clearState() override;
+
+  std::string typeName() const override { return "nn.Dropout"; }
+  /// "nn.Dropout(0.5)"
+  std::string toString() const override;
+  Config config() const override;
+
+  float p() const { return p_; }
+  /// The source of this module's masks, its own so that threads never share one; seeded at
+  /// construction from defaultGenerator(). Reseeding it replays the same masks.
+  Generator& generator() { return generator_; }
+
+  /// The factors of the last training forward, 0 or 1 / (1 - p) per element of the input.
+  Tensor noise;
+
+ private:
+  float p_;
+  Generator generator_;
+};
+
+}  // namespace nn

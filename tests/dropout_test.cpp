@@ -1,0 +1,149 @@
+// nn::Dropout: masks, scaling, evaluation mode, seeding, gradient with a fixed mask.
+#include "nn/Dropout.h"
+
+#include <catch2/catch.hpp>
+
+#include "nn/Random.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+// A Dropout whose generator is reseeded before every forward, so that every forward draws the
+// same mask and the finite differences see one fixed function of the input.
+class FixedMaskDropout : public nn::Module {
+ public:
+  explicit FixedMaskDropout(float p) : dropout(p) {}
+  const Tensor& updateOutput(const Tensor& input) override {
+    dropout.generator().seed(17);
+    output.set_(dropout.updateOutput(input));
+    return output;
+  }
+  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override {
+    gradInput.set_(dropout.updateGradInput(input, gradOutput));
+    return gradInput;
+  }
+  std::string typeName() const override { return "FixedMaskDropout"; }
+
+  nn::Dropout dropout;
+};
+
+int64_t countOf(const Tensor& t, float value) {
+  int64_t n = 0;
+  for (float v : t.toVector()) n += v == value;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("Dropout zeroes a fraction p and scales the rest by 1 / (1 - p)", "[Dropout]") {
+  nn::manualSeed(1);
+  nn::Dropout dropout(0.25f);
+  REQUIRE(dropout.toString() == "nn.Dropout(0.25)");
+  REQUIRE(nn::Dropout().toString() == "nn.Dropout(0.5)");
+  // On ones, every output is a mask value: 0 with probability 1/4, else 1 / (1 - 1/4) = 4/3.
+  const Tensor ones = Tensor::full({100, 100}, 1.f);
+  const Tensor& y = dropout.forward(ones);
+  const int64_t zeros = countOf(y, 0.f);
+  REQUIRE(zeros + countOf(y, 4.f / 3) == 10000);
+  // 10000 draws: the count of zeros is 2500 +- 43 (one standard deviation).
+  REQUIRE(zeros > 2300);
+  REQUIRE(zeros < 2700);
+  REQUIRE(dropout.noise.toVector() == y.toVector());
+  // The output is input * noise, element by element.
+  const Tensor x = nn::test::randomTensor({100, 100}, 2);
+  dropout.forward(x);
+  const std::vector<float> in = x.toVector(), noise = dropout.noise.toVector(), out = dropout.output.toVector();
+  for (size_t i = 0; i < in.size(); ++i) REQUIRE(out[i] == in[i] * noise[i]);
+  // gradInput = gradOutput * noise: with gradOutput ones, the noise itself.
+  REQUIRE(dropout.backward(x, ones).toVector() == noise);
+  // A new forward draws a new mask.
+  dropout.forward(x);
+  REQUIRE(dropout.noise.toVector() != noise);
+}
+
+TEST_CASE("Dropout passes input and gradient through in evaluation, and with p = 0", "[Dropout]") {
+  nn::Dropout dropout(0.5f);
+  const Tensor x = nn::test::randomTensor({3, 7}, 3);
+  const Tensor g = nn::test::randomTensor({3, 7}, 4);
+  dropout.evaluate();
+  REQUIRE(nn::test::maxAbsDiff(dropout.forward(x), x) == 0);
+  REQUIRE(nn::test::maxAbsDiff(dropout.backward(x, g), g) == 0);
+  dropout.training();
+  REQUIRE(nn::test::maxAbsDiff(dropout.forward(x), x) > 0);
+  nn::Dropout none(0.f);
+  REQUIRE(nn::test::maxAbsDiff(none.forward(x), x) == 0);
+  REQUIRE(nn::test::maxAbsDiff(none.backward(x, g), g) == 0);
+}
+
+TEST_CASE("Dropout masks follow manualSeed, and each Dropout has its own generator", "[Dropout]") {
+  const Tensor x = nn::test::randomTensor({50}, 5);
+  nn::manualSeed(42);
+  nn::Dropout a;
+  nn::Dropout b;  // seeded by the next number of the default generator
+  nn::manualSeed(42);
+  nn::Dropout again;
+  const std::vector<float> first = a.forward(x).toVector();
+  const std::vector<float> second = a.forward(x).toVector();
+  REQUIRE(again.forward(x).toVector() == first);
+  REQUIRE(again.forward(x).toVector() == second);
+  REQUIRE(b.forward(x).toVector() != first);
+  // Drawing from the default generator in between does not change a Dropout's masks.
+  nn::manualSeed(42);
+  nn::Dropout third;
+  nn::defaultGenerator().uniform();
+  REQUIRE(third.forward(x).toVector() == first);
+}
+
+TEST_CASE("Dropout's gradient agrees with finite differences for a fixed mask", "[Dropout]") {
+  FixedMaskDropout fixed(0.4f);
+  const Tensor x = nn::test::randomTensor({4, 6}, 6);
+  fixed.forward(x);
+  REQUIRE(countOf(fixed.dropout.noise, 0.f) > 0);
+  REQUIRE(countOf(fixed.dropout.noise, 0.f) < 24);
+  REQUIRE(nn::test::inputGradientError(fixed, x) < 1e-3);
+}
+
+TEST_CASE("Dropout rejects a bad p and mismatched gradients, naming itself and the shapes", "[Dropout]") {
+  REQUIRE_THROWS_WITH(nn::Dropout(1.f), Catch::Contains("nn.Dropout") && Catch::Contains("[0, 1)"));
+  REQUIRE_THROWS_WITH(nn::Dropout(-0.1f), Catch::Contains("nn.Dropout") && Catch::Contains("-0.1"));
+  nn::Dropout dropout(0.5f);
+  const Tensor x = Tensor::zeros({2, 3});
+  dropout.forward(x);
+  REQUIRE_THROWS_WITH(dropout.backward(x, Tensor::zeros({3, 2})),
+                      Catch::Contains("nn.Dropout(0.5)") && Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));
+  // A training backward needs the mask of a training forward on an input of this size.
+  REQUIRE_THROWS_WITH(dropout.backward(Tensor::zeros({4}), Tensor::zeros({4})),
+                      Catch::Contains("nn.Dropout(0.5)") && Catch::Contains("[4]") && Catch::Contains("[2, 3]"));
+}
+
+TEST_CASE("Dropout of a strided input equals that of its contiguous copy under the same mask", "[Dropout]") {
+  const Tensor strided = nn::test::randomTensor({5, 4}, 7).transpose(0, 1);
+  const Tensor stridedG = nn::test::randomTensor({5, 4}, 8).transpose(0, 1);
+  nn::manualSeed(9);
+  nn::Dropout a;
+  nn::manualSeed(9);
+  nn::Dropout b;
+  REQUIRE(nn::test::maxAbsDiff(a.forward(strided), b.forward(strided.contiguous())) == 0);
+  REQUIRE(nn::test::maxAbsDiff(a.backward(strided, stridedG),
+                               b.backward(strided.contiguous(), stridedG.contiguous())) == 0);
+}
+
+TEST_CASE("Dropout clones keep p and the mode, draw their own masks and leave the original alone", "[Dropout]") {
+  nn::Dropout dropout(0.3f);
+  const Tensor x = nn::test::randomTensor({200}, 10);
+  dropout.evaluate();
+  const std::vector<float> out = dropout.forward(x).toVector();
+  nn::ModulePtr copy = dropout.clone();
+  REQUIRE(copy->toString() == "nn.Dropout(0.3)");
+  REQUIRE_FALSE(copy->isTraining());
+  REQUIRE(copy->forward(x).toVector() == out);
+  copy->training();
+  dropout.training();
+  dropout.forward(x);
+  const std::vector<float> mask = dropout.noise.toVector();
+  copy->forward(x);
+  REQUIRE(std::dynamic_pointer_cast<nn::Dropout>(copy)->noise.toVector() != mask);
+  REQUIRE(dropout.noise.toVector() == mask);
+}

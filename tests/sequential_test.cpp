@@ -1,0 +1,159 @@
+// nn::Sequential: managing the children, chaining forward and backward, printing, errors.
+#include "nn/Sequential.h"
+
+#include <catch2/catch.hpp>
+
+#include "nn/Dropout.h"
+#include "nn/Identity.h"
+#include "nn/Linear.h"
+#include "nn/LogSoftMax.h"
+#include "nn/Random.h"
+#include "nn/ReLU.h"
+#include "nn/Tanh.h"
+#include "nn/View.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+// Linear(2 -> 3) with W = [[1, 2], [3, 4], [5, 6]], b = [0.5, -1, 2], then ReLU.
+std::shared_ptr<nn::Sequential> linearRelu() {
+  auto linear = std::make_shared<nn::Linear>(2, 3);
+  linear->weight.copy_(Tensor::fromVector({3, 2}, {1, 2, 3, 4, 5, 6}));
+  linear->bias.copy_(Tensor::fromVector({3}, {0.5f, -1, 2}));
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(linear).add(std::make_shared<nn::ReLU>());
+  return net;
+}
+
+// The layout of Torch7's LeNet, with a View and fully connected layers in place of the
+// convolutions, and its 8th module Linear(800 -> 500). `hidden` is the output size of module
+// (4); anything but 800 feeds module (8) a wrong shape.
+std::shared_ptr<nn::Sequential> leNetLike(int64_t hidden) {
+  nn::manualSeed(1);
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 784}))
+      .add(std::make_shared<nn::Linear>(784, 1000))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(1000, hidden))
+      .add(std::make_shared<nn::Tanh>())
+      .add(std::make_shared<nn::Dropout>(0.5f))
+      .add(std::make_shared<nn::Identity>())
+      .add(std::make_shared<nn::Linear>(800, 500))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(500, 10))
+      .add(std::make_shared<nn::LogSoftMax>());
+  return net;
+}
+
+}  // namespace
+
+TEST_CASE("Sequential add, get, size, insert and remove keep the children in order", "[Sequential]") {
+  nn::Sequential net;
+  REQUIRE(net.size() == 0);
+  auto a = std::make_shared<nn::ReLU>();
+  auto b = std::make_shared<nn::Tanh>();
+  auto c = std::make_shared<nn::Identity>();
+  net.add(a).add(b);
+  REQUIRE(net.size() == 2);
+  REQUIRE(net.get(0) == a);
+  REQUIRE(net.get(1) == b);
+  net.insert(c, 1);  // before b
+  REQUIRE(net.size() == 3);
+  REQUIRE(net.get(1) == c);
+  REQUIRE(net.get(2) == b);
+  net.insert(c, 3);  // at the end
+  REQUIRE(net.get(3) == c);
+  net.remove(0);
+  REQUIRE(net.size() == 3);
+  REQUIRE(net.get(0) == c);
+  REQUIRE(net.get(1) == b);
+  REQUIRE(net.children() == std::vector<nn::ModulePtr>{c, b, c});
+  REQUIRE_THROWS_WITH(net.get(3), Catch::Contains("nn.Sequential") && Catch::Contains("3"));
+  REQUIRE_THROWS_WITH(net.insert(a, 5), Catch::Contains("nn.Sequential") && Catch::Contains("5"));
+  REQUIRE_THROWS_WITH(net.remove(3), Catch::Contains("nn.Sequential") && Catch::Contains("3"));
+  REQUIRE_THROWS_AS(net.add(nullptr), nn::Error);
+}
+
+TEST_CASE("Sequential prints Torch7's block", "[Sequential]") {
+  auto net = linearRelu();
+  REQUIRE(net->toString() ==
+          "nn.Sequential {\n  [input -> (1) -> (2) -> output]\n  (1): nn.Linear(2 -> 3)\n  (2): nn.ReLU\n}");
+  nn::Sequential outer;
+  outer.add(net).add(std::make_shared<nn::Tanh>());
+  REQUIRE(outer.toString() ==
+          "nn.Sequential {\n"
+          "  [input -> (1) -> (2) -> output]\n"
+          "  (1): nn.Sequential {\n"
+          "    [input -> (1) -> (2) -> output]\n"
+          "    (1): nn.Linear(2 -> 3)\n"
+          "    (2): nn.ReLU\n"
+          "  }\n"
+          "  (2): nn.Tanh\n"
+          "}");
+}
+
+TEST_CASE("Sequential chains forward and backward as computed by hand", "[Sequential]") {
+  auto net = linearRelu();
+  const Tensor x = Tensor::fromVector({2, 2}, {1, -1, 0, 2});
+  // Linear gives [[-0.5, -2, 1], [4.5, 7, 14]]; ReLU zeroes the negatives.
+  REQUIRE(nn::test::maxAbsDiff(net->forward(x), {0, 0, 1, 4.5f, 7, 14}) == 0);
+  // With gradOutput ones, ReLU passes [[0, 0, 1], [1, 1, 1]]; times W: [[5, 6], [1+3+5, 2+4+6]].
+  net->zeroGradParameters();
+  REQUIRE(nn::test::maxAbsDiff(net->backward(x, Tensor::full({2, 3}, 1.f)), {5, 6, 9, 12}) == 0);
+  // gradBias = column sums of what ReLU passed.
+  REQUIRE(nn::test::maxAbsDiff(std::dynamic_pointer_cast<nn::Linear>(net->get(0))->gradBias, {1, 1, 2}) == 0);
+}
+
+TEST_CASE("Sequential gradients agree with finite differences through every kind of module", "[Sequential]") {
+  nn::manualSeed(2);
+  nn::Sequential net;
+  net.add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 6}))
+      .add(std::make_shared<nn::Linear>(6, 4))
+      .add(std::make_shared<nn::Tanh>())
+      .add(std::make_shared<nn::Linear>(4, 3))
+      .add(std::make_shared<nn::LogSoftMax>());
+  const Tensor x = nn::test::randomTensor({2, 2, 3}, 3);
+  REQUIRE(net.forward(x).sizes() == std::vector<int64_t>{2, 3});
+  REQUIRE(nn::test::inputGradientError(net, x) < 1e-3);
+  const std::vector<double> errors = nn::test::parameterGradientErrors(net, x);
+  REQUIRE(errors.size() == 4);
+  for (double e : errors) REQUIRE(e < 1e-3);
+}
+
+TEST_CASE("An empty Sequential refuses to run", "[Sequential]") {
+  nn::Sequential net;
+  REQUIRE_THROWS_WITH(net.forward(Tensor::zeros({2})), Catch::Contains("nn.Sequential") && Catch::Contains("empty"));
+  REQUIRE_THROWS_WITH(net.backward(Tensor::zeros({2}), Tensor::zeros({2})), Catch::Contains("nn.Sequential"));
+}
+
+TEST_CASE("An error inside a child carries the child's position", "[Sequential]") {
+  const Tensor x = nn::test::randomTensor({4, 1, 28, 28}, 4);
+  // Sized right, the net runs.
+  REQUIRE(leNetLike(800)->forward(x).sizes() == std::vector<int64_t>{4, 10});
+  // Module (4) gives 600 features where (8) takes 800.
+  auto net = leNetLike(600);
+  REQUIRE(net->get(7)->toString() == "nn.Linear(800 -> 500)");
+  REQUIRE_THROWS_WITH(net->forward(x), Catch::StartsWith("(8) nn.Linear(800 -> 500)") && Catch::Contains("[4, 600]"));
+  // Nested, each level adds its position in front.
+  nn::Sequential outer;
+  outer.add(std::make_shared<nn::Identity>()).add(net);
+  REQUIRE_THROWS_WITH(outer.forward(x), Catch::StartsWith("(2) (8) nn.Linear(800 -> 500)"));
+  // The backward of a child names it too.
+  auto good = leNetLike(800);
+  good->forward(x);
+  REQUIRE_THROWS_WITH(good->backward(x, Tensor::zeros({4, 9})), Catch::StartsWith("(11) nn.LogSoftMax"));
+}
+
+TEST_CASE("Sequential of a strided input equals that of its contiguous copy; clones are independent", "[Sequential]") {
+  auto net = linearRelu();
+  const Tensor strided = nn::test::randomTensor({2, 5}, 5).transpose(0, 1);
+  const std::vector<float> out = net->forward(strided.contiguous()).toVector();
+  REQUIRE(net->forward(strided).toVector() == out);
+  nn::ModulePtr copy = net->clone();
+  REQUIRE(copy->toString() == net->toString());
+  REQUIRE(copy->forward(strided).toVector() == out);
+  copy->getParameters().first.fill_(0);
+  REQUIRE(net->forward(strided).toVector() == out);
+}
