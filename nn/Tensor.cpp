@@ -342,13 +342,19 @@ Tensor& Tensor::resizeImpl(const int64_t* sizes, size_t dims, const Device& d) {
     impl_->offset = 0;
   }
   impl_->sizes.assign(sizes, sizes + dims);
+  setContiguousStrides();
+  return *this;
+}
+
+void Tensor::setContiguousStrides() {
+  // In place: the strides vector keeps its capacity, so a steady step allocates nothing.
+  const size_t dims = impl_->sizes.size();
   impl_->strides.resize(dims);
   int64_t stride = 1;
   for (size_t i = dims; i-- > 0;) {
     impl_->strides[i] = stride;
-    stride *= std::max<int64_t>(sizes[i], 1);
+    stride *= std::max<int64_t>(impl_->sizes[i], 1);
   }
-  return *this;
 }
 
 bool Tensor::hasSizes(std::initializer_list<int64_t> sizes) const {
@@ -372,7 +378,7 @@ Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset,
   impl_->storage = storage;
   impl_->offset = offset;
   impl_->sizes = sizes;
-  impl_->strides = contiguousStrides(sizes);
+  setContiguousStrides();
   return *this;
 }
 

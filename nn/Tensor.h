@@ -121,6 +121,7 @@ class Tensor {
 
  private:
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  void setContiguousStrides();
   Tensor& resizeImpl(const int64_t* sizes, size_t dims, const Device& device);
   Tensor makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides) const;
 
