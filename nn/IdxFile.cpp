@@ -49,7 +49,10 @@ class GzReader {
     int code = Z_OK;
     const char* message = gzerror(file_, &code);
     if (code == Z_OK) return "";
-    return code == Z_ERRNO ? std::strerror(errno) : message;
+    if (code == Z_ERRNO) return std::strerror(errno);
+    // zlib puts the path in front of its message; ours is already there.
+    const std::string text = message;
+    return text.rfind(path_ + ": ", 0) == 0 ? text.substr(path_.size() + 2) : text;
   }
 
   /// " (gzip: ...)" when zlib saw a problem, for the end of a message.
