@@ -29,6 +29,7 @@ constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
 constexpr const char* kMetadataKey = "__metadata__";
 constexpr const char* kModuleKey = "nn.module";
 constexpr const char* kFormatKey = "format";
+constexpr int kMaxTreeDepth = 1000;
 
 std::string errnoText() { return std::strerror(errno); }
 
@@ -101,8 +102,14 @@ class InputFile {
     fd_ = open(path.c_str(), O_RDONLY);
     NN_CHECK(fd_ >= 0, path << ": cannot open: " << errnoText());
     struct stat info;
-    NN_CHECK(fstat(fd_, &info) == 0, path << ": cannot read: " << errnoText());
-    NN_CHECK(S_ISREG(info.st_mode), path << ": not a regular file");
+    const std::string problem = fstat(fd_, &info) != 0      ? errnoText()
+                                : !S_ISREG(info.st_mode) ? "not a regular file"
+                                                         : "";
+    if (!problem.empty()) {
+      // The destructor does not run for a constructor that throws.
+      close(fd_);
+      throw Error(path + ": cannot read: " + problem);
+    }
     size_ = static_cast<uint64_t>(info.st_size);
   }
   ~InputFile() { close(fd_); }
@@ -131,6 +138,12 @@ class InputFile {
   uint64_t size_ = 0;
 };
 
+// A JSON value for an error message, cut short: a corrupted header can be 100 MB.
+std::string brief(const Json& value) {
+  const std::string text = value.dump();
+  return text.size() <= 200 ? text : text.substr(0, 200) + "...";
+}
+
 struct TensorEntry {
   std::string name;
   std::vector<int64_t> shape;
@@ -147,7 +160,7 @@ struct Header {
 // One tensor's header entry, checked against the data section's size.
 TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t dataBytes, const std::string& path) {
   const std::string where = path + ": tensor '" + name + "': ";
-  NN_CHECK(value.is_object(), where << "expected {\"dtype\", \"shape\", \"data_offsets\"}, got " << value.dump());
+  NN_CHECK(value.is_object(), where << "expected {\"dtype\", \"shape\", \"data_offsets\"}, got " << brief(value));
   NN_CHECK(value.contains("dtype") && value["dtype"].is_string(), where << "missing dtype");
   const std::string dtype = value["dtype"].get<std::string>();
   NN_CHECK(dtype == "F32", where << "dtype " << dtype << " is not supported, expected F32");
@@ -157,7 +170,7 @@ TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t data
   NN_CHECK(value.contains("data_offsets") && value["data_offsets"].is_array() && value["data_offsets"].size() == 2 &&
                value["data_offsets"][0].is_number_unsigned() && value["data_offsets"][1].is_number_unsigned(),
            where << "expected data_offsets [begin, end], got "
-                 << (value.contains("data_offsets") ? value["data_offsets"].dump() : "none"));
+                 << (value.contains("data_offsets") ? brief(value["data_offsets"]) : "none"));
   entry.begin = value["data_offsets"][0].get<uint64_t>();
   entry.end = value["data_offsets"][1].get<uint64_t>();
   NN_CHECK(entry.begin <= entry.end && entry.end <= dataBytes,
@@ -167,7 +180,7 @@ TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t data
   NN_CHECK(value.contains("shape") && value["shape"].is_array(), where << "missing shape");
   for (const Json& d : value["shape"]) {
     NN_CHECK(d.is_number_unsigned() && d.get<uint64_t>() <= (uint64_t{1} << 62),
-             where << "expected a shape of non-negative integers, got " << value["shape"].dump());
+             where << "expected a shape of non-negative integers, got " << brief(value["shape"]));
     entry.shape.push_back(d.get<int64_t>());
   }
   // The shape's size in bytes, saturated at 2^62 (no file is that large), so that the
@@ -216,10 +229,10 @@ Header readHeader(InputFile& file, const std::string& path) {
       header.entries.push_back(parseEntry(item.key(), item.value(), dataBytes, path));
       continue;
     }
-    NN_CHECK(item.value().is_object(), path << ": expected __metadata__ to be an object, got " << item.value().dump());
+    NN_CHECK(item.value().is_object(), path << ": expected __metadata__ to be an object, got " << brief(item.value()));
     for (const auto& m : item.value().items()) {
       NN_CHECK(m.value().is_string(), path << ": metadata '" << m.key() << "': expected a string, got "
-                                           << m.value().dump());
+                                           << brief(m.value()));
       header.metadata[m.key()] = m.value().get<std::string>();
     }
   }
@@ -270,13 +283,15 @@ Json describe(const Module& module) {
 }
 
 // `where` is the module's place as in stateDict names: "" for the root, "2", "2.0".
-ModulePtr build(const Json& node, const std::string& where, const std::string& source) {
+ModulePtr build(const Json& node, const std::string& where, int depth, const std::string& source) {
   const std::string at = source + ": module tree: " + (where.empty() ? "root" : "module '" + where + "'") + ": ";
+  // Far deeper than any network; a corrupted tree must not exhaust the stack.
+  NN_CHECK(depth <= kMaxTreeDepth, at << "nested more than " << kMaxTreeDepth << " modules deep");
   NN_CHECK(node.is_object() && node.contains("type") && node["type"].is_string() && node.contains("config") &&
                node["config"].is_object() && node.contains("training") && node["training"].is_boolean() &&
                node.contains("children") && node["children"].is_array(),
            at << "expected {\"type\": string, \"config\": object, \"training\": bool, \"children\": list}, got "
-              << node.dump().substr(0, 200));
+              << brief(node));
   const std::string type = node["type"].get<std::string>();
   Config config;
   for (const auto& item : node["config"].items()) {
@@ -286,11 +301,11 @@ ModulePtr build(const Json& node, const std::string& where, const std::string& s
       continue;
     }
     NN_CHECK(v.is_array(), at << type << " config entry '" << item.key() << "': expected a number or a list, got "
-                              << v.dump());
+                              << brief(v));
     std::vector<int64_t> values;
     for (const Json& x : v) {
-      NN_CHECK(x.is_number_integer(), at << type << " config entry '" << item.key()
-                                         << "': expected a list of integers, got " << v.dump());
+      NN_CHECK(x.is_number_integer() && !(x.is_number_unsigned() && x.get<uint64_t>() > INT64_MAX), at << type << " config entry '" << item.key()
+                                         << "': expected a list of integers, got " << brief(v));
       values.push_back(x.get<int64_t>());
     }
     config.set(item.key(), values);
@@ -298,7 +313,8 @@ ModulePtr build(const Json& node, const std::string& where, const std::string& s
   std::vector<ModulePtr> children;
   const Json& kids = node["children"];
   for (size_t i = 0; i < kids.size(); ++i)
-    children.push_back(build(kids[i], where.empty() ? std::to_string(i) : where + "." + std::to_string(i), source));
+    children.push_back(
+        build(kids[i], where.empty() ? std::to_string(i) : where + "." + std::to_string(i), depth + 1, source));
   ModulePtr module;
   try {
     module = createModule(type, config, std::move(children));
@@ -387,7 +403,7 @@ ModulePtr buildModuleTree(const std::string& description, const std::string& sou
   } catch (const Json::exception& e) {
     throw Error(source + ": the module tree is not valid JSON: " + e.what());
   }
-  ModulePtr module = build(tree, "", source);
+  ModulePtr module = build(tree, "", 0, source);
   setModes(*module, tree);
   return module;
 }

@@ -426,6 +426,11 @@ TEST_CASE("a corrupted module tree is an error naming the file and the module", 
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("'x'"));
   withTree(R"({"type":"nn.ReLU"})");
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("root"));
+  std::string deep;
+  for (int i = 0; i < 5000; ++i) deep += R"({"type":"nn.Sequential","config":{},"training":true,"children":[)";
+  for (int i = 0; i < 5000; ++i) deep += "]}";
+  withTree(deep);
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("nested more than"));
   withTree(R"({"type":)");
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("not valid JSON"));
 }
