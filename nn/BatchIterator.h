@@ -15,11 +15,13 @@
 
 namespace nn {
 
+/// How a BatchIterator orders and cuts the data.
 struct BatchOptions {
   /// A new random order each epoch; false keeps the data set's order.
   bool shuffle = true;
   /// Drop the last batch of an epoch when it has fewer than batchSize samples.
   bool dropLast = false;
+  /// With the epoch, decides the order; the same seed gives the same batches.
   uint64_t seed = 0;
 };
 
@@ -54,6 +56,7 @@ class BatchIterator {
 
   /// The batch of next() without arguments.
   Tensor input;
+  /// The targets of that batch.
   Tensor target;
 
  private:

@@ -11,11 +11,14 @@ namespace nn {
 
 class FashionMnist {
  public:
+  /// The 60000 training or the 10000 test pictures.
   enum class Split { Train, Test };
 
   /// Where Debian's dataset-fashion-mnist package puts the files.
   static constexpr const char* kDefaultFolder = "/usr/share/datasets/fashion-mnist";
+  /// Labels are 0 .. kClasses - 1.
   static constexpr int64_t kClasses = 10;
+  /// Picture size in pixels.
   static constexpr int64_t kHeight = 28;
   static constexpr int64_t kWidth = 28;
 

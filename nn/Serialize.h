@@ -26,6 +26,7 @@ using Metadata = std::map<std::string, std::string>;
 struct SafetensorsContents {
   /// CPU tensors on cpu:0, in the order of their data in the file.
   std::vector<NamedTensor> tensors;
+  /// The "__metadata__" entries.
   Metadata metadata;
 };
 
