@@ -155,8 +155,8 @@ TEST_CASE("IdxFile rejects files truncated anywhere and files with trailing byte
 
 namespace {
 
-// Three 28x28 images whose pixel (r, c) of image i is (i * 28 * 28 + r * 28 + c) % 256,
-// with labels 0, 9, 4: the split "train" in dir, compressed or not.
+// The split `prefixName` ("train", "t10k") in dir, compressed or not: three images of
+// height x 28 whose flat pixel index k holds k % 256, and the given labels.
 void writeSmallSplit(const TempDir& dir, const std::string& prefixName, bool compressed, const Bytes& labels,
                      uint32_t height = 28) {
   Bytes pixels(3 * height * 28);
