@@ -1,0 +1,458 @@
+// nn::save and nn::load: the safetensors reader and writer, and the module tree in JSON.
+#include "nn/Serialize.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "nn/Error.h"
+
+namespace nn {
+
+namespace {
+
+// Keeps the keys in the order written: tensors in stateDict order, config entries as given.
+using Json = nlohmann::ordered_json;
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "safetensors data is little-endian; this code writes and reads host floats as they are");
+
+// safetensors' own limit: a larger header is taken for a corrupted length.
+constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
+constexpr const char* kMetadataKey = "__metadata__";
+constexpr const char* kModuleKey = "nn.module";
+constexpr const char* kFormatKey = "format";
+constexpr int kMaxTreeDepth = 1000;
+
+std::string errnoText() { return std::strerror(errno); }
+
+// ---------------------------------------------------------------------------------------
+// Writing.
+
+// A temporary file next to `path` that becomes `path` on commit() and is removed otherwise.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path) : path_(path) {
+    NN_CHECK(!path.empty() && path.back() != '/', "nn.save: expected a file path, got '" << path << "'");
+    const size_t slash = path.rfind('/');
+    folder_ = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    std::string pattern = folder_ + "/." + name + ".tmp.XXXXXX";
+    fd_ = mkstemp(&pattern[0]);
+    NN_CHECK(fd_ >= 0, path << ": cannot create a temporary file in " << folder_ << ": " << errnoText());
+    tempPath_ = pattern;
+  }
+  ~AtomicFile() {
+    if (fd_ >= 0) close(fd_);
+    if (!committed_) unlink(tempPath_.c_str());
+  }
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t bytes) {
+    const char* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      const ssize_t n = ::write(fd_, p, bytes);
+      if (n < 0 && errno == EINTR) continue;
+      NN_CHECK(n > 0, path_ << ": cannot write: " << errnoText());
+      p += n;
+      bytes -= static_cast<size_t>(n);
+    }
+  }
+
+  /// Makes the data durable, then puts it in place of `path`, then makes the rename durable.
+  void commit() {
+    // mkstemp makes the file private (0600); a saved model is an ordinary readable file.
+    NN_CHECK(fchmod(fd_, 0644) == 0, path_ << ": cannot set permissions: " << errnoText());
+    NN_CHECK(fsync(fd_) == 0, path_ << ": cannot write (fsync): " << errnoText());
+    const int closed = close(fd_);
+    fd_ = -1;
+    NN_CHECK(closed == 0, path_ << ": cannot write (close): " << errnoText());
+    NN_CHECK(rename(tempPath_.c_str(), path_.c_str()) == 0, path_ << ": cannot replace: " << errnoText());
+    committed_ = true;
+    const int folder = open(folder_.c_str(), O_RDONLY | O_DIRECTORY);
+    NN_CHECK(folder >= 0, path_ << ": written, but cannot open " << folder_ << " to sync it: " << errnoText());
+    const int synced = fsync(folder);
+    close(folder);
+    NN_CHECK(synced == 0, path_ << ": written, but cannot sync " << folder_ << ": " << errnoText());
+  }
+
+ private:
+  std::string path_;
+  std::string folder_;
+  std::string tempPath_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// ---------------------------------------------------------------------------------------
+// Reading.
+
+// A file opened for reading, closed on every path out.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path) : path_(path) {
+    fd_ = open(path.c_str(), O_RDONLY);
+    NN_CHECK(fd_ >= 0, path << ": cannot open: " << errnoText());
+    struct stat info;
+    const std::string problem = fstat(fd_, &info) != 0      ? errnoText()
+                                : !S_ISREG(info.st_mode) ? "not a regular file"
+                                                         : "";
+    if (!problem.empty()) {
+      // The destructor does not run for a constructor that throws.
+      close(fd_);
+      throw Error(path + ": cannot read: " + problem);
+    }
+    size_ = static_cast<uint64_t>(info.st_size);
+  }
+  ~InputFile() { close(fd_); }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  uint64_t size() const { return size_; }
+
+  /// Reads exactly `bytes` at `offset`; `what` names them if the file turns out shorter.
+  void read(void* data, uint64_t bytes, uint64_t offset, const std::string& what) {
+    char* p = static_cast<char*>(data);
+    while (bytes > 0) {
+      const ssize_t n = pread(fd_, p, bytes, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      NN_CHECK(n >= 0, path_ << ": cannot read " << what << ": " << errnoText());
+      NN_CHECK(n > 0, path_ << ": truncated while reading " << what);
+      p += n;
+      offset += static_cast<uint64_t>(n);
+      bytes -= static_cast<uint64_t>(n);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// A JSON value for an error message, cut short: a corrupted header can be 100 MB.
+std::string brief(const Json& value) {
+  const std::string text = value.dump();
+  return text.size() <= 200 ? text : text.substr(0, 200) + "...";
+}
+
+struct TensorEntry {
+  std::string name;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+struct Header {
+  std::vector<TensorEntry> entries;
+  Metadata metadata;
+  uint64_t dataStart = 0;
+};
+
+// One tensor's header entry, checked against the data section's size.
+TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t dataBytes, const std::string& path) {
+  const std::string where = path + ": tensor '" + name + "': ";
+  NN_CHECK(value.is_object(), where << "expected {\"dtype\", \"shape\", \"data_offsets\"}, got " << brief(value));
+  NN_CHECK(value.contains("dtype") && value["dtype"].is_string(), where << "missing dtype");
+  const std::string dtype = value["dtype"].get<std::string>();
+  NN_CHECK(dtype == "F32", where << "dtype " << dtype << " is not supported, expected F32");
+
+  TensorEntry entry;
+  entry.name = name;
+  NN_CHECK(value.contains("data_offsets") && value["data_offsets"].is_array() && value["data_offsets"].size() == 2 &&
+               value["data_offsets"][0].is_number_unsigned() && value["data_offsets"][1].is_number_unsigned(),
+           where << "expected data_offsets [begin, end], got "
+                 << (value.contains("data_offsets") ? brief(value["data_offsets"]) : "none"));
+  entry.begin = value["data_offsets"][0].get<uint64_t>();
+  entry.end = value["data_offsets"][1].get<uint64_t>();
+  NN_CHECK(entry.begin <= entry.end && entry.end <= dataBytes,
+           where << "data_offsets [" << entry.begin << ", " << entry.end << "] lie outside the data section of "
+                 << dataBytes << " bytes (a truncated file?)");
+
+  NN_CHECK(value.contains("shape") && value["shape"].is_array(), where << "missing shape");
+  for (const Json& d : value["shape"]) {
+    NN_CHECK(d.is_number_unsigned() && d.get<uint64_t>() <= (uint64_t{1} << 62),
+             where << "expected a shape of non-negative integers, got " << brief(value["shape"]));
+    entry.shape.push_back(d.get<int64_t>());
+  }
+  // The shape's size in bytes, saturated at 2^62 (no file is that large), so that the
+  // product cannot overflow.
+  constexpr uint64_t kSaturated = uint64_t{1} << 62;
+  uint64_t bytes = sizeof(float);
+  for (int64_t size : entry.shape) {
+    const auto s = static_cast<uint64_t>(size);
+    bytes = s != 0 && bytes > kSaturated / s ? kSaturated : bytes * s;
+  }
+  NN_CHECK(bytes == entry.end - entry.begin,
+           where << "data_offsets [" << entry.begin << ", " << entry.end << "] hold " << entry.end - entry.begin
+                 << " bytes, but shape " << shapeString(entry.shape) << " of F32 needs "
+                 << (bytes == kSaturated ? "more than 2^62" : std::to_string(bytes)));
+  return entry;
+}
+
+// The header, with every entry checked and the tensors' data shown to tile the data section
+// exactly: no overlap, no gap, nothing after the last tensor. Entries come sorted by offset.
+Header readHeader(InputFile& file, const std::string& path) {
+  NN_CHECK(file.size() >= 8, path << ": truncated: " << file.size()
+                                  << " bytes, too short for the 8-byte header length of a safetensors file");
+  uint8_t lengthBytes[8];
+  file.read(lengthBytes, 8, 0, "the header length");
+  uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) length = (length << 8) | lengthBytes[i];
+  NN_CHECK(length <= kMaxHeaderBytes, path << ": header length " << length << " is over the limit of "
+                                           << kMaxHeaderBytes << " bytes: not a safetensors file, or corrupted");
+  NN_CHECK(length <= file.size() - 8, path << ": truncated: the header length says " << length << " bytes, the file has "
+                                           << file.size() - 8 << " after it");
+  std::string text(length, ' ');
+  file.read(&text[0], length, 8, "the header");
+  Json json;
+  try {
+    json = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw Error(path + ": the header is not valid JSON: " + e.what());
+  }
+  NN_CHECK(json.is_object(), path << ": expected a JSON object as header, got " << json.type_name());
+
+  Header header;
+  header.dataStart = 8 + length;
+  const uint64_t dataBytes = file.size() - header.dataStart;
+  for (const auto& item : json.items()) {
+    if (item.key() != kMetadataKey) {
+      header.entries.push_back(parseEntry(item.key(), item.value(), dataBytes, path));
+      continue;
+    }
+    NN_CHECK(item.value().is_object(), path << ": expected __metadata__ to be an object, got " << brief(item.value()));
+    for (const auto& m : item.value().items()) {
+      NN_CHECK(m.value().is_string(), path << ": metadata '" << m.key() << "': expected a string, got "
+                                           << brief(m.value()));
+      header.metadata[m.key()] = m.value().get<std::string>();
+    }
+  }
+
+  std::stable_sort(header.entries.begin(), header.entries.end(),
+                   [](const TensorEntry& a, const TensorEntry& b) { return a.begin < b.begin; });
+  uint64_t covered = 0;
+  for (const TensorEntry& e : header.entries) {
+    NN_CHECK(e.begin == covered, path << ": tensor '" << e.name << "': data_offsets [" << e.begin << ", " << e.end
+                                      << "] " << (e.begin < covered ? "overlap" : "leave a gap after")
+                                      << " the previous tensor's data, which ends at " << covered);
+    covered = e.end;
+  }
+  NN_CHECK(covered == dataBytes, path << ": " << dataBytes - covered << " bytes after the last tensor's data");
+  return header;
+}
+
+// ---------------------------------------------------------------------------------------
+// The module tree.
+
+Json describe(const Module& module) {
+  const Config moduleConfig = module.config();
+  Json config = Json::object();
+  for (const auto& [key, value] : moduleConfig.values()) {
+    if (value.isList) {
+      Json list = Json::array();
+      for (double v : value.numbers) list.push_back(static_cast<int64_t>(v));
+      config[key] = list;
+      continue;
+    }
+    NN_CHECK(value.numbers.size() == 1 && std::isfinite(value.numbers[0]),
+             module.toString() << ": config entry '" << key << "' is not one finite number, cannot save it");
+    const double v = value.numbers[0];
+    // Integers print as integers ("outputSize": 10, not 10.0), for people reading the header.
+    if (std::floor(v) == v && std::fabs(v) < 9.0e15)
+      config[key] = static_cast<int64_t>(v);
+    else
+      config[key] = v;
+  }
+  Json children = Json::array();
+  for (const ModulePtr& child : module.children()) children.push_back(describe(*child));
+  Json node = Json::object();
+  node["type"] = module.typeName();
+  node["config"] = config;
+  node["training"] = module.isTraining();
+  node["children"] = children;
+  return node;
+}
+
+// `where` is the module's place as in stateDict names: "" for the root, "2", "2.0".
+ModulePtr build(const Json& node, const std::string& where, int depth, const std::string& source) {
+  const std::string at = source + ": module tree: " + (where.empty() ? "root" : "module '" + where + "'") + ": ";
+  // Far deeper than any network; a corrupted tree must not exhaust the stack.
+  NN_CHECK(depth <= kMaxTreeDepth, at << "nested more than " << kMaxTreeDepth << " modules deep");
+  NN_CHECK(node.is_object() && node.contains("type") && node["type"].is_string() && node.contains("config") &&
+               node["config"].is_object() && node.contains("training") && node["training"].is_boolean() &&
+               node.contains("children") && node["children"].is_array(),
+           at << "expected {\"type\": string, \"config\": object, \"training\": bool, \"children\": list}, got "
+              << brief(node));
+  const std::string type = node["type"].get<std::string>();
+  Config config;
+  for (const auto& item : node["config"].items()) {
+    const Json& v = item.value();
+    if (v.is_number()) {
+      config.set(item.key(), v.get<double>());
+      continue;
+    }
+    NN_CHECK(v.is_array(), at << type << " config entry '" << item.key() << "': expected a number or a list, got "
+                              << brief(v));
+    std::vector<int64_t> values;
+    for (const Json& x : v) {
+      NN_CHECK(x.is_number_integer() && !(x.is_number_unsigned() && x.get<uint64_t>() > INT64_MAX), at << type << " config entry '" << item.key()
+                                         << "': expected a list of integers, got " << brief(v));
+      values.push_back(x.get<int64_t>());
+    }
+    config.set(item.key(), values);
+  }
+  std::vector<ModulePtr> children;
+  const Json& kids = node["children"];
+  for (size_t i = 0; i < kids.size(); ++i)
+    children.push_back(
+        build(kids[i], where.empty() ? std::to_string(i) : where + "." + std::to_string(i), depth + 1, source));
+  ModulePtr module;
+  try {
+    module = createModule(type, config, std::move(children));
+  } catch (const std::exception& e) {
+    // Also std::bad_alloc from a corrupted size: the file is at fault, not the program.
+    throw Error(at + "cannot build " + type + ": " + e.what());
+  }
+  NN_CHECK(module->children().size() == kids.size(),
+           at << type << " has " << module->children().size() << " children, the file lists " << kids.size());
+  return module;
+}
+
+// Top-down, because training() and evaluate() also set every child's mode.
+void setModes(Module& module, const Json& node) {
+  if (node["training"].get<bool>())
+    module.training();
+  else
+    module.evaluate();
+  const std::vector<ModulePtr> children = module.children();
+  for (size_t i = 0; i < children.size(); ++i) setModes(*children[i], node["children"][i]);
+}
+
+}  // namespace
+
+void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors, const Metadata& metadata) {
+  std::set<std::string> names;
+  std::vector<Tensor> host;
+  Json header = Json::object();
+  if (!metadata.empty()) header[kMetadataKey] = metadata;
+  uint64_t offset = 0;
+  for (const NamedTensor& t : tensors) {
+    NN_CHECK(!t.name.empty() && t.name != kMetadataKey && names.insert(t.name).second,
+             path << ": cannot save tensor '" << t.name << "': names must be unique, non-empty and not "
+                  << kMetadataKey);
+    host.push_back(t.value.device().isCpu() ? t.value.contiguous() : t.value.to(Device()));
+    const uint64_t bytes = static_cast<uint64_t>(t.value.numel()) * sizeof(float);
+    Json entry = Json::object();
+    entry["dtype"] = "F32";
+    entry["shape"] = t.value.sizes();
+    entry["data_offsets"] = {offset, offset + bytes};
+    header[t.name] = entry;
+    offset += bytes;
+  }
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const Json::exception& e) {
+    throw Error(path + ": cannot write the header (names and metadata must be UTF-8): " + e.what());
+  }
+  // Spaces (valid JSON whitespace) so that the data starts 8-byte aligned.
+  text.append((8 - text.size() % 8) % 8, ' ');
+  uint8_t length[8];
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
+
+  AtomicFile file(path);
+  file.write(length, sizeof length);
+  file.write(text.data(), text.size());
+  for (const Tensor& t : host) file.write(t.rawData(), static_cast<size_t>(t.numel()) * sizeof(float));
+  file.commit();
+}
+
+SafetensorsContents readSafetensors(const std::string& path) {
+  InputFile file(path);
+  const Header header = readHeader(file, path);
+  SafetensorsContents out;
+  out.metadata = header.metadata;
+  for (const TensorEntry& e : header.entries) {
+    Tensor t = Tensor::empty(e.shape);
+    file.read(t.data(), e.end - e.begin, header.dataStart + e.begin, "tensor '" + e.name + "'");
+    out.tensors.push_back({e.name, t});
+  }
+  return out;
+}
+
+Metadata readSafetensorsMetadata(const std::string& path) {
+  InputFile file(path);
+  return readHeader(file, path).metadata;
+}
+
+std::string describeModuleTree(const Module& module) { return describe(module).dump(); }
+
+ModulePtr buildModuleTree(const std::string& description, const std::string& source) {
+  Json tree;
+  try {
+    tree = Json::parse(description);
+  } catch (const Json::exception& e) {
+    throw Error(source + ": the module tree is not valid JSON: " + e.what());
+  }
+  ModulePtr module = build(tree, "", 0, source);
+  setModes(*module, tree);
+  return module;
+}
+
+void loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source) {
+  std::map<std::string, const Tensor*> given;
+  for (const NamedTensor& t : tensors)
+    NN_CHECK(given.emplace(t.name, &t.value).second, source << ": tensor '" << t.name << "' appears twice");
+  std::vector<NamedTensor> expected = module.stateDict();
+  std::set<std::string> wanted;
+  for (const NamedTensor& e : expected) {
+    wanted.insert(e.name);
+    auto it = given.find(e.name);
+    NN_CHECK(it != given.end(), source << ": tensor '" << e.name << "' is missing (" << module.typeName()
+                                       << " expects one of shape " << e.value.shapeString() << ")");
+    NN_CHECK(it->second->sizes() == e.value.sizes(), source << ": tensor '" << e.name << "': shape "
+                                                            << it->second->shapeString() << " in the file, but "
+                                                            << module.typeName() << " expects "
+                                                            << e.value.shapeString());
+  }
+  for (const NamedTensor& t : tensors)
+    NN_CHECK(wanted.count(t.name) != 0, source << ": unexpected tensor '" << t.name << "': " << module.typeName()
+                                               << " has no parameter or buffer of that name");
+  for (NamedTensor& e : expected) e.value.copy_(*given.at(e.name));
+}
+
+void save(Module& module, const std::string& path, const Metadata& extra) {
+  for (const auto& item : extra)
+    NN_CHECK(item.first != kFormatKey && item.first != kModuleKey,
+             path << ": metadata key '" << item.first << "' is reserved for nn::save");
+  Metadata metadata = extra;
+  metadata[kFormatKey] = "pt";
+  metadata[kModuleKey] = describeModuleTree(module);
+  writeSafetensors(path, module.stateDict(), metadata);
+}
+
+ModulePtr load(const std::string& path) {
+  const SafetensorsContents contents = readSafetensors(path);
+  auto tree = contents.metadata.find(kModuleKey);
+  NN_CHECK(tree != contents.metadata.end(), path << ": no '" << kModuleKey
+                                                 << "' metadata: not written by nn::save (to load its tensors into "
+                                                    "a module built in code, use nn::loadStateInto)");
+  ModulePtr module = buildModuleTree(tree->second, path);
+  loadStateDict(*module, contents.tensors, path);
+  return module;
+}
+
+void loadStateInto(Module& module, const std::string& path) {
+  loadStateDict(module, readSafetensors(path).tensors, path);
+}
+
+}  // namespace nn

@@ -1,0 +1,63 @@
+// nn::save and nn::load: modules and their state in safetensors files, the format the
+// PyTorch ecosystem reads, with the module tree in the file's metadata.
+//
+// A safetensors file is an 8-byte little-endian header length N, N bytes of JSON (padded
+// with spaces so that the data starts at a multiple of 8), then raw little-endian float32
+// data. The header maps each tensor's name to {"dtype":"F32","shape":[...],
+// "data_offsets":[begin,end]} (byte offsets into the data section) and "__metadata__" to a
+// map of strings. nn::save stores module.stateDict() under PyTorch's names ("0.weight"),
+// "format": "pt", and "nn.module": the module tree as a JSON string, {"type": "nn.Linear",
+// "config": {...}, "training": true, "children": [...]}. Callers that store more (optimizer
+// state, the epoch) build on writeSafetensors/readSafetensors and the three helpers below.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nn/Module.h"
+
+namespace nn {
+
+/// String metadata of a safetensors file (the format allows only strings).
+using Metadata = std::map<std::string, std::string>;
+
+/// Everything one safetensors file holds.
+struct SafetensorsContents {
+  /// CPU tensors on cpu:0, in the order of their data in the file.
+  std::vector<NamedTensor> tensors;
+  /// The "__metadata__" entries.
+  Metadata metadata;
+};
+
+/// Writes tensors (on any device: they are copied to the host) and metadata as a safetensors
+/// file, tensors in the given order. Atomic: a temporary file in the same folder is written,
+/// fsync'd and renamed over `path`, so that on any error `path` keeps its old contents.
+void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
+                      const Metadata& metadata);
+/// Reads a safetensors file, checking every length, offset, dtype and shape before using it;
+/// a truncated or corrupted file is an nn::Error naming the path (and the tensor at fault).
+SafetensorsContents readSafetensors(const std::string& path);
+/// The metadata alone, read from the header (checked as readSafetensors checks it).
+Metadata readSafetensorsMetadata(const std::string& path);
+
+/// The module tree (types, configs, training modes) as the JSON string stored as "nn.module".
+std::string describeModuleTree(const Module& module);
+/// Rebuilds a module tree from describeModuleTree's string, on cpu:0, with freshly
+/// initialised parameters; `source` (the file) starts every error message.
+ModulePtr buildModuleTree(const std::string& description, const std::string& source);
+/// Copies `tensors` into module.stateDict() by name, all or nothing: unless every tensor of
+/// the module is there with the module's shape and none is left over, nothing is copied and
+/// an nn::Error starting with `source` names the tensor.
+void loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source);
+
+/// Saves module.stateDict() and the module tree to `path`, atomically (see writeSafetensors).
+/// `extra` adds metadata entries of the caller's own; "format" and "nn.module" are reserved.
+void save(Module& module, const std::string& path, const Metadata& extra = {});
+/// Rebuilds a saved module on cpu:0, with its parameters, buffers and training modes.
+ModulePtr load(const std::string& path);
+/// Loads the tensors of a file into an existing module (all or nothing, as loadStateDict).
+/// The file needs no module tree: safetensors files written by PyTorch load too.
+void loadStateInto(Module& module, const std::string& path);
+
+}  // namespace nn

@@ -1,0 +1,172 @@
+// nn::BatchIterator: seeded order, every sample once per epoch, partial batches, restore.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "nn/BatchIterator.h"
+#include "nn/Error.h"
+
+using nn::BatchIterator;
+using nn::BatchOptions;
+using nn::Tensor;
+
+namespace {
+
+// Sample i has input row [i, 100 + i] and target i, so a batch shows which samples it holds
+// and whether input and target rows stayed paired.
+struct Data {
+  explicit Data(int64_t n) : inputs(Tensor::empty({n, 2})), targets(Tensor::empty({n})) {
+    for (int64_t i = 0; i < n; ++i) {
+      inputs.data()[2 * i] = static_cast<float>(i);
+      inputs.data()[2 * i + 1] = static_cast<float>(100 + i);
+      targets.data()[i] = static_cast<float>(i);
+    }
+  }
+  Tensor inputs;
+  Tensor targets;
+};
+
+// The samples of one batch, checking that inputs and targets agree.
+std::vector<int64_t> samplesOf(const Tensor& input, const Tensor& target) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < target.size(0); ++i) {
+    const auto s = static_cast<int64_t>(target.at({i}));
+    REQUIRE(input.at({i, 0}) == static_cast<float>(s));
+    REQUIRE(input.at({i, 1}) == static_cast<float>(100 + s));
+    out.push_back(s);
+  }
+  return out;
+}
+
+// The batches of one epoch, each as its samples.
+std::vector<std::vector<int64_t>> epochOf(BatchIterator& it) {
+  std::vector<std::vector<int64_t>> batches;
+  while (it.next()) batches.push_back(samplesOf(it.input, it.target));
+  return batches;
+}
+
+std::vector<int64_t> flatten(const std::vector<std::vector<int64_t>>& batches) {
+  std::vector<int64_t> out;
+  for (const auto& b : batches) out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("BatchIterator gives every sample once per epoch and keeps the last partial batch", "[BatchIterator]") {
+  Data data(10);
+  BatchIterator it(data.inputs, data.targets, 4, BatchOptions{true, false, 7});
+  REQUIRE(it.batchesPerEpoch() == 3);
+  std::vector<int64_t> previous;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    REQUIRE(it.epoch() == epoch);
+    const auto batches = epochOf(it);
+    REQUIRE(batches.size() == 3);
+    REQUIRE(batches[0].size() == 4);
+    REQUIRE(batches[1].size() == 4);
+    REQUIRE(batches[2].size() == 2);
+    REQUIRE(it.input.sizes() == std::vector<int64_t>{2, 2});  // the call that ends the epoch fills nothing
+    std::vector<int64_t> order = flatten(batches);
+    REQUIRE(order != previous);  // a new order each epoch
+    previous = order;
+    std::sort(order.begin(), order.end());
+    REQUIRE(order == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  }
+  REQUIRE(it.epoch() == 3);
+}
+
+TEST_CASE("BatchIterator drops the last partial batch on request", "[BatchIterator]") {
+  Data data(10);
+  BatchIterator it(data.inputs, data.targets, 4, BatchOptions{true, true, 7});
+  REQUIRE(it.batchesPerEpoch() == 2);
+  const auto batches = epochOf(it);
+  REQUIRE(batches.size() == 2);
+  REQUIRE(batches[0].size() == 4);
+  REQUIRE(batches[1].size() == 4);
+  REQUIRE(it.epoch() == 1);
+  REQUIRE_THROWS_WITH(BatchIterator(data.inputs, data.targets, 11, BatchOptions{true, true, 0}),
+                      Catch::Contains("11") && Catch::Contains("10 samples"));
+}
+
+TEST_CASE("BatchIterator: the same seed gives the same order, another seed another", "[BatchIterator]") {
+  Data data(50);
+  BatchIterator a(data.inputs, data.targets, 8, BatchOptions{true, false, 42});
+  BatchIterator b(data.inputs, data.targets, 8, BatchOptions{true, false, 42});
+  BatchIterator c(data.inputs, data.targets, 8, BatchOptions{true, false, 43});
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    const auto ea = epochOf(a);
+    REQUIRE(ea == epochOf(b));
+    REQUIRE(ea != epochOf(c));
+  }
+  BatchIterator plain(data.inputs, data.targets, 8, BatchOptions{false, false, 42});
+  std::vector<int64_t> identity(50);
+  for (int64_t i = 0; i < 50; ++i) identity[static_cast<size_t>(i)] = i;
+  REQUIRE(flatten(epochOf(plain)) == identity);
+  REQUIRE(flatten(epochOf(plain)) == identity);
+}
+
+TEST_CASE("BatchIterator's shuffle makes every order of three samples equally likely", "[BatchIterator]") {
+  // 6000 epochs over 3 samples: each of the 6 orders should come about 1000 times
+  // (standard deviation ~29); a biased shuffle (swapping with any position) gives 3 orders
+  // 5/27 and 3 orders 4/27 of the time, i.e. ~1111 and ~889.
+  Data data(3);
+  BatchIterator it(data.inputs, data.targets, 3, BatchOptions{true, false, 5});
+  std::map<std::vector<int64_t>, int> counts;
+  for (int epoch = 0; epoch < 6000; ++epoch) {
+    ++counts[it.permutation()];
+    while (it.next()) {
+    }
+  }
+  REQUIRE(counts.size() == 6);
+  for (const auto& [order, count] : counts) {
+    INFO("order " << order[0] << order[1] << order[2]);
+    REQUIRE(count > 880);
+    REQUIRE(count < 1120);
+  }
+}
+
+TEST_CASE("BatchIterator allocates nothing once the batch tensors have their size", "[BatchIterator]") {
+  Data data(10);
+  BatchIterator it(data.inputs, data.targets, 4);
+  Tensor x, y;
+  REQUIRE(it.next(x, y));
+  const int64_t before = nn::storageAllocationCount();
+  int batches = 0;
+  for (int epoch = 0; epoch < 3; ++epoch)
+    while (it.next(x, y)) ++batches;
+  REQUIRE(batches == 2 + 3 + 3);
+  REQUIRE(nn::storageAllocationCount() == before);
+}
+
+TEST_CASE("BatchIterator restored from epoch, position and permutation continues identically",
+          "[BatchIterator]") {
+  Data data(10);
+  const BatchOptions options{true, false, 9};
+  BatchIterator original(data.inputs, data.targets, 3, options);
+  epochOf(original);
+  REQUIRE(original.next());
+  const int64_t epoch = original.epoch();
+  const int64_t position = original.position();
+  const std::vector<int64_t> permutation = original.permutation();
+  REQUIRE(epoch == 1);
+  REQUIRE(position == 3);
+
+  BatchIterator resumed(data.inputs, data.targets, 3, options);
+  resumed.restore(epoch, position, permutation);
+  for (int e = 0; e < 2; ++e) REQUIRE(epochOf(resumed) == epochOf(original));
+
+  REQUIRE_THROWS_WITH(resumed.restore(0, 11, permutation), Catch::Contains("position 11"));
+  REQUIRE_THROWS_WITH(resumed.restore(0, 0, {0, 1, 2}), Catch::Contains("permutation of 10") && Catch::Contains("got 3"));
+  std::vector<int64_t> repeated = permutation;
+  repeated[0] = repeated[1];
+  REQUIRE_THROWS_WITH(resumed.restore(0, 0, repeated), Catch::Contains("repeats"));
+}
+
+TEST_CASE("BatchIterator rejects mismatched data and a non-positive batch size", "[BatchIterator]") {
+  Data data(10);
+  REQUIRE_THROWS_WITH(BatchIterator(data.inputs, Tensor::zeros({9}), 4),
+                      Catch::Contains("[10, 2]") && Catch::Contains("[9]"));
+  REQUIRE_THROWS_WITH(BatchIterator(data.inputs, data.targets, 0), Catch::Contains("batch size, got 0"));
+}

@@ -1,0 +1,473 @@
+// nn::save, nn::load, nn::loadStateInto and the safetensors reader and writer: round trips,
+// the exact header, and truncated or corrupted files that must give errors, not crashes.
+#include <catch2/catch.hpp>
+#include <sys/resource.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "nn/Linear.h"
+#include "nn/Random.h"
+#include "nn/ReLU.h"
+#include "nn/Sequential.h"
+#include "nn/Serialize.h"
+#include "tests/GradCheck.h"
+
+using nn::ModulePtr;
+using nn::Tensor;
+
+namespace {
+
+// A fresh folder, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TEST_TMPDIR");
+    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/serialize_test.XXXXXX";
+    REQUIRE(mkdtemp(&pattern[0]) != nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string readBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void writeBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+uint64_t headerLength(const std::string& file) {
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(file[static_cast<size_t>(i)]);
+  return n;
+}
+
+std::string withHeaderLength(std::string file, uint64_t n) {
+  for (int i = 0; i < 8; ++i) file[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i));
+  return file;
+}
+
+// A safetensors file from a header text and a data section, as another writer might make it.
+std::string rawFile(const std::string& header, const std::string& data) {
+  return withHeaderLength(std::string(8, '\0') + header + data, header.size());
+}
+
+std::string floatBytes(const std::vector<float>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+}
+
+// Sequential(Linear(3 -> 4), ReLU, Linear(4 -> 2)), with seeded parameters.
+std::shared_ptr<nn::Sequential> mlp(uint64_t seed, int64_t hidden = 4) {
+  nn::manualSeed(seed);
+  auto model = std::make_shared<nn::Sequential>();
+  model->add(std::make_shared<nn::Linear>(3, hidden));
+  model->add(std::make_shared<nn::ReLU>());
+  model->add(std::make_shared<nn::Linear>(hidden, 2));
+  return model;
+}
+
+// Every value of the module's state, in stateDict order.
+std::vector<std::vector<float>> stateValues(nn::Module& module) {
+  std::vector<std::vector<float>> out;
+  for (const nn::NamedTensor& t : module.stateDict()) out.push_back(t.value.toVector());
+  return out;
+}
+
+// A module with a parameter, a buffer (like BatchNorm's running statistics) and a config
+// holding a list and a fraction: y = x + shift.
+class Shift : public nn::Module {
+ public:
+  Shift(int64_t size, std::vector<int64_t> pattern, double momentum)
+      : size_(size), pattern_(std::move(pattern)), momentum_(momentum) {
+    shift = Tensor::zeros({size});
+    gradShift = Tensor::zeros({size});
+    runningMean = Tensor::zeros({size});
+    registerParameter("shift", &shift, &gradShift);
+    registerBuffer("running_mean", &runningMean);
+  }
+  static ModulePtr create(const nn::Config& c, std::vector<ModulePtr>) {
+    return std::make_shared<Shift>(c.integer("size"), c.integers("pattern"), c.number("momentum"));
+  }
+  const Tensor& updateOutput(const Tensor& input) override {
+    output.resizeAs_(input);
+    output.copy_(input);
+    for (int64_t i = 0; i < input.size(0); ++i)
+      for (int64_t j = 0; j < size_; ++j) output.data()[i * size_ + j] += shift.data()[j];
+    return output;
+  }
+  const Tensor& updateGradInput(const Tensor&, const Tensor& gradOutput) override {
+    gradInput.set_(gradOutput);
+    return gradInput;
+  }
+  std::string typeName() const override { return "test.Shift"; }
+  nn::Config config() const override {
+    return nn::Config().set("size", size_).set("pattern", pattern_).set("momentum", momentum_);
+  }
+
+  Tensor shift, gradShift, runningMean;
+  int64_t size_;
+  std::vector<int64_t> pattern_;
+  double momentum_;
+};
+
+const nn::ModuleRegistration shiftRegistration("test.Shift", &Shift::create);
+
+}  // namespace
+
+TEST_CASE("save then load rebuilds Sequential(Linear, ReLU, Linear) with equal state and output", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("mlp.safetensors");
+  auto model = mlp(1);
+  model->get(2)->evaluate();
+  nn::save(*model, path);
+
+  const ModulePtr loaded = nn::load(path);
+  REQUIRE(loaded->typeName() == "nn.Sequential");
+  REQUIRE(loaded->toString() == model->toString());
+  REQUIRE(stateValues(*loaded) == stateValues(*model));
+  REQUIRE(loaded->device() == nn::Device::cpu(0));
+  REQUIRE(loaded->isTraining());
+  REQUIRE(loaded->children()[0]->isTraining());
+  REQUIRE_FALSE(loaded->children()[2]->isTraining());
+  const Tensor x = nn::test::randomTensor({5, 3}, 4);
+  REQUIRE(nn::test::maxAbsDiff(loaded->forward(x), model->forward(x)) == 0);
+
+  // The loaded module is independent of the saved one.
+  model->get(0)->stateDict()[0].value.fill_(0);
+  REQUIRE(stateValues(*loaded) != stateValues(*model));
+
+  // Into an existing module of the same structure, all values arrive.
+  auto other = mlp(2);
+  REQUIRE(stateValues(*other) != stateValues(*loaded));
+  nn::loadStateInto(*other, path);
+  REQUIRE(stateValues(*other) == stateValues(*loaded));
+}
+
+TEST_CASE("the header is safetensors JSON with PyTorch's names, contiguous offsets and the module tree",
+          "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("mlp.safetensors");
+  auto model = mlp(1);
+  nn::save(*model, path);
+  const std::string file = readBytes(path);
+  const uint64_t n = headerLength(file);
+  REQUIRE(n % 8 == 0);
+  REQUIRE(file.size() == 8 + n + 4 * (12 + 4 + 8 + 2));
+  const std::string header = file.substr(8, n);
+  REQUIRE(header.front() == '{');
+  // Data offsets in bytes: 0.weight [4, 3] is 48 bytes, 0.bias 16, 2.weight [2, 4] 32, 2.bias 8.
+  REQUIRE_THAT(header, Catch::Contains(R"("0.weight":{"dtype":"F32","shape":[4,3],"data_offsets":[0,48]},)"
+                                       R"("0.bias":{"dtype":"F32","shape":[4],"data_offsets":[48,64]},)"
+                                       R"("2.weight":{"dtype":"F32","shape":[2,4],"data_offsets":[64,96]},)"
+                                       R"("2.bias":{"dtype":"F32","shape":[2],"data_offsets":[96,104]}})"));
+  REQUIRE_THAT(header, Catch::StartsWith(R"({"__metadata__":{"format":"pt","nn.module":)"));
+  // The raw data of 2.weight is the weight's floats, little-endian, at 8 + n + 64.
+  const std::vector<float> w2 = model->get(2)->stateDict()[0].value.toVector();
+  REQUIRE(file.substr(8 + n + 64, 32) == floatBytes(w2));
+
+  const nn::Metadata metadata = nn::readSafetensorsMetadata(path);
+  REQUIRE(metadata.at("format") == "pt");
+  REQUIRE(metadata.at("nn.module") ==
+          R"({"type":"nn.Sequential","config":{},"training":true,"children":[)"
+          R"({"type":"nn.Linear","config":{"bias":1,"inputSize":3,"outputSize":4},"training":true,"children":[]},)"
+          R"({"type":"nn.ReLU","config":{},"training":true,"children":[]},)"
+          R"({"type":"nn.Linear","config":{"bias":1,"inputSize":4,"outputSize":2},"training":true,"children":[]}]})");
+}
+
+TEST_CASE("a module with a buffer and list and fraction config entries round-trips", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("shift.safetensors");
+  auto model = std::make_shared<nn::Sequential>();
+  auto shift = std::make_shared<Shift>(3, std::vector<int64_t>{2, 7, 1}, 0.1);
+  shift->shift.copy_(Tensor::fromVector({3}, {1.5f, -2, 0.25f}));
+  shift->runningMean.copy_(Tensor::fromVector({3}, {0.125f, 3, -7}));
+  model->add(std::make_shared<nn::Linear>(2, 3)).add(shift);
+  nn::save(*model, path);
+
+  const ModulePtr loaded = nn::load(path);
+  std::vector<std::string> names;
+  for (const nn::NamedTensor& t : loaded->stateDict()) names.push_back(t.name);
+  REQUIRE(names == std::vector<std::string>{"0.weight", "0.bias", "1.shift", "1.running_mean"});
+  REQUIRE(stateValues(*loaded) == stateValues(*model));
+  auto& copy = dynamic_cast<Shift&>(*loaded->children()[1]);
+  REQUIRE(copy.pattern_ == std::vector<int64_t>{2, 7, 1});
+  REQUIRE(copy.momentum_ == 0.1);
+  REQUIRE(copy.runningMean.toVector() == std::vector<float>{0.125f, 3, -7});
+}
+
+TEST_CASE("extra metadata and tensors go through writeSafetensors and readSafetensors", "[Serialize]") {
+  TempDir dir;
+  auto model = mlp(1);
+  nn::save(*model, dir.file("a.safetensors"), {{"epoch", "12"}, {"note", "lr 0.1"}});
+  const nn::Metadata metadata = nn::readSafetensorsMetadata(dir.file("a.safetensors"));
+  REQUIRE(metadata.at("epoch") == "12");
+  REQUIRE(metadata.at("note") == "lr 0.1");
+  REQUIRE_THROWS_WITH(nn::save(*model, dir.file("b.safetensors"), {{"format", "x"}}),
+                      Catch::Contains("b.safetensors") && Catch::Contains("reserved"));
+
+  // A caller's own tensors, here a checkpoint's momentum, keep their names, order and values.
+  std::vector<nn::NamedTensor> tensors = model->stateDict();
+  tensors.push_back({"optimizer.momentum.0", Tensor::fromVector({2, 2}, {1, 2, 3, 4})});
+  tensors.push_back({"empty", Tensor::zeros({0, 5})});
+  nn::writeSafetensors(dir.file("c.safetensors"), tensors, {{"kind", "checkpoint"}});
+  const nn::SafetensorsContents read = nn::readSafetensors(dir.file("c.safetensors"));
+  REQUIRE(read.metadata == nn::Metadata{{"kind", "checkpoint"}});
+  REQUIRE(read.tensors.size() == tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    REQUIRE(read.tensors[i].name == tensors[i].name);
+    REQUIRE(read.tensors[i].value.sizes() == tensors[i].value.sizes());
+    REQUIRE(read.tensors[i].value.toVector() == tensors[i].value.toVector());
+  }
+  // Without the module tree, load refuses and points to loadStateInto.
+  REQUIRE_THROWS_WITH(nn::load(dir.file("c.safetensors")), Catch::Contains("c.safetensors") &&
+                                                               Catch::Contains("nn.module") &&
+                                                               Catch::Contains("loadStateInto"));
+  REQUIRE_THROWS_WITH(nn::writeSafetensors(dir.file("d.safetensors"), {tensors[0], tensors[0]}, {}),
+                      Catch::Contains("0.weight") && Catch::Contains("unique"));
+}
+
+TEST_CASE("a safetensors file written by PyTorch loads into the equivalent module", "[Serialize]") {
+  // Made with torch 1.13 and safetensors 0.8:
+  //   torch.manual_seed(0)
+  //   p = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+  //   safetensors.torch.save_file(p.state_dict(), f, metadata={"format": "pt"})
+  //   p(torch.tensor([[0.5, -1, 2], [1, 1, 1]]))
+  // The header below is the file's, byte for byte (safetensors sorts tensors by name, so the
+  // data order differs from ours), and the floats are its 104 data bytes.
+  const std::string header =
+      R"({"__metadata__":{"format":"pt"},"0.bias":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+      R"("0.weight":{"dtype":"F32","shape":[4,3],"data_offsets":[16,64]},)"
+      R"("2.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]},)"
+      R"("2.weight":{"dtype":"F32","shape":[2,4],"data_offsets":[72,104]}})";
+  const std::string data = floatBytes(
+      {-0.551570714f, -0.382368743f, -0.237997115f, 0.0213871151f, -0.00432251766f, 0.309715837f, -0.475185335f,
+       -0.424894601f, -0.222368971f, 0.154820725f, -0.0114391446f, 0.457774937f, -0.0512363985f, 0.152774125f,
+       -0.174482793f, -0.11348708f, -0.0805916786f, 0.0529070497f, 0.197667599f, 0.300011396f, -0.338970542f,
+       -0.217731416f, 0.181608558f, 0.415193975f, -0.102900088f, 0.374155879f});
+  TempDir dir;
+  const std::string path = dir.file("torch.safetensors");
+  writeBytes(path, rawFile(header, data));
+  REQUIRE(readBytes(path).size() == 392);  // the size of PyTorch's file
+
+  auto model = mlp(1);
+  nn::loadStateInto(*model, path);
+  REQUIRE(model->get(0)->stateDict()[1].value.toVector() ==
+          std::vector<float>{-0.551570714f, -0.382368743f, -0.237997115f, 0.0213871151f});
+  const Tensor x = Tensor::fromVector({2, 3}, {0.5f, -1, 2, 1, 1, 1});
+  REQUIRE(nn::test::maxAbsDiff(model->forward(x), {-0.0904511735f, 0.069849886f, -0.133844733f, 0.036741212f}) <
+          1e-6);
+}
+
+TEST_CASE("a module on another device is saved from host copies and loads on cpu:0", "[Serialize]") {
+  TempDir dir;
+  auto model = mlp(3);
+  const auto values = stateValues(*model);
+  model->to(nn::Device::cpu(1));
+  REQUIRE(model->device() == nn::Device::cpu(1));
+  nn::save(*model, dir.file("m.safetensors"));
+  const ModulePtr loaded = nn::load(dir.file("m.safetensors"));
+  REQUIRE(loaded->device() == nn::Device::cpu(0));
+  REQUIRE(stateValues(*loaded) == values);
+  // And loadStateInto fills a module where it lives.
+  auto target = mlp(4);
+  target->to(nn::Device::cpu(2));
+  nn::loadStateInto(*target, dir.file("m.safetensors"));
+  REQUIRE(target->device() == nn::Device::cpu(2));
+  REQUIRE(stateValues(*target) == values);
+}
+
+TEST_CASE("a file truncated anywhere is an error naming it, and loads nothing", "[Serialize]") {
+  TempDir dir;
+  const std::string good = dir.file("good.safetensors");
+  const std::string path = dir.file("cut.safetensors");
+  nn::save(*mlp(1), good);
+  const std::string file = readBytes(good);
+  const size_t n = headerLength(file);
+  std::vector<size_t> cuts;
+  for (size_t k = 0; k < 20; ++k) cuts.push_back(file.size() * k / 20);
+  for (size_t c : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, 8 + n - 1, 8 + n, 8 + n + 1, file.size() - 1})
+    cuts.push_back(c);
+
+  auto target = mlp(2);
+  const auto before = stateValues(*target);
+  for (size_t cut : cuts) {
+    INFO("cut at byte " << cut << " of " << file.size());
+    writeBytes(path, file.substr(0, cut));
+    REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path));
+    REQUIRE_THROWS_WITH(nn::loadStateInto(*target, path), Catch::Contains(path));
+    REQUIRE(stateValues(*target) == before);
+  }
+  // Cut inside the data, the message names the tensor whose data is incomplete.
+  writeBytes(path, file.substr(0, file.size() - 1));
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("tensor '2.bias'") &&
+                                          Catch::Contains("outside the data section"));
+  REQUIRE_THROWS_WITH(nn::load(dir.file("none.safetensors")),
+                      Catch::Contains(dir.file("none.safetensors")) && Catch::Contains("cannot open"));
+}
+
+TEST_CASE("a corrupted header length or header is an error naming the file", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("bad.safetensors");
+  nn::save(*mlp(1), dir.file("good.safetensors"));
+  const std::string file = readBytes(dir.file("good.safetensors"));
+  const uint64_t n = headerLength(file);
+  for (uint64_t length : {uint64_t{0}, n - 8, n + 8, uint64_t{file.size()}, ~uint64_t{0}, uint64_t{1} << 40}) {
+    INFO("header length " << length << " instead of " << n);
+    writeBytes(path, withHeaderLength(file, length));
+    REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path));
+  }
+  std::string broken = file;
+  broken[8 + 2] = '\x01';  // inside "__metadata__"
+  writeBytes(path, broken);
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("not valid JSON"));
+
+  std::string f16 = file;
+  f16.replace(f16.find("\"F32\""), 5, "\"F16\"");
+  writeBytes(path, f16);
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("tensor '0.weight'") &&
+                                          Catch::Contains("dtype F16"));
+}
+
+TEST_CASE("offsets that overlap, leave gaps or disagree with the shape are errors naming the tensor",
+          "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("raw.safetensors");
+  const std::string twelve = floatBytes({1, 2, 3});
+  const auto expectError = [&](const std::string& header, const std::string& data, const std::string& what) {
+    INFO(header);
+    writeBytes(path, rawFile(header, data));
+    REQUIRE_THROWS_WITH(nn::readSafetensors(path), Catch::Contains(path) && Catch::Contains(what));
+  };
+  // A file another writer made, with keys in any order and no padding, reads.
+  writeBytes(path, rawFile(R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]},)"
+                           R"("a":{"shape":[2],"dtype":"F32","data_offsets":[0,8]}})",
+                           twelve));
+  const nn::SafetensorsContents ok = nn::readSafetensors(path);
+  REQUIRE(ok.tensors.size() == 2);
+  REQUIRE(ok.tensors[0].name == "a");
+  REQUIRE(ok.tensors[0].value.toVector() == std::vector<float>{1, 2});
+  REQUIRE(ok.tensors[1].value.toVector() == std::vector<float>{3});
+
+  expectError(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+              R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+              floatBytes({1, 2}), "tensor 'b'");
+  expectError(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+              R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+              twelve, "overlap");
+  expectError(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+              R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+              twelve, "gap");
+  expectError(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", twelve, "4 bytes after");
+  expectError(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]},)"
+              R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+              twelve, "needs 12");
+  expectError(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", twelve, "outside the data section");
+  expectError(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[-4,8]}})", twelve, "tensor 'a'");
+  expectError(R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,12]}})", twelve, "tensor 'a'");
+  expectError(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4611686018427387904],"data_offsets":[0,12]}})",
+              twelve, "needs more than 2^62");
+  expectError(R"({"a":{"dtype":"F32","shape":[3]}})", twelve, "data_offsets");
+  expectError(R"({"__metadata__":{"epoch":3},"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})", twelve,
+              "metadata 'epoch'");
+  expectError(R"([1, 2])", twelve, "JSON object");
+}
+
+TEST_CASE("a shape mismatch, a missing or an extra tensor loads nothing and names the tensor", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("mlp.safetensors");
+  nn::save(*mlp(1), path);
+
+  auto wider = mlp(2, 5);
+  const auto before = stateValues(*wider);
+  REQUIRE_THROWS_WITH(nn::loadStateInto(*wider, path), Catch::Contains(path) && Catch::Contains("'0.weight'") &&
+                                                           Catch::Contains("[4, 3]") && Catch::Contains("[5, 3]"));
+  REQUIRE(stateValues(*wider) == before);
+
+  auto deeper = mlp(2);
+  deeper->add(std::make_shared<nn::Linear>(2, 2));
+  REQUIRE_THROWS_WITH(nn::loadStateInto(*deeper, path),
+                      Catch::Contains(path) && Catch::Contains("'3.weight' is missing"));
+
+  auto shorter = std::make_shared<nn::Sequential>();
+  shorter->add(std::make_shared<nn::Linear>(3, 4));
+  REQUIRE_THROWS_WITH(nn::loadStateInto(*shorter, path),
+                      Catch::Contains(path) && Catch::Contains("unexpected tensor '2.weight'"));
+}
+
+TEST_CASE("a corrupted module tree is an error naming the file and the module", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("tree.safetensors");
+  const auto withTree = [&](const std::string& tree) {
+    nn::writeSafetensors(path, {}, {{"format", "pt"}, {"nn.module", tree}});
+  };
+  withTree(R"({"type":"nn.Nope","config":{},"training":true,"children":[]})");
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("nn.Nope"));
+  withTree(R"({"type":"nn.Sequential","config":{},"training":true,"children":[)"
+           R"({"type":"nn.Linear","config":{"inputSize":3},"training":true,"children":[]}]})");
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("module '0'") &&
+                                          Catch::Contains("missing entry"));
+  withTree(R"({"type":"nn.ReLU","config":{"x":"y"},"training":true,"children":[]})");
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("'x'"));
+  withTree(R"({"type":"nn.ReLU"})");
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("root"));
+  std::string deep;
+  for (int i = 0; i < 5000; ++i) deep += R"({"type":"nn.Sequential","config":{},"training":true,"children":[)";
+  for (int i = 0; i < 5000; ++i) deep += "]}";
+  withTree(deep);
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("nested more than"));
+  withTree(R"({"type":)");
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("not valid JSON"));
+}
+
+TEST_CASE("a failed save leaves the old file intact and no temporary file behind", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("model.safetensors");
+  nn::save(*mlp(1), path);
+  const std::string old = readBytes(path);
+
+  // A write that fails half-way: a file size limit far below the new file's 40 KB.
+  auto big = std::make_shared<nn::Sequential>();
+  big->add(std::make_shared<nn::Linear>(100, 100));
+  std::signal(SIGXFSZ, SIG_IGN);  // the limit then makes write() fail with EFBIG instead of a signal
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  rlimit small = saved;
+  small.rlim_cur = 1000;
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  std::string message;
+  try {
+    nn::save(*big, path);
+  } catch (const nn::Error& e) {
+    message = e.what();
+  }
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &saved) == 0);
+  std::signal(SIGXFSZ, SIG_DFL);
+  REQUIRE_THAT(message, Catch::Contains(path) && Catch::Contains("cannot write"));
+  REQUIRE(readBytes(path) == old);
+
+  REQUIRE_THROWS_WITH(nn::save(*big, dir.file("missing/model.safetensors")),
+                      Catch::Contains(dir.file("missing/model.safetensors")));
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) left.push_back(entry.path().string());
+  REQUIRE(left == std::vector<std::string>{path});
+
+  // And a save that works replaces the file.
+  nn::save(*big, path);
+  REQUIRE(nn::load(path)->stateDict()[0].value.hasSizes({100, 100}));
+}
