@@ -7,8 +7,7 @@ namespace nn {
 
 NN_REGISTER_MODULE(SpatialAveragePooling);
 
-SpatialAveragePooling::SpatialAveragePooling(int64_t kW, int64_t kH, int64_t dW, int64_t dH, int64_t padW,
-                                             int64_t padH)
+SpatialAveragePooling::SpatialAveragePooling(int64_t kW, int64_t kH, int64_t dW, int64_t dH, int64_t padW, int64_t padH)
     : kW_(kW), kH_(kH), dW_(dW), dH_(dH), padW_(padW), padH_(padH) {
   NN_CHECK(kW > 0 && kH > 0 && dW > 0 && dH > 0 && padW >= 0 && padH >= 0,
            "nn.SpatialAveragePooling: expected a positive kernel and stride and non-negative padding, got kernel "
@@ -18,8 +17,8 @@ SpatialAveragePooling::SpatialAveragePooling(int64_t kW, int64_t kH, int64_t dW,
 }
 
 ModulePtr SpatialAveragePooling::create(const Config& c, std::vector<ModulePtr>) {
-  auto m = std::make_shared<SpatialAveragePooling>(c.integer("kW"), c.integer("kH"), c.integer("dW"),
-                                                   c.integer("dH"), c.integer("padW"), c.integer("padH"));
+  auto m = std::make_shared<SpatialAveragePooling>(c.integer("kW"), c.integer("kH"), c.integer("dW"), c.integer("dH"),
+                                                   c.integer("padW"), c.integer("padH"));
   if (c.flag("ceilMode")) m->ceil();
   if (!c.flag("countIncludePad")) m->setCountExcludePad();
   return m;
@@ -97,8 +96,8 @@ const Tensor& SpatialAveragePooling::updateOutput(const Tensor& input) {
         float sum = 0.f;
         for (int64_t y = y0; y < y1; ++y)
           for (int64_t xx = x0; xx < x1; ++xx) sum += in[y * s.width + xx];
-        const int64_t divisor = math::avgPoolDivisor(startY, startX, kH_, kW_, s.height, s.width, padH_, padW_,
-                                                     countIncludePad_);
+        const int64_t divisor =
+            math::avgPoolDivisor(startY, startX, kH_, kW_, s.height, s.width, padH_, padW_, countIncludePad_);
         out[oy * s.outWidth + ox] = sum / static_cast<float>(divisor);
       }
     }
@@ -112,8 +111,8 @@ const Tensor& SpatialAveragePooling::updateGradInput(const Tensor& input, const 
                                    : gradOutput.hasSizes({input.size(0), s.outHeight, s.outWidth});
   NN_CHECK(ok, toString() << ": expected gradOutput of size ["
                           << (input.dim() == 4 ? std::to_string(input.size(0)) + ", " : "")
-                          << input.size(input.dim() - 3) << ", " << s.outHeight << ", " << s.outWidth
-                          << "] for input " << input.shapeString() << ", got " << gradOutput.shapeString());
+                          << input.size(input.dim() - 3) << ", " << s.outHeight << ", " << s.outWidth << "] for input "
+                          << input.shapeString() << ", got " << gradOutput.shapeString());
   NN_CHECK(gradOutput.device() == input.device(),
            toString() << ": expected gradOutput on " << input.device().str() << ", got " << gradOutput.device().str());
   const Tensor g = gradOutput.contiguous();
@@ -129,8 +128,8 @@ const Tensor& SpatialAveragePooling::updateGradInput(const Tensor& input, const 
       for (int64_t ox = 0; ox < s.outWidth; ++ox) {
         const int64_t startX = math::poolWindowStart(ox, dW_, padW_);
         const int64_t x0 = math::poolClippedFirst(startX), x1 = math::poolClippedEnd(startX, kW_, s.width);
-        const int64_t divisor = math::avgPoolDivisor(startY, startX, kH_, kW_, s.height, s.width, padH_, padW_,
-                                                     countIncludePad_);
+        const int64_t divisor =
+            math::avgPoolDivisor(startY, startX, kH_, kW_, s.height, s.width, padH_, padW_, countIncludePad_);
         const float share = go[oy * s.outWidth + ox] / static_cast<float>(divisor);
         for (int64_t y = y0; y < y1; ++y)
           for (int64_t xx = x0; xx < x1; ++xx) gi[y * s.width + xx] += share;

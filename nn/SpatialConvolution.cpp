@@ -12,8 +12,8 @@ namespace nn {
 
 NN_REGISTER_MODULE(SpatialConvolution);
 
-SpatialConvolution::SpatialConvolution(int64_t nInputPlane, int64_t nOutputPlane, int64_t kW, int64_t kH,
-                                       int64_t dW, int64_t dH, int64_t padW, int64_t padH)
+SpatialConvolution::SpatialConvolution(int64_t nInputPlane, int64_t nOutputPlane, int64_t kW, int64_t kH, int64_t dW,
+                                       int64_t dH, int64_t padW, int64_t padH)
     : nInputPlane_(nInputPlane),
       nOutputPlane_(nOutputPlane),
       kW_(kW),
@@ -24,8 +24,8 @@ SpatialConvolution::SpatialConvolution(int64_t nInputPlane, int64_t nOutputPlane
       padH_(padH) {
   NN_CHECK(nInputPlane > 0 && nOutputPlane > 0 && kW > 0 && kH > 0 && dW > 0 && dH > 0 && padW >= 0 && padH >= 0,
            "nn.SpatialConvolution: expected positive planes, kernel and stride and non-negative padding, got "
-               << nInputPlane << " -> " << nOutputPlane << ", kernel " << kW << "x" << kH << ", stride " << dW
-               << "," << dH << ", padding " << padW << "," << padH);
+               << nInputPlane << " -> " << nOutputPlane << ", kernel " << kW << "x" << kH << ", stride " << dW << ","
+               << dH << ", padding " << padW << "," << padH);
   weight.resize_({nOutputPlane, nInputPlane, kH, kW});
   gradWeight = Tensor::zeros({nOutputPlane, nInputPlane, kH, kW});
   registerParameter("weight", &weight, &gradWeight);
@@ -71,8 +71,8 @@ std::string SpatialConvolution::toString() const {
 SpatialConvolution::Shape SpatialConvolution::checkInput(const Tensor& input) const {
   const int d = input.dim();
   NN_CHECK((d == 3 || d == 4) && input.size(d - 3) == nInputPlane_,
-           toString() << ": expected input of size [batch, " << nInputPlane_ << ", height, width] or ["
-                      << nInputPlane_ << ", height, width], got " << input.shapeString());
+           toString() << ": expected input of size [batch, " << nInputPlane_ << ", height, width] or [" << nInputPlane_
+                      << ", height, width], got " << input.shapeString());
   const int64_t height = input.size(d - 2), width = input.size(d - 1);
   NN_CHECK(height > 0 && width > 0 && height + 2 * padH_ >= kH_ && width + 2 * padW_ >= kW_,
            toString() << ": expected an input plane of at least " << std::max<int64_t>(kH_ - 2 * padH_, 1) << "x"
@@ -210,8 +210,8 @@ void SpatialConvolution::accGradParameters(const Tensor& input, const Tensor& gr
   const Shape s = checkInput(input);
   checkGradOutput(gradOutput, input, s);
   const int64_t rows = s.rows(), cols = s.columns();
-  NN_CHECK(columns_.hasSizes({rows, cols}), toString() << ": backward needs a forward on this input ("
-                                                       << input.shapeString() << ") first");
+  NN_CHECK(columns_.hasSizes({rows, cols}),
+           toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
   const Tensor g = gradOutput.contiguous();
   gatherGradOutput(g, s);
   // gradWeight[out, rows] += scale * gradOutputColumns[out, batch * positions] * columns[rows, batch * positions]^T

@@ -9,8 +9,8 @@ namespace nn {
 class SpatialConvolution : public Module {
  public:
   /// kW x kH kernel, stride dW, dH, zero padding padW, padH on each side.
-  SpatialConvolution(int64_t nInputPlane, int64_t nOutputPlane, int64_t kW, int64_t kH, int64_t dW = 1,
-                     int64_t dH = 1, int64_t padW = 0, int64_t padH = 0);
+  SpatialConvolution(int64_t nInputPlane, int64_t nOutputPlane, int64_t kW, int64_t kH, int64_t dW = 1, int64_t dH = 1,
+                     int64_t padW = 0, int64_t padH = 0);
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Weight, then bias, uniform in +-1/sqrt(kW * kH * nInputPlane) from the default

@@ -110,8 +110,8 @@ const Tensor& SpatialMaxPooling::updateGradInput(const Tensor& input, const Tens
                                    : gradOutput.hasSizes({input.size(0), s.outHeight, s.outWidth});
   NN_CHECK(ok, toString() << ": expected gradOutput of size ["
                           << (input.dim() == 4 ? std::to_string(input.size(0)) + ", " : "")
-                          << input.size(input.dim() - 3) << ", " << s.outHeight << ", " << s.outWidth
-                          << "] for input " << input.shapeString() << ", got " << gradOutput.shapeString());
+                          << input.size(input.dim() - 3) << ", " << s.outHeight << ", " << s.outWidth << "] for input "
+                          << input.shapeString() << ", got " << gradOutput.shapeString());
   NN_CHECK(gradOutput.device() == input.device(),
            toString() << ": expected gradOutput on " << input.device().str() << ", got " << gradOutput.device().str());
   NN_CHECK(indices.sizes() == gradOutput.sizes() && indices.device() == input.device(),
@@ -126,8 +126,8 @@ const Tensor& SpatialMaxPooling::updateGradInput(const Tensor& input, const Tens
     float* gi = gradInput.data() + p * inPlane;
     for (int64_t i = 0; i < outPlane; ++i) {
       const int64_t k = static_cast<int64_t>(arg[i]);
-      NN_CHECK(k >= 0 && k < inPlane, toString() << ": backward needs a forward on this input ("
-                                                 << input.shapeString() << ") first");
+      NN_CHECK(k >= 0 && k < inPlane,
+               toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
       gi[k] += go[i];
     }
   }
