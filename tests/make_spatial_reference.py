@@ -17,11 +17,16 @@ def formula(sizes, f):
     return torch.tensor([f(i) for i in range(n)], dtype=torch.float32).reshape(sizes)
 
 
+def literal(v):
+    s = "%.8g" % v
+    return s + ("f" if "." in s or "e" in s else ".f")
+
+
 def table(name, t):
     values = [float(v) for v in t.detach().reshape(-1)]
     lines = []
     for k in range(0, len(values), 6):
-        lines.append("    " + ", ".join("%.8gf" % v for v in values[k:k + 6]) + ",")
+        lines.append("    " + ", ".join(literal(v) for v in values[k:k + 6]) + ",")
     shape = ", ".join(str(s) for s in t.shape)
     return "// %s: [%s]\nconst std::vector<float> %s = {\n%s\n};\n" % (name, shape, name, "\n".join(lines))
 
