@@ -121,9 +121,13 @@ void SpatialConvolution::im2col(const Shape& s, const float* input, float* colum
               std::fill(out, out + s.outWidth, 0.f);
               continue;
             }
-            const float* line = plane + math::convInputCoord(oy, ky, s.dH, s.padH) * s.width;
+            const float* src = plane + math::convInputCoord(oy, ky, s.dH, s.padH) * s.width +
+                               math::convInputCoord(xFirst, kx, s.dW, s.padW);
             std::fill(out, out + xFirst, 0.f);
-            for (int64_t ox = xFirst; ox < xEnd; ++ox) out[ox] = line[math::convInputCoord(ox, kx, s.dW, s.padW)];
+            if (s.dW == 1)  // the common case: a plain copy, which vectorises
+              std::copy(src, src + (xEnd - xFirst), out + xFirst);
+            else
+              for (int64_t ox = xFirst; ox < xEnd; ++ox) out[ox] = src[(ox - xFirst) * s.dW];
             std::fill(out + xEnd, out + s.outWidth, 0.f);
           }
         }
@@ -145,9 +149,13 @@ void SpatialConvolution::col2im(const Shape& s, const float* columns, float* gra
           float* plane = gradInput + (n * s.planes + c) * s.height * s.width;
           const float* in = row + n * positions;
           for (int64_t oy = yFirst; oy < yEnd; ++oy) {
-            float* line = plane + math::convInputCoord(oy, ky, s.dH, s.padH) * s.width;
-            const float* src = in + oy * s.outWidth;
-            for (int64_t ox = xFirst; ox < xEnd; ++ox) line[math::convInputCoord(ox, kx, s.dW, s.padW)] += src[ox];
+            float* dst = plane + math::convInputCoord(oy, ky, s.dH, s.padH) * s.width +
+                         math::convInputCoord(xFirst, kx, s.dW, s.padW);
+            const float* src = in + oy * s.outWidth + xFirst;
+            if (s.dW == 1)  // unit strides on both sides, which vectorises
+              for (int64_t i = 0; i < xEnd - xFirst; ++i) dst[i] += src[i];
+            else
+              for (int64_t i = 0; i < xEnd - xFirst; ++i) dst[i * s.dW] += src[i];
           }
         }
       }

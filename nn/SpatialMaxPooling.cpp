@@ -93,10 +93,14 @@ const Tensor& SpatialMaxPooling::updateOutput(const Tensor& input) {
         const int64_t startX = math::poolWindowStart(ox, dW_, padW_);
         const int64_t x0 = math::poolClippedFirst(startX), x1 = math::poolClippedEnd(startX, kW_, s.width);
         int64_t best = y0 * s.width + x0;  // every window holds an input cell (math::poolOutputSize)
+        float bestValue = in[best];
         for (int64_t y = y0; y < y1; ++y)
           for (int64_t xx = x0; xx < x1; ++xx)
-            if (math::maxPoolTakes(in[y * s.width + xx], in[best])) best = y * s.width + xx;
-        out[oy * s.outWidth + ox] = in[best];
+            if (math::maxPoolTakes(in[y * s.width + xx], bestValue)) {
+              best = y * s.width + xx;
+              bestValue = in[best];
+            }
+        out[oy * s.outWidth + ox] = bestValue;
         arg[oy * s.outWidth + ox] = static_cast<float>(best);
       }
     }
