@@ -75,9 +75,9 @@ SpatialConvolution::Shape SpatialConvolution::checkInput(const Tensor& input) co
                       << ", height, width], got " << input.shapeString());
   const int64_t height = input.size(d - 2), width = input.size(d - 1);
   NN_CHECK(height > 0 && width > 0 && height + 2 * padH_ >= kH_ && width + 2 * padW_ >= kW_,
-           toString() << ": expected an input plane of at least " << std::max<int64_t>(kH_ - 2 * padH_, 1) << "x"
-                      << std::max<int64_t>(kW_ - 2 * padW_, 1) << " (height x width) for a " << kW_ << "x" << kH_
-                      << " kernel with padding " << padW_ << "," << padH_ << ", got " << input.shapeString());
+           toString() << ": expected input height at least " << std::max<int64_t>(kH_ - 2 * padH_, 1)
+                      << " and width at least " << std::max<int64_t>(kW_ - 2 * padW_, 1)
+                      << " (the kernel, less the padding), got " << input.shapeString());
   checkDevice(input, weight.device(), "input");
   return Shape{d == 4 ? input.size(0) : 1,
                nInputPlane_,

@@ -1,6 +1,8 @@
 // nn::SpatialMaxPooling on the CPU: one pass over each window, remembering the winner.
 #include "nn/SpatialMaxPooling.h"
 
+#include <algorithm>
+
 #include "nn/math/Pooling.h"
 
 namespace nn {
@@ -60,8 +62,9 @@ SpatialMaxPooling::Shape SpatialMaxPooling::checkInput(const Tensor& input) cons
                                         << "height, width], got " << input.shapeString());
   const int64_t height = input.size(d - 2), width = input.size(d - 1);
   NN_CHECK(height > 0 && width > 0 && height + 2 * padH_ >= kH_ && width + 2 * padW_ >= kW_,
-           toString() << ": expected an input plane of at least " << kH_ - 2 * padH_ << "x" << kW_ - 2 * padW_
-                      << " (height x width), got " << input.shapeString());
+           toString() << ": expected input height at least " << std::max<int64_t>(kH_ - 2 * padH_, 1)
+                      << " and width at least " << std::max<int64_t>(kW_ - 2 * padW_, 1)
+                      << " (the kernel, less the padding), got " << input.shapeString());
   NN_CHECK(height * width <= kMaxPlaneSize, toString() << ": expected input planes of at most " << kMaxPlaneSize
                                                        << " cells, got " << input.shapeString());
   return Shape{d == 4 ? input.size(0) * input.size(1) : input.size(0), height, width,

@@ -147,7 +147,7 @@ TEST_CASE("Pooling rejects bad input with a message naming the module", "[Spatia
   REQUIRE_THROWS_WITH(maxPool.forward(Tensor::zeros({1, 1, 1, 5, 5})),
                       Catch::Contains(maxName) && Catch::Contains("[1, 1, 1, 5, 5]"));
   REQUIRE_THROWS_WITH(maxPool.forward(Tensor::zeros({2, 2, 5})),
-                      Catch::Contains(maxName) && Catch::Contains("[2, 2, 5]") && Catch::Contains("3x3"));
+                      Catch::Contains(maxName) && Catch::Contains("[2, 2, 5]") && Catch::Contains("height at least 3"));
   const Tensor x = Tensor::zeros({2, 3, 7, 5});
   maxPool.forward(x);
   REQUIRE(maxPool.output.sizes() == std::vector<int64_t>{2, 3, 3, 2});
@@ -160,7 +160,8 @@ TEST_CASE("Pooling rejects bad input with a message naming the module", "[Spatia
   const std::string avgName = "nn.SpatialAveragePooling(2x4, 1,1)";
   REQUIRE_THROWS_WITH(avgPool.forward(Tensor::zeros({6})), Catch::Contains(avgName) && Catch::Contains("[6]"));
   REQUIRE_THROWS_WITH(avgPool.forward(Tensor::zeros({3, 3, 8})),
-                      Catch::Contains(avgName) && Catch::Contains("[3, 3, 8]") && Catch::Contains("4x2"));
+                      Catch::Contains(avgName) && Catch::Contains("[3, 3, 8]") &&
+                          Catch::Contains("height at least 4 and width at least 2"));
   const Tensor y = Tensor::zeros({3, 4, 2});
   REQUIRE(avgPool.forward(y).sizes() == std::vector<int64_t>{3, 1, 1});
   REQUIRE_THROWS_WITH(avgPool.backward(y, Tensor::zeros({3, 1})),
