@@ -188,6 +188,22 @@ TEST_CASE("SpatialConvolution clone is independent and computes the same output"
   REQUIRE(nn::test::maxAbsDiff(copy->forward(x), std::vector<float>(y.numel(), 0.f)) == 0);
 }
 
+TEST_CASE("SpatialConvolution moved to another device computes the same there", "[SpatialConvolution]") {
+  nn::manualSeed(7);
+  auto conv = std::make_shared<nn::SpatialConvolution>(2, 3, 3, 3, 1, 1, 1, 1);
+  const Tensor x = nn::test::randomTensor({2, 2, 5, 4}, 45);
+  const Tensor g = nn::test::randomTensor({2, 3, 5, 4}, 46);
+  const Tensor y = conv->forward(x).clone();
+  const Tensor gi = conv->backward(x, g).clone();
+  conv->to(nn::Device::cpu(1));
+  REQUIRE(conv->weight.device() == nn::Device::cpu(1));
+  const Tensor x1 = x.to(nn::Device::cpu(1));
+  REQUIRE(conv->forward(x1).device() == nn::Device::cpu(1));
+  REQUIRE(nn::test::maxAbsDiff(conv->output.to(nn::Device()), y) == 0);
+  REQUIRE(nn::test::maxAbsDiff(conv->backward(x1, g.to(nn::Device::cpu(1))).to(nn::Device()), gi) == 0);
+  REQUIRE_THROWS_WITH(conv->forward(x), Catch::Contains("cpu:1") && Catch::Contains("cpu:0"));
+}
+
 TEST_CASE("SpatialConvolution prints as Torch7 does", "[SpatialConvolution]") {
   REQUIRE(nn::SpatialConvolution(1, 20, 5, 5).toString() == "nn.SpatialConvolution(1 -> 20, 5x5)");
   REQUIRE(nn::SpatialConvolution(3, 16, 3, 5, 2, 1).toString() == "nn.SpatialConvolution(3 -> 16, 3x5, 2,1)");
