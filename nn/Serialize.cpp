@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "nn/AtomicFile.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -35,62 +36,6 @@ std::string errnoText() { return std::strerror(errno); }
 
 // ---------------------------------------------------------------------------------------
 // Writing.
-
-// A temporary file next to `path` that becomes `path` on commit() and is removed otherwise.
-class AtomicFile {
- public:
-  explicit AtomicFile(const std::string& path) : path_(path) {
-    NN_CHECK(!path.empty() && path.back() != '/', "nn.save: expected a file path, got '" << path << "'");
-    const size_t slash = path.rfind('/');
-    folder_ = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-    std::string pattern = folder_ + "/." + name + ".tmp.XXXXXX";
-    fd_ = mkstemp(&pattern[0]);
-    NN_CHECK(fd_ >= 0, path << ": cannot create a temporary file in " << folder_ << ": " << errnoText());
-    tempPath_ = pattern;
-  }
-  ~AtomicFile() {
-    if (fd_ >= 0) close(fd_);
-    if (!committed_) unlink(tempPath_.c_str());
-  }
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-
-  void write(const void* data, size_t bytes) {
-    const char* p = static_cast<const char*>(data);
-    while (bytes > 0) {
-      const ssize_t n = ::write(fd_, p, bytes);
-      if (n < 0 && errno == EINTR) continue;
-      NN_CHECK(n > 0, path_ << ": cannot write: " << errnoText());
-      p += n;
-      bytes -= static_cast<size_t>(n);
-    }
-  }
-
-  /// Makes the data durable, then puts it in place of `path`, then makes the rename durable.
-  void commit() {
-    // mkstemp makes the file private (0600); a saved model is an ordinary readable file.
-    NN_CHECK(fchmod(fd_, 0644) == 0, path_ << ": cannot set permissions: " << errnoText());
-    NN_CHECK(fsync(fd_) == 0, path_ << ": cannot write (fsync): " << errnoText());
-    const int closed = close(fd_);
-    fd_ = -1;
-    NN_CHECK(closed == 0, path_ << ": cannot write (close): " << errnoText());
-    NN_CHECK(rename(tempPath_.c_str(), path_.c_str()) == 0, path_ << ": cannot replace: " << errnoText());
-    committed_ = true;
-    const int folder = open(folder_.c_str(), O_RDONLY | O_DIRECTORY);
-    NN_CHECK(folder >= 0, path_ << ": written, but cannot open " << folder_ << " to sync it: " << errnoText());
-    const int synced = fsync(folder);
-    close(folder);
-    NN_CHECK(synced == 0, path_ << ": written, but cannot sync " << folder_ << ": " << errnoText());
-  }
-
- private:
-  std::string path_;
-  std::string folder_;
-  std::string tempPath_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 // ---------------------------------------------------------------------------------------
 // Reading.
@@ -257,6 +202,10 @@ Json describe(const Module& module) {
   const Config moduleConfig = module.config();
   Json config = Json::object();
   for (const auto& [key, value] : moduleConfig.values()) {
+    if (value.isText) {
+      config[key] = value.text;
+      continue;
+    }
     if (value.isList) {
       Json list = Json::array();
       for (double v : value.numbers) list.push_back(static_cast<int64_t>(v));
@@ -300,7 +249,11 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
       config.set(item.key(), v.get<double>());
       continue;
     }
-    NN_CHECK(v.is_array(), at << type << " config entry '" << item.key() << "': expected a number or a list, got "
+    if (v.is_string()) {
+      config.set(item.key(), v.get<std::string>());
+      continue;
+    }
+    NN_CHECK(v.is_array(), at << type << " config entry '" << item.key() << "': expected a number, text or a list, got "
                               << brief(v));
     std::vector<int64_t> values;
     for (const Json& x : v) {
@@ -322,6 +275,9 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
     // Also std::bad_alloc from a corrupted size: the file is at fault, not the program.
     throw Error(at + "cannot build " + type + ": " + e.what());
   }
+  const Config rebuilt = module->config();
+  for (const auto& item : config.values())
+    NN_CHECK(rebuilt.has(item.first), at << type << " has no config entry '" << item.first << "'");
   NN_CHECK(module->children().size() == kids.size(),
            at << type << " has " << module->children().size() << " children, the file lists " << kids.size());
   return module;

@@ -1,0 +1,202 @@
+// LeNet on Fashion-MNIST: trains the network of Torch7's tutorials with SGD and momentum,
+// on one device or, with --devices listing several, through a DataParallelTable.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cunn/cunn.h"
+
+namespace {
+
+struct Options {
+  int epochs = 5;
+  int64_t batchSize = 64;
+  float learningRate = 0.05f;
+  float momentum = 0.9f;
+  float weightDecay = 5e-4f;
+  uint64_t seed = 1;
+  int threads = 1;
+  std::string dataDir = nn::FashionMnist::kDefaultFolder;
+  std::string devices = "cpu:0";
+  std::string save;
+  std::string metrics;
+};
+
+const char* kUsage =
+    "Usage: lenet [options]\n"
+    "  --epochs N         training epochs (5)\n"
+    "  --batch-size N     global mini-batch size (64)\n"
+    "  --lr X             learning rate (0.05)\n"
+    "  --momentum X       SGD momentum (0.9)\n"
+    "  --weight-decay X   SGD weight decay (0.0005)\n"
+    "  --seed N           seed of initialisation and data order (1)\n"
+    "  --threads N        compute threads of each device (1)\n"
+    "  --devices LIST     devices, e.g. cpu:0,cpu:1 (cpu:0); several train data-parallel\n"
+    "  --data-dir DIR     Fashion-MNIST IDX files (/usr/share/datasets/fashion-mnist)\n"
+    "  --save FILE        save the model (safetensors) after every epoch\n"
+    "  --metrics FILE     write one JSON object per epoch (JSON lines)\n";
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    }
+    NN_CHECK(i + 1 < argc, "lenet: option " << arg << " needs a value\n" << kUsage);
+    const std::string value = argv[++i];
+    auto number = [&](double low) {
+      char* end = nullptr;
+      const double v = std::strtod(value.c_str(), &end);
+      NN_CHECK(end && *end == '\0' && std::isfinite(v) && v >= low,
+               "lenet: " << arg << " expects a number >= " << low << ", got '" << value << "'");
+      return v;
+    };
+    if (arg == "--epochs") o.epochs = static_cast<int>(number(1));
+    else if (arg == "--batch-size") o.batchSize = static_cast<int64_t>(number(1));
+    else if (arg == "--lr") o.learningRate = static_cast<float>(number(0));
+    else if (arg == "--momentum") o.momentum = static_cast<float>(number(0));
+    else if (arg == "--weight-decay") o.weightDecay = static_cast<float>(number(0));
+    else if (arg == "--seed") o.seed = static_cast<uint64_t>(number(0));
+    else if (arg == "--threads") o.threads = static_cast<int>(number(1));
+    else if (arg == "--devices") o.devices = value;
+    else if (arg == "--data-dir") o.dataDir = value;
+    else if (arg == "--save") o.save = value;
+    else if (arg == "--metrics") o.metrics = value;
+    else NN_CHECK(false, "lenet: unknown option " << arg << "\n" << kUsage);
+  }
+  return o;
+}
+
+std::vector<nn::Device> parseDevices(const std::string& list) {
+  std::vector<nn::Device> devices;
+  std::stringstream stream(list);
+  for (std::string item; std::getline(stream, item, ',');) devices.push_back(nn::Device::parse(item));
+  NN_CHECK(!devices.empty(), "lenet: --devices lists no device");
+  return devices;
+}
+
+std::shared_ptr<nn::Sequential> lenet() {
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::SpatialConvolution>(1, 20, 5, 5));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::SpatialMaxPooling>(2, 2, 2, 2));
+  net->add(std::make_shared<nn::SpatialConvolution>(20, 50, 5, 5));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::SpatialMaxPooling>(2, 2, 2, 2));
+  net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 800}));
+  net->add(std::make_shared<nn::Linear>(800, 500));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::Linear>(500, 10));
+  net->add(std::make_shared<nn::LogSoftMax>());
+  return net;
+}
+
+double seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+// Fraction of test images whose most likely class is the label.
+double accuracy(nn::Module& model, const nn::FashionMnist& test, const nn::Device& device) {
+  model.evaluate();
+  nn::BatchIterator batches(test.images, test.labels, 1000, nn::BatchOptions{false, false, 0});
+  nn::Tensor x, y;
+  int64_t correct = 0;
+  while (batches.next(x, y)) {
+    const std::vector<float> out = model.forward(x.to(device)).toVector();
+    const std::vector<float> labels = y.toVector();
+    for (size_t i = 0; i < labels.size(); ++i) {
+      size_t best = 0;
+      for (size_t c = 1; c < 10; ++c)
+        if (out[i * 10 + c] > out[i * 10 + best]) best = c;
+      correct += best == static_cast<size_t>(labels[i]);
+    }
+  }
+  model.training();
+  return static_cast<double>(correct) / static_cast<double>(test.size());
+}
+
+int run(const Options& o) {
+  const std::vector<nn::Device> devices = parseDevices(o.devices);
+  nn::blas::setNumThreads(o.threads);
+  nn::manualSeed(o.seed);
+
+  const nn::FashionMnist train(nn::FashionMnist::Split::Train, o.dataDir);
+  const nn::FashionMnist test(nn::FashionMnist::Split::Test, o.dataDir);
+
+  nn::ModulePtr model = lenet();
+  if (devices.size() > 1) {
+    auto table = std::make_shared<nn::DataParallelTable>(0, true, true);
+    table->add(model, devices);
+    model = table;
+  } else {
+    model->to(devices[0]);
+  }
+  std::cout << model->toString() << "\n";
+  nn::ClassNLLCriterion criterion;
+  nn::SgdOptions sgdOptions;
+  sgdOptions.learningRate = o.learningRate;
+  sgdOptions.momentum = o.momentum;
+  sgdOptions.dampening = 0.f;
+  sgdOptions.weightDecay = o.weightDecay;
+  nn::SGD sgd(model->getParameters(), sgdOptions);
+
+  nn::BatchIterator batches(train.images, train.labels, o.batchSize, nn::BatchOptions{true, false, o.seed});
+  nn::Tensor x, y;
+  std::string metricsText;
+  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+    const double start = seconds();
+    double lossSum = 0;
+    int64_t seen = 0, steps = 0;
+    while (batches.next()) {
+      x.resize_(batches.input.sizes(), devices[0]).copy_(batches.input);
+      y.resize_(batches.target.sizes(), devices[0]).copy_(batches.target);
+      model->zeroGradParameters();
+      const nn::Tensor& out = model->forward(x);
+      lossSum += criterion.forward(out, y);
+      model->backward(x, criterion.backward(out, y));
+      sgd.step();
+      seen += x.size(0);
+      ++steps;
+      if (steps % 20 == 0)
+        std::fprintf(stderr, "\repoch %d  %6lld/%lld  loss %.4f  %.0f images/s", epoch, static_cast<long long>(seen),
+                     static_cast<long long>(train.size()), lossSum / steps, seen / (seconds() - start));
+    }
+    const double elapsed = seconds() - start;
+    const double trainLoss = lossSum / steps;
+    const double testAccuracy = accuracy(*model, test, devices[0]);
+    std::fprintf(stderr, "\r%72s\r", "");
+    std::printf("epoch %d  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n", epoch, trainLoss,
+                testAccuracy, elapsed, seen / elapsed);
+    std::fflush(stdout);
+    if (!o.save.empty()) nn::save(*model, o.save);
+    if (!o.metrics.empty()) {
+      std::ostringstream line;
+      line << "{\"epoch\": " << epoch << ", \"train_loss\": " << trainLoss << ", \"test_accuracy\": " << testAccuracy
+           << ", \"seconds\": " << elapsed << ", \"images_per_second\": " << seen / elapsed << ", \"devices\": [";
+      for (size_t i = 0; i < devices.size(); ++i) line << (i ? ", " : "") << "\"" << devices[i].str() << "\"";
+      line << "], \"threads\": " << o.threads << ", \"batch_size\": " << o.batchSize << "}\n";
+      metricsText += line.str();
+      nn::writeFileAtomically(o.metrics, metricsText);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::cerr << "\n" << e.what() << "\n";
+    return 1;
+  }
+}
