@@ -125,8 +125,8 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   std::set<Device> seen;
   for (const Device& d : devices) {
     NN_CHECK(seen.insert(d).second, "nn.DataParallelTable.add: device " << d.str() << " is listed twice");
-    NN_CHECK(d.type() == devices[0].type(), "nn.DataParallelTable.add: expected devices of one type, got "
-                                                << devices[0].str() << " and " << d.str());
+    NN_CHECK(d.type() == devices[0].type(),
+             "nn.DataParallelTable.add: expected devices of one type, got " << devices[0].str() << " and " << d.str());
     try {
       checkDeviceExists(d);
     } catch (const Error& e) {
@@ -165,20 +165,18 @@ void DataParallelTable::checkReady() const {
 }
 
 ModulePtr DataParallelTable::get(size_t index) const {
-  NN_CHECK(index < replicas_.size(), "nn.DataParallelTable.get: index " << index << " out of range for "
-                                                                        << replicas_.size() << " replicas");
+  NN_CHECK(index < replicas_.size(),
+           "nn.DataParallelTable.get: index " << index << " out of range for " << replicas_.size() << " replicas");
   return replicas_[index];
 }
 
 bool DataParallelTable::isStale(size_t index) const {
-  NN_CHECK(index < replicas_.size(), "nn.DataParallelTable.isStale: index " << index << " out of range for "
-                                                                            << replicas_.size() << " replicas");
+  NN_CHECK(index < replicas_.size(),
+           "nn.DataParallelTable.isStale: index " << index << " out of range for " << replicas_.size() << " replicas");
   return stale_[index];
 }
 
-std::string DataParallelTable::communicatorName() const {
-  return communicator_ ? communicator_->name() : "none";
-}
+std::string DataParallelTable::communicatorName() const { return communicator_ ? communicator_->name() : "none"; }
 
 void DataParallelTable::markStale() {
   for (size_t i = 1; i < stale_.size(); ++i) stale_[i] = true;
@@ -279,8 +277,8 @@ void DataParallelTable::split(int64_t batch, size_t active) {
 
 void DataParallelTable::gather(const std::vector<const Tensor*>& parts, Tensor& into, size_t active) {
   const Tensor& first = *parts[0];
-  NN_CHECK(first.dim() > dim_, "nn.DataParallelTable: cannot gather along dimension "
-                                   << dim_ << " outputs of size " << first.shapeString());
+  NN_CHECK(first.dim() > dim_, "nn.DataParallelTable: cannot gather along dimension " << dim_ << " outputs of size "
+                                                                                      << first.shapeString());
   int64_t total = 0;
   for (size_t i = 0; i < active; ++i) {
     const Tensor& p = *parts[i];

@@ -52,7 +52,8 @@ void BatchIterator::startEpoch(int64_t epoch) {
   std::iota(permutation_.begin(), permutation_.end(), int64_t{0});
   if (!options_.shuffle) return;
   generator_.seed(mix(options_.seed ^ mix(static_cast<uint64_t>(epoch))));
-  for (size_t i = permutation_.size() - 1; i > 0; --i) std::swap(permutation_[i], permutation_[generator_.below(i + 1)]);
+  for (size_t i = permutation_.size() - 1; i > 0; --i)
+    std::swap(permutation_[i], permutation_[generator_.below(i + 1)]);
 }
 
 bool BatchIterator::next(Tensor& batchInput, Tensor& batchTarget) {
@@ -83,16 +84,15 @@ bool BatchIterator::next(Tensor& batchInput, Tensor& batchTarget) {
 
 void BatchIterator::restore(int64_t epoch, int64_t position, const std::vector<int64_t>& permutation) {
   NN_CHECK(epoch >= 0 && position >= 0 && position <= size(),
-           "nn.BatchIterator.restore: expected epoch >= 0 and position from 0 to " << size() << ", got epoch "
-                                                                                  << epoch << ", position "
-                                                                                  << position);
+           "nn.BatchIterator.restore: expected epoch >= 0 and position from 0 to " << size() << ", got epoch " << epoch
+                                                                                   << ", position " << position);
   NN_CHECK(static_cast<int64_t>(permutation.size()) == size(),
            "nn.BatchIterator.restore: expected a permutation of " << size() << " samples, got " << permutation.size());
   std::vector<bool> seen(permutation.size(), false);
   for (int64_t s : permutation) {
     NN_CHECK(s >= 0 && s < size() && !seen[static_cast<size_t>(s)],
-             "nn.BatchIterator.restore: not a permutation of 0 .. " << size() - 1 << ": sample " << s
-                                                                    << (s >= 0 && s < size() ? " repeats" : " out of range"));
+             "nn.BatchIterator.restore: not a permutation of 0 .. "
+                 << size() - 1 << ": sample " << s << (s >= 0 && s < size() ? " repeats" : " out of range"));
     seen[static_cast<size_t>(s)] = true;
   }
   epoch_ = epoch;

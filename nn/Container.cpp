@@ -10,8 +10,8 @@ Container& Container::add(ModulePtr module) {
 }
 
 ModulePtr Container::get(size_t index) const {
-  NN_CHECK(index < modules_.size(), typeName() << ".get: index " << index << " out of range for "
-                                               << modules_.size() << " modules (indices count from 0)");
+  NN_CHECK(index < modules_.size(), typeName() << ".get: index " << index << " out of range for " << modules_.size()
+                                               << " modules (indices count from 0)");
   return modules_[index];
 }
 

@@ -29,9 +29,7 @@ Device::Device(DeviceType type, int index) : type_(type), index_(index) {
   NN_CHECK(index >= 0, "nn.Device: expected a device index >= 0, got " << index);
 }
 
-std::string Device::str() const {
-  return std::string(isCpu() ? "cpu:" : "cuda:") + std::to_string(index_);
-}
+std::string Device::str() const { return std::string(isCpu() ? "cpu:" : "cuda:") + std::to_string(index_); }
 
 Device Device::parse(const std::string& text) {
   std::string kind = text;
@@ -45,8 +43,7 @@ Device Device::parse(const std::string& text) {
     NN_CHECK(ok, "nn.Device: expected a device like cpu:0 or cuda:1, got '" << text << "'");
     index = std::stoi(digits);
   }
-  NN_CHECK(kind == "cpu" || kind == "cuda",
-           "nn.Device: expected a device like cpu:0 or cuda:1, got '" << text << "'");
+  NN_CHECK(kind == "cpu" || kind == "cuda", "nn.Device: expected a device like cpu:0 or cuda:1, got '" << text << "'");
   Device device(kind == "cpu" ? DeviceType::CPU : DeviceType::CUDA, index);
   checkDeviceExists(device);
   return device;
@@ -54,20 +51,19 @@ Device Device::parse(const std::string& text) {
 
 void checkDeviceExists(const Device& device) {
   if (device.isCpu()) {
-    NN_CHECK(device.index() < kMaxCpuDevices, "nn.Device: " << device.str()
-                                                  << " does not exist: logical CPU devices are cpu:0 to cpu:"
-                                                  << kMaxCpuDevices - 1);
+    NN_CHECK(device.index() < kMaxCpuDevices,
+             "nn.Device: " << device.str()
+                           << " does not exist: logical CPU devices are cpu:0 to cpu:" << kMaxCpuDevices - 1);
     return;
   }
   DeviceBackend* backend = cudaBackend();
   NN_CHECK(backend != nullptr, "nn.Device: no CUDA device available for "
-                                   << device.str()
-                                   << ": this program was built without the CUDA backend (//cunn)");
+                                   << device.str() << ": this program was built without the CUDA backend (//cunn)");
   const int count = backend->deviceCount();
-  NN_CHECK(count > 0, "nn.Device: no CUDA device available for " << device.str() << ": "
-                                                                 << backend->unavailableReason());
-  NN_CHECK(device.index() < count, "nn.Device: " << device.str() << " does not exist: this machine has "
-                                                 << count << " CUDA device(s)");
+  NN_CHECK(count > 0,
+           "nn.Device: no CUDA device available for " << device.str() << ": " << backend->unavailableReason());
+  NN_CHECK(device.index() < count,
+           "nn.Device: " << device.str() << " does not exist: this machine has " << count << " CUDA device(s)");
 }
 
 }  // namespace nn

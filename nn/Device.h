@@ -31,9 +31,7 @@ class Device {
 
   bool operator==(const Device& o) const { return type_ == o.type_ && index_ == o.index_; }
   bool operator!=(const Device& o) const { return !(*this == o); }
-  bool operator<(const Device& o) const {
-    return type_ != o.type_ ? type_ < o.type_ : index_ < o.index_;
-  }
+  bool operator<(const Device& o) const { return type_ != o.type_ ? type_ < o.type_ : index_ < o.index_; }
 
  private:
   DeviceType type_ = DeviceType::CPU;

@@ -19,8 +19,7 @@ class DeviceBackend {
   virtual void* allocate(const Device& device, size_t bytes) = 0;
   virtual void deallocate(const Device& device, void* ptr) = 0;
   /// Copies `bytes` between any two devices; either side may be a CPU device (host memory).
-  virtual void copy(void* dst, const Device& dstDevice, const void* src,
-                    const Device& srcDevice, size_t bytes) = 0;
+  virtual void copy(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes) = 0;
   /// Sets `count` floats at `ptr` on `device` to `value`.
   virtual void fill(const Device& device, float* ptr, size_t count, float value) = 0;
 };

@@ -21,12 +21,12 @@ void forward(const Tensor& input, Tensor& output, F f) {
 template <typename G>
 void backward(const Module& module, const Tensor& input, const Tensor& output, const Tensor& gradOutput,
               Tensor& gradInput, G g) {
-  NN_CHECK(gradOutput.sizes() == input.sizes(), module.toString() << ": expected gradOutput of size "
-                                                                  << input.shapeString() << ", got "
-                                                                  << gradOutput.shapeString());
-  NN_CHECK(gradOutput.device() == input.device(), module.toString() << ": expected gradOutput on "
-                                                                    << input.device().str() << ", got "
-                                                                    << gradOutput.device().str());
+  NN_CHECK(gradOutput.sizes() == input.sizes(), module.toString()
+                                                    << ": expected gradOutput of size " << input.shapeString()
+                                                    << ", got " << gradOutput.shapeString());
+  NN_CHECK(gradOutput.device() == input.device(), module.toString()
+                                                      << ": expected gradOutput on " << input.device().str() << ", got "
+                                                      << gradOutput.device().str());
   NN_CHECK(output.sizes() == input.sizes(), module.toString() << ": backward needs the output of a forward on "
                                                               << "this input (" << input.shapeString()
                                                               << "), found an output of size " << output.shapeString());

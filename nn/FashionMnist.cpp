@@ -35,10 +35,10 @@ FashionMnist::FashionMnist(Split split, const std::string& folder) {
   const int64_t count = imageFile.sizes[0];
   NN_CHECK(count > 0, imagePath << ": expected at least one image, got none");
   const IdxFile labelFile = IdxFile::read(labelPath, "label data");
-  NN_CHECK(labelFile.sizes.size() == 1, labelPath << ": expected labels of sizes [N], got "
-                                                  << shapeString(labelFile.sizes));
-  NN_CHECK(labelFile.sizes[0] == count, labelPath << ": expected " << count << " labels, one per image of "
-                                                  << imagePath << ", got " << labelFile.sizes[0]);
+  NN_CHECK(labelFile.sizes.size() == 1,
+           labelPath << ": expected labels of sizes [N], got " << shapeString(labelFile.sizes));
+  NN_CHECK(labelFile.sizes[0] == count, labelPath << ": expected " << count << " labels, one per image of " << imagePath
+                                                  << ", got " << labelFile.sizes[0]);
 
   labels = Tensor::empty({count});
   float* l = labels.data();
@@ -57,8 +57,8 @@ FashionMnist::FashionMnist(Split split, const std::string& folder) {
 const char* FashionMnist::className(int64_t label) {
   static const char* const names[kClasses] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                                               "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
-  NN_CHECK(label >= 0 && label < kClasses, "nn.FashionMnist.className: expected a label from 0 to "
-                                               << kClasses - 1 << ", got " << label);
+  NN_CHECK(label >= 0 && label < kClasses,
+           "nn.FashionMnist.className: expected a label from 0 to " << kClasses - 1 << ", got " << label);
   return names[label];
 }
 

@@ -78,12 +78,13 @@ IdxFile IdxFile::read(const std::string& path, const std::string& contents) {
   GzReader file(path);
   uint8_t magic[4];
   int64_t got = file.read(magic, 4);
-  NN_CHECK(got == 4, path << ": truncated: expected a 4-byte IDX magic number, got " << got << " bytes"
-                          << file.problemSuffix());
-  NN_CHECK(magic[0] == 0 && magic[1] == 0, path << ": not an IDX file: the magic number should start with 0x00 0x00, got "
-                                                << hexByte(magic[0]) << " " << hexByte(magic[1]));
-  NN_CHECK(magic[2] == 0x08, path << ": unsupported IDX data type " << hexByte(magic[2])
-                                  << ", expected 0x08 (unsigned byte)");
+  NN_CHECK(got == 4,
+           path << ": truncated: expected a 4-byte IDX magic number, got " << got << " bytes" << file.problemSuffix());
+  NN_CHECK(magic[0] == 0 && magic[1] == 0,
+           path << ": not an IDX file: the magic number should start with 0x00 0x00, got " << hexByte(magic[0]) << " "
+                << hexByte(magic[1]));
+  NN_CHECK(magic[2] == 0x08,
+           path << ": unsupported IDX data type " << hexByte(magic[2]) << ", expected 0x08 (unsigned byte)");
   const int rank = magic[3];
   NN_CHECK(rank >= 1 && rank <= 4, path << ": expected an IDX rank from 1 to 4, got " << rank);
 

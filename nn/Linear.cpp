@@ -46,8 +46,8 @@ std::string Linear::toString() const {
 
 void Linear::checkInput(const Tensor& input) const {
   NN_CHECK(input.dim() >= 1 && input.size(input.dim() - 1) == inputSize_,
-           toString() << ": expected input of size [" << inputSize_ << "] or [..., " << inputSize_
-                      << "], got " << input.shapeString());
+           toString() << ": expected input of size [" << inputSize_ << "] or [..., " << inputSize_ << "], got "
+                      << input.shapeString());
   checkDevice(input, weight.device(), "input");
 }
 
@@ -79,8 +79,8 @@ const Tensor& Linear::updateOutput(const Tensor& input) {
     beta = 1.f;
   }
   // y[batch, out] (+)= x[batch, in] * W[out, in]^T
-  blas::gemm(false, true, batch, outputSize_, inputSize_, 1.f, x.data(), inputSize_, weight.data(), inputSize_,
-             beta, y, outputSize_);
+  blas::gemm(false, true, batch, outputSize_, inputSize_, 1.f, x.data(), inputSize_, weight.data(), inputSize_, beta, y,
+             outputSize_);
   return output;
 }
 

@@ -125,11 +125,9 @@ class Module : public std::enable_shared_from_this<Module> {
 };
 
 /// Rebuilds a module from its type name, configuration and (for containers) children.
-using ModuleFactory =
-    std::function<ModulePtr(const Config& config, std::vector<ModulePtr> children)>;
+using ModuleFactory = std::function<ModulePtr(const Config& config, std::vector<ModulePtr> children)>;
 void registerModuleType(const std::string& typeName, ModuleFactory factory);
-ModulePtr createModule(const std::string& typeName, const Config& config,
-                       std::vector<ModulePtr> children = {});
+ModulePtr createModule(const std::string& typeName, const Config& config, std::vector<ModulePtr> children = {});
 
 struct ModuleRegistration {
   ModuleRegistration(const std::string& typeName, ModuleFactory factory) {

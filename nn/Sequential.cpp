@@ -13,14 +13,14 @@ ModulePtr Sequential::create(const Config&, std::vector<ModulePtr> children) {
 
 void Sequential::insert(ModulePtr module, size_t index) {
   NN_CHECK(module != nullptr, "nn.Sequential.insert: expected a module, got nullptr");
-  NN_CHECK(index <= modules_.size(), "nn.Sequential.insert: index " << index << " out of range [0, "
-                                                                    << modules_.size() << "]");
+  NN_CHECK(index <= modules_.size(),
+           "nn.Sequential.insert: index " << index << " out of range [0, " << modules_.size() << "]");
   modules_.insert(modules_.begin() + static_cast<std::ptrdiff_t>(index), std::move(module));
 }
 
 void Sequential::remove(size_t index) {
-  NN_CHECK(index < modules_.size(), "nn.Sequential.remove: index " << index << " out of range for "
-                                                                   << modules_.size() << " modules");
+  NN_CHECK(index < modules_.size(),
+           "nn.Sequential.remove: index " << index << " out of range for " << modules_.size() << " modules");
   modules_.erase(modules_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 

@@ -47,7 +47,7 @@ class InputFile {
     fd_ = open(path.c_str(), O_RDONLY);
     NN_CHECK(fd_ >= 0, path << ": cannot open: " << errnoText());
     struct stat info;
-    const std::string problem = fstat(fd_, &info) != 0      ? errnoText()
+    const std::string problem = fstat(fd_, &info) != 0   ? errnoText()
                                 : !S_ISREG(info.st_mode) ? "not a regular file"
                                                          : "";
     if (!problem.empty()) {
@@ -136,10 +136,10 @@ TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t data
     const auto s = static_cast<uint64_t>(size);
     bytes = s != 0 && bytes > kSaturated / s ? kSaturated : bytes * s;
   }
-  NN_CHECK(bytes == entry.end - entry.begin,
-           where << "data_offsets [" << entry.begin << ", " << entry.end << "] hold " << entry.end - entry.begin
-                 << " bytes, but shape " << shapeString(entry.shape) << " of F32 needs "
-                 << (bytes == kSaturated ? "more than 2^62" : std::to_string(bytes)));
+  NN_CHECK(bytes == entry.end - entry.begin, where << "data_offsets [" << entry.begin << ", " << entry.end << "] hold "
+                                                   << entry.end - entry.begin << " bytes, but shape "
+                                                   << shapeString(entry.shape) << " of F32 needs "
+                                                   << (bytes == kSaturated ? "more than 2^62" : std::to_string(bytes)));
   return entry;
 }
 
@@ -154,8 +154,8 @@ Header readHeader(InputFile& file, const std::string& path) {
   for (int i = 7; i >= 0; --i) length = (length << 8) | lengthBytes[i];
   NN_CHECK(length <= kMaxHeaderBytes, path << ": header length " << length << " is over the limit of "
                                            << kMaxHeaderBytes << " bytes: not a safetensors file, or corrupted");
-  NN_CHECK(length <= file.size() - 8, path << ": truncated: the header length says " << length << " bytes, the file has "
-                                           << file.size() - 8 << " after it");
+  NN_CHECK(length <= file.size() - 8, path << ": truncated: the header length says " << length
+                                           << " bytes, the file has " << file.size() - 8 << " after it");
   std::string text(length, ' ');
   file.read(&text[0], length, 8, "the header");
   Json json;
@@ -176,8 +176,8 @@ Header readHeader(InputFile& file, const std::string& path) {
     }
     NN_CHECK(item.value().is_object(), path << ": expected __metadata__ to be an object, got " << brief(item.value()));
     for (const auto& m : item.value().items()) {
-      NN_CHECK(m.value().is_string(), path << ": metadata '" << m.key() << "': expected a string, got "
-                                           << brief(m.value()));
+      NN_CHECK(m.value().is_string(),
+               path << ": metadata '" << m.key() << "': expected a string, got " << brief(m.value()));
       header.metadata[m.key()] = m.value().get<std::string>();
     }
   }
@@ -253,12 +253,12 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
       config.set(item.key(), v.get<std::string>());
       continue;
     }
-    NN_CHECK(v.is_array(), at << type << " config entry '" << item.key() << "': expected a number, text or a list, got "
-                              << brief(v));
+    NN_CHECK(v.is_array(),
+             at << type << " config entry '" << item.key() << "': expected a number, text or a list, got " << brief(v));
     std::vector<int64_t> values;
     for (const Json& x : v) {
-      NN_CHECK(x.is_number_integer() && !(x.is_number_unsigned() && x.get<uint64_t>() > INT64_MAX), at << type << " config entry '" << item.key()
-                                         << "': expected a list of integers, got " << brief(v));
+      NN_CHECK(x.is_number_integer() && !(x.is_number_unsigned() && x.get<uint64_t>() > INT64_MAX),
+               at << type << " config entry '" << item.key() << "': expected a list of integers, got " << brief(v));
       values.push_back(x.get<int64_t>());
     }
     config.set(item.key(), values);
@@ -302,9 +302,9 @@ void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& t
   if (!metadata.empty()) header[kMetadataKey] = metadata;
   uint64_t offset = 0;
   for (const NamedTensor& t : tensors) {
-    NN_CHECK(!t.name.empty() && t.name != kMetadataKey && names.insert(t.name).second,
-             path << ": cannot save tensor '" << t.name << "': names must be unique, non-empty and not "
-                  << kMetadataKey);
+    NN_CHECK(
+        !t.name.empty() && t.name != kMetadataKey && names.insert(t.name).second,
+        path << ": cannot save tensor '" << t.name << "': names must be unique, non-empty and not " << kMetadataKey);
     host.push_back(t.value.device().isCpu() ? t.value.contiguous() : t.value.to(Device()));
     const uint64_t bytes = static_cast<uint64_t>(t.value.numel()) * sizeof(float);
     Json entry = Json::object();
@@ -375,10 +375,9 @@ void loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, cons
     auto it = given.find(e.name);
     NN_CHECK(it != given.end(), source << ": tensor '" << e.name << "' is missing (" << module.typeName()
                                        << " expects one of shape " << e.value.shapeString() << ")");
-    NN_CHECK(it->second->sizes() == e.value.sizes(), source << ": tensor '" << e.name << "': shape "
-                                                            << it->second->shapeString() << " in the file, but "
-                                                            << module.typeName() << " expects "
-                                                            << e.value.shapeString());
+    NN_CHECK(it->second->sizes() == e.value.sizes(),
+             source << ": tensor '" << e.name << "': shape " << it->second->shapeString() << " in the file, but "
+                    << module.typeName() << " expects " << e.value.shapeString());
   }
   for (const NamedTensor& t : tensors)
     NN_CHECK(wanted.count(t.name) != 0, source << ": unexpected tensor '" << t.name << "': " << module.typeName()

@@ -33,8 +33,7 @@ struct SafetensorsContents {
 /// Writes tensors (on any device: they are copied to the host) and metadata as a safetensors
 /// file, tensors in the given order. Atomic: a temporary file in the same folder is written,
 /// fsync'd and renamed over `path`, so that on any error `path` keeps its old contents.
-void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
-                      const Metadata& metadata);
+void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors, const Metadata& metadata);
 /// Reads a safetensors file, checking every length, offset, dtype and shape before using it;
 /// a truncated or corrupted file is an nn::Error naming the path (and the tensor at fault).
 SafetensorsContents readSafetensors(const std::string& path);

@@ -24,8 +24,7 @@ DeviceBackend& backendOf(const Device& device) {
 // Calls fn(offset) for the storage offset of every element of a strided tensor, in
 // row-major order of its indices.
 template <typename Fn>
-void forEachOffset(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
-                   int64_t base, Fn fn) {
+void forEachOffset(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t base, Fn fn) {
   const int dims = static_cast<int>(sizes.size());
   if (product(sizes) == 0) return;
   if (dims == 0) {
@@ -62,8 +61,7 @@ Storage::Storage(int64_t count, const Device& device) : count_(count), device_(d
     // 64-byte alignment suits AVX loads and keeps two devices' data off one cache line.
     const size_t rounded = (bytes + 63) / 64 * 64;
     data_ = static_cast<float*>(std::aligned_alloc(64, rounded));
-    NN_CHECK(data_ != nullptr, "nn.Storage: out of memory allocating " << bytes << " bytes on "
-                                                                       << device.str());
+    NN_CHECK(data_ != nullptr, "nn.Storage: out of memory allocating " << bytes << " bytes on " << device.str());
   } else {
     data_ = static_cast<float*>(backendOf(device).allocate(device, bytes));
   }
@@ -90,9 +88,7 @@ int64_t product(const std::vector<int64_t>& sizes) {
   return n;
 }
 
-Tensor::Tensor() : impl_(std::make_shared<TensorImpl>()) {
-  impl_->storage = nullptr;
-}
+Tensor::Tensor() : impl_(std::make_shared<TensorImpl>()) { impl_->storage = nullptr; }
 
 Tensor Tensor::empty(const std::vector<int64_t>& sizes, const Device& device) {
   Tensor t;
@@ -100,9 +96,7 @@ Tensor Tensor::empty(const std::vector<int64_t>& sizes, const Device& device) {
   return t;
 }
 
-Tensor Tensor::zeros(const std::vector<int64_t>& sizes, const Device& device) {
-  return full(sizes, 0.f, device);
-}
+Tensor Tensor::zeros(const std::vector<int64_t>& sizes, const Device& device) { return full(sizes, 0.f, device); }
 
 Tensor Tensor::full(const std::vector<int64_t>& sizes, float value, const Device& device) {
   Tensor t = empty(sizes, device);
@@ -110,25 +104,24 @@ Tensor Tensor::full(const std::vector<int64_t>& sizes, float value, const Device
   return t;
 }
 
-Tensor Tensor::fromVector(const std::vector<int64_t>& sizes, const std::vector<float>& values,
-                          const Device& device) {
+Tensor Tensor::fromVector(const std::vector<int64_t>& sizes, const std::vector<float>& values, const Device& device) {
   NN_CHECK(product(sizes) == static_cast<int64_t>(values.size()),
-           "nn.Tensor.fromVector: sizes " << nn::shapeString(sizes) << " hold " << product(sizes)
-                                          << " values, got " << values.size());
+           "nn.Tensor.fromVector: sizes " << nn::shapeString(sizes) << " hold " << product(sizes) << " values, got "
+                                          << values.size());
   Tensor host = empty(sizes);
   std::copy(values.begin(), values.end(), host.data());
   return host.to(device);
 }
 
 int64_t Tensor::size(int d) const {
-  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.size: dimension " << d << " out of range for a tensor of sizes "
-                                                             << shapeString());
+  NN_CHECK(d >= 0 && d < dim(),
+           "nn.Tensor.size: dimension " << d << " out of range for a tensor of sizes " << shapeString());
   return impl_->sizes[d];
 }
 
 int64_t Tensor::stride(int d) const {
-  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.stride: dimension " << d << " out of range for a tensor of sizes "
-                                                               << shapeString());
+  NN_CHECK(d >= 0 && d < dim(),
+           "nn.Tensor.stride: dimension " << d << " out of range for a tensor of sizes " << shapeString());
   return impl_->strides[d];
 }
 
@@ -148,18 +141,14 @@ bool Tensor::isContiguous() const {
 
 std::string Tensor::shapeString() const { return nn::shapeString(impl_->sizes); }
 
-float* Tensor::rawData() const {
-  return impl_->storage ? impl_->storage->data() + impl_->offset : nullptr;
-}
+float* Tensor::rawData() const { return impl_->storage ? impl_->storage->data() + impl_->offset : nullptr; }
 
 float* Tensor::data() const {
-  NN_CHECK(device().isCpu(), "nn.Tensor.data: the tensor lives on " << device().str()
-                                                                    << "; data() is for CPU tensors");
+  NN_CHECK(device().isCpu(), "nn.Tensor.data: the tensor lives on " << device().str() << "; data() is for CPU tensors");
   return rawData();
 }
 
-Tensor Tensor::makeView(int64_t offset, std::vector<int64_t> sizes,
-                        std::vector<int64_t> strides) const {
+Tensor Tensor::makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides) const {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = impl_->storage;
   impl->offset = offset;
@@ -169,21 +158,19 @@ Tensor Tensor::makeView(int64_t offset, std::vector<int64_t> sizes,
 }
 
 Tensor Tensor::narrow(int d, int64_t start, int64_t length) const {
-  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.narrow: dimension " << d << " out of range for sizes "
-                                                               << shapeString());
+  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.narrow: dimension " << d << " out of range for sizes " << shapeString());
   NN_CHECK(start >= 0 && length >= 0 && start + length <= impl_->sizes[d],
-           "nn.Tensor.narrow: range [" << start << ", " << start + length << ") out of bounds for dimension "
-                                       << d << " of sizes " << shapeString());
+           "nn.Tensor.narrow: range [" << start << ", " << start + length << ") out of bounds for dimension " << d
+                                       << " of sizes " << shapeString());
   auto sizes = impl_->sizes;
   sizes[d] = length;
   return makeView(impl_->offset + start * impl_->strides[d], sizes, impl_->strides);
 }
 
 Tensor Tensor::select(int d, int64_t index) const {
-  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.select: dimension " << d << " out of range for sizes "
-                                                               << shapeString());
+  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.select: dimension " << d << " out of range for sizes " << shapeString());
   NN_CHECK(index >= 0 && index < impl_->sizes[d], "nn.Tensor.select: index " << index << " out of bounds for dimension "
-                                                                              << d << " of sizes " << shapeString());
+                                                                             << d << " of sizes " << shapeString());
   auto sizes = impl_->sizes;
   auto strides = impl_->strides;
   sizes.erase(sizes.begin() + d);
@@ -204,15 +191,14 @@ Tensor Tensor::view(std::vector<int64_t> sizes) const {
     }
   }
   if (inferred >= 0) {
-    NN_CHECK(known > 0 && numel() % known == 0, "nn.Tensor.view: cannot view " << shapeString() << " ("
-                                                                                << numel() << " elements) as "
-                                                                                << nn::shapeString(sizes));
+    NN_CHECK(known > 0 && numel() % known == 0, "nn.Tensor.view: cannot view " << shapeString() << " (" << numel()
+                                                                               << " elements) as "
+                                                                               << nn::shapeString(sizes));
     sizes[inferred] = numel() / known;
   }
   NN_CHECK(product(sizes) == numel(), "nn.Tensor.view: cannot view " << shapeString() << " (" << numel()
                                                                      << " elements) as " << nn::shapeString(sizes));
-  NN_CHECK(isContiguous(), "nn.Tensor.view: needs a contiguous tensor, got sizes " << shapeString()
-                                                                                   << " with strides "
+  NN_CHECK(isContiguous(), "nn.Tensor.view: needs a contiguous tensor, got sizes " << shapeString() << " with strides "
                                                                                    << nn::shapeString(strides()));
   return makeView(impl_->offset, sizes, contiguousStrides(sizes));
 }
@@ -248,13 +234,13 @@ std::vector<float> Tensor::toVector() const {
 }
 
 float Tensor::at(std::initializer_list<int64_t> index) const {
-  NN_CHECK(static_cast<int>(index.size()) == dim(), "nn.Tensor.at: expected " << dim()
-                                                                              << " indices, got " << index.size());
+  NN_CHECK(static_cast<int>(index.size()) == dim(),
+           "nn.Tensor.at: expected " << dim() << " indices, got " << index.size());
   int64_t offset = impl_->offset;
   int d = 0;
   for (int64_t i : index) {
-    NN_CHECK(i >= 0 && i < impl_->sizes[d], "nn.Tensor.at: index " << i << " out of bounds for dimension " << d
-                                                                   << " of sizes " << shapeString());
+    NN_CHECK(i >= 0 && i < impl_->sizes[d],
+             "nn.Tensor.at: index " << i << " out of bounds for dimension " << d << " of sizes " << shapeString());
     offset += i * impl_->strides[d++];
   }
   NN_CHECK(device().isCpu(), "nn.Tensor.at: the tensor lives on " << device().str());
@@ -263,9 +249,8 @@ float Tensor::at(std::initializer_list<int64_t> index) const {
 
 Tensor& Tensor::copy_(const Tensor& src) {
   NN_CHECK(src.numel() == numel(), "nn.Tensor.copy_: expected a source of " << numel() << " elements (sizes "
-                                                                            << shapeString() << "), got "
-                                                                            << src.numel() << " (sizes "
-                                                                            << src.shapeString() << ")");
+                                                                            << shapeString() << "), got " << src.numel()
+                                                                            << " (sizes " << src.shapeString() << ")");
   if (numel() == 0) return *this;
   if (device().isCpu() && src.device().isCpu()) {
     // Logical CPU devices share the address space: a copy between them is a memcpy.
@@ -317,9 +302,7 @@ Tensor& Tensor::fill_(float value) {
   return *this;
 }
 
-Tensor& Tensor::resize_(const std::vector<int64_t>& sizes) {
-  return resizeImpl(sizes.data(), sizes.size(), device());
-}
+Tensor& Tensor::resize_(const std::vector<int64_t>& sizes) { return resizeImpl(sizes.data(), sizes.size(), device()); }
 
 Tensor& Tensor::resize_(const std::vector<int64_t>& sizes, const Device& d) {
   return resizeImpl(sizes.data(), sizes.size(), d);
@@ -335,8 +318,8 @@ Tensor& Tensor::resizeImpl(const int64_t* sizes, size_t dims, const Device& d) {
     NN_CHECK(sizes[i] >= 0, "nn.Tensor.resize_: invalid sizes " << nn::shapeString({sizes, sizes + dims}));
     needed *= sizes[i];
   }
-  const bool fits = impl_->storage && impl_->storage->device() == d &&
-                    impl_->offset + needed <= impl_->storage->count();
+  const bool fits =
+      impl_->storage && impl_->storage->device() == d && impl_->offset + needed <= impl_->storage->count();
   if (!fits) {
     impl_->storage = std::make_shared<Storage>(needed, d);
     impl_->offset = 0;
@@ -370,11 +353,10 @@ Tensor& Tensor::set_(const Tensor& src) {
   return *this;
 }
 
-Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset,
-                     const std::vector<int64_t>& sizes) {
+Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes) {
   NN_CHECK(storage == nullptr || offset + product(sizes) <= storage->count(),
-           "nn.Tensor.set_: sizes " << nn::shapeString(sizes) << " at offset " << offset
-                                    << " exceed a storage of " << storage->count() << " elements");
+           "nn.Tensor.set_: sizes " << nn::shapeString(sizes) << " at offset " << offset << " exceed a storage of "
+                                    << storage->count() << " elements");
   impl_->storage = storage;
   impl_->offset = offset;
   impl_->sizes = sizes;
@@ -383,12 +365,11 @@ Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset,
 }
 
 Tensor& Tensor::add_(const Tensor& other, float alpha) {
-  NN_CHECK(sizes() == other.sizes(), "nn.Tensor.add_: expected sizes " << shapeString() << ", got "
-                                                                       << other.shapeString());
-  NN_CHECK(device() == other.device(), "nn.Tensor.add_: expected a tensor on " << device().str() << ", got "
-                                                                               << other.device().str());
-  NN_CHECK(device().isCpu() && isContiguous() && other.isContiguous(),
-           "nn.Tensor.add_: needs contiguous CPU tensors");
+  NN_CHECK(sizes() == other.sizes(),
+           "nn.Tensor.add_: expected sizes " << shapeString() << ", got " << other.shapeString());
+  NN_CHECK(device() == other.device(),
+           "nn.Tensor.add_: expected a tensor on " << device().str() << ", got " << other.device().str());
+  NN_CHECK(device().isCpu() && isContiguous() && other.isContiguous(), "nn.Tensor.add_: needs contiguous CPU tensors");
   float* d = rawData();
   const float* o = other.rawData();
   const int64_t n = numel();

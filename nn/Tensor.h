@@ -108,8 +108,7 @@ class Tensor {
   Tensor& resizeAs_(const Tensor& other) { return resize_(other.sizes(), other.device()); }
   /// Makes this handle view `src`'s storage with src's offset, sizes and strides.
   Tensor& set_(const Tensor& src);
-  Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset,
-               const std::vector<int64_t>& sizes);
+  Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes);
   /// this += alpha * other (same sizes, same device).
   Tensor& add_(const Tensor& other, float alpha = 1.f);
   Tensor& mul_(float value);

@@ -62,7 +62,8 @@ double inputGradientError(Module& module, const Tensor& input, const GradCheckOp
   const Tensor& out = module.forward(x);
   const Tensor w = randomTensor(out.sizes(), options.seed);
   const Tensor analytic = module.updateGradInput(x, w).clone();
-  return compare(x, analytic, [&] { return dot(module.forward(x), w); }, options.step);
+  return compare(
+      x, analytic, [&] { return dot(module.forward(x), w); }, options.step);
 }
 
 std::vector<double> parameterGradientErrors(Module& module, const Tensor& input, const GradCheckOptions& options) {
@@ -75,7 +76,8 @@ std::vector<double> parameterGradientErrors(Module& module, const Tensor& input,
   std::vector<double> errors;
   for (size_t p = 0; p < values.size(); ++p) {
     const Tensor analytic = gradients[p].clone();
-    errors.push_back(compare(values[p], analytic, [&] { return dot(module.forward(x), w); }, options.step));
+    errors.push_back(compare(
+        values[p], analytic, [&] { return dot(module.forward(x), w); }, options.step));
   }
   return errors;
 }
@@ -85,7 +87,8 @@ double criterionGradientError(Criterion& criterion, const Tensor& input, const T
   Tensor x = input.clone();
   criterion.forward(x, target);
   const Tensor analytic = criterion.backward(x, target).clone();
-  return compare(x, analytic, [&] { return static_cast<double>(criterion.forward(x, target)); }, options.step);
+  return compare(
+      x, analytic, [&] { return static_cast<double>(criterion.forward(x, target)); }, options.step);
 }
 
 double maxAbsDiff(const Tensor& a, const std::vector<float>& b) {

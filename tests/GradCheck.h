@@ -21,8 +21,7 @@ struct GradCheckOptions {
 /// Worst error of dLoss/dInput.
 double inputGradientError(Module& module, const Tensor& input, const GradCheckOptions& options = {});
 /// Worst error of dLoss/dParameter for each parameter, in parameters() order.
-std::vector<double> parameterGradientErrors(Module& module, const Tensor& input,
-                                            const GradCheckOptions& options = {});
+std::vector<double> parameterGradientErrors(Module& module, const Tensor& input, const GradCheckOptions& options = {});
 /// Worst error of dLoss/dInput for a criterion.
 double criterionGradientError(Criterion& criterion, const Tensor& input, const Tensor& target,
                               const GradCheckOptions& options = {});

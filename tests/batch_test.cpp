@@ -1,7 +1,6 @@
 // nn::BatchIterator: seeded order, every sample once per epoch, partial batches, restore.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <vector>
 
@@ -140,8 +139,7 @@ TEST_CASE("BatchIterator allocates nothing once the batch tensors have their siz
   REQUIRE(nn::storageAllocationCount() == before);
 }
 
-TEST_CASE("BatchIterator restored from epoch, position and permutation continues identically",
-          "[BatchIterator]") {
+TEST_CASE("BatchIterator restored from epoch, position and permutation continues identically", "[BatchIterator]") {
   Data data(10);
   const BatchOptions options{true, false, 9};
   BatchIterator original(data.inputs, data.targets, 3, options);
@@ -158,7 +156,8 @@ TEST_CASE("BatchIterator restored from epoch, position and permutation continues
   for (int e = 0; e < 2; ++e) REQUIRE(epochOf(resumed) == epochOf(original));
 
   REQUIRE_THROWS_WITH(resumed.restore(0, 11, permutation), Catch::Contains("position 11"));
-  REQUIRE_THROWS_WITH(resumed.restore(0, 0, {0, 1, 2}), Catch::Contains("permutation of 10") && Catch::Contains("got 3"));
+  REQUIRE_THROWS_WITH(resumed.restore(0, 0, {0, 1, 2}),
+                      Catch::Contains("permutation of 10") && Catch::Contains("got 3"));
   std::vector<int64_t> repeated = permutation;
   repeated[0] = repeated[1];
   REQUIRE_THROWS_WITH(resumed.restore(0, 0, repeated), Catch::Contains("repeats"));

@@ -1,8 +1,7 @@
 // nn::BatchNormalization and nn::SpatialBatchNormalization: reference values, running
 // statistics, gradient checks in both modes, and a cross-check with PyTorch 1.13.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 
 #include "nn/BatchNormalization.h"

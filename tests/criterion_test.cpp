@@ -1,7 +1,6 @@
 // nn::ClassNLLCriterion, nn::MSECriterion and nn::CrossEntropyCriterion: reference values,
 // gradient checks, bad input, strided input and PyTorch 1.13 cross-checks.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "nn/ClassNLLCriterion.h"

@@ -1,14 +1,14 @@
 // DataParallelTable on logical CPU devices: the same numbers as one module on the whole
 // batch, stale-replica bookkeeping, errors and threads.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "cunn/cunn.h"
 #include "tests/GradCheck.h"
+#include "tests/TempDir.h"
 
 using nn::DataParallelTable;
 using nn::Device;
@@ -261,4 +261,89 @@ TEST_CASE("DataParallelTable is a module: in a Sequential, printed, cloned", "[D
   std::vector<std::string> names;
   for (auto& t : table->stateDict()) names.push_back(t.name);
   REQUIRE(names == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"});
+}
+
+namespace {
+
+std::shared_ptr<nn::Sequential> makeBatchNormNet(uint64_t seed) {
+  nn::manualSeed(seed);
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::Linear>(6, 4));
+  net->add(std::make_shared<nn::BatchNormalization>(4));
+  net->add(std::make_shared<nn::Linear>(4, 3));
+  return net;
+}
+
+std::vector<float> runningMean(const nn::ModulePtr& replica) {
+  auto bn =
+      std::dynamic_pointer_cast<nn::BatchNormalization>(std::dynamic_pointer_cast<nn::Sequential>(replica)->get(1));
+  return bn->runningMean.toVector();
+}
+
+}  // namespace
+
+TEST_CASE("buffers: the first replica's are broadcast by default, averaged on request", "[DataParallelTable]") {
+  const Tensor x = nn::test::randomTensor({8, 6}, 4);
+  const Tensor g = nn::test::randomTensor({8, 3}, 5);
+  SECTION("broadcast of the first replica's buffers") {
+    auto table = std::make_shared<DataParallelTable>(0);
+    table->add(makeBatchNormNet(1), cpus(2));
+    table->forward(x);
+    // Each replica saw its own half of the batch, so their running means differ now.
+    const std::vector<float> first = runningMean(table->get(0));
+    REQUIRE(first != runningMean(table->get(1)));
+    table->backward(x, g);
+    table->syncParameters();
+    REQUIRE(runningMean(table->get(1)) == first);
+  }
+  SECTION("average across replicas") {
+    auto table = std::make_shared<DataParallelTable>(0);
+    table->setBufferPolicy(DataParallelTable::BufferPolicy::Average);
+    table->add(makeBatchNormNet(1), cpus(2));
+    table->forward(x);
+    const std::vector<float> a = runningMean(table->get(0)), b = runningMean(table->get(1));
+    table->backward(x, g);
+    table->syncParameters();
+    for (int r = 0; r < 2; ++r) {
+      const std::vector<float> m = runningMean(table->get(r));
+      for (size_t i = 0; i < m.size(); ++i) REQUIRE(m[i] == Approx((a[i] + b[i]) / 2).margin(1e-7));
+    }
+  }
+}
+
+TEST_CASE("a table saved on N devices loads on M devices or as a plain module", "[DataParallelTable]") {
+  nn::test::TempDir dir;
+  const std::string path = dir.file("table.safetensors");
+  const Tensor x = nn::test::randomTensor({7, 6}, 8);
+  auto table = std::make_shared<DataParallelTable>(0, true, false);
+  table->add(makeBatchNormNet(3), cpus(2));
+  table->forward(x);
+  table->backward(x, nn::test::randomTensor({7, 3}, 9));
+  table->updateParameters(0.1f);
+  table->evaluate();
+  const std::vector<float> expected = table->forward(x).toVector();
+  nn::save(*table, path);
+
+  // As saved: a table on the same devices.
+  auto loaded = std::dynamic_pointer_cast<DataParallelTable>(nn::load(path));
+  REQUIRE(loaded != nullptr);
+  REQUIRE(loaded->devices() == cpus(2));
+  REQUIRE_FALSE(loaded->isTraining());
+  REQUIRE(nn::test::maxAbsDiff(loaded->forward(x), expected) < 1e-6);
+
+  // Onto three devices: the state dict names are the plain module's.
+  auto three = std::make_shared<DataParallelTable>(0, true, false);
+  three->add(makeBatchNormNet(99), cpus(3));
+  three->forward(x);
+  nn::loadStateInto(*three, path);
+  REQUIRE(three->isStale(2));
+  three->evaluate();
+  REQUIRE(nn::test::maxAbsDiff(three->forward(x), expected) < 1e-6);
+  REQUIRE(nn::test::maxAbsDiff(three->get(2)->getParameters().first, table->getParameters().first) == 0);
+
+  // As a plain module.
+  auto plain = makeBatchNormNet(42);
+  nn::loadStateInto(*plain, path);
+  plain->evaluate();
+  REQUIRE(nn::test::maxAbsDiff(plain->forward(x), expected) < 1e-6);
 }

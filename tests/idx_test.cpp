@@ -1,8 +1,8 @@
 // nn::IdxFile and nn::FashionMnist: small IDX files written here, plain and gzip-compressed,
 // load with their exact values; broken ones give errors naming the file.
-#include <catch2/catch.hpp>
 #include <zlib.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,27 +13,15 @@
 #include "nn/Error.h"
 #include "nn/FashionMnist.h"
 #include "nn/IdxFile.h"
+#include "tests/TempDir.h"
+
+using nn::test::TempDir;
 
 namespace {
 
 using Bytes = std::vector<uint8_t>;
 
 // A fresh folder, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TEST_TMPDIR");
-    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/idx_test.XXXXXX";
-    REQUIRE(mkdtemp(&pattern[0]) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Magic 0x00 0x00 type rank, big-endian sizes, then the data.
 Bytes idx(const std::vector<uint32_t>& sizes, const Bytes& data, uint8_t type = 0x08) {

@@ -1,9 +1,9 @@
 // nn::Linear: reference values and gradient checks.
-#include <catch2/catch.hpp>
+#include "nn/Linear.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 
-#include "nn/Linear.h"
 #include "nn/Random.h"
 #include "tests/GradCheck.h"
 
@@ -44,9 +44,9 @@ TEST_CASE("Linear gradients agree with finite differences", "[Linear]") {
 
 TEST_CASE("Linear rejects a wrong input size with a message naming it", "[Linear]") {
   nn::Linear linear(800, 500);
-  REQUIRE_THROWS_WITH(linear.forward(Tensor::zeros({4, 700})),
-                      Catch::Contains("nn.Linear(800 -> 500)") && Catch::Contains("[4, 700]") &&
-                          Catch::Contains("800"));
+  REQUIRE_THROWS_WITH(linear.forward(Tensor::zeros({4, 700})), Catch::Contains("nn.Linear(800 -> 500)") &&
+                                                                   Catch::Contains("[4, 700]") &&
+                                                                   Catch::Contains("800"));
 }
 
 TEST_CASE("Linear initialises uniformly in +-1/sqrt(inputSize)", "[Linear]") {

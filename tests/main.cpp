@@ -2,7 +2,6 @@
 // cases, "nn-test-cases: N passed, N failed, N skipped", which tools/test-summary.sh adds up.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 
 namespace {

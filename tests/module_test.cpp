@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "nn/Linear.h"
-#include "nn/ReLU.h"
 #include "nn/Random.h"
+#include "nn/ReLU.h"
 #include "nn/Sequential.h"
 #include "tests/GradCheck.h"
 
@@ -118,8 +118,8 @@ TEST_CASE("to() moves the whole tree and keeps flattened parameters flat", "[Mod
   for (const Tensor& p : net->parameters().first) REQUIRE(p.storage() == moved.storage());
   REQUIRE(net->forward(x.to(nn::Device::cpu(1))).toVector() == out);
   // Input on the wrong device is an error that names the module and both devices.
-  REQUIRE_THROWS_WITH(net->forward(x), Catch::Contains("nn.Linear(4 -> 3)") && Catch::Contains("cpu:1") &&
-                                           Catch::Contains("cpu:0"));
+  REQUIRE_THROWS_WITH(net->forward(x),
+                      Catch::Contains("nn.Linear(4 -> 3)") && Catch::Contains("cpu:1") && Catch::Contains("cpu:0"));
 }
 
 TEST_CASE("apply, listModules, training and evaluate reach every module", "[Module]") {

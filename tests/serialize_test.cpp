@@ -1,8 +1,10 @@
 // nn::save, nn::load, nn::loadStateInto and the safetensors reader and writer: round trips,
 // the exact header, and truncated or corrupted files that must give errors, not crashes.
-#include <catch2/catch.hpp>
+#include "nn/Serialize.h"
+
 #include <sys/resource.h>
 
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -17,30 +19,17 @@
 #include "nn/Random.h"
 #include "nn/ReLU.h"
 #include "nn/Sequential.h"
-#include "nn/Serialize.h"
 #include "tests/GradCheck.h"
+#include "tests/TempDir.h"
 
 using nn::ModulePtr;
 using nn::Tensor;
 
+using nn::test::TempDir;
+
 namespace {
 
 // A fresh folder, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TEST_TMPDIR");
-    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/serialize_test.XXXXXX";
-    REQUIRE(mkdtemp(&pattern[0]) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string readBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -256,10 +245,10 @@ TEST_CASE("a safetensors file written by PyTorch loads into the equivalent modul
       R"("2.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]},)"
       R"("2.weight":{"dtype":"F32","shape":[2,4],"data_offsets":[72,104]}})";
   const std::string data = floatBytes(
-      {-0.551570714f, -0.382368743f, -0.237997115f, 0.0213871151f, -0.00432251766f, 0.309715837f, -0.475185335f,
-       -0.424894601f, -0.222368971f, 0.154820725f, -0.0114391446f, 0.457774937f, -0.0512363985f, 0.152774125f,
-       -0.174482793f, -0.11348708f, -0.0805916786f, 0.0529070497f, 0.197667599f, 0.300011396f, -0.338970542f,
-       -0.217731416f, 0.181608558f, 0.415193975f, -0.102900088f, 0.374155879f});
+      {-0.551570714f, -0.382368743f, -0.237997115f,  0.0213871151f,  -0.00432251766f, 0.309715837f,   -0.475185335f,
+       -0.424894601f, -0.222368971f, 0.154820725f,   -0.0114391446f, 0.457774937f,    -0.0512363985f, 0.152774125f,
+       -0.174482793f, -0.11348708f,  -0.0805916786f, 0.0529070497f,  0.197667599f,    0.300011396f,   -0.338970542f,
+       -0.217731416f, 0.181608558f,  0.415193975f,   -0.102900088f,  0.374155879f});
   TempDir dir;
   const std::string path = dir.file("torch.safetensors");
   writeBytes(path, rawFile(header, data));
@@ -270,8 +259,7 @@ TEST_CASE("a safetensors file written by PyTorch loads into the equivalent modul
   REQUIRE(model->get(0)->stateDict()[1].value.toVector() ==
           std::vector<float>{-0.551570714f, -0.382368743f, -0.237997115f, 0.0213871151f});
   const Tensor x = Tensor::fromVector({2, 3}, {0.5f, -1, 2, 1, 1, 1});
-  REQUIRE(nn::test::maxAbsDiff(model->forward(x), {-0.0904511735f, 0.069849886f, -0.133844733f, 0.036741212f}) <
-          1e-6);
+  REQUIRE(nn::test::maxAbsDiff(model->forward(x), {-0.0904511735f, 0.069849886f, -0.133844733f, 0.036741212f}) < 1e-6);
 }
 
 TEST_CASE("a module on another device is saved from host copies and loads on cpu:0", "[Serialize]") {
@@ -340,12 +328,11 @@ TEST_CASE("a corrupted header length or header is an error naming the file", "[S
   std::string f16 = file;
   f16.replace(f16.find("\"F32\""), 5, "\"F16\"");
   writeBytes(path, f16);
-  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("tensor '0.weight'") &&
-                                          Catch::Contains("dtype F16"));
+  REQUIRE_THROWS_WITH(nn::load(path),
+                      Catch::Contains(path) && Catch::Contains("tensor '0.weight'") && Catch::Contains("dtype F16"));
 }
 
-TEST_CASE("offsets that overlap, leave gaps or disagree with the shape are errors naming the tensor",
-          "[Serialize]") {
+TEST_CASE("offsets that overlap, leave gaps or disagree with the shape are errors naming the tensor", "[Serialize]") {
   TempDir dir;
   const std::string path = dir.file("raw.safetensors");
   const std::string twelve = floatBytes({1, 2, 3});
@@ -420,8 +407,8 @@ TEST_CASE("a corrupted module tree is an error naming the file and the module", 
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("nn.Nope"));
   withTree(R"({"type":"nn.Sequential","config":{},"training":true,"children":[)"
            R"({"type":"nn.Linear","config":{"inputSize":3},"training":true,"children":[]}]})");
-  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("module '0'") &&
-                                          Catch::Contains("missing entry"));
+  REQUIRE_THROWS_WITH(nn::load(path),
+                      Catch::Contains(path) && Catch::Contains("module '0'") && Catch::Contains("missing entry"));
   withTree(R"({"type":"nn.ReLU","config":{"x":"y"},"training":true,"children":[]})");
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("'x'"));
   withTree(R"({"type":"nn.ReLU"})");
