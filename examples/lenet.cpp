@@ -17,33 +17,35 @@ namespace {
 
 struct Options {
   int epochs = 5;
-  int64_t batchSize = 64;
+  int64_t batchSize = 128;
   float learningRate = 0.05f;
   float momentum = 0.9f;
   float weightDecay = 5e-4f;
-  float learningRateDecay = 0.f;
+  float learningRateDecay = 2e-4f;
   uint64_t seed = 1;
   int threads = 1;
   std::string dataDir = nn::FashionMnist::kDefaultFolder;
   std::string devices = "cpu:0";
   std::string save;
   std::string metrics;
+  int64_t limit = 0;
 };
 
 const char* kUsage =
     "Usage: lenet [options]\n"
     "  --epochs N         training epochs (5)\n"
-    "  --batch-size N     global mini-batch size (64)\n"
+    "  --batch-size N     global mini-batch size (128)\n"
     "  --lr X             learning rate (0.05)\n"
     "  --momentum X       SGD momentum (0.9)\n"
     "  --weight-decay X   SGD weight decay (0.0005)\n"
-    "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim.sgd (0)\n"
+    "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim.sgd (0.0002)\n"
     "  --seed N           seed of initialisation and data order (1)\n"
     "  --threads N        compute threads of each device (1)\n"
     "  --devices LIST     devices, e.g. cpu:0,cpu:1 (cpu:0); several train data-parallel\n"
     "  --data-dir DIR     Fashion-MNIST IDX files (/usr/share/datasets/fashion-mnist)\n"
     "  --save FILE        save the model (safetensors) after every epoch\n"
-    "  --metrics FILE     write one JSON object per epoch (JSON lines)\n";
+    "  --metrics FILE     write one JSON object per epoch (JSON lines)\n"
+    "  --limit N          train on the first N training images only (all)\n";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -86,6 +88,8 @@ Options parse(int argc, char** argv) {
       o.save = value;
     else if (arg == "--metrics")
       o.metrics = value;
+    else if (arg == "--limit")
+      o.limit = static_cast<int64_t>(number(1));
     else
       NN_CHECK(false, "lenet: unknown option " << arg << "\n" << kUsage);
   }
@@ -157,6 +161,10 @@ int run(const Options& o) {
   nn::FashionMnist test(nn::FashionMnist::Split::Test, o.dataDir);
   standardize(train.images);
   standardize(test.images);
+  if (o.limit > 0 && o.limit < train.size()) {
+    train.images = train.images.narrow(0, 0, o.limit);
+    train.labels = train.labels.narrow(0, 0, o.limit);
+  }
 
   nn::ModulePtr model = lenet();
   if (devices.size() > 1) {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Data-parallel speed-up on the CPU: LeNet training images/s with a DataParallelTable on
+# cpu:0,cpu:1 (one compute thread each) against cpu:0 alone (one thread), global batch 256,
+# in alternating rounds. Prints each round, the medians and their ratio.
+# ROUNDS (3) and LIMIT (training images per round, 15360) may be set in the environment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools/install-deps.sh dataset-fashion-mnist
+bazel build -c opt //examples:lenet >&2
+rounds=${ROUNDS:-3}
+limit=${LIMIT:-15360}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+run() {  # devices -> images per second of the training pass
+  bazel-bin/examples/lenet --epochs 1 --batch-size 256 --threads 1 --limit "$limit" --devices "$1" \
+    --metrics "$work/m.jsonl" >/dev/null 2>&1
+  sed -E 's/.*"images_per_second": ([0-9.]+).*/\1/' "$work/m.jsonl"
+}
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+echo "round  cpu:0 (1 thread)  cpu:0,cpu:1 (1 thread each)   images/s"
+for r in $(seq "$rounds"); do
+  one=$(run cpu:0)
+  two=$(run cpu:0,cpu:1)
+  echo "$one" >>"$work/one"
+  echo "$two" >>"$work/two"
+  printf "%5d  %16.0f  %27.0f\n" "$r" "$one" "$two"
+done
+m1=$(median <"$work/one")
+m2=$(median <"$work/two")
+printf "median %15.0f  %27.0f   speed-up %.2fx\n" "$m1" "$m2" "$(echo "$m2 $m1" | awk '{print $1 / $2}')"
