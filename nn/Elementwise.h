@@ -6,7 +6,8 @@
 
 namespace nn::elementwise {
 
-/// Resizes `output` like `input` and sets output[i] = f(input[i]).
+/// Resizes `output` like `input` and sets output[i] = f(input[i]). Pass f as a lambda, not a
+/// function pointer, so that the compiler inlines and vectorises it.
 template <typename F>
 void forward(const Tensor& input, Tensor& output, F f) {
   const Tensor x = input.contiguous();

@@ -11,7 +11,7 @@ NN_REGISTER_MODULE(ReLU);
 ModulePtr ReLU::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<ReLU>(); }
 
 const Tensor& ReLU::updateOutput(const Tensor& input) {
-  elementwise::forward(input, output, math::reluForward);
+  elementwise::forward(input, output, [](float x) { return math::reluForward(x); });
   return output;
 }
 

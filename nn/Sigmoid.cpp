@@ -11,7 +11,7 @@ NN_REGISTER_MODULE(Sigmoid);
 ModulePtr Sigmoid::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<Sigmoid>(); }
 
 const Tensor& Sigmoid::updateOutput(const Tensor& input) {
-  elementwise::forward(input, output, math::sigmoidForward);
+  elementwise::forward(input, output, [](float x) { return math::sigmoidForward(x); });
   return output;
 }
 

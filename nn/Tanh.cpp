@@ -11,7 +11,7 @@ NN_REGISTER_MODULE(Tanh);
 ModulePtr Tanh::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<Tanh>(); }
 
 const Tensor& Tanh::updateOutput(const Tensor& input) {
-  elementwise::forward(input, output, math::tanhForward);
+  elementwise::forward(input, output, [](float x) { return math::tanhForward(x); });
   return output;
 }
 
