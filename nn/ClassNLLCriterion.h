@@ -15,8 +15,6 @@ class ClassNLLCriterion : public Criterion {
   const Tensor& updateGradInput(const Tensor& input, const Tensor& target) override;
   std::string toString() const override { return "nn.ClassNLLCriterion"; }
 
-  /// Checks shapes and target range; returns the batch size.
-  int64_t check(const Tensor& input, const Tensor& target) const;
 };
 
 }  // namespace nn

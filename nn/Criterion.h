@@ -27,6 +27,11 @@ class Criterion {
   bool sizeAverage;
   float output = 0.f;
   Tensor gradInput;
+
+ protected:
+  /// For criterions over class scores: checks input [classes] or [batch, classes] and targets
+  /// [batch] of class indices from 0 (as floats) on the input's device; returns the batch size.
+  int64_t checkClassTargets(const Tensor& input, const Tensor& target) const;
 };
 
 }  // namespace nn

@@ -17,8 +17,6 @@ class CrossEntropyCriterion : public Criterion {
   std::string toString() const override { return "nn.CrossEntropyCriterion"; }
 
  private:
-  /// Checks shapes, device and every target; returns the batch size.
-  int64_t check(const Tensor& input, const Tensor& target) const;
 };
 
 }  // namespace nn

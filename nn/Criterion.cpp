@@ -1,0 +1,30 @@
+// nn::Criterion: checks shared by the criterions.
+#include "nn/Criterion.h"
+
+#include <cmath>
+
+namespace nn {
+
+int64_t Criterion::checkClassTargets(const Tensor& input, const Tensor& target) const {
+  NN_CHECK(
+      (input.dim() == 1 || input.dim() == 2) && input.numel() > 0,
+      toString() << ": expected non-empty input of size [classes] or [batch, classes], got " << input.shapeString());
+  const int64_t batch = input.dim() == 1 ? 1 : input.size(0);
+  NN_CHECK(target.numel() == batch && target.dim() <= 1, toString() << ": expected target of size [" << batch
+                                                                    << "] for input " << input.shapeString() << ", got "
+                                                                    << target.shapeString());
+  NN_CHECK(target.device() == input.device(),
+           toString() << ": expected target on " << input.device().str() << ", got " << target.device().str());
+  const int64_t classes = input.size(input.dim() - 1);
+  const Tensor contiguousTarget = target.contiguous();
+  const float* t = contiguousTarget.data();
+  for (int64_t i = 0; i < batch; ++i) {
+    const float c = t[i];
+    NN_CHECK(c >= 0 && c < classes && std::floor(c) == c, toString()
+                                                              << ": target " << c << " at position " << i
+                                                              << " is not a class index in [0, " << classes << ")");
+  }
+  return batch;
+}
+
+}  // namespace nn
