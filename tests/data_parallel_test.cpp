@@ -107,26 +107,32 @@ TEST_CASE("10 SGD steps with momentum give the plain module's parameters", "[Dat
     auto plain = makeNet(3);
     auto table = std::make_shared<DataParallelTable>(0);
     table->add(makeNet(3), cpus(2));
-    auto [pw, pdw] = plain->getParameters();
-    auto [tw, tdw] = table->getParameters();
-    Tensor pv = Tensor::zeros(pw.sizes()), tv = Tensor::zeros(tw.sizes());
+    nn::SgdOptions options;
+    options.learningRate = 0.1f;
+    options.momentum = 0.9f;
+    options.dampening = 0.f;
+    options.weightDecay = 1e-3f;
+    nn::SGD plainSgd(plain->getParameters(), options);
+    nn::SGD tableSgd(table->getParameters(), options);
+    const Tensor pw = plain->getParameters().first;
+    const Tensor tw = table->getParameters().first;
+    const Tensor initial = pw.clone();
     nn::ClassNLLCriterion criterion;
     for (int step = 0; step < 10; ++step) {
       const Tensor x = nn::test::randomTensor({batch, 6}, 1000 + step);
       std::vector<float> labels;
       for (int64_t i = 0; i < batch; ++i) labels.push_back(static_cast<float>((i * 7 + step) % 3));
       const Tensor y = Tensor::fromVector({batch}, labels);
-      for (auto [module, w, dw, v] : {std::tuple{static_cast<nn::Module*>(plain.get()), pw, pdw, pv},
-                                      std::tuple{static_cast<nn::Module*>(table.get()), tw, tdw, tv}}) {
+      for (auto [module, sgd] : {std::pair<nn::Module*, nn::SGD*>{plain.get(), &plainSgd},
+                                 std::pair<nn::Module*, nn::SGD*>{table.get(), &tableSgd}}) {
         module->zeroGradParameters();
         const Tensor& out = module->forward(x);
         criterion.forward(out, y);
         module->backward(x, criterion.backward(out, y));
-        // v = 0.9 v + dw; w -= 0.1 v
-        Tensor(v).mul_(0.9f).add_(dw);
-        Tensor(w).add_(v, -0.1f);
+        sgd->step();
       }
     }
+    REQUIRE(relDiff(pw, initial) > 1e-2);  // training moved the parameters
     REQUIRE(relDiff(tw, pw) < 1e-5);
     // The other replica is refreshed before the next forward.
     const Tensor x = nn::test::randomTensor({batch, 6}, 5);
