@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 #include "nn/Error.h"
 
@@ -135,13 +136,16 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   }
   module->to(devices[0]);
   replicas_.push_back(module);
+  firstReplica_ = {module};
   for (size_t i = 1; i < devices.size(); ++i) {
     ModulePtr replica = module->clone();
     replica->to(devices[i]);
     replicas_.push_back(replica);
   }
+  tensors_.resize(replicas_.size());
   if (flattenParams_)
-    for (const ModulePtr& r : replicas_) r->getParameters();
+    for (size_t r = 0; r < replicas_.size(); ++r)
+      std::tie(tensors_[r].flatValues, tensors_[r].flatGradients) = replicas_[r]->getParameters();
   devices_ = devices;
   stale_.assign(devices.size(), false);
   inputs_.resize(devices.size());
@@ -182,7 +186,7 @@ void DataParallelTable::markStale() {
   for (size_t i = 1; i < stale_.size(); ++i) stale_[i] = true;
 }
 
-void DataParallelTable::runReplicas(size_t count, const std::function<void(size_t)>& task) {
+void DataParallelTable::runReplicas(size_t count, FunctionRef<void(size_t)> task) {
   try {
     threads_->run(count, task);
   } catch (const Error& e) {
@@ -192,33 +196,40 @@ void DataParallelTable::runReplicas(size_t count, const std::function<void(size_
 
 // --- sync ---------------------------------------------------------------------------
 
-std::vector<std::vector<Tensor>> DataParallelTable::perReplica(bool gradients) {
-  std::vector<std::vector<Tensor>> out;
-  for (const ModulePtr& r : replicas_) {
-    if (flattenParams_) {
-      auto [values, grads] = r->getParameters();
-      out.push_back({gradients ? grads : values});
-    } else {
-      auto [values, grads] = r->parameters();
-      out.push_back(gradients ? grads : values);
-    }
+void DataParallelTable::refreshTensors(size_t count) {
+  for (size_t r = 0; r < count; ++r) {
+    ReplicaTensors& t = tensors_[r];
+    t.values.clear();
+    t.gradients.clear();
+    t.buffers.clear();
+    replicas_[r]->collectParameters(t.values, t.gradients);
+    replicas_[r]->collectBuffers(t.buffers);
+    // Someone may have flattened a replica's parameters again, into another buffer (an outer
+    // module's getParameters()); then this call goes parameter by parameter.
+    t.flat = flattenParams_ && isFlatView(t.values, t.flatValues) && isFlatView(t.gradients, t.flatGradients);
   }
-  return out;
 }
 
-std::vector<std::vector<Tensor>> DataParallelTable::buffersPerReplica() {
-  std::vector<std::vector<Tensor>> out;
-  for (const ModulePtr& r : replicas_) out.push_back(r->buffers());
-  return out;
-}
-
-// Calls collective(tensors of every replica for item k) for each item k.
 template <typename Collective>
-static void eachItem(const std::vector<std::vector<Tensor>>& perReplica, size_t replicas, Collective collective) {
-  std::vector<Tensor> group(replicas);
-  for (size_t k = 0; k < perReplica[0].size(); ++k) {
-    for (size_t r = 0; r < replicas; ++r) group[r] = perReplica[r][k];
-    collective(group);
+void DataParallelTable::forEachGroup(Kind kind, size_t count, Collective collective) {
+  refreshTensors(count);
+  group_.resize(count);
+  bool flat = kind != Kind::Buffers;
+  for (size_t r = 0; r < count; ++r) flat = flat && tensors_[r].flat;
+  if (flat) {
+    for (size_t r = 0; r < count; ++r)
+      group_[r] = kind == Kind::Values ? tensors_[r].flatValues : tensors_[r].flatGradients;
+    collective(group_);
+    return;
+  }
+  auto list = [&](size_t r) -> const std::vector<Tensor>& {
+    return kind == Kind::Values      ? tensors_[r].values
+           : kind == Kind::Gradients ? tensors_[r].gradients
+                                     : tensors_[r].buffers;
+  };
+  for (size_t k = 0; k < list(0).size(); ++k) {
+    for (size_t r = 0; r < count; ++r) group_[r] = list(r)[k];
+    collective(group_);
   }
 }
 
@@ -226,10 +237,11 @@ void DataParallelTable::syncParameters() {
   checkReady();
   if (bufferPolicy_ == BufferPolicy::Average && buffersChanged_) averageBuffers();
   const size_t n = replicas_.size();
-  eachItem(perReplica(false), n, [&](const std::vector<Tensor>& g) { communicator_->broadcast(g); });
-  eachItem(buffersPerReplica(), n, [&](const std::vector<Tensor>& g) { communicator_->broadcast(g); });
+  auto broadcast = [&](const std::vector<Tensor>& g) { communicator_->broadcast(g); };
+  forEachGroup(Kind::Values, n, broadcast);
+  forEachGroup(Kind::Buffers, n, broadcast);
   for (size_t i = 1; i < n; ++i) {
-    mirrorModes(i);
+    mirrorModes(*replicas_[0], *replicas_[i]);
     stale_[i] = false;
   }
   buffersChanged_ = false;
@@ -237,25 +249,25 @@ void DataParallelTable::syncParameters() {
 
 void DataParallelTable::averageBuffers() {
   const size_t n = replicas_.size();
-  eachItem(buffersPerReplica(), n, [&](const std::vector<Tensor>& g) {
+  forEachGroup(Kind::Buffers, n, [&](const std::vector<Tensor>& g) {
     communicator_->allReduce(g);
     for (const Tensor& t : g) Tensor(t).mul_(1.0f / static_cast<float>(n));
   });
   buffersChanged_ = false;
 }
 
-// Gives every module of replica i the training/evaluation mode of its twin in replica 0.
-// Pre-order: a container's call sets its children, whose own entries come after it.
-void DataParallelTable::mirrorModes(size_t replica) {
-  const std::vector<ModulePtr> from = replicas_[0]->listModules();
-  const std::vector<ModulePtr> to = replicas_[replica]->listModules();
-  for (size_t k = 0; k < from.size() && k < to.size(); ++k) {
-    if (from[k]->isTraining() == to[k]->isTraining()) continue;
-    if (from[k]->isTraining())
-      to[k]->training();
+// Gives every module of `to` the training/evaluation mode of its twin in `from`, top down:
+// a container's training()/evaluate() also sets its children, whose own turn comes after.
+void DataParallelTable::mirrorModes(const Module& from, Module& to) {
+  if (from.isTraining() != to.isTraining()) {
+    if (from.isTraining())
+      to.training();
     else
-      to[k]->evaluate();
+      to.evaluate();
   }
+  const std::vector<ModulePtr>& a = from.children();
+  const std::vector<ModulePtr>& b = to.children();
+  for (size_t k = 0; k < a.size() && k < b.size(); ++k) mirrorModes(*a[k], *b[k]);
 }
 
 // --- scatter, run, gather -------------------------------------------------------------
@@ -359,7 +371,7 @@ void DataParallelTable::accGradParameters(const Tensor&, const Tensor& gradOutpu
 
 void DataParallelTable::reduceGradients(size_t active) {
   if (active < 2) return;
-  eachItem(perReplica(true), active, [&](const std::vector<Tensor>& g) { communicator_->reduce(g); });
+  forEachGroup(Kind::Gradients, active, [&](const std::vector<Tensor>& g) { communicator_->reduce(g); });
   // The first replica now holds the sum; the others start from zero again, so a second
   // backward adds only its own contribution.
   runReplicas(active, [&](size_t i) {
@@ -380,10 +392,10 @@ void DataParallelTable::updateParameters(float learningRate) {
   markStale();
 }
 
-std::pair<std::vector<Tensor>, std::vector<Tensor>> DataParallelTable::parameters() {
-  if (replicas_.empty()) return {};
+void DataParallelTable::collectParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients) {
+  if (replicas_.empty()) return;
   markStale();
-  return replicas_[0]->parameters();
+  replicas_[0]->collectParameters(values, gradients);
 }
 
 std::pair<Tensor, Tensor> DataParallelTable::getParameters() {
@@ -428,11 +440,6 @@ void DataParallelTable::apply(const std::function<void(Module&)>& fn) {
 void DataParallelTable::to(const Device& device) {
   NN_CHECK(false, "nn.DataParallelTable: to(" << device.str()
                                               << ") is not supported; the devices are the ones given to add()");
-}
-
-std::vector<ModulePtr> DataParallelTable::children() const {
-  if (replicas_.empty()) return {};
-  return {replicas_[0]};
 }
 
 std::string DataParallelTable::toString() const {

@@ -56,7 +56,7 @@ class DataParallelTable : public Module {
 
   void zeroGradParameters() override;
   void updateParameters(float learningRate) override;
-  std::pair<std::vector<Tensor>, std::vector<Tensor>> parameters() override;
+  void collectParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients) override;
   std::pair<Tensor, Tensor> getParameters() override;
   std::vector<NamedTensor> stateDict() override;
   void training() override;
@@ -68,22 +68,34 @@ class DataParallelTable : public Module {
   std::string typeName() const override { return "nn.DataParallelTable"; }
   std::string toString() const override;
   Config config() const override;
-  std::vector<ModulePtr> children() const override;
+  const std::vector<ModulePtr>& children() const override { return firstReplica_; }
 
  private:
   void checkReady() const;
   void checkGradOutput(const Tensor& gradOutput) const;
   /// DeviceThreads::run, with failures named as this table's.
-  void runReplicas(size_t count, const std::function<void(size_t)>& task);
+  void runReplicas(size_t count, FunctionRef<void(size_t)> task);
   void markStale();
   size_t activeDevices(int64_t batch) const;
   void split(int64_t batch, size_t active);
   void gather(const std::vector<const Tensor*>& parts, Tensor& into, size_t active);
   void reduceGradients(size_t active);
   void averageBuffers();
-  void mirrorModes(size_t replica);
-  std::vector<std::vector<Tensor>> perReplica(bool gradients);
-  std::vector<std::vector<Tensor>> buffersPerReplica();
+  static void mirrorModes(const Module& from, Module& to);
+
+  // What the collectives work on, per replica; the vectors keep their capacity between
+  // steps, so a training step allocates nothing.
+  struct ReplicaTensors {
+    Tensor flatValues, flatGradients;  // from getParameters() at add(), if flattenParams
+    bool flat = false;                 // the parameters are still views into them
+    std::vector<Tensor> values, gradients, buffers;
+  };
+  enum class Kind { Values, Gradients, Buffers };
+  void refreshTensors(size_t count);
+  /// Calls collective(group) with one tensor of each of the first `count` replicas: their
+  /// flat buffers (one call), or each parameter or buffer in turn.
+  template <typename Collective>
+  void forEachGroup(Kind kind, size_t count, Collective collective);
 
   int dim_;
   bool flattenParams_;
@@ -91,6 +103,8 @@ class DataParallelTable : public Module {
   BufferPolicy bufferPolicy_ = BufferPolicy::BroadcastFirst;
   std::vector<Device> devices_;
   std::vector<ModulePtr> replicas_;
+  // children(): the first replica alone (its parameters are the table's).
+  std::vector<ModulePtr> firstReplica_;
   std::vector<bool> stale_;
   bool buffersChanged_ = false;
   std::unique_ptr<DeviceThreads> threads_;
@@ -104,6 +118,8 @@ class DataParallelTable : public Module {
   std::vector<std::vector<int64_t>> sliceSizes_;
   std::vector<const Tensor*> parts_;
   std::vector<int64_t> sizes_;
+  std::vector<ReplicaTensors> tensors_;
+  std::vector<Tensor> group_;
   size_t active_ = 0;
 };
 

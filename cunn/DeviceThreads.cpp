@@ -23,7 +23,7 @@ DeviceThreads::~DeviceThreads() {
 void DeviceThreads::loop(size_t index) {
   uint64_t seen = 0;
   while (true) {
-    const std::function<void(size_t)>* task;
+    const FunctionRef<void(size_t)>* task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
@@ -44,7 +44,7 @@ void DeviceThreads::loop(size_t index) {
   }
 }
 
-void DeviceThreads::run(size_t count, const std::function<void(size_t)>& task) {
+void DeviceThreads::run(size_t count, FunctionRef<void(size_t)> task) {
   NN_CHECK(count <= devices_.size(), "DeviceThreads.run: " << count << " tasks for " << devices_.size() << " devices");
   if (count == 0) return;
   {

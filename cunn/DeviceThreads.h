@@ -5,14 +5,33 @@
 
 #include <condition_variable>
 #include <exception>
-#include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "nn/Device.h"
 
 namespace nn {
+
+/// A non-owning reference to a callable, like std::function without its allocation: a
+/// training step hands each device its work through one of these.
+template <typename Signature>
+class FunctionRef;
+
+template <typename R, typename... Args>
+class FunctionRef<R(Args...)> {
+ public:
+  template <typename F>
+  FunctionRef(F&& f)  // NOLINT: converts from any callable, as std::function does
+      : object_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, Args... args) -> R { return (*static_cast<std::remove_reference_t<F>*>(o))(args...); }) {}
+  R operator()(Args... args) const { return call_(object_, args...); }
+
+ private:
+  void* object_;
+  R (*call_)(void*, Args...);
+};
 
 class DeviceThreads {
  public:
@@ -23,9 +42,9 @@ class DeviceThreads {
 
   /// Runs task(i) on the thread of device i, for i < count, and waits for all of them.
   /// If any throw, rethrows the first (in device order) as an nn::Error that names the device.
-  void run(size_t count, const std::function<void(size_t)>& task);
+  void run(size_t count, FunctionRef<void(size_t)> task);
   /// run() on every device.
-  void runAll(const std::function<void(size_t)>& task) { run(devices_.size(), task); }
+  void runAll(FunctionRef<void(size_t)> task) { run(devices_.size(), task); }
 
   size_t size() const { return devices_.size(); }
   const std::vector<Device>& devices() const { return devices_; }
@@ -42,7 +61,7 @@ class DeviceThreads {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  const std::function<void(size_t)>* task_ = nullptr;
+  const FunctionRef<void(size_t)>* task_ = nullptr;
   size_t taskCount_ = 0;
   uint64_t generation_ = 0;
   size_t pending_ = 0;

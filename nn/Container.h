@@ -16,7 +16,7 @@ class Container : public Module {
   /// Child i, counted from 0 (printed descriptions count from 1, as Torch7's).
   ModulePtr get(size_t index) const;
   size_t size() const { return modules_.size(); }
-  std::vector<ModulePtr> children() const override { return modules_; }
+  const std::vector<ModulePtr>& children() const override { return modules_; }
 
  protected:
   /// Runs fn() for child `index`; an nn::Error from it gets the child's place, "(8) ", in front.

@@ -14,8 +14,15 @@ const Tensor& Module::backward(const Tensor& input, const Tensor& gradOutput, fl
 
 void Module::accGradParameters(const Tensor&, const Tensor&, float) {}
 
+const std::vector<ModulePtr>& Module::children() const {
+  static const std::vector<ModulePtr> none;
+  return none;
+}
+
+// Walks the tree rather than collecting parameters(), so that a training step allocates nothing.
 void Module::zeroGradParameters() {
-  for (Tensor& g : parameters().second) g.zero_();
+  for (Parameter& p : parameters_) p.gradient->zero_();
+  for (const ModulePtr& child : children()) child->zeroGradParameters();
 }
 
 void Module::updateParameters(float learningRate) {
@@ -25,21 +32,23 @@ void Module::updateParameters(float learningRate) {
 
 std::pair<std::vector<Tensor>, std::vector<Tensor>> Module::parameters() {
   std::pair<std::vector<Tensor>, std::vector<Tensor>> out;
-  for (const Parameter& p : parameters_) {
-    out.first.push_back(*p.value);
-    out.second.push_back(*p.gradient);
-  }
-  for (const ModulePtr& child : children()) {
-    auto [values, gradients] = child->parameters();
-    out.first.insert(out.first.end(), values.begin(), values.end());
-    out.second.insert(out.second.end(), gradients.begin(), gradients.end());
-  }
+  collectParameters(out.first, out.second);
   return out;
 }
 
-namespace {
+void Module::collectParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients) {
+  for (const Parameter& p : parameters_) {
+    values.push_back(*p.value);
+    gradients.push_back(*p.gradient);
+  }
+  for (const ModulePtr& child : children()) child->collectParameters(values, gradients);
+}
 
-// True when `tensors` are, in order, contiguous back-to-back views covering all of `flat`.
+void Module::collectBuffers(std::vector<Tensor>& values) const {
+  for (const Buffer& b : buffers_) values.push_back(*b.value);
+  for (const ModulePtr& child : children()) child->collectBuffers(values);
+}
+
 bool isFlatView(const std::vector<Tensor>& tensors, const Tensor& flat) {
   if (!flat.storage()) return false;
   int64_t offset = flat.storageOffset();
@@ -49,6 +58,8 @@ bool isFlatView(const std::vector<Tensor>& tensors, const Tensor& flat) {
   }
   return offset == flat.storageOffset() + flat.numel();
 }
+
+namespace {
 
 // Copies every tensor into one new buffer and makes each a view into it.
 Tensor flatten(std::vector<Tensor>& tensors, const Device& device) {
@@ -84,9 +95,7 @@ std::pair<Tensor, Tensor> Module::getParameters() {
 
 std::vector<Tensor> Module::buffers() {
   std::vector<Tensor> out;
-  for (const Buffer& b : buffers_) out.push_back(*b.value);
-  for (const ModulePtr& child : children())
-    for (Tensor& t : child->buffers()) out.push_back(t);
+  collectBuffers(out);
   return out;
 }
 
@@ -94,7 +103,7 @@ std::vector<NamedTensor> Module::stateDict() {
   std::vector<NamedTensor> out;
   for (const Parameter& p : parameters_) out.push_back({p.name, *p.value});
   for (const Buffer& b : buffers_) out.push_back({b.name, *b.value});
-  const std::vector<ModulePtr> kids = children();
+  const std::vector<ModulePtr>& kids = children();
   for (size_t i = 0; i < kids.size(); ++i)
     for (NamedTensor& t : kids[i]->stateDict()) out.push_back({std::to_string(i) + "." + t.name, t.value});
   return out;

@@ -52,7 +52,11 @@ class Module : public std::enable_shared_from_this<Module> {
   /// parameter -= learningRate * gradient, for every parameter.
   virtual void updateParameters(float learningRate);
   /// All parameters and their gradients, in module order, weight before bias.
-  virtual std::pair<std::vector<Tensor>, std::vector<Tensor>> parameters();
+  std::pair<std::vector<Tensor>, std::vector<Tensor>> parameters();
+  /// Appends what parameters() returns to two vectors (whose capacity a caller can reuse).
+  virtual void collectParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients);
+  /// Appends what buffers() returns.
+  void collectBuffers(std::vector<Tensor>& values) const;
   /// One value buffer and one gradient buffer with identical offsets; every parameter (and
   /// gradient) becomes a view into them. A second call returns the same two tensors.
   virtual std::pair<Tensor, Tensor> getParameters();
@@ -90,7 +94,7 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Constructor arguments, enough to rebuild the module with createModule().
   virtual Config config() const { return Config(); }
   /// Direct sub-modules, in order.
-  virtual std::vector<ModulePtr> children() const { return {}; }
+  virtual const std::vector<ModulePtr>& children() const;
 
   Tensor output;
   Tensor gradInput;
@@ -123,6 +127,9 @@ class Module : public std::enable_shared_from_this<Module> {
   Tensor flatParameters_;
   Tensor flatGradients_;
 };
+
+/// True when `tensors` are, in order, contiguous back-to-back views covering all of `flat`.
+bool isFlatView(const std::vector<Tensor>& tensors, const Tensor& flat);
 
 /// Rebuilds a module from its type name, configuration and (for containers) children.
 using ModuleFactory = std::function<ModulePtr(const Config& config, std::vector<ModulePtr> children)>;

@@ -289,7 +289,7 @@ void setModes(Module& module, const Json& node) {
     module.training();
   else
     module.evaluate();
-  const std::vector<ModulePtr> children = module.children();
+  const std::vector<ModulePtr>& children = module.children();
   for (size_t i = 0; i < children.size(); ++i) setModes(*children[i], node["children"][i]);
 }
 

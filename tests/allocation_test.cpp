@@ -1,0 +1,86 @@
+// A steady training step allocates no memory: the test binary counts every operator new.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <new>
+
+#include "cunn/cunn.h"
+#include "tests/GradCheck.h"
+
+namespace {
+std::atomic<int64_t> gAllocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  gAllocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+using nn::Tensor;
+
+namespace {
+
+std::shared_ptr<nn::Sequential> lenet() {
+  nn::manualSeed(1);
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::SpatialConvolution>(1, 20, 5, 5));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::SpatialMaxPooling>(2, 2, 2, 2));
+  net->add(std::make_shared<nn::SpatialConvolution>(20, 50, 5, 5));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::SpatialMaxPooling>(2, 2, 2, 2));
+  net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 800}));
+  net->add(std::make_shared<nn::Linear>(800, 500));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::Linear>(500, 10));
+  net->add(std::make_shared<nn::LogSoftMax>());
+  return net;
+}
+
+// Allocations made by `steps` training steps after `warmup` steps, on `model`.
+int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps) {
+  const Tensor images = nn::test::randomTensor({64, 1, 28, 28}, 1);
+  std::vector<float> labels(64);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<float>(i % 10);
+  const Tensor targets = Tensor::fromVector({64}, labels);
+  nn::ClassNLLCriterion criterion;
+  nn::SgdOptions options;
+  options.learningRate = 0.01f;
+  options.momentum = 0.9f;
+  nn::SGD sgd(model.getParameters(), options);
+  nn::BatchIterator batches(images, targets, 16, nn::BatchOptions{true, false, 3});
+  int64_t before = 0;
+  for (int step = 0; step < warmup + steps; ++step) {
+    if (step == warmup) before = gAllocations.load();
+    if (!batches.next()) batches.next();
+    model.zeroGradParameters();
+    const Tensor& out = model.forward(batches.input);
+    criterion.forward(out, batches.target);
+    model.backward(batches.input, criterion.backward(out, batches.target));
+    sgd.step();
+  }
+  return gAllocations.load() - before;
+}
+
+}  // namespace
+
+TEST_CASE("a steady LeNet training step on one device allocates nothing", "[allocation]") {
+  auto net = lenet();
+  REQUIRE(allocationsOfSteps(*net, 3, 8) == 0);
+}
+
+TEST_CASE("a steady LeNet training step on two devices allocates nothing", "[allocation]") {
+  auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
+  table->add(lenet(), {nn::Device::cpu(0), nn::Device::cpu(1)});
+  REQUIRE(allocationsOfSteps(*table, 3, 8) == 0);
+}
+
+TEST_CASE("the counter sees allocations", "[allocation]") {
+  // The check above could not fail if operator new were not counted.
+  const int64_t before = gAllocations.load();
+  const Tensor t = Tensor::zeros({10});
+  REQUIRE(gAllocations.load() - before >= 1);
+}
