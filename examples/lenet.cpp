@@ -2,10 +2,13 @@
 // on one device or, with --devices listing several, through a DataParallelTable.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -27,6 +30,7 @@ struct Options {
   std::string dataDir = nn::FashionMnist::kDefaultFolder;
   std::string devices = "cpu:0";
   std::string save;
+  std::string resume;
   std::string metrics;
   int64_t limit = 0;
 };
@@ -43,7 +47,8 @@ const char* kUsage =
     "  --threads N        compute threads of each device (1)\n"
     "  --devices LIST     devices, e.g. cpu:0,cpu:1 (cpu:0); several train data-parallel\n"
     "  --data-dir DIR     Fashion-MNIST IDX files (/usr/share/datasets/fashion-mnist)\n"
-    "  --save FILE        save the model (safetensors) after every epoch\n"
+    "  --save FILE        save a checkpoint (safetensors) after every epoch and on Ctrl-C\n"
+    "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
     "  --metrics FILE     write one JSON object per epoch (JSON lines)\n"
     "  --limit N          train on the first N training images only (all)\n";
 
@@ -86,6 +91,8 @@ Options parse(int argc, char** argv) {
       o.dataDir = value;
     else if (arg == "--save")
       o.save = value;
+    else if (arg == "--resume")
+      o.resume = value;
     else if (arg == "--metrics")
       o.metrics = value;
     else if (arg == "--limit")
@@ -125,6 +132,20 @@ void standardize(nn::Tensor& images) {
   const float mean = 0.2860f, deviation = 0.3530f;
   float* p = images.data();
   for (int64_t i = 0, n = images.numel(); i < n; ++i) p[i] = (p[i] - mean) / deviation;
+}
+
+std::atomic<bool> gInterrupted{false};
+void onInterrupt(int) { gInterrupted = true; }
+
+// The lines of an earlier metrics file for epochs up to `epochs`, so a resumed run extends it.
+std::string metricsUpTo(const std::string& path, int64_t epochs) {
+  std::ifstream in(path);
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    const auto at = line.find("\"epoch\": ");
+    if (at != std::string::npos && std::atoll(line.c_str() + at + 9) <= epochs) kept += line + "\n";
+  }
+  return kept;
 }
 
 double seconds() {
@@ -185,10 +206,17 @@ int run(const Options& o) {
   nn::SGD sgd(model->getParameters(), sgdOptions);
 
   nn::BatchIterator batches(train.images, train.labels, o.batchSize, nn::BatchOptions{true, false, o.seed});
-  nn::Tensor x, y;
+  nn::TrainingState state{model.get(), &sgd, &batches, 0};
   std::string metricsText;
+  if (!o.resume.empty()) {
+    nn::loadCheckpoint(state, o.resume);
+    std::printf("resumed from %s after %lld epoch(s)\n", o.resume.c_str(), static_cast<long long>(state.epochsDone));
+    if (!o.metrics.empty()) metricsText = metricsUpTo(o.metrics, state.epochsDone);
+  }
+  std::signal(SIGINT, onInterrupt);
+  nn::Tensor x, y;
   const bool interactive = isatty(fileno(stderr));
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+  for (int epoch = static_cast<int>(state.epochsDone) + 1; epoch <= o.epochs; ++epoch) {
     const double start = seconds();
     double lossSum = 0;
     int64_t seen = 0, steps = 0;
@@ -202,6 +230,15 @@ int run(const Options& o) {
       sgd.step();
       seen += x.size(0);
       ++steps;
+      if (gInterrupted) {
+        // The step is whole; the checkpoint resumes at the next batch of this epoch.
+        state.epochsDone = epoch - 1;
+        if (!o.save.empty()) nn::saveCheckpoint(state, o.save);
+        std::fprintf(stderr, "\ninterrupted in epoch %d after %lld images%s%s\n", epoch, static_cast<long long>(seen),
+                     o.save.empty() ? "; no checkpoint written (no --save)" : "; checkpoint written to ",
+                     o.save.c_str());
+        return 130;
+      }
       // A live line on a terminal; four lines an epoch into a log.
       const bool report =
           interactive ? steps % 20 == 0 : steps % std::max<int64_t>(1, batches.batchesPerEpoch() / 4) == 0;
@@ -217,7 +254,8 @@ int run(const Options& o) {
     std::printf("epoch %d  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n", epoch, trainLoss,
                 testAccuracy, elapsed, seen / elapsed);
     std::fflush(stdout);
-    if (!o.save.empty()) nn::save(*model, o.save);
+    state.epochsDone = epoch;
+    if (!o.save.empty()) nn::saveCheckpoint(state, o.save);
     if (!o.metrics.empty()) {
       std::ostringstream line;
       line << "{\"epoch\": " << epoch << ", \"train_loss\": " << trainLoss << ", \"test_accuracy\": " << testAccuracy

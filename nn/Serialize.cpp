@@ -364,7 +364,12 @@ ModulePtr buildModuleTree(const std::string& description, const std::string& sou
   return module;
 }
 
-void loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source) {
+bool isTrainingState(const std::string& name) { return name.rfind(kTrainingStatePrefix, 0) == 0; }
+
+void loadStateDict(Module& module, const std::vector<NamedTensor>& all, const std::string& source) {
+  std::vector<NamedTensor> tensors;
+  for (const NamedTensor& t : all)
+    if (!isTrainingState(t.name)) tensors.push_back(t);
   std::map<std::string, const Tensor*> given;
   for (const NamedTensor& t : tensors)
     NN_CHECK(given.emplace(t.name, &t.value).second, source << ": tensor '" << t.name << "' appears twice");

@@ -45,9 +45,14 @@ std::string describeModuleTree(const Module& module);
 /// Rebuilds a module tree from describeModuleTree's string, on cpu:0, with freshly
 /// initialised parameters; `source` (the file) starts every error message.
 ModulePtr buildModuleTree(const std::string& description, const std::string& source);
-/// Copies `tensors` into module.stateDict() by name, all or nothing: unless every tensor of
-/// the module is there with the module's shape and none is left over, nothing is copied and
-/// an nn::Error starting with `source` names the tensor.
+/// Tensors named "training.*" hold a checkpoint's training state (nn/Checkpoint.h), not a
+/// module's: loading a module skips them.
+constexpr const char* kTrainingStatePrefix = "training.";
+bool isTrainingState(const std::string& tensorName);
+
+/// Copies `tensors` (less training state) into module.stateDict() by name, all or nothing:
+/// unless every tensor of the module is there with the module's shape and none is left
+/// over, nothing is copied and an nn::Error starting with `source` names the tensor.
 void loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source);
 
 /// Saves module.stateDict() and the module tree to `path`, atomically (see writeSafetensors).

@@ -5,6 +5,7 @@
 #include "nn/BatchIterator.h"
 #include "nn/BatchNormalization.h"
 #include "nn/Blas.h"
+#include "nn/Checkpoint.h"
 #include "nn/ClassNLLCriterion.h"
 #include "nn/Concat.h"
 #include "nn/Config.h"

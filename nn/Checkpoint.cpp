@@ -1,0 +1,105 @@
+// Checkpoints: model, optimizer and data order in one safetensors file.
+#include "nn/Checkpoint.h"
+
+#include <sstream>
+
+#include "nn/Error.h"
+#include "nn/Random.h"
+#include "nn/Serialize.h"
+
+namespace nn {
+
+namespace {
+
+constexpr const char* kMomentum = "training.momentum";
+constexpr const char* kPermutation = "training.permutation";
+
+int64_t integer(const Metadata& metadata, const std::string& key, const std::string& path) {
+  auto it = metadata.find(key);
+  NN_CHECK(it != metadata.end(), path << ": not a checkpoint: no '" << key << "' metadata");
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  NN_CHECK(used == it->second.size() && v >= 0,
+           path << ": metadata '" << key << "' should be a count, got '" << it->second << "'");
+  return v;
+}
+
+}  // namespace
+
+void saveCheckpoint(const TrainingState& state, const std::string& path) {
+  NN_CHECK(state.model && state.optimizer && state.batches,
+           "nn::saveCheckpoint: model, optimizer and batches are needed");
+  std::vector<NamedTensor> tensors = state.model->stateDict();
+  if (state.optimizer->momentumBuffer().numel() > 0) tensors.push_back({kMomentum, state.optimizer->momentumBuffer()});
+  const std::vector<int64_t>& order = state.batches->permutation();
+  Tensor permutation = Tensor::empty({static_cast<int64_t>(order.size())});
+  // Sample indices are exact in float32 below 2^24, far above any data set this loader holds.
+  NN_CHECK(order.size() < (size_t{1} << 24), path << ": data sets over 2^24 samples are not supported in checkpoints");
+  for (size_t i = 0; i < order.size(); ++i) permutation.data()[i] = static_cast<float>(order[i]);
+  tensors.push_back({kPermutation, permutation});
+
+  std::ostringstream generator;
+  generator << defaultGenerator().engine();
+  Metadata metadata;
+  metadata["format"] = "pt";
+  metadata["nn.module"] = describeModuleTree(*state.model);
+  metadata["training.epochs_done"] = std::to_string(state.epochsDone);
+  metadata["training.sgd_steps"] = std::to_string(state.optimizer->stepCount());
+  metadata["training.data_epoch"] = std::to_string(state.batches->epoch());
+  metadata["training.data_position"] = std::to_string(state.batches->position());
+  metadata["training.generator"] = generator.str();
+  writeSafetensors(path, tensors, metadata);
+}
+
+int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
+  NN_CHECK(state.model && state.optimizer && state.batches,
+           "nn::loadCheckpoint: model, optimizer and batches are needed");
+  const SafetensorsContents contents = readSafetensors(path);
+  const Metadata& m = contents.metadata;
+  const int64_t epochsDone = integer(m, "training.epochs_done", path);
+  const int64_t steps = integer(m, "training.sgd_steps", path);
+  const int64_t dataEpoch = integer(m, "training.data_epoch", path);
+  const int64_t dataPosition = integer(m, "training.data_position", path);
+  auto generatorState = m.find("training.generator");
+  NN_CHECK(generatorState != m.end(), path << ": not a checkpoint: no 'training.generator' metadata");
+  std::mt19937 engine;
+  std::istringstream generatorText(generatorState->second);
+  generatorText >> engine;
+  NN_CHECK(!generatorText.fail(), path << ": metadata 'training.generator' is not a generator state");
+
+  const Tensor* momentum = nullptr;
+  const Tensor* permutation = nullptr;
+  for (const NamedTensor& t : contents.tensors) {
+    if (t.name == kMomentum) momentum = &t.value;
+    if (t.name == kPermutation) permutation = &t.value;
+  }
+  NN_CHECK(permutation != nullptr, path << ": not a checkpoint: no tensor '" << kPermutation << "'");
+  std::vector<int64_t> order(static_cast<size_t>(permutation->numel()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(permutation->data()[i]);
+
+  // Check everything before changing anything: the model's load is all or nothing, and the
+  // rest is checked here first.
+  const Tensor parameters = state.model->getParameters().first;
+  NN_CHECK(momentum == nullptr || momentum->numel() == parameters.numel(),
+           path << ": tensor '" << kMomentum << "' has " << momentum->numel() << " values, the model has "
+                << parameters.numel() << " parameters");
+  NN_CHECK(static_cast<int64_t>(order.size()) == state.batches->size(),
+           path << ": tensor '" << kPermutation << "' orders " << order.size() << " samples, the data set has "
+                << state.batches->size());
+  BatchIterator batches = *state.batches;
+  batches.restore(dataEpoch, dataPosition, order);
+  loadStateDict(*state.model, contents.tensors, path);
+  *state.batches = batches;
+  state.optimizer->setMomentumBuffer(momentum != nullptr ? momentum->view({-1}) : Tensor());
+  state.optimizer->setStepCount(steps);
+  defaultGenerator().engine() = engine;
+  state.epochsDone = epochsDone;
+  return epochsDone;
+}
+
+}  // namespace nn

@@ -1,0 +1,37 @@
+// Checkpoints: a model, its optimizer's state and the data order in one safetensors file,
+// so that a resumed run continues exactly as an uninterrupted one would.
+//
+// The file is an nn::save file (nn::load reads the model from it, other tools read every
+// tensor) with the training state added: tensors "training.momentum" (SGD's velocity, when it
+// has one) and "training.permutation" (the data order of the epoch in progress), and
+// metadata "training.epochs_done", "training.sgd_steps", "training.data_epoch",
+// "training.data_position" and "training.generator" (nn::defaultGenerator's state).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nn/BatchIterator.h"
+#include "nn/Module.h"
+#include "nn/SGD.h"
+
+namespace nn {
+
+/// What a training loop needs to go on where it stopped.
+struct TrainingState {
+  Module* model = nullptr;
+  SGD* optimizer = nullptr;
+  BatchIterator* batches = nullptr;
+  /// Whole epochs finished.
+  int64_t epochsDone = 0;
+};
+
+/// Writes model, optimizer and data order atomically to `path`.
+void saveCheckpoint(const TrainingState& state, const std::string& path);
+/// Restores model (all or nothing), optimizer, data order and the default generator from
+/// `path` into `state`, and returns the epochs the file had finished. The model may be laid
+/// out differently from the one saved (a DataParallelTable on other devices, or none) as
+/// long as its parameters have the same names and shapes.
+int64_t loadCheckpoint(TrainingState& state, const std::string& path);
+
+}  // namespace nn
