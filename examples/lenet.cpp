@@ -174,6 +174,8 @@ double accuracy(nn::Module& model, const nn::FashionMnist& test, const nn::Devic
 }
 
 int run(const Options& o) {
+  // From the start: Ctrl-C while the data loads stops after the first step, with a checkpoint.
+  std::signal(SIGINT, onInterrupt);
   const std::vector<nn::Device> devices = parseDevices(o.devices);
   nn::blas::setNumThreads(o.threads);
   nn::manualSeed(o.seed);
@@ -213,7 +215,6 @@ int run(const Options& o) {
     std::printf("resumed from %s after %lld epoch(s)\n", o.resume.c_str(), static_cast<long long>(state.epochsDone));
     if (!o.metrics.empty()) metricsText = metricsUpTo(o.metrics, state.epochsDone);
   }
-  std::signal(SIGINT, onInterrupt);
   nn::Tensor x, y;
   const bool interactive = isatty(fileno(stderr));
   for (int epoch = static_cast<int>(state.epochsDone) + 1; epoch <= o.epochs; ++epoch) {
