@@ -33,6 +33,7 @@ struct Options {
   std::string resume;
   std::string metrics;
   int64_t limit = 0;
+  bool checkNumerics = false;
 };
 
 const char* kUsage =
@@ -50,7 +51,8 @@ const char* kUsage =
     "  --save FILE        save a checkpoint (safetensors) after every epoch and on Ctrl-C\n"
     "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
     "  --metrics FILE     write one JSON object per epoch (JSON lines)\n"
-    "  --limit N          train on the first N training images only (all)\n";
+    "  --limit N          train on the first N training images only (all)\n"
+    "  --check-numerics   stop at the first NaN or Inf, naming the module and the pass\n";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -59,6 +61,10 @@ Options parse(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       std::exit(0);
+    }
+    if (arg == "--check-numerics") {
+      o.checkNumerics = true;
+      continue;
     }
     NN_CHECK(i + 1 < argc, "lenet: option " << arg << " needs a value\n" << kUsage);
     const std::string value = argv[++i];
@@ -178,6 +184,7 @@ int run(const Options& o) {
   std::signal(SIGINT, onInterrupt);
   const std::vector<nn::Device> devices = parseDevices(o.devices);
   nn::blas::setNumThreads(o.threads);
+  nn::setCheckNumerics(o.checkNumerics);
   nn::manualSeed(o.seed);
 
   nn::FashionMnist train(nn::FashionMnist::Split::Train, o.dataDir);

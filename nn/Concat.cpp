@@ -54,7 +54,7 @@ Config Concat::config() const { return Config().set("dim", dim_); }
 const Tensor& Concat::updateOutput(const Tensor& input) {
   checkNotEmpty();
   for (size_t i = 0; i < modules_.size(); ++i)
-    inChild(i, [&]() -> const Tensor& { return modules_[i]->updateOutput(input); });
+    childUpdateOutput(i, input);
   const Tensor& first = modules_[0]->output;
   NN_CHECK(dim_ < first.dim(), typeName() << ": cannot join along dimension " << dim_ << " outputs of size "
                                           << first.shapeString() << " (dimensions count from 0)");
@@ -128,7 +128,7 @@ const Tensor& Concat::updateGradInput(const Tensor& input, const Tensor& gradOut
   gradInput.resize_(input.sizes(), input.device());
   for (size_t i = 0; i < modules_.size(); ++i) {
     const Tensor& g =
-        inChild(i, [&]() -> const Tensor& { return modules_[i]->updateGradInput(input, gradOutputParts_[i]); });
+        childUpdateGradInput(i, input, gradOutputParts_[i]);
     NN_CHECK(g.sizes() == input.sizes() && g.device() == input.device(),
              typeName() << ": expected the gradInput of (" << i + 1 << ") of size " << input.shapeString() << " on "
                         << input.device().str() << ", got " << g.shapeString() << " on " << g.device().str());
@@ -144,7 +144,7 @@ void Concat::accGradParameters(const Tensor& input, const Tensor& gradOutput, fl
   checkNotEmpty();
   splitGradOutput(gradOutput);
   for (size_t i = 0; i < modules_.size(); ++i)
-    inChild(i, [&] { modules_[i]->accGradParameters(input, gradOutputParts_[i], scale); });
+    childAccGradParameters(i, input, gradOutputParts_[i], scale);
 }
 
 void Concat::clearState() {

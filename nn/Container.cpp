@@ -1,6 +1,8 @@
 // nn::Container: child bookkeeping shared by Sequential and Concat.
 #include "nn/Container.h"
 
+#include "nn/Numerics.h"
+
 namespace nn {
 
 Container& Container::add(ModulePtr module) {
@@ -13,6 +15,29 @@ ModulePtr Container::get(size_t index) const {
   NN_CHECK(index < modules_.size(), typeName() << ".get: index " << index << " out of range for " << modules_.size()
                                                << " modules (indices count from 0)");
   return modules_[index];
+}
+
+const Tensor& Container::childUpdateOutput(size_t i, const Tensor& input) {
+  return inChild(i, [&]() -> const Tensor& {
+    const Tensor& out = modules_[i]->updateOutput(input);
+    if (checkNumericsEnabled()) checkFinite(out, *modules_[i], "forward", "its output");
+    return out;
+  });
+}
+
+const Tensor& Container::childUpdateGradInput(size_t i, const Tensor& input, const Tensor& gradOutput) {
+  return inChild(i, [&]() -> const Tensor& {
+    const Tensor& g = modules_[i]->updateGradInput(input, gradOutput);
+    if (checkNumericsEnabled()) checkFinite(g, *modules_[i], "backward", "its gradInput");
+    return g;
+  });
+}
+
+void Container::childAccGradParameters(size_t i, const Tensor& input, const Tensor& gradOutput, float scale) {
+  inChild(i, [&] {
+    modules_[i]->accGradParameters(input, gradOutput, scale);
+    if (checkNumericsEnabled()) checkFiniteGradients(*modules_[i]);
+  });
 }
 
 void Container::checkNotEmpty() const {

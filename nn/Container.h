@@ -28,6 +28,11 @@ class Container : public Module {
       throw Error("(" + std::to_string(index + 1) + ") " + e.what());
     }
   }
+  /// Child i's updateOutput, updateGradInput and accGradParameters, each run in inChild()
+  /// and, when numerics checks are on (nn/Numerics.h), checked for NaN and Inf.
+  const Tensor& childUpdateOutput(size_t i, const Tensor& input);
+  const Tensor& childUpdateGradInput(size_t i, const Tensor& input, const Tensor& gradOutput);
+  void childAccGradParameters(size_t i, const Tensor& input, const Tensor& gradOutput, float scale);
   void checkNotEmpty() const;
   /// Each child's description on its own line, "(i): ", indented below a header.
   std::string describeChildren(const std::string& header, const std::string& flow) const;

@@ -28,7 +28,7 @@ const Tensor& Sequential::updateOutput(const Tensor& input) {
   checkNotEmpty();
   const Tensor* current = &input;
   for (size_t i = 0; i < modules_.size(); ++i)
-    current = &inChild(i, [&]() -> const Tensor& { return modules_[i]->updateOutput(*current); });
+    current = &childUpdateOutput(i, *current);
   output.set_(*current);
   return output;
 }
@@ -38,7 +38,7 @@ const Tensor& Sequential::updateGradInput(const Tensor& input, const Tensor& gra
   const Tensor* current = &gradOutput;
   for (size_t i = modules_.size(); i-- > 0;) {
     const Tensor& below = i == 0 ? input : modules_[i - 1]->output;
-    current = &inChild(i, [&]() -> const Tensor& { return modules_[i]->updateGradInput(below, *current); });
+    current = &childUpdateGradInput(i, below, *current);
   }
   gradInput.set_(*current);
   return gradInput;
@@ -49,7 +49,7 @@ void Sequential::accGradParameters(const Tensor& input, const Tensor& gradOutput
   const Tensor* current = &gradOutput;
   for (size_t i = modules_.size(); i-- > 0;) {
     const Tensor& below = i == 0 ? input : modules_[i - 1]->output;
-    inChild(i, [&] { modules_[i]->accGradParameters(below, *current, scale); });
+    childAccGradParameters(i, below, *current, scale);
     current = &modules_[i]->gradInput;
   }
 }

@@ -22,6 +22,7 @@
 #include "nn/LogSoftMax.h"
 #include "nn/MSECriterion.h"
 #include "nn/Module.h"
+#include "nn/Numerics.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
 #include "nn/Reshape.h"

@@ -3,9 +3,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "nn/Dropout.h"
 #include "nn/Identity.h"
 #include "nn/Linear.h"
+#include "nn/Numerics.h"
 #include "nn/LogSoftMax.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
@@ -156,4 +159,23 @@ TEST_CASE("Sequential of a strided input equals that of its contiguous copy; clo
   REQUIRE(copy->forward(strided).toVector() == out);
   copy->getParameters().first.fill_(0);
   REQUIRE(net->forward(strided).toVector() == out);
+}
+
+TEST_CASE("numerics checks name the module and pass of the first NaN or Inf", "[Sequential][numerics]") {
+  nn::manualSeed(1);
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::Linear>(3, 4));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::Linear>(4, 2));
+  const nn::Tensor x = nn::Tensor::fromVector({1, 3}, {1, 2, 3});
+  std::dynamic_pointer_cast<nn::Linear>(net->get(2))->weight.data()[5] = NAN;
+  // Off: the NaN passes through silently, as in Torch7.
+  REQUIRE_NOTHROW(net->forward(x));
+  nn::setCheckNumerics(true);
+  REQUIRE_THROWS_WITH(net->forward(x), Catch::StartsWith("(3) nn.Linear(4 -> 2): forward produced NaN"));
+  std::dynamic_pointer_cast<nn::Linear>(net->get(2))->weight.data()[5] = 0.5f;
+  net->forward(x);
+  REQUIRE_THROWS_WITH(net->backward(x, nn::Tensor::fromVector({1, 2}, {1, INFINITY})),
+                      Catch::StartsWith("(3) nn.Linear(4 -> 2): backward produced") && Catch::Contains("Inf"));
+  nn::setCheckNumerics(false);
 }
