@@ -17,12 +17,15 @@
 
 namespace nn {
 
+/// Throw the nn::Error for a failed call: "<library> error on cuda:N: <call> failed at
+/// <file>:<line>: <the library's message>". The macros above call them through the checks.
 [[noreturn]] void throwCudaError(cudaError_t status, const char* call, const char* file, int line);
 [[noreturn]] void throwCublasError(cublasStatus_t status, const char* call, const char* file, int line);
 [[noreturn]] void throwCudnnError(cudnnStatus_t status, const char* call, const char* file, int line);
 [[noreturn]] void throwNcclError(ncclResult_t status, const char* call, const char* file, int line);
 
-// Inline so that a successful call costs one comparison; the message is built out of line.
+/// Throw unless `status` is success. Inline so that a successful call costs one comparison;
+/// the message is built out of line.
 inline void checkCuda(cudaError_t status, const char* call, const char* file, int line) {
   if (status != cudaSuccess) throwCudaError(status, call, file, line);
 }

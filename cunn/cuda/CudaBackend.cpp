@@ -45,7 +45,7 @@ void CudaBackend::initialise() {
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
-      cudaGetLastError();
+      cudaGetLastError();  // so that no later check reports this failure as its own
       count = 0;
       reason_ = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status) + " (" +
                 cudaGetErrorName(status) + ")";
