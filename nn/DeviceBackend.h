@@ -16,11 +16,15 @@ class DeviceBackend {
   virtual int deviceCount() = 0;
   /// Why deviceCount() is 0, as the runtime said it.
   virtual std::string unavailableReason() = 0;
+  /// At least `bytes` of memory on `device`; throws nn::Error when there is none.
   virtual void* allocate(const Device& device, size_t bytes) = 0;
+  /// Gives back memory from allocate(). Must not throw: Storage's destructor calls it.
   virtual void deallocate(const Device& device, void* ptr) = 0;
   /// Copies `bytes` between any two devices; either side may be a CPU device (host memory).
+  /// Returns when host memory on either side may be used again and later operations on
+  /// either device see the copied bytes.
   virtual void copy(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes) = 0;
-  /// Sets `count` floats at `ptr` on `device` to `value`.
+  /// Sets `count` floats at `ptr` on `device` to `value` (before any later operation there).
   virtual void fill(const Device& device, float* ptr, size_t count, float value) = 0;
 };
 

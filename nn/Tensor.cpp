@@ -273,7 +273,13 @@ Tensor& Tensor::copy_(const Tensor& src) {
     return *this;
   }
   // A CUDA device on either side: the backend copies contiguous blocks; strided tensors
-  // go through a contiguous staging copy on their own device.
+  // go through a contiguous staging copy on their own device. That copy is itself strided
+  // on a CUDA device, which needs a kernel the backend does not have yet.
+  NN_CHECK((device().isCpu() || isContiguous()) && (src.device().isCpu() || src.isContiguous()),
+           "nn.Tensor.copy_: strided copies on CUDA devices are not supported yet, got a copy from "
+               << src.device().str() << " (sizes " << src.shapeString() << ", strides "
+               << nn::shapeString(src.strides()) << ") to " << device().str() << " (sizes " << shapeString()
+               << ", strides " << nn::shapeString(strides()) << ")");
   const Tensor source = src.contiguous();
   if (isContiguous()) {
     DeviceBackend& backend = backendOf(device().isCuda() ? device() : src.device());

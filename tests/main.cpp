@@ -1,10 +1,30 @@
 // Catch2's main for every test binary, and a listener that prints one line counting test
 // cases, "nn-test-cases: N passed, N failed, N skipped", which tools/test-summary.sh adds up.
-#define CATCH_CONFIG_MAIN
+//
+// Test cases tagged [gpu] need a usable CUDA device, those tagged [multigpu] two. Where the
+// machine has fewer, they are left out of the run (Catch2 v2 cannot skip a test case that
+// has started, so main adds an exclusion to the test spec), counted as skipped, and a line
+// says why. A GPU test case is never counted as passed where no GPU ran it.
+#define CATCH_CONFIG_RUNNER
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <string>
+#include <vector>
+
+#include "nn/DeviceBackend.h"
 
 namespace {
+
+// Set by main before the run: the test cases left out, and why.
+int gSkipped = 0;
+std::string gSkipReason;
+
+void printSummary(int passed, int failed) {
+  if (gSkipped > 0) std::printf("skipped %d test case(s): %s\n", gSkipped, gSkipReason.c_str());
+  std::printf("nn-test-cases: %d passed, %d failed, %d skipped\n", passed, failed, gSkipped);
+  std::fflush(stdout);
+}
 
 class TestCaseCounter : public Catch::TestEventListenerBase {
  public:
@@ -17,16 +37,88 @@ class TestCaseCounter : public Catch::TestEventListenerBase {
       ++passed_;
   }
 
-  void testRunEnded(const Catch::TestRunStats&) override {
-    std::printf("nn-test-cases: %d passed, %d failed, %d skipped\n", passed_, failed_, 0);
-    std::fflush(stdout);
-  }
+  void testRunEnded(const Catch::TestRunStats&) override { printSummary(passed_, failed_); }
 
  private:
   int passed_ = 0;
   int failed_ = 0;
 };
 
+// CUDA devices a test case needs: 2 for [multigpu], 1 for [gpu], else 0.
+int devicesNeeded(const Catch::TestCaseInfo& info) {
+  int needed = 0;
+  for (const std::string& tag : info.lcaseTags) {
+    if (tag == "multigpu") needed = std::max(needed, 2);
+    if (tag == "gpu") needed = std::max(needed, 1);
+  }
+  return needed;
+}
+
+// The test spec with "~[tag]" added to each of its filters. A filter ends at each unescaped
+// comma and continues from one argument into the next, so the exclusion goes in front of
+// every comma-separated part of every argument (it cannot follow a test name, which would
+// swallow it). Without arguments the spec is every test case but the hidden ones, as Catch's
+// default.
+std::vector<std::string> withExclusions(const std::vector<std::string>& spec, const std::vector<std::string>& tags) {
+  std::string exclusion;
+  for (const std::string& tag : tags) exclusion += "~[" + tag + "] ";
+  if (spec.empty()) return {exclusion + "~[.]"};
+  std::vector<std::string> out;
+  for (const std::string& arg : spec) {
+    std::string rewritten = exclusion;
+    for (size_t i = 0; i < arg.size(); ++i) {
+      rewritten += arg[i];
+      if (arg[i] == '\\' && i + 1 < arg.size())
+        rewritten += arg[++i];
+      else if (arg[i] == ',')
+        rewritten += exclusion;
+    }
+    out.push_back(rewritten);
+  }
+  return out;
+}
+
 }  // namespace
 
 CATCH_REGISTER_LISTENER(TestCaseCounter)
+
+int main(int argc, char* argv[]) {
+  Catch::Session session;
+  const int status = session.applyCommandLine(argc, argv);
+  if (status != 0) return status;
+  const Catch::ConfigData& data = session.configData();
+  if (data.showHelp || data.listTests || data.listTestNamesOnly || data.listTags || data.listReporters)
+    return session.run();
+
+  // The test cases this command line selects, and how many CUDA devices they need.
+  const Catch::Config& config = session.config();
+  const std::vector<Catch::TestCase> selected =
+      Catch::filterTests(Catch::getAllTestCasesSorted(config), config.testSpec(), config);
+  int mostNeeded = 0;
+  for (const Catch::TestCase& test : selected) mostNeeded = std::max(mostNeeded, devicesNeeded(test));
+  if (mostNeeded == 0) return session.run();
+
+  // Only now ask the CUDA runtime: binaries without GPU test cases never start it.
+  nn::DeviceBackend* backend = nn::cudaBackend();
+  const int available = backend != nullptr ? backend->deviceCount() : 0;
+  if (available >= mostNeeded) return session.run();
+  for (const Catch::TestCase& test : selected)
+    if (devicesNeeded(test) > available) ++gSkipped;
+  if (available == 0) {
+    gSkipReason = "tagged [gpu] or [multigpu], and no CUDA device is available: " +
+                  (backend != nullptr ? backend->unavailableReason()
+                                      : std::string("this program was built without the CUDA backend (//cunn)"));
+  } else {
+    gSkipReason = "tagged [multigpu], which need 2 CUDA devices, and this machine has " + std::to_string(available);
+  }
+  if (gSkipped == static_cast<int>(selected.size())) {
+    // Nothing is left to run; Catch would only complain that the spec matches nothing.
+    printSummary(0, 0);
+    return 0;
+  }
+  Catch::ConfigData reduced = data;
+  reduced.testsOrTags = withExclusions(data.testsOrTags, available == 0 ? std::vector<std::string>{"gpu", "multigpu"}
+                                                                        : std::vector<std::string>{"multigpu"});
+  session.useConfigData(reduced);
+  return session.run();
+}

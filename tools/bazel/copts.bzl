@@ -4,4 +4,9 @@ NN_COPTS = [
     "-Wall",
     "-Wextra",
     "-Werror",
+    # g++ contracts a * b + c into one fused multiply-add where the target has FMA
+    # (-march=x86-64-v3 in .bazelrc). Off, so that each NN_HD formula rounds after every
+    # operation, as nvcc's device code does with --fmad=false (cuda.bzl): the CPU and the
+    # GPU then give the same floats for the same formula.
+    "-ffp-contract=off",
 ]

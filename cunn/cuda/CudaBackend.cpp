@@ -1,0 +1,191 @@
+// CudaBackend: device count, memory, copies and fill for cuda:N devices.
+#include "cunn/cuda/CudaBackend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cunn/cuda/Check.h"
+#include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Kernels.h"
+#include "nn/Error.h"
+
+namespace nn {
+
+namespace {
+
+// Size of the pinned buffer that copies between devices without peer access go through.
+constexpr size_t kStagingBytes = size_t{8} << 20;
+
+// Makes the backend known to nn when //cunn is linked (alwayslink keeps this object file).
+struct Registration {
+  Registration() { registerCudaBackend(&CudaBackend::instance()); }
+} registration;
+
+void enablePeerAccess(int from, int to) {
+  DeviceGuard guard(from);
+  const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
+  if (status == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();  // not a failure: another caller got here first
+    return;
+  }
+  checkCuda(status, "cudaDeviceEnablePeerAccess(to, 0)", __FILE__, __LINE__);
+}
+
+}  // namespace
+
+CudaBackend& CudaBackend::instance() {
+  static CudaBackend* backend = new CudaBackend();
+  return *backend;
+}
+
+void CudaBackend::initialise() {
+  std::call_once(initialised_, [this] {
+    // Without a usable driver cudaGetDeviceCount fails (error 35, insufficient driver) and
+    // leaves the count as it was: it must start at 0.
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+      cudaGetLastError();  // so that no later check reports this failure as its own
+      count = 0;
+      reason_ = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status) + " (" +
+                cudaGetErrorName(status) + ")";
+    } else if (count == 0) {
+      reason_ = "the CUDA runtime found no device";
+    }
+    for (int i = 0; i < count; ++i) devices_.push_back(std::make_unique<PerDevice>(i));
+    count_ = count;
+  });
+}
+
+int CudaBackend::deviceCount() {
+  initialise();
+  return count_;
+}
+
+std::string CudaBackend::unavailableReason() {
+  initialise();
+  return reason_;
+}
+
+CudaBackend::PerDevice& CudaBackend::perDevice(int device) {
+  initialise();
+  NN_CHECK(count_ > 0, "CudaBackend: no CUDA device available for cuda:" << device << ": " << reason_);
+  NN_CHECK(device >= 0 && device < count_,
+           "CudaBackend: cuda:" << device << " does not exist: this machine has " << count_ << " CUDA device(s)");
+  return *devices_[device];
+}
+
+cudaStream_t CudaBackend::stream(int device) {
+  PerDevice& d = perDevice(device);
+  std::call_once(d.streamOnce, [&] {
+    DeviceGuard guard(device);
+    // Non-blocking: the stream does not wait for work on the legacy default stream, which
+    // this backend never uses.
+    CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+  });
+  return d.stream;
+}
+
+void CudaBackend::synchronize(int device) {
+  cudaStream_t s = stream(device);
+  DeviceGuard guard(device);
+  CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+CudaAllocator& CudaBackend::allocator(int device) { return perDevice(device).allocator; }
+
+void* CudaBackend::allocate(const Device& device, size_t bytes) {
+  NN_CHECK(device.isCuda(), "CudaBackend.allocate: expected a CUDA device, got " << device.str());
+  return allocator(device.index()).allocate(bytes);
+}
+
+void CudaBackend::deallocate(const Device& device, void* ptr) {
+  // Runs in Storage's destructor, so it must not throw; the device was checked when the
+  // memory was allocated, and devices_ does not change after initialise().
+  const int index = device.index();
+  if (device.isCuda() && index < static_cast<int>(devices_.size())) devices_[index]->allocator.deallocate(ptr);
+}
+
+bool CudaBackend::peerAccess(int a, int b) {
+  perDevice(a);
+  perDevice(b);
+  if (a == b) return true;
+  std::lock_guard<std::mutex> lock(peerMutex_);
+  const std::pair<int, int> key(std::min(a, b), std::max(a, b));
+  const auto it = peer_.find(key);
+  if (it != peer_.end()) return it->second;
+  int ab = 0, ba = 0;
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&ab, a, b));
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&ba, b, a));
+  const bool usable = ab != 0 && ba != 0;
+  if (usable) {
+    enablePeerAccess(a, b);
+    enablePeerAccess(b, a);
+  }
+  peer_[key] = usable;
+  return usable;
+}
+
+void CudaBackend::copy(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes) {
+  if (bytes == 0) return;
+  if (dstDevice.isCpu() && srcDevice.isCpu()) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  if (srcDevice.isCpu() || dstDevice.isCpu()) {
+    const int device = srcDevice.isCpu() ? dstDevice.index() : srcDevice.index();
+    const cudaMemcpyKind kind = srcDevice.isCpu() ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    cudaStream_t s = stream(device);
+    DeviceGuard guard(device);
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return;
+  }
+  if (dstDevice == srcDevice) {
+    cudaStream_t s = stream(dstDevice.index());
+    DeviceGuard guard(dstDevice.index());
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+    return;
+  }
+  if (!peerAccess(dstDevice.index(), srcDevice.index())) {
+    copyThroughHost(dst, dstDevice.index(), src, srcDevice.index(), bytes);
+    return;
+  }
+  // Work queued on the destination may still read or write the memory about to change.
+  synchronize(dstDevice.index());
+  cudaStream_t s = stream(srcDevice.index());
+  DeviceGuard guard(srcDevice.index());
+  CUDA_CHECK(cudaMemcpyPeerAsync(dst, dstDevice.index(), src, srcDevice.index(), bytes, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void CudaBackend::copyThroughHost(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes) {
+  cudaStream_t from = stream(srcDevice);
+  cudaStream_t to = stream(dstDevice);
+  std::lock_guard<std::mutex> lock(stagingMutex_);
+  if (staging_ == nullptr) {
+    DeviceGuard guard(srcDevice);
+    CUDA_CHECK(cudaHostAlloc(&staging_, kStagingBytes, cudaHostAllocPortable));
+  }
+  for (size_t done = 0; done < bytes; done += kStagingBytes) {
+    const size_t chunk = std::min(kStagingBytes, bytes - done);
+    {
+      DeviceGuard guard(srcDevice);
+      CUDA_CHECK(cudaMemcpyAsync(staging_, static_cast<const char*>(src) + done, chunk, cudaMemcpyDeviceToHost, from));
+      CUDA_CHECK(cudaStreamSynchronize(from));
+    }
+    DeviceGuard guard(dstDevice);
+    CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + done, staging_, chunk, cudaMemcpyHostToDevice, to));
+    // The next chunk overwrites the staging buffer.
+    CUDA_CHECK(cudaStreamSynchronize(to));
+  }
+}
+
+void CudaBackend::fill(const Device& device, float* ptr, size_t count, float value) {
+  NN_CHECK(device.isCuda(), "CudaBackend.fill: expected a CUDA device, got " << device.str());
+  cudaStream_t s = stream(device.index());
+  DeviceGuard guard(device.index());
+  launchFill(ptr, count, value, s);
+}
+
+}  // namespace nn

@@ -1,0 +1,89 @@
+// CudaBackend: nn's DeviceBackend for cuda:N devices: device count, memory (a caching
+// allocator per device), copies between any two devices, and fill. Linking //cunn registers
+// it with nn (nn::cudaBackend()), so nn reaches CUDA memory without a CUDA header.
+//
+// Note [One stream per device]
+// Every operation on a device (kernels, copies, NCCL calls) is queued on that device's one
+// stream, so operations on a device run in the order they were issued, and memory freed by
+// one operation's tensor is safe to hand to the next (CudaAllocator). Towards the host the
+// backend is synchronous where memory leaves or enters a device: a copy to or from host
+// memory, or between two devices, returns when the data has arrived. A fill, or a copy
+// within one device, is only queued: everything that can observe its result comes later
+// on the same stream, or is one of those synchronous copies.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cunn/cuda/CudaAllocator.h"
+#include "nn/DeviceBackend.h"
+
+namespace nn {
+
+class CudaBackend : public DeviceBackend {
+ public:
+  /// The process's backend, the one registered with nn. It is never destroyed: tensors
+  /// destroyed at exit still return their memory to it.
+  static CudaBackend& instance();
+
+  /// cudaGetDeviceCount, asked once; 0 when the runtime cannot be used.
+  int deviceCount() override;
+  /// The runtime's message when deviceCount() is 0; empty otherwise.
+  std::string unavailableReason() override;
+  void* allocate(const Device& device, size_t bytes) override;
+  void deallocate(const Device& device, void* ptr) override;
+  /// Host to device, device to host and device to device (directly where the two devices
+  /// have peer access, else through pinned host memory); see Note [One stream per device].
+  void copy(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes) override;
+  /// Queues a fill kernel on the device's stream.
+  void fill(const Device& device, float* ptr, size_t count, float value) override;
+
+  /// The stream of cuda:`device` (created on first use).
+  cudaStream_t stream(int device);
+  /// Waits until the work queued on cuda:`device`'s stream has finished.
+  void synchronize(int device);
+  /// The caching allocator of cuda:`device`.
+  CudaAllocator& allocator(int device);
+  /// True when cuda:`a` and cuda:`b` read each other's memory directly; peer access is
+  /// enabled on first asking, in both directions.
+  bool peerAccess(int a, int b);
+  /// The copy between two devices without peer access: through pinned host memory, a chunk
+  /// at a time. copy() uses it where peerAccess() is false; public so that it can be tested
+  /// on machines whose devices do have peer access.
+  void copyThroughHost(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes);
+
+ private:
+  struct PerDevice {
+    explicit PerDevice(int device) : allocator(device) {}
+    CudaAllocator allocator;
+    std::once_flag streamOnce;
+    cudaStream_t stream = nullptr;
+  };
+
+  CudaBackend() = default;
+  /// Counts the devices once and makes their PerDevice entries.
+  void initialise();
+  /// Throws unless `device` is cuda:N with N < deviceCount().
+  PerDevice& perDevice(int device);
+
+  std::once_flag initialised_;
+  int count_ = 0;
+  std::string reason_;
+  std::vector<std::unique_ptr<PerDevice>> devices_;
+
+  std::mutex peerMutex_;
+  std::map<std::pair<int, int>, bool> peer_;
+
+  // Pinned host memory through which devices without peer access exchange data, a chunk at
+  // a time; allocated on first need and kept.
+  std::mutex stagingMutex_;
+  void* staging_ = nullptr;
+};
+
+}  // namespace nn

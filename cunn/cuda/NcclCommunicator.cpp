@@ -1,0 +1,95 @@
+// NcclCommunicator: reduce, broadcast and all-reduce with NCCL, rank 0 the root.
+#include "cunn/cuda/NcclCommunicator.h"
+
+#include <cstdio>
+
+#include "cunn/cuda/Check.h"
+#include "cunn/cuda/CollectiveChecks.h"
+#include "cunn/cuda/CudaBackend.h"
+
+namespace nn {
+
+namespace {
+
+// ncclGroupStart .. ncclGroupEnd around the per-device calls of one collective, which NCCL
+// then launches together (one thread drives every device). The group is ended on every path.
+class NcclGroup {
+ public:
+  NcclGroup() { NCCL_CHECK(ncclGroupStart()); }
+  ~NcclGroup() {
+    // Only reached without end() while an earlier failure is being thrown: that failure is
+    // the one to report, this call only leaves NCCL's group state balanced.
+    if (!ended_) ncclGroupEnd();
+  }
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+
+  void end() {
+    ended_ = true;
+    NCCL_CHECK(ncclGroupEnd());
+  }
+
+ private:
+  bool ended_ = false;
+};
+
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(std::vector<Device> devices) : devices_(std::move(devices)) {
+  checkCollectiveDevices(devices_, "NcclCommunicator");
+  std::vector<int> indices;
+  for (const Device& d : devices_) indices.push_back(d.index());
+  comms_.assign(devices_.size(), nullptr);
+  NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(comms_.size()), indices.data()));
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  for (ncclComm* comm : comms_) {
+    if (comm == nullptr) continue;
+    const ncclResult_t status = ncclCommDestroy(comm);
+    if (status != ncclSuccess)
+      std::fprintf(stderr, "NcclCommunicator: ncclCommDestroy failed: %s\n", ncclGetErrorString(status));
+  }
+}
+
+void NcclCommunicator::reduce(const std::vector<Tensor>& tensors) {
+  run(Collective::Reduce, tensors, "NcclCommunicator.reduce");
+}
+
+void NcclCommunicator::broadcast(const std::vector<Tensor>& tensors) {
+  run(Collective::Broadcast, tensors, "NcclCommunicator.broadcast");
+}
+
+void NcclCommunicator::allReduce(const std::vector<Tensor>& tensors) {
+  run(Collective::AllReduce, tensors, "NcclCommunicator.allReduce");
+}
+
+void NcclCommunicator::run(Collective collective, const std::vector<Tensor>& tensors, const char* who) {
+  checkCollectiveTensors(tensors, devices_, who);
+  const size_t count = static_cast<size_t>(tensors[0].numel());
+  if (count == 0) return;
+  CudaBackend& backend = CudaBackend::instance();
+  {
+    NcclGroup group;
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      // In place on every rank; a reduce writes only the root's tensor.
+      float* data = tensors[i].rawData();
+      cudaStream_t stream = backend.stream(devices_[i].index());
+      switch (collective) {
+        case Collective::Reduce:
+          NCCL_CHECK(ncclReduce(data, data, count, ncclFloat, ncclSum, 0, comms_[i], stream));
+          break;
+        case Collective::Broadcast:
+          NCCL_CHECK(ncclBroadcast(data, data, count, ncclFloat, 0, comms_[i], stream));
+          break;
+        case Collective::AllReduce:
+          NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comms_[i], stream));
+          break;
+      }
+    }
+    group.end();
+  }
+  for (const Device& d : devices_) backend.synchronize(d.index());
+}
+
+}  // namespace nn

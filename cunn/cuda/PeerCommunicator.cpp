@@ -1,0 +1,45 @@
+// PeerCommunicator: reduce by copies to the first device and an add kernel there.
+#include "cunn/cuda/PeerCommunicator.h"
+
+#include "cunn/cuda/CollectiveChecks.h"
+#include "cunn/cuda/CudaBackend.h"
+#include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Kernels.h"
+
+namespace nn {
+
+PeerCommunicator::PeerCommunicator(std::vector<Device> devices) : devices_(std::move(devices)) {
+  checkCollectiveDevices(devices_, "PeerCommunicator");
+}
+
+void PeerCommunicator::reduce(const std::vector<Tensor>& tensors) {
+  checkCollectiveTensors(tensors, devices_, "PeerCommunicator.reduce");
+  const int64_t n = tensors[0].numel();
+  if (n == 0 || tensors.size() < 2) return;
+  const int root = devices_[0].index();
+  CudaBackend& backend = CudaBackend::instance();
+  incoming_.resize_({n}, devices_[0]);
+  for (size_t r = 1; r < tensors.size(); ++r) {
+    // The copy waits for the previous add, which reads incoming_, or is queued behind it on
+    // the first device's stream (Note [One stream per device]).
+    incoming_.copy_(tensors[r]);
+    DeviceGuard guard(root);
+    launchAdd(tensors[0].rawData(), incoming_.rawData(), static_cast<size_t>(n), backend.stream(root));
+  }
+  backend.synchronize(root);
+}
+
+void PeerCommunicator::broadcast(const std::vector<Tensor>& tensors) {
+  checkCollectiveTensors(tensors, devices_, "PeerCommunicator.broadcast");
+  for (size_t r = 1; r < tensors.size(); ++r) {
+    Tensor destination = tensors[r];
+    destination.copy_(tensors[0]);
+  }
+}
+
+void PeerCommunicator::allReduce(const std::vector<Tensor>& tensors) {
+  reduce(tensors);
+  broadcast(tensors);
+}
+
+}  // namespace nn

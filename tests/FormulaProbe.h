@@ -1,0 +1,101 @@
+// The formula probe: nn/math formulas evaluated on the same inputs by code from three
+// compilers, so that tests compare the floats: g++ (formula_probe_test.cpp), nvcc's host
+// compilation and nvcc's device compilation (FormulaProbe.cu). The formulas rounding only
+// by IEEE arithmetic must agree bit for bit everywhere; exp, log and tanh come from the
+// host's libm on the CPU and from CUDA's own functions (within 2 ulp) on the GPU.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "nn/HostDevice.h"
+#include "nn/Random.h"
+#include "nn/math/Activation.h"
+#include "nn/math/BatchNorm.h"
+#include "nn/math/CrossEntropy.h"
+#include "nn/math/Dropout.h"
+#include "nn/math/Mse.h"
+#include "nn/math/Sgd.h"
+#include "nn/math/SoftMax.h"
+
+namespace nn::test {
+
+/// Inputs of one sample, (a, b, c, d): a and b anywhere, c in [0, 1), d in [-1, 1).
+constexpr int kProbeInputs = 4;
+/// Values probeSample writes per sample.
+constexpr int kProbeOutputs = 24;
+/// True for the outputs that go through exp, log or tanh (marked so in probeSample).
+constexpr bool probeIsTranscendental(int output) {
+  return output == 2 || output == 4 || output == 14 || output == 16 || output == 18 || output == 22;
+}
+
+// static, not inline: each translation unit keeps its own copy, compiled by its own
+// compiler. The linker merges the copies of an inline function into one, and then every
+// side would run the same machine code and the comparison could not fail. The nn::math
+// functions themselves are inline; the callers are flattened (every call inlined) for the
+// same reason.
+static NN_HD void probeSample(const float* in, float* out) {
+  const float a = in[0], b = in[1], c = in[2], d = in[3];
+  out[0] = math::reluForward(a);
+  out[1] = math::reluBackward(a, b);
+  out[2] = math::tanhForward(a);  // tanh
+  out[3] = math::tanhBackward(d, b);
+  out[4] = math::sigmoidForward(a);  // exp
+  out[5] = math::sigmoidBackward(c, b);
+  out[6] = math::mseTerm(a, b);
+  out[7] = math::mseGradient(a, b, 1.f / 7.f);
+  const float invstd = math::batchNormInvstd(c, 1e-5f);
+  out[8] = invstd;
+  out[9] = math::batchNormOutput(a, b, invstd, d, c);
+  out[10] = math::batchNormRunningMean(a, b, 0.1f);
+  out[11] = math::batchNormGradInputTraining(a, b, c, invstd, d, c * 0.5f, d * 0.25f);
+  float velocity = c;
+  const math::SgdStep step{0.1f, 5e-4f, 0.9f, 0.f, true, false};
+  out[12] = math::sgdUpdate(a, b, &velocity, step);
+  out[13] = velocity;
+  out[14] = math::softMaxExp(a, b);  // exp
+  out[15] = math::logSoftMaxOutput(a, b, c);
+  out[16] = math::logSoftMaxBackward(d, a, b);  // exp
+  out[17] = math::dropoutNoise(c, 0.3f);
+  out[18] = math::crossEntropyGradient(a, math::LogSumExp{b, c}, d > 0.f, 0.25f);  // exp
+  out[19] = math::batchNormRunningVar(a, static_cast<double>(c) * 10.0, 11, 0.1f);
+  out[20] = math::batchNormProjection(static_cast<double>(a) * 3.0, c, 7);
+  out[21] = math::softMaxOutput(c + 0.5f, d + 2.f);
+  const math::LogSumExp lse = math::logSumExp(in, kProbeInputs);
+  out[22] = lse.logSum;  // exp, log
+  out[23] = lse.max;
+}
+
+/// Samples for probeSample: a few edge cases (zeros, signed zeros, subnormals, values that
+/// overflow exp) and then `randomSamples` from a fixed seed, a and b in [-8, 8).
+inline std::vector<float> probeInputs(int64_t randomSamples, uint64_t seed) {
+  std::vector<float> in = {
+      0.f,    0.f,     0.f,    0.f,    // zeros
+      -0.f,   -0.f,    0.f,    -0.f,   // negative zeros
+      1e-39f, -1e-39f, 1e-39f, 0.5f,   // subnormals
+      30.f,   -30.f,   0.999f, -1.f,   // tanh and sigmoid saturate
+      -88.f,  88.f,    0.5f,   0.25f,  // exp(88) is near the largest float
+      1e6f,   -1e6f,   0.f,    0.75f,  // exp(2e6) overflows
+      100.f,  -100.f,  0.25f,  0.5f,
+  };
+  Generator generator(seed);
+  for (int64_t i = 0; i < randomSamples; ++i) {
+    in.push_back(generator.uniform(-8.f, 8.f));
+    in.push_back(generator.uniform(-8.f, 8.f));
+    in.push_back(generator.uniform());
+    in.push_back(generator.uniform(-1.f, 1.f));
+  }
+  return in;
+}
+
+/// probeSample for each of `count` samples (in: count x kProbeInputs floats, out: count x
+/// kProbeOutputs), in host code compiled by nvcc.
+void probeFormulasNvccHost(const float* in, int64_t count, float* out);
+
+/// probeSample for each of `count` samples in a kernel on the current CUDA device; `in`
+/// and `out` are device memory. Queued on `stream`.
+void probeFormulasDevice(const float* in, int64_t count, float* out, cudaStream_t stream);
+
+}  // namespace nn::test

@@ -1,0 +1,334 @@
+// Tests that need CUDA devices: tagged [gpu] (one device) or [gpu][multigpu] (two or more).
+// Where the machine has fewer, tests/main.cpp leaves them out of the run and counts them
+// as skipped, saying why; none of them is reported as passed without a GPU running it.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "cunn/cuda/CudaAllocator.h"
+#include "cunn/cuda/CudaBackend.h"
+#include "cunn/cuda/NcclCommunicator.h"
+#include "cunn/cuda/PeerCommunicator.h"
+#include "cunn/cunn.h"
+#include "tests/FormulaProbe.h"
+#include "tests/GradCheck.h"
+
+using Catch::Contains;
+using nn::Device;
+using nn::Tensor;
+
+namespace {
+
+nn::CudaBackend& backend() { return nn::CudaBackend::instance(); }
+
+// Every CUDA device of the machine, up to 8.
+std::vector<Device> allCudaDevices() {
+  std::vector<Device> devices;
+  for (int i = 0; i < std::min(backend().deviceCount(), 8); ++i) devices.push_back(Device::cuda(i));
+  return devices;
+}
+
+// One random host tensor per rank, each from its own seed.
+std::vector<Tensor> hostRanks(size_t ranks, const std::vector<int64_t>& sizes) {
+  std::vector<Tensor> out;
+  for (size_t r = 0; r < ranks; ++r) out.push_back(nn::test::randomTensor(sizes, 100 + r));
+  return out;
+}
+
+std::vector<Tensor> onDevices(const std::vector<Tensor>& host, const std::vector<Device>& devices) {
+  std::vector<Tensor> out;
+  for (size_t r = 0; r < host.size(); ++r) out.push_back(host[r].to(devices[r]));
+  return out;
+}
+
+// The sum over ranks, added in rank order as HostCommunicator adds.
+std::vector<float> hostSum(const std::vector<Tensor>& host) {
+  std::vector<float> sum = host[0].toVector();
+  for (size_t r = 1; r < host.size(); ++r) {
+    const std::vector<float> v = host[r].toVector();
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += v[i];
+  }
+  return sum;
+}
+
+double maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return 1e30;
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(double(a[i]) - b[i]));
+  return worst;
+}
+
+// Passes its input through and sets its gradient to scale * (rows of its input), so the
+// gradients of replicas over a split batch sum to one module's over the whole batch. It
+// computes with fill and copies only: CUDA tensors have nothing more before module kernels
+// exist (which is also why it sets the gradient rather than adding to it).
+class RowCount : public nn::Module {
+ public:
+  RowCount() {
+    weight = Tensor::zeros({3});
+    gradWeight = Tensor::zeros({3});
+    registerParameter("weight", &weight, &gradWeight);
+  }
+  static nn::ModulePtr create(const nn::Config&, std::vector<nn::ModulePtr>) { return std::make_shared<RowCount>(); }
+  const Tensor& updateOutput(const Tensor& input) override {
+    output.set_(input);
+    return output;
+  }
+  const Tensor& updateGradInput(const Tensor&, const Tensor& gradOutput) override {
+    gradInput.set_(gradOutput);
+    return gradInput;
+  }
+  void accGradParameters(const Tensor& input, const Tensor&, float scale) override {
+    gradWeight.fill_(scale * static_cast<float>(input.size(0)));
+  }
+  std::string typeName() const override { return "test.RowCount"; }
+
+  Tensor weight;
+  Tensor gradWeight;
+};
+
+const nn::ModuleRegistration rowCountRegistration("test.RowCount", &RowCount::create);
+
+}  // namespace
+
+TEST_CASE("CUDA tensors go to the device and back unchanged", "[gpu]") {
+  const Device gpu = Device::parse("cuda:0");
+  const Tensor host = nn::test::randomTensor({3, 5, 7}, 1);
+  const Tensor onGpu = host.to(gpu);
+  REQUIRE(onGpu.device() == gpu);
+  REQUIRE(onGpu.rawData() != nullptr);
+  REQUIRE_THROWS_WITH(onGpu.data(), Contains("data() is for CPU tensors"));
+  REQUIRE(onGpu.toVector() == host.toVector());
+
+  // Within the device, and from a strided host tensor.
+  const Tensor copy = onGpu.clone();
+  REQUIRE(copy.rawData() != onGpu.rawData());
+  REQUIRE(copy.toVector() == host.toVector());
+  const Tensor transposed = host.transpose(0, 2);
+  Tensor target = Tensor::empty({7, 5, 3}, gpu);
+  target.copy_(transposed);
+  REQUIRE(target.toVector() == transposed.contiguous().toVector());
+
+  // A strided CUDA tensor needs a kernel that does not exist yet: a clear error.
+  REQUIRE_THROWS_WITH(onGpu.transpose(0, 2).contiguous(), Contains("strided copies on CUDA devices"));
+}
+
+TEST_CASE("fill on a CUDA device sets every element, beyond one grid of blocks", "[gpu]") {
+  // The kernel's grid covers 4096 blocks x 256 threads = 2^20 floats a pass; more takes
+  // its grid-stride loop.
+  const int64_t n = 3 * (int64_t{1} << 20) + 5;
+  Tensor t = Tensor::full({n}, 2.5f, Device::cuda(0));
+  std::vector<float> v = t.toVector();
+  REQUIRE(std::count(v.begin(), v.end(), 2.5f) == n);
+  t.narrow(0, 1, 3).fill_(-1.f);
+  v = t.toVector();
+  REQUIRE(std::vector<float>(v.begin(), v.begin() + 5) == std::vector<float>{2.5f, -1.f, -1.f, -1.f, 2.5f});
+  REQUIRE(std::count(v.begin(), v.end(), 2.5f) == n - 3);
+}
+
+TEST_CASE("a steady loop of CUDA tensors makes no cudaMalloc", "[gpu]") {
+  nn::CudaAllocator& allocator = backend().allocator(0);
+  const Device gpu = Device::cuda(0);
+  const Tensor host = nn::test::randomTensor({64, 33}, 2);
+  // One step's temporaries, made, used and freed, as in a training step.
+  const auto step = [&] {
+    Tensor a = host.to(gpu);
+    Tensor b = Tensor::zeros({1000}, gpu);
+    Tensor c = Tensor::empty({64, 33}, gpu);
+    c.copy_(a);
+    return c.toVector();
+  };
+  step();
+  const int64_t mallocs = allocator.mallocCount();
+  for (int i = 0; i < 100; ++i) REQUIRE(step() == host.toVector());
+  REQUIRE(allocator.mallocCount() == mallocs);
+}
+
+TEST_CASE("CudaAllocator reuses a freed block for a request of a fitting size", "[gpu]") {
+  nn::CudaAllocator allocator(0);
+  void* first = allocator.allocate(1000);  // served with 1024 bytes
+  REQUIRE(allocator.mallocCount() == 1);
+  REQUIRE(allocator.bytesInUse() == 1024);
+  allocator.deallocate(first);
+  REQUIRE(allocator.bytesInUse() == 0);
+  REQUIRE(allocator.bytesCached() == 1024);
+  REQUIRE(allocator.allocate(900) == first);
+  REQUIRE(allocator.mallocCount() == 1);
+
+  void* second = allocator.allocate(600);  // 1024 again, but the cached one is in use
+  REQUIRE(second != first);
+  REQUIRE(allocator.mallocCount() == 2);
+  allocator.deallocate(first);
+  allocator.deallocate(second);
+
+  // A cached block of twice the request or more is not given to it.
+  void* small = allocator.allocate(100);  // 512 bytes; the cached blocks have 1024
+  REQUIRE(allocator.mallocCount() == 3);
+  void* big = allocator.allocate(size_t{1} << 20);
+  allocator.deallocate(big);
+  REQUIRE(allocator.allocate((size_t{1} << 19) + 1) == big);  // 525312 bytes: the 1 MiB block fits
+  REQUIRE(allocator.mallocCount() == 4);
+
+  // A pointer it never gave out is reported, not freed and not a crash.
+  allocator.deallocate(reinterpret_cast<void*>(uintptr_t{0x10}));
+  allocator.deallocate(big);
+  allocator.deallocate(small);
+  REQUIRE(allocator.bytesInUse() == 0);
+  allocator.releaseCache();
+  REQUIRE(allocator.bytesCached() == 0);
+  allocator.deallocate(allocator.allocate(1000));
+  REQUIRE(allocator.mallocCount() == 5);
+}
+
+TEST_CASE("the nn/math formulas give the CPU's floats on the GPU", "[gpu]") {
+  const std::vector<float> in = nn::test::probeInputs(4096, 23);
+  const int64_t count = static_cast<int64_t>(in.size()) / nn::test::kProbeInputs;
+  std::vector<float> cpu(count * nn::test::kProbeOutputs);
+  for (int64_t i = 0; i < count; ++i)
+    nn::test::probeSample(in.data() + i * nn::test::kProbeInputs, cpu.data() + i * nn::test::kProbeOutputs);
+
+  const Device gpu = Device::cuda(0);
+  const Tensor inGpu = Tensor::fromVector({static_cast<int64_t>(in.size())}, in, gpu);
+  const Tensor outGpu = Tensor::empty({static_cast<int64_t>(cpu.size())}, gpu);
+  nn::test::probeFormulasDevice(inGpu.rawData(), count, outGpu.rawData(), backend().stream(0));
+  const std::vector<float> device = outGpu.toVector();
+
+  // Plain arithmetic, sqrt and division round the same on both (no fused multiply-add on
+  // either side, IEEE division and sqrt on the GPU): equal bit for bit. exp, log and tanh are
+  // CUDA's own on the GPU, within 2 ulp of the correctly rounded value; a subtraction after
+  // them (g - exp(y) * sum) can leave that error large against a small result, hence a bound
+  // relative to max(1, |value|), the inputs being at most 8 in size.
+  int64_t differing = 0;
+  for (int64_t i = 0; i < count; ++i)
+    for (int k = 0; k < nn::test::kProbeOutputs; ++k) {
+      const size_t at = i * nn::test::kProbeOutputs + k;
+      const float c = cpu[at], g = device[at];
+      const bool same = nn::test::probeIsTranscendental(k)
+                            ? (c == g || std::fabs(double(c) - g) <= 1e-5 * std::max(1.0, std::fabs(double(c))))
+                            : std::memcmp(&c, &g, sizeof(float)) == 0;
+      if (same || ++differing > 5) continue;
+      INFO("sample " << i << ", output " << k << ": CPU " << c << ", GPU " << g);
+      CHECK(same);
+    }
+  REQUIRE(differing == 0);
+}
+
+TEST_CASE("copies between two CUDA devices, peer to peer and through host memory", "[gpu][multigpu]") {
+  const Device a = Device::cuda(0), b = Device::cuda(1);
+  INFO("peer access between cuda:0 and cuda:1: " << backend().peerAccess(0, 1));
+  // 12 MB: more than one chunk of the 8 MB staging buffer.
+  const Tensor host = nn::test::randomTensor({3 << 20}, 3);
+  const Tensor onA = host.to(a);
+  const Tensor onB = onA.to(b);
+  REQUIRE(onB.device() == b);
+  REQUIRE(onB.toVector() == host.toVector());
+  REQUIRE(onB.to(a).toVector() == host.toVector());
+
+  // The staged path, whatever the hardware allows.
+  Tensor staged = Tensor::empty({3 << 20}, b);
+  backend().copyThroughHost(staged.rawData(), 1, onA.rawData(), 0, host.numel() * sizeof(float));
+  REQUIRE(staged.toVector() == host.toVector());
+
+  // A copy lands after the work queued on the destination: a fill just before it does not
+  // overwrite it.
+  Tensor target = Tensor::full({3 << 20}, 7.f, b);
+  target.copy_(onA);
+  REQUIRE(target.toVector() == host.toVector());
+}
+
+TEST_CASE("PeerCommunicator gives the host's sums exactly", "[gpu][multigpu]") {
+  const std::vector<Device> devices = allCudaDevices();
+  nn::PeerCommunicator communicator(devices);
+  REQUIRE(communicator.name() == "peer copies");
+  const std::vector<Tensor> host = hostRanks(devices.size(), {129, 7});
+  const std::vector<float> sum = hostSum(host);
+
+  std::vector<Tensor> t = onDevices(host, devices);
+  communicator.reduce(t);
+  // The same float additions in the same order as on the host: equal bit for bit.
+  REQUIRE(t[0].toVector() == sum);
+  for (size_t r = 1; r < t.size(); ++r) REQUIRE(t[r].toVector() == host[r].toVector());
+  communicator.broadcast(t);
+  for (const Tensor& x : t) REQUIRE(x.toVector() == sum);
+
+  t = onDevices(host, devices);
+  communicator.allReduce(t);
+  const int64_t mallocs = backend().allocator(0).mallocCount();
+  for (const Tensor& x : t) REQUIRE(x.toVector() == sum);
+  // Once more, as a training step would: the buffer on the first device is reused.
+  t = onDevices(host, devices);
+  communicator.allReduce(t);
+  REQUIRE(backend().allocator(0).mallocCount() == mallocs);
+
+  std::vector<Tensor> swapped = t;
+  std::swap(swapped[0], swapped[1]);
+  REQUIRE_THROWS_WITH(communicator.reduce(swapped), Contains("PeerCommunicator.reduce: expected tensor 0 on cuda:0"));
+}
+
+TEST_CASE("NcclCommunicator gives the host's sums", "[gpu][multigpu]") {
+  const std::vector<Device> devices = allCudaDevices();
+  nn::NcclCommunicator communicator(devices);
+  REQUIRE(communicator.name() == "nccl");
+  const std::vector<Tensor> host = hostRanks(devices.size(), {1000, 3});
+  const std::vector<float> sum = hostSum(host);
+  // NCCL adds in an order of its own: a few roundings of values below 8 apart.
+  const double tolerance = 1e-5;
+
+  std::vector<Tensor> t = onDevices(host, devices);
+  communicator.reduce(t);
+  REQUIRE(maxAbsDiff(t[0].toVector(), sum) < tolerance);
+  for (size_t r = 1; r < t.size(); ++r) REQUIRE(t[r].toVector() == host[r].toVector());
+  communicator.broadcast(t);
+  const std::vector<float> root = t[0].toVector();
+  for (const Tensor& x : t) REQUIRE(x.toVector() == root);
+
+  t = onDevices(host, devices);
+  communicator.allReduce(t);
+  for (const Tensor& x : t) REQUIRE(maxAbsDiff(x.toVector(), sum) < tolerance);
+
+  REQUIRE_THROWS_WITH(communicator.allReduce({t[0]}), Contains("NcclCommunicator.allReduce: expected one tensor per"));
+}
+
+TEST_CASE("makeCommunicator picks NCCL for CUDA devices when asked, else peer copies", "[gpu]") {
+  const std::vector<Device> one = {Device::cuda(0)};
+  REQUIRE(nn::makeCommunicator(one, false)->name() == "peer copies");
+  const auto nccl = nn::makeCommunicator(one, true);
+  REQUIRE(nccl->name() == "nccl");
+  // One rank: every collective leaves the tensor as it was.
+  const Tensor host = nn::test::randomTensor({17}, 4);
+  const std::vector<Tensor> t = {host.to(Device::cuda(0))};
+  nccl->allReduce(t);
+  REQUIRE(t[0].toVector() == host.toVector());
+}
+
+TEST_CASE("DataParallelTable on cuda:0 and cuda:1 scatters, gathers, reduces and broadcasts", "[gpu][multigpu]") {
+  for (bool useNCCL : {true, false}) {
+    CAPTURE(useNCCL);
+    const std::vector<Device> devices = {Device::cuda(0), Device::cuda(1)};
+    auto table = std::make_shared<nn::DataParallelTable>(0, true, useNCCL);
+    table->add(std::make_shared<RowCount>(), devices);
+    REQUIRE(table->communicatorName() == (useNCCL ? "nccl" : "peer copies"));
+    REQUIRE(table->get(1)->parameters().first[0].device() == devices[1]);
+
+    // Parameters set on the first replica reach the second at the next forward.
+    table->get(0)->parameters().first[0].copy_(Tensor::fromVector({3}, {1, 2, 3}));
+    const Tensor x = nn::test::randomTensor({5, 4}, 5);  // rows 0-2 to cuda:0, 3-4 to cuda:1
+    const Tensor& y = table->forward(x);
+    REQUIRE(y.device() == devices[0]);
+    REQUIRE(y.toVector() == x.toVector());
+    REQUIRE(table->get(1)->parameters().first[0].toVector() == std::vector<float>{1, 2, 3});
+
+    // Each replica sets its gradient to 0.5 * its rows (3 and 2); the first receives the sum.
+    table->zeroGradParameters();
+    const Tensor g = nn::test::randomTensor({5, 4}, 6);
+    const Tensor& gx = table->backward(x, g, 0.5f);
+    REQUIRE(gx.device() == devices[0]);
+    REQUIRE(gx.toVector() == g.toVector());
+    REQUIRE(table->get(0)->parameters().second[0].toVector() == std::vector<float>{2.5f, 2.5f, 2.5f});
+    REQUIRE(table->get(1)->parameters().second[0].toVector() == std::vector<float>{0, 0, 0});
+  }
+}
