@@ -30,7 +30,7 @@ constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
 constexpr const char* kMetadataKey = "__metadata__";
 constexpr const char* kModuleKey = "nn.module";
 constexpr const char* kFormatKey = "format";
-constexpr int kMaxTreeDepth = 1000;
+constexpr int kMaxTreeDepth = 100;
 
 std::string errnoText() { return std::strerror(errno); }
 

@@ -51,7 +51,7 @@ Bytes gzip(const Bytes& bytes) {
 void writeFile(const std::string& path, const Bytes& bytes) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   REQUIRE(f != nullptr);
-  REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+  if (!bytes.empty()) REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
   std::fclose(f);
 }
 
