@@ -1,8 +1,9 @@
 // Catch2's main for every test binary, and a listener that prints one line counting test
 // cases, "nn-test-cases: N passed, N failed, N skipped", which tools/test-summary.sh adds up.
 //
-// Test cases tagged [gpu] need a usable CUDA device, those tagged [multigpu] two. Where the
-// machine has fewer, they are left out of the run (Catch2 v2 cannot skip a test case that
+// Test cases tagged [gpu] need a usable CUDA device, those tagged [multigpu] two; those tagged
+// [nosanitizer] cannot run under a sanitizer. Where the machine has fewer devices, or the
+// build runs a sanitizer, they are left out of the run (Catch2 v2 cannot skip a test case that
 // has started, so main adds an exclusion to the test spec), counted as skipped, and a line
 // says why. A GPU test case is never counted as passed where no GPU ran it.
 #define CATCH_CONFIG_RUNNER
@@ -43,6 +44,16 @@ class TestCaseCounter : public Catch::TestEventListenerBase {
   int passed_ = 0;
   int failed_ = 0;
 };
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+bool hasTag(const Catch::TestCaseInfo& info, const std::string& tag) {
+  return std::find(info.lcaseTags.begin(), info.lcaseTags.end(), tag) != info.lcaseTags.end();
+}
 
 // CUDA devices a test case needs: 2 for [multigpu], 1 for [gpu], else 0.
 int devicesNeeded(const Catch::TestCaseInfo& info) {
@@ -90,35 +101,52 @@ int main(int argc, char* argv[]) {
   if (data.showHelp || data.listTests || data.listTestNamesOnly || data.listTags || data.listReporters)
     return session.run();
 
-  // The test cases this command line selects, and how many CUDA devices they need.
+  // The test cases this command line selects, and what they need.
   const Catch::Config& config = session.config();
   const std::vector<Catch::TestCase> selected =
       Catch::filterTests(Catch::getAllTestCasesSorted(config), config.testSpec(), config);
-  int mostNeeded = 0;
-  for (const Catch::TestCase& test : selected) mostNeeded = std::max(mostNeeded, devicesNeeded(test));
-  if (mostNeeded == 0) return session.run();
-
-  // Only now ask the CUDA runtime: binaries without GPU test cases never start it.
-  nn::DeviceBackend* backend = nn::cudaBackend();
-  const int available = backend != nullptr ? backend->deviceCount() : 0;
-  if (available >= mostNeeded) return session.run();
-  for (const Catch::TestCase& test : selected)
-    if (devicesNeeded(test) > available) ++gSkipped;
-  if (available == 0) {
-    gSkipReason = "tagged [gpu] or [multigpu], and no CUDA device is available: " +
-                  (backend != nullptr ? backend->unavailableReason()
-                                      : std::string("this program was built without the CUDA backend (//cunn)"));
-  } else {
-    gSkipReason = "tagged [multigpu], which need 2 CUDA devices, and this machine has " + std::to_string(available);
+  std::vector<std::string> excludedTags;
+  std::vector<std::string> reasons;
+  if (kSanitized) {
+    int count = 0;
+    for (const Catch::TestCase& test : selected) count += hasTag(test, "nosanitizer");
+    if (count > 0) {
+      gSkipped += count;
+      excludedTags.push_back("nosanitizer");
+      reasons.push_back(
+          "tagged [nosanitizer] (they replace operator new to count allocations), and this build "
+          "runs under a sanitizer");
+    }
   }
+  int mostNeeded = 0;
+  for (const Catch::TestCase& test : selected)
+    if (!kSanitized || !hasTag(test, "nosanitizer")) mostNeeded = std::max(mostNeeded, devicesNeeded(test));
+  // Only now ask the CUDA runtime: binaries without GPU test cases never start it.
+  nn::DeviceBackend* backend = mostNeeded > 0 ? nn::cudaBackend() : nullptr;
+  const int available = backend != nullptr ? backend->deviceCount() : 0;
+  if (mostNeeded > available) {
+    for (const Catch::TestCase& test : selected)
+      if (devicesNeeded(test) > available && !(kSanitized && hasTag(test, "nosanitizer"))) ++gSkipped;
+    if (available == 0) {
+      excludedTags.insert(excludedTags.end(), {"gpu", "multigpu"});
+      reasons.push_back("tagged [gpu] or [multigpu], and no CUDA device is available: " +
+                        (backend != nullptr ? backend->unavailableReason()
+                                            : std::string("this program was built without the CUDA backend (//cunn)")));
+    } else {
+      excludedTags.push_back("multigpu");
+      reasons.push_back("tagged [multigpu], which need 2 CUDA devices, and this machine has " +
+                        std::to_string(available));
+    }
+  }
+  if (excludedTags.empty()) return session.run();
+  for (const std::string& r : reasons) gSkipReason += (gSkipReason.empty() ? "" : "; ") + r;
   if (gSkipped == static_cast<int>(selected.size())) {
     // Nothing is left to run; Catch would only complain that the spec matches nothing.
     printSummary(0, 0);
     return 0;
   }
   Catch::ConfigData reduced = data;
-  reduced.testsOrTags = withExclusions(data.testsOrTags, available == 0 ? std::vector<std::string>{"gpu", "multigpu"}
-                                                                        : std::vector<std::string>{"multigpu"});
+  reduced.testsOrTags = withExclusions(data.testsOrTags, excludedTags);
   session.useConfigData(reduced);
   return session.run();
 }

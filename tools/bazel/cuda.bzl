@@ -40,6 +40,11 @@ def _objects_impl(ctx):
         for f in ctx.fragments.cpp.cxxopts
         if not f.startswith("-std=")  # nvcc passes its own -std to the host compiler
     ] + ctx.attr.copts
+
+    # nvcc splits -Xcompiler values at commas, which would break "-fsanitize=address,undefined";
+    # the sanitizers instrument the .cpp files, and the .cu files (kernels and their launchers)
+    # are compiled without them.
+    host_flags = [f for f in host_flags if not f.startswith("-fsanitize") and not f.startswith("-fno-sanitize")]
     inputs = depset(ctx.files.srcs + ctx.files.hdrs, transitive = [context.headers, cc_toolchain.all_files])
     objects = []
     for src in ctx.files.srcs:
