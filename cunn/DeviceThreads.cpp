@@ -39,7 +39,8 @@ void DeviceThreads::loop(size_t index) {
       error = std::current_exception();
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    workers_[index].error = error;
+    // Moved, so that only the caller of run() ever holds (and releases) the exception.
+    workers_[index].error = std::move(error);
     if (--pending_ == 0) done_.notify_one();
   }
 }
