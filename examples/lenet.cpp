@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cunn/cunn.h"
+#include "examples/LeNet.h"
 
 namespace {
 
@@ -117,22 +118,6 @@ std::vector<nn::Device> parseDevices(const std::string& list) {
   return devices;
 }
 
-std::shared_ptr<nn::Sequential> lenet() {
-  auto net = std::make_shared<nn::Sequential>();
-  net->add(std::make_shared<nn::SpatialConvolution>(1, 20, 5, 5));
-  net->add(std::make_shared<nn::ReLU>());
-  net->add(std::make_shared<nn::SpatialMaxPooling>(2, 2, 2, 2));
-  net->add(std::make_shared<nn::SpatialConvolution>(20, 50, 5, 5));
-  net->add(std::make_shared<nn::ReLU>());
-  net->add(std::make_shared<nn::SpatialMaxPooling>(2, 2, 2, 2));
-  net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 800}));
-  net->add(std::make_shared<nn::Linear>(800, 500));
-  net->add(std::make_shared<nn::ReLU>());
-  net->add(std::make_shared<nn::Linear>(500, 10));
-  net->add(std::make_shared<nn::LogSoftMax>());
-  return net;
-}
-
 // Pixels to zero mean and unit variance over the training set (its mean and deviation).
 void standardize(nn::Tensor& images) {
   const float mean = 0.2860f, deviation = 0.3530f;
@@ -196,7 +181,7 @@ int run(const Options& o) {
     train.labels = train.labels.narrow(0, 0, o.limit);
   }
 
-  nn::ModulePtr model = lenet();
+  nn::ModulePtr model = examples::lenet();
   if (devices.size() > 1) {
     auto table = std::make_shared<nn::DataParallelTable>(0, true, true);
     table->add(model, devices);
