@@ -353,3 +353,85 @@ TEST_CASE("a table saved on N devices loads on M devices or as a plain module", 
   plain->evaluate();
   REQUIRE(nn::test::maxAbsDiff(plain->forward(x), expected) < 1e-6);
 }
+
+namespace {
+
+// Throws in forward, updateGradInput or accGradParameters on one device, as told.
+struct Fault {
+  std::atomic<int> pass{0};  // 0: none, 1: forward, 2: updateGradInput, 3: accGradParameters
+  std::atomic<int> device{0};
+};
+
+class FaultyLinear : public nn::Linear {
+ public:
+  FaultyLinear(std::shared_ptr<Fault> fault) : nn::Linear(8, 3), fault_(std::move(fault)) {}
+  const Tensor& updateOutput(const Tensor& input) override {
+    trip(1, input);
+    return nn::Linear::updateOutput(input);
+  }
+  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override {
+    trip(2, input);
+    return nn::Linear::updateGradInput(input, gradOutput);
+  }
+  void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override {
+    trip(3, input);
+    nn::Linear::accGradParameters(input, gradOutput, scale);
+  }
+  std::string typeName() const override { return "test.FaultyLinear"; }
+  nn::Config config() const override { return nn::Config(); }
+
+ private:
+  void trip(int pass, const Tensor& input) const {
+    NN_CHECK(!(fault_->pass == pass && input.device().index() == fault_->device), "planted fault in pass " << pass);
+  }
+  std::shared_ptr<Fault> fault_;
+};
+
+}  // namespace
+
+TEST_CASE("replicas failing again and again never hang a thread or leave a replica stale", "[DataParallelTable]") {
+  auto fault = std::make_shared<Fault>();
+  nn::registerModuleType("test.FaultyLinear", [fault](const nn::Config&, std::vector<nn::ModulePtr>) {
+    return std::make_shared<FaultyLinear>(fault);
+  });
+  auto build = [&] {
+    nn::manualSeed(21);
+    auto net = std::make_shared<nn::Sequential>();
+    net->add(std::make_shared<nn::Linear>(6, 8));
+    net->add(std::make_shared<nn::Tanh>());
+    net->add(std::make_shared<FaultyLinear>(fault));
+    return net;
+  };
+  auto plain = build();
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(build(), cpus(3));
+  nn::Generator g(5);
+  int failures = 0;
+  for (int step = 0; step < 200; ++step) {
+    fault->pass = static_cast<int>(g.below(4));  // a quarter of the steps run clean
+    fault->device = static_cast<int>(g.below(3));
+    const Tensor x = nn::test::randomTensor({9, 6}, 300 + step);
+    const Tensor gradOut = nn::test::randomTensor({9, 3}, 600 + step);
+    try {
+      table->zeroGradParameters();
+      table->forward(x);
+      table->backward(x, gradOut);
+      table->updateParameters(0.05f);
+    } catch (const nn::Error& e) {
+      ++failures;
+      REQUIRE(std::string(e.what()).find("planted fault") != std::string::npos);
+      REQUIRE(std::string(e.what()).find("cpu:" + std::to_string(fault->device.load())) != std::string::npos);
+      continue;  // the plain module skips the step too
+    }
+    plain->zeroGradParameters();
+    plain->forward(x);
+    plain->backward(x, gradOut);
+    plain->updateParameters(0.05f);
+  }
+  REQUIRE(failures > 100);
+  fault->pass = 0;
+  const Tensor x = nn::test::randomTensor({9, 6}, 1);
+  REQUIRE(relDiff(table->forward(x), plain->forward(x)) < 1e-5);
+  for (size_t r = 0; r < table->replicaCount(); ++r)
+    REQUIRE(relDiff(table->get(r)->getParameters().first, plain->getParameters().first) < 1e-5);
+}
