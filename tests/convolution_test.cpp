@@ -94,6 +94,36 @@ TEST_CASE("SpatialConvolution treats each sample of a batch alone", "[SpatialCon
   REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) < 1e-4);
 }
 
+TEST_CASE("SpatialConvolution gives a large batch, unfolded in chunks, the results of each sample alone",
+          "[SpatialConvolution]") {
+  // The module unfolds at most 512 KB of columns at a time. 20 -> 50 planes, 5x5, on 12x12:
+  // 500 x 64 floats (128 KB) per sample, so 10 samples take chunks of 4, 4 and 2. 32 -> 8
+  // planes, 3x3, padding 1, on 14x14: 288 x 196 floats (225 KB) per sample, chunks of 2, 2, 1.
+  struct Case {
+    int64_t planes, outPlanes, k, pad, batch, size;
+  };
+  for (const Case& c : {Case{20, 50, 5, 0, 10, 12}, Case{32, 8, 3, 1, 5, 14}}) {
+    nn::manualSeed(8);
+    nn::SpatialConvolution conv(c.planes, c.outPlanes, c.k, c.k, 1, 1, c.pad, c.pad);
+    const int64_t out = c.size + 2 * c.pad - c.k + 1;
+    const Tensor x = nn::test::randomTensor({c.batch, c.planes, c.size, c.size}, 23);
+    const Tensor g = nn::test::randomTensor({c.batch, c.outPlanes, out, out}, 24);
+    conv.zeroGradParameters();
+    const Tensor y = conv.forward(x).clone();
+    const Tensor gi = conv.backward(x, g, 0.5f).clone();
+    const Tensor gw = conv.gradWeight.clone();
+    const Tensor gb = conv.gradBias.clone();
+    conv.zeroGradParameters();
+    for (int64_t n = 0; n < c.batch; ++n) {
+      const Tensor xn = x.select(0, n);
+      REQUIRE(nn::test::maxAbsDiff(conv.forward(xn), y.select(0, n)) < 1e-5);
+      REQUIRE(nn::test::maxAbsDiff(conv.backward(xn, g.select(0, n), 0.5f), gi.select(0, n)) < 1e-5);
+    }
+    REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, gw) < 1e-4);
+    REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) < 1e-4);
+  }
+}
+
 TEST_CASE("SpatialConvolution gradients agree with finite differences", "[SpatialConvolution]") {
   nn::manualSeed(3);
   nn::SpatialConvolution conv(2, 3, 3, 2, 2, 1, 1, 1);
