@@ -151,68 +151,81 @@ void SpatialConvolution::checkGradOutput(const Tensor& gradOutput, const Tensor&
   checkDevice(gradOutput, weight.device(), "gradOutput");
 }
 
+// Both loops go sample by sample and plane by plane, so that the plane being read stays in
+// the L1 cache, and copy whole rows when no tap reads padding and the stride is 1 (most
+// layers); the tap ranges of the general case cost more than the copies at these sizes.
 void SpatialConvolution::im2col(const Shape& s, const float* input, int64_t count, float* columns) {
-  const int64_t outW = s.outWidth, positions = s.positions(), stride = count * positions;
-  const int64_t planeSize = s.height * s.width, rowStep = s.dH * s.width;
-  for (int64_t c = 0; c < s.planes; ++c)
-    for (int64_t ky = 0; ky < s.kH; ++ky) {
-      const int64_t yFirst = math::convFirstInside(ky, s.dH, s.padH, s.outHeight);
-      const int64_t yEnd = math::convEndInside(s.height, ky, s.dH, s.padH, s.outHeight);
-      for (int64_t kx = 0; kx < s.kW; ++kx) {
-        const int64_t xFirst = math::convFirstInside(kx, s.dW, s.padW, outW);
-        const int64_t xEnd = math::convEndInside(s.width, kx, s.dW, s.padW, outW);
-        float* row = columns + math::im2colRow(c, ky, kx, s.kH, s.kW) * stride;
-        if (yFirst >= yEnd || xFirst >= xEnd) {  // this tap only ever reads padding
-          fillRow(row, stride, 0.f);
-          continue;
-        }
-        const int64_t first = c * planeSize + math::convInputCoord(yFirst, ky, s.dH, s.padH) * s.width +
-                              math::convInputCoord(xFirst, kx, s.dW, s.padW);
-        for (int64_t n = 0; n < count; ++n) {
-          const float* src = input + n * s.planes * planeSize + first;
-          float* out = row + n * positions;
+  const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
+  const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
+  const int64_t positions = s.positions(), stride = count * positions, planeSize = height * width;
+  const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1;
+  for (int64_t n = 0; n < count; ++n)
+    for (int64_t c = 0; c < s.planes; ++c) {
+      const float* plane = input + (n * s.planes + c) * planeSize;
+      for (int64_t ky = 0; ky < kH; ++ky)
+        for (int64_t kx = 0; kx < kW; ++kx) {
+          float* out = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
+          if (plain) {
+            const float* src = plane + ky * width + kx;
+            for (int64_t oy = 0; oy < outH; ++oy, src += width, out += outW) copyRow(src, out, outW);
+            continue;
+          }
+          const int64_t yFirst = math::convFirstInside(ky, dH, padH, outH);
+          const int64_t yEnd = math::convEndInside(height, ky, dH, padH, outH);
+          const int64_t xFirst = math::convFirstInside(kx, dW, padW, outW);
+          const int64_t xEnd = math::convEndInside(width, kx, dW, padW, outW);
+          if (yFirst >= yEnd || xFirst >= xEnd) {  // this tap only ever reads padding
+            fillRow(out, positions, 0.f);
+            continue;
+          }
+          const float* src =
+              plane + math::convInputCoord(yFirst, ky, dH, padH) * width + math::convInputCoord(xFirst, kx, dW, padW);
           fillRow(out, yFirst * outW, 0.f);
-          for (int64_t oy = yFirst; oy < yEnd; ++oy, src += rowStep) {
-            float* line = out + oy * outW;
+          float* line = out + yFirst * outW;
+          for (int64_t oy = yFirst; oy < yEnd; ++oy, src += dH * width, line += outW) {
             fillRow(line, xFirst, 0.f);
-            if (s.dW == 1)  // the common case: a plain copy
+            if (dW == 1)
               copyRow(src, line + xFirst, xEnd - xFirst);
             else
-              for (int64_t ox = xFirst; ox < xEnd; ++ox) line[ox] = src[(ox - xFirst) * s.dW];
+              for (int64_t ox = xFirst; ox < xEnd; ++ox) line[ox] = src[(ox - xFirst) * dW];
             fillRow(line + xEnd, outW - xEnd, 0.f);
           }
-          fillRow(out + yEnd * outW, (s.outHeight - yEnd) * outW, 0.f);
+          fillRow(line, (outH - yEnd) * outW, 0.f);
         }
-      }
     }
 }
 
 void SpatialConvolution::col2im(const Shape& s, const float* columns, int64_t count, float* gradInput) {
-  const int64_t outW = s.outWidth, positions = s.positions(), stride = count * positions;
-  const int64_t planeSize = s.height * s.width, rowStep = s.dH * s.width;
-  for (int64_t c = 0; c < s.planes; ++c)
-    for (int64_t ky = 0; ky < s.kH; ++ky) {
-      const int64_t yFirst = math::convFirstInside(ky, s.dH, s.padH, s.outHeight);
-      const int64_t yEnd = math::convEndInside(s.height, ky, s.dH, s.padH, s.outHeight);
-      for (int64_t kx = 0; kx < s.kW; ++kx) {
-        const int64_t xFirst = math::convFirstInside(kx, s.dW, s.padW, outW);
-        const int64_t xEnd = math::convEndInside(s.width, kx, s.dW, s.padW, outW);
-        if (yFirst >= yEnd || xFirst >= xEnd) continue;  // this tap only ever reads padding
-        const float* row = columns + math::im2colRow(c, ky, kx, s.kH, s.kW) * stride;
-        const int64_t first = c * planeSize + math::convInputCoord(yFirst, ky, s.dH, s.padH) * s.width +
-                              math::convInputCoord(xFirst, kx, s.dW, s.padW);
-        for (int64_t n = 0; n < count; ++n) {
-          float* dst = gradInput + n * s.planes * planeSize + first;
-          const float* in = row + n * positions;
-          for (int64_t oy = yFirst; oy < yEnd; ++oy, dst += rowStep) {
-            const float* src = in + oy * outW + xFirst;
-            if (s.dW == 1)  // unit strides on both sides
+  const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
+  const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
+  const int64_t positions = s.positions(), stride = count * positions, planeSize = height * width;
+  const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1;
+  for (int64_t n = 0; n < count; ++n)
+    for (int64_t c = 0; c < s.planes; ++c) {
+      float* plane = gradInput + (n * s.planes + c) * planeSize;
+      for (int64_t ky = 0; ky < kH; ++ky)
+        for (int64_t kx = 0; kx < kW; ++kx) {
+          const float* in = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
+          if (plain) {
+            float* dst = plane + ky * width + kx;
+            for (int64_t oy = 0; oy < outH; ++oy, dst += width, in += outW) addRow(in, dst, outW);
+            continue;
+          }
+          const int64_t yFirst = math::convFirstInside(ky, dH, padH, outH);
+          const int64_t yEnd = math::convEndInside(height, ky, dH, padH, outH);
+          const int64_t xFirst = math::convFirstInside(kx, dW, padW, outW);
+          const int64_t xEnd = math::convEndInside(width, kx, dW, padW, outW);
+          if (yFirst >= yEnd || xFirst >= xEnd) continue;  // this tap only ever reads padding
+          float* dst =
+              plane + math::convInputCoord(yFirst, ky, dH, padH) * width + math::convInputCoord(xFirst, kx, dW, padW);
+          const float* src = in + yFirst * outW + xFirst;
+          for (int64_t oy = yFirst; oy < yEnd; ++oy, dst += dH * width, src += outW) {
+            if (dW == 1)
               addRow(src, dst, xEnd - xFirst);
             else
-              for (int64_t i = 0; i < xEnd - xFirst; ++i) dst[i * s.dW] += src[i];
+              for (int64_t i = 0; i < xEnd - xFirst; ++i) dst[i * dW] += src[i];
           }
         }
-      }
     }
 }
 
