@@ -293,15 +293,15 @@ void SpatialConvolution::accGradParameters(const Tensor& input, const Tensor& gr
   for (int64_t first = 0; first < s.batch; first += s.chunk) {
     const int64_t count = std::min(s.chunk, s.batch - first), cols = count * positions;
     im2col(s, in + first * inSample, count, columns);
-    // gradWeight[out, rows] += scale * gradOutput[n][out, positions] * columns[rows, sample n's positions]^T
-    for (int64_t n = 0; n < count; ++n)
-      blas::gemm(false, true, nOutputPlane_, rows, positions, scale, go + (first + n) * outSample, positions,
-                 columns + n * positions, cols, 1.f, gw, rows);
-  }
-  for (int64_t o = 0; o < nOutputPlane_; ++o) {
-    double sum = 0;
-    for (int64_t n = 0; n < s.batch; ++n) sum += sumRow(go + (n * nOutputPlane_ + o) * positions, positions);
-    gb[o] += scale * static_cast<float>(sum);
+    // gradWeight[out, rows] += scale * gradOutput[n][out, positions] * columns[rows, sample n's positions]^T;
+    // gradBias[out] += scale * the sum of gradOutput[n][out], while that sample is in the cache.
+    for (int64_t n = 0; n < count; ++n) {
+      const float* gn = go + (first + n) * outSample;
+      blas::gemm(false, true, nOutputPlane_, rows, positions, scale, gn, positions, columns + n * positions, cols, 1.f,
+                 gw, rows);
+      for (int64_t o = 0; o < nOutputPlane_; ++o)
+        gb[o] += scale * static_cast<float>(sumRow(gn + o * positions, positions));
+    }
   }
 }
 
