@@ -35,11 +35,52 @@ inline void fillRow(float* dst, int64_t n, float value) {
   for (; i < n; ++i) dst[i] = value;
 }
 
+inline void addEight(const float* __restrict src, float* __restrict dst) {
+  for (int64_t j = 0; j < 8; ++j) dst[j] += src[j];
+}
+
 inline void addRow(const float* __restrict src, float* __restrict dst, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     for (int64_t j = 0; j < 8; ++j) dst[i + j] += src[i + j];
   for (; i < n; ++i) dst[i] += src[i];
+}
+
+// One input plane without padding and with stride 1, unfolded (folded back, adding) whole rows at
+// a time: tap (ky, kx)'s row of the column matrix, `tapStride` floats after the previous tap's, is
+// the plane's outH x outW block at (ky, kx). Width is outW where it is one of the common widths
+// (multiples of 8), so that a row is a fixed number of vector moves (the loop control of a run-time
+// length costs as much as the copy), and 0 where it is not.
+template <int64_t Width>
+void unfoldPlane(const float* plane, int64_t width, int64_t kH, int64_t kW, int64_t outH, int64_t outW, float* columns,
+                 int64_t tapStride) {
+  const int64_t length = Width != 0 ? Width : outW;
+  for (int64_t ky = 0; ky < kH; ++ky)
+    for (int64_t kx = 0; kx < kW; ++kx) {
+      const float* src = plane + ky * width + kx;
+      float* dst = columns + math::im2colRow(0, ky, kx, kH, kW) * tapStride;
+      for (int64_t oy = 0; oy < outH; ++oy, src += width, dst += length)
+        if constexpr (Width != 0)
+          for (int64_t i = 0; i < Width; i += 8) std::memcpy(dst + i, src + i, 8 * sizeof(float));
+        else
+          copyRow(src, dst, length);
+    }
+}
+
+template <int64_t Width>
+void foldPlane(const float* columns, int64_t tapStride, int64_t width, int64_t kH, int64_t kW, int64_t outH,
+               int64_t outW, float* plane) {
+  const int64_t length = Width != 0 ? Width : outW;
+  for (int64_t ky = 0; ky < kH; ++ky)
+    for (int64_t kx = 0; kx < kW; ++kx) {
+      const float* src = columns + math::im2colRow(0, ky, kx, kH, kW) * tapStride;
+      float* dst = plane + ky * width + kx;
+      for (int64_t oy = 0; oy < outH; ++oy, src += length, dst += width)
+        if constexpr (Width != 0)
+          for (int64_t i = 0; i < Width; i += 8) addEight(src + i, dst + i);
+        else
+          addRow(src, dst, length);
+    }
 }
 
 // Sum of a plane: eight float lanes, which vectorise, then a double total.
@@ -152,24 +193,29 @@ void SpatialConvolution::checkGradOutput(const Tensor& gradOutput, const Tensor&
 }
 
 // Both loops go sample by sample and plane by plane, so that the plane being read stays in
-// the L1 cache, and copy whole rows when no tap reads padding and the stride is 1 (most
-// layers); the tap ranges of the general case cost more than the copies at these sizes.
+// the L1 cache, and move whole rows when no tap reads padding and the stride is 1 (most
+// layers): the tap ranges of the general case cost more than the copies at these sizes.
 void SpatialConvolution::im2col(const Shape& s, const float* input, int64_t count, float* columns) {
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = s.positions(), stride = count * positions, planeSize = height * width;
   const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1;
+  const auto unfold = outW == 8    ? unfoldPlane<8>
+                      : outW == 16 ? unfoldPlane<16>
+                      : outW == 24 ? unfoldPlane<24>
+                      : outW == 32 ? unfoldPlane<32>
+                                   : unfoldPlane<0>;
   for (int64_t n = 0; n < count; ++n)
     for (int64_t c = 0; c < s.planes; ++c) {
       const float* plane = input + (n * s.planes + c) * planeSize;
+      if (plain) {
+        unfold(plane, width, kH, kW, outH, outW, columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions,
+               stride);
+        continue;
+      }
       for (int64_t ky = 0; ky < kH; ++ky)
         for (int64_t kx = 0; kx < kW; ++kx) {
           float* out = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
-          if (plain) {
-            const float* src = plane + ky * width + kx;
-            for (int64_t oy = 0; oy < outH; ++oy, src += width, out += outW) copyRow(src, out, outW);
-            continue;
-          }
           const int64_t yFirst = math::convFirstInside(ky, dH, padH, outH);
           const int64_t yEnd = math::convEndInside(height, ky, dH, padH, outH);
           const int64_t xFirst = math::convFirstInside(kx, dW, padW, outW);
@@ -200,17 +246,22 @@ void SpatialConvolution::col2im(const Shape& s, const float* columns, int64_t co
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = s.positions(), stride = count * positions, planeSize = height * width;
   const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1;
+  const auto fold = outW == 8    ? foldPlane<8>
+                    : outW == 16 ? foldPlane<16>
+                    : outW == 24 ? foldPlane<24>
+                    : outW == 32 ? foldPlane<32>
+                                 : foldPlane<0>;
   for (int64_t n = 0; n < count; ++n)
     for (int64_t c = 0; c < s.planes; ++c) {
       float* plane = gradInput + (n * s.planes + c) * planeSize;
+      if (plain) {
+        fold(columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions, stride, width, kH, kW, outH, outW,
+             plane);
+        continue;
+      }
       for (int64_t ky = 0; ky < kH; ++ky)
         for (int64_t kx = 0; kx < kW; ++kx) {
           const float* in = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
-          if (plain) {
-            float* dst = plane + ky * width + kx;
-            for (int64_t oy = 0; oy < outH; ++oy, dst += width, in += outW) addRow(in, dst, outW);
-            continue;
-          }
           const int64_t yFirst = math::convFirstInside(ky, dH, padH, outH);
           const int64_t yEnd = math::convEndInside(height, ky, dH, padH, outH);
           const int64_t xFirst = math::convFirstInside(kx, dW, padW, outW);

@@ -139,22 +139,34 @@ TEST_CASE("SpatialConvolution gradients agree with finite differences", "[Spatia
 
 TEST_CASE("SpatialConvolution without padding or stride agrees with the padded case and finite differences",
           "[SpatialConvolution]") {
-  // Without padding and with stride 1 the module copies whole rows; with padding it clips each
-  // tap. The unpadded output is the padded one without its border, whose windows reach into
-  // the padding.
-  nn::manualSeed(9);
-  nn::SpatialConvolution plain(3, 2, 3, 2);
-  nn::SpatialConvolution padded(3, 2, 3, 2, 1, 1, 1, 1);
-  padded.weight.copy_(plain.weight);
-  padded.bias.copy_(plain.bias);
-  const Tensor x = nn::test::randomTensor({2, 3, 5, 6}, 13);
-  const Tensor& y = plain.forward(x);
-  REQUIRE(y.sizes() == std::vector<int64_t>{2, 2, 4, 4});
-  // padded: (5 + 2 - 2) + 1 = 6 rows, (6 + 2 - 3) + 1 = 6 columns; row r, column c of the
-  // unpadded output is row r + 1, column c + 1 of the padded one.
-  REQUIRE(nn::test::maxAbsDiff(y, padded.forward(x).narrow(2, 1, 4).narrow(3, 1, 4)) < 1e-6);
-  REQUIRE(nn::test::inputGradientError(plain, x) < 1e-3);
-  for (double e : nn::test::parameterGradientErrors(plain, x)) REQUIRE(e < 1e-3);
+  // Without padding and with stride 1 the module moves whole rows, with a fixed row length for
+  // outputs 8, 16, 24 or 32 wide; with padding it clips each tap. The unpadded output is the
+  // padded one without its border, whose windows reach into the padding, and a gradOutput
+  // that is zero on that border gives both the same gradients.
+  for (const int64_t outWidth : {4, 8, 16, 24, 32}) {
+    nn::manualSeed(9);
+    nn::SpatialConvolution plain(3, 2, 3, 2);
+    nn::SpatialConvolution padded(3, 2, 3, 2, 1, 1, 1, 1);
+    padded.weight.copy_(plain.weight);
+    padded.bias.copy_(plain.bias);
+    const int64_t width = outWidth + 2;
+    const Tensor x = nn::test::randomTensor({2, 3, 5, width}, 13);
+    const Tensor g = nn::test::randomTensor({2, 2, 4, outWidth}, 14);
+    // padded: (5 + 2 - 2) + 1 = 6 rows, (width + 2 - 3) + 1 = outWidth + 2 columns; row r,
+    // column c of the unpadded output is row r + 1, column c + 1 of the padded one.
+    Tensor gPadded = Tensor::zeros({2, 2, 6, outWidth + 2});
+    gPadded.narrow(2, 1, 4).narrow(3, 1, outWidth).copy_(g);
+    plain.zeroGradParameters();
+    padded.zeroGradParameters();
+    const Tensor& y = plain.forward(x);
+    REQUIRE(y.sizes() == std::vector<int64_t>{2, 2, 4, outWidth});
+    REQUIRE(nn::test::maxAbsDiff(y, padded.forward(x).narrow(2, 1, 4).narrow(3, 1, outWidth)) < 1e-6);
+    REQUIRE(nn::test::maxAbsDiff(plain.backward(x, g), padded.backward(x, gPadded)) < 1e-6);
+    REQUIRE(nn::test::maxAbsDiff(plain.gradWeight, padded.gradWeight) < 1e-5);
+    REQUIRE(nn::test::maxAbsDiff(plain.gradBias, padded.gradBias) < 1e-5);
+    REQUIRE(nn::test::inputGradientError(plain, x) < 1e-3);
+    for (double e : nn::test::parameterGradientErrors(plain, x)) REQUIRE(e < 1e-3);
+  }
 }
 
 TEST_CASE("SpatialConvolution rejects bad input with a message naming it", "[SpatialConvolution]") {
