@@ -43,8 +43,7 @@ inline void addEight(const float* __restrict src, float* __restrict dst) {
 
 inline void addRow(const float* __restrict src, float* __restrict dst, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int64_t j = 0; j < 8; ++j) dst[i + j] += src[i + j];
+  for (; i + 8 <= n; i += 8) addEight(src + i, dst + i);
   for (; i < n; ++i) dst[i] += src[i];
 }
 
