@@ -19,8 +19,7 @@ class SpatialConvolution : public Module {
 
   const Tensor& updateOutput(const Tensor& input) override;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
-  /// Uses the unfolded input that updateOutput left, so the input must be the one of the
-  /// last forward (Torch7's contract for backward).
+  /// The input must be the one of the last forward (Torch7's contract for backward).
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
   void clearState() override;
 
@@ -39,27 +38,27 @@ class SpatialConvolution : public Module {
     int64_t batch, planes, height, width;
     int64_t kH, kW, dH, dW, padH, padW;
     int64_t outHeight, outWidth;
+    int64_t chunk;  // samples unfolded at a time
     int64_t rows() const { return planes * kH * kW; }
     int64_t positions() const { return outHeight * outWidth; }
-    int64_t columns() const { return batch * positions(); }
   };
   Shape checkInput(const Tensor& input) const;
   void checkGradOutput(const Tensor& gradOutput, const Tensor& input, const Shape& s) const;
-  // Contiguous gradOutput [batch, nOutputPlane, outH * outW] into outputColumns_'s layout.
-  void gatherGradOutput(const Tensor& gradOutput, const Shape& s);
-  // input [batch, planes, height, width] -> columns [rows, batch * outH * outW], and back
-  // (col2im adds into gradInput, which the caller zeroes).
-  static void im2col(const Shape& s, const float* input, float* columns);
-  static void col2im(const Shape& s, const float* columns, float* gradInput);
+  // `count` samples of input [count, planes, height, width] -> columns [rows, count * outH * outW],
+  // and back (col2im adds into gradInput, which the caller zeroes).
+  static void im2col(const Shape& s, const float* input, int64_t count, float* columns);
+  static void col2im(const Shape& s, const float* columns, int64_t count, float* gradInput);
 
   int64_t nInputPlane_, nOutputPlane_;
   int64_t kW_, kH_, dW_, dH_, padW_, padH_;
 
-  // The whole batch is one product: the unfolded input of every sample sits side by side
-  // in columns_ [nInputPlane * kH * kW, batch * outH * outW], so one GEMM with the weight
-  // gives outputColumns_ [nOutputPlane, batch * outH * outW], which is then transposed into
-  // output's [batch, nOutputPlane, outH, outW]. gradColumns_ is the unfolded input gradient.
-  Tensor columns_, outputColumns_, gradColumns_;
+  // The batch is unfolded a chunk of samples at a time into columns_ [nInputPlane * kH * kW,
+  // chunk * outH * outW], each sample's columns side by side, a chunk small enough to stay in
+  // the cache while the GEMMs read it (a whole batch would stream through memory, which scales
+  // badly when several devices share the machine). Each sample is then one GEMM with the
+  // weight, written straight into output's [batch, nOutputPlane, outH, outW]. Backward reuses
+  // columns_ for the unfolded input gradient, and accGradParameters unfolds the input again.
+  Tensor columns_;
 };
 
 }  // namespace nn

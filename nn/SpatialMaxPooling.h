@@ -44,6 +44,13 @@ class SpatialMaxPooling : public Module {
   Shape checkInput(const Tensor& input) const;
   // Resizes `t` to the output sizes for this input.
   void resizeLikeOutput(Tensor& t, const Tensor& input, const Shape& s) const;
+  // Windows that tile the input without overlap or padding (kernel == stride, each window
+  // whole): every input cell lies in at most one window, the case the faster paths handle.
+  bool disjointWindows(const Shape& s) const;
+  // The faster paths: contiguous input and gradOutput, output, indices and gradInput already
+  // sized. The backward returns false if some window's index names none of its cells.
+  void updateOutputDisjoint(const Shape& s, const float* input);
+  bool updateGradInputDisjoint(const Shape& s, const float* gradOutput);
 
   int64_t kW_, kH_, dW_, dH_, padW_, padH_;
   bool ceilMode_ = false;

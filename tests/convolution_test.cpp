@@ -94,6 +94,36 @@ TEST_CASE("SpatialConvolution treats each sample of a batch alone", "[SpatialCon
   REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) < 1e-4);
 }
 
+TEST_CASE("SpatialConvolution gives a large batch, unfolded in chunks, the results of each sample alone",
+          "[SpatialConvolution]") {
+  // The module unfolds at most 256 KB of columns at a time. 20 -> 50 planes, 5x5, on 12x12:
+  // 500 x 64 floats (128 KB) per sample, so 9 samples take four chunks of 2 and one of 1. 32 -> 8
+  // planes, 3x3, padding 1, on 10x10: 288 x 100 floats (115 KB) per sample, chunks of 2, 2, 1.
+  struct Case {
+    int64_t planes, outPlanes, k, pad, batch, size;
+  };
+  for (const Case& c : {Case{20, 50, 5, 0, 9, 12}, Case{32, 8, 3, 1, 5, 10}}) {
+    nn::manualSeed(8);
+    nn::SpatialConvolution conv(c.planes, c.outPlanes, c.k, c.k, 1, 1, c.pad, c.pad);
+    const int64_t out = c.size + 2 * c.pad - c.k + 1;
+    const Tensor x = nn::test::randomTensor({c.batch, c.planes, c.size, c.size}, 23);
+    const Tensor g = nn::test::randomTensor({c.batch, c.outPlanes, out, out}, 24);
+    conv.zeroGradParameters();
+    const Tensor y = conv.forward(x).clone();
+    const Tensor gi = conv.backward(x, g, 0.5f).clone();
+    const Tensor gw = conv.gradWeight.clone();
+    const Tensor gb = conv.gradBias.clone();
+    conv.zeroGradParameters();
+    for (int64_t n = 0; n < c.batch; ++n) {
+      const Tensor xn = x.select(0, n);
+      REQUIRE(nn::test::maxAbsDiff(conv.forward(xn), y.select(0, n)) < 1e-5);
+      REQUIRE(nn::test::maxAbsDiff(conv.backward(xn, g.select(0, n), 0.5f), gi.select(0, n)) < 1e-5);
+    }
+    REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, gw) < 1e-4);
+    REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) < 1e-4);
+  }
+}
+
 TEST_CASE("SpatialConvolution gradients agree with finite differences", "[SpatialConvolution]") {
   nn::manualSeed(3);
   nn::SpatialConvolution conv(2, 3, 3, 2, 2, 1, 1, 1);
@@ -105,6 +135,38 @@ TEST_CASE("SpatialConvolution gradients agree with finite differences", "[Spatia
   const Tensor single = nn::test::randomTensor({2, 4, 3}, 12);
   REQUIRE(nn::test::inputGradientError(conv, single) < 1e-3);
   for (double e : nn::test::parameterGradientErrors(conv, single)) REQUIRE(e < 1e-3);
+}
+
+TEST_CASE("SpatialConvolution without padding or stride agrees with the padded case and finite differences",
+          "[SpatialConvolution]") {
+  // Without padding and with stride 1 the module moves whole rows, with a fixed row length for
+  // outputs 8, 16, 24 or 32 wide; with padding it clips each tap. The unpadded output is the
+  // padded one without its border, whose windows reach into the padding, and a gradOutput
+  // that is zero on that border gives both the same gradients.
+  for (const int64_t outWidth : {4, 8, 16, 24, 32}) {
+    nn::manualSeed(9);
+    nn::SpatialConvolution plain(3, 2, 3, 2);
+    nn::SpatialConvolution padded(3, 2, 3, 2, 1, 1, 1, 1);
+    padded.weight.copy_(plain.weight);
+    padded.bias.copy_(plain.bias);
+    const int64_t width = outWidth + 2;
+    const Tensor x = nn::test::randomTensor({2, 3, 5, width}, 13);
+    const Tensor g = nn::test::randomTensor({2, 2, 4, outWidth}, 14);
+    // padded: (5 + 2 - 2) + 1 = 6 rows, (width + 2 - 3) + 1 = outWidth + 2 columns; row r,
+    // column c of the unpadded output is row r + 1, column c + 1 of the padded one.
+    Tensor gPadded = Tensor::zeros({2, 2, 6, outWidth + 2});
+    gPadded.narrow(2, 1, 4).narrow(3, 1, outWidth).copy_(g);
+    plain.zeroGradParameters();
+    padded.zeroGradParameters();
+    const Tensor& y = plain.forward(x);
+    REQUIRE(y.sizes() == std::vector<int64_t>{2, 2, 4, outWidth});
+    REQUIRE(nn::test::maxAbsDiff(y, padded.forward(x).narrow(2, 1, 4).narrow(3, 1, outWidth)) < 1e-6);
+    REQUIRE(nn::test::maxAbsDiff(plain.backward(x, g), padded.backward(x, gPadded)) < 1e-6);
+    REQUIRE(nn::test::maxAbsDiff(plain.gradWeight, padded.gradWeight) < 1e-5);
+    REQUIRE(nn::test::maxAbsDiff(plain.gradBias, padded.gradBias) < 1e-5);
+    REQUIRE(nn::test::inputGradientError(plain, x) < 1e-3);
+    for (double e : nn::test::parameterGradientErrors(plain, x)) REQUIRE(e < 1e-3);
+  }
 }
 
 TEST_CASE("SpatialConvolution rejects bad input with a message naming it", "[SpatialConvolution]") {

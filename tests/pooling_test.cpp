@@ -89,6 +89,69 @@ TEST_CASE("SpatialMaxPooling never picks padding and propagates NaN", "[SpatialM
   REQUIRE(std::isnan(ceil.forward(withNan).at({0, 0, 0})));
 }
 
+namespace {
+
+// Max pooling with k x k windows moved by k, no padding, written as plainly as possible: the
+// reference for the module's path for windows that tile the input. Fills the maxima, their
+// plane indices and the gradient routed back from `gradOutput`.
+struct PlainMaxPool {
+  std::vector<float> output, indices, gradInput;
+};
+PlainMaxPool plainMaxPool(const Tensor& input, const Tensor& gradOutput, int64_t k) {
+  const std::vector<float> x = input.toVector(), g = gradOutput.toVector();
+  const int64_t planes = input.size(0) * input.size(1), height = input.size(2), width = input.size(3);
+  const int64_t outH = height / k, outW = width / k;
+  PlainMaxPool r;
+  r.gradInput.assign(x.size(), 0.f);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oy = 0; oy < outH; ++oy)
+      for (int64_t ox = 0; ox < outW; ++ox) {
+        int64_t best = oy * k * width + ox * k;
+        for (int64_t y = oy * k; y < oy * k + k; ++y)
+          for (int64_t xx = ox * k; xx < ox * k + k; ++xx) {
+            const float v = x[p * height * width + y * width + xx];
+            if (v > x[p * height * width + best] || std::isnan(v)) best = y * width + xx;
+          }
+        r.output.push_back(x[p * height * width + best]);
+        r.indices.push_back(static_cast<float>(best));
+        r.gradInput[p * height * width + best] += g[(p * outH + oy) * outW + ox];
+      }
+  return r;
+}
+
+// Exact equality, NaN equal to NaN.
+bool sameValues(const Tensor& a, const std::vector<float>& b) {
+  const std::vector<float> v = a.toVector();
+  if (v.size() != b.size()) return false;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!(v[i] == b[i] || (std::isnan(v[i]) && std::isnan(b[i])))) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("SpatialMaxPooling's path for windows that tile the input matches a plain scan", "[SpatialMaxPooling]") {
+  // 27 x 26 planes under 2x2 windows: 13 x 13 windows, a row of input cells below them that no
+  // window covers, and rows of 13 windows taken in blocks of 8 and 4 and one alone. Values
+  // i * 7 mod 5 repeat within most windows, so ties decide the winners; a few NaN must win
+  // their windows. A 3x3 kernel takes the path without the 2x2 blocks.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const int64_t k : {2, 3}) {
+    Tensor x = formula({2, 3, 27, 26}, [](int64_t i) { return static_cast<double>((i * 7) % 5); });
+    for (const int64_t i : {0, 31, 57, 58, 700, 2005}) x.data()[i] = nan;
+    const int64_t outH = 27 / k, outW = 26 / k;
+    nn::SpatialMaxPooling pool(k, k);
+    const Tensor g1 = nn::test::randomTensor({2, 3, outH, outW}, 91);
+    const Tensor g2 = nn::test::randomTensor({2, 3, outH, outW}, 92);
+    const PlainMaxPool expected1 = plainMaxPool(x, g1, k), expected2 = plainMaxPool(x, g2, k);
+    REQUIRE(sameValues(pool.forward(x), expected1.output));
+    REQUIRE(sameValues(pool.indices, expected1.indices));
+    REQUIRE(sameValues(pool.backward(x, g1), expected1.gradInput));
+    // A second backward writes every cell again, leaving nothing of the first.
+    REQUIRE(sameValues(pool.backward(x, g2), expected2.gradInput));
+  }
+}
+
 TEST_CASE("SpatialAveragePooling forward and backward match hand-computed values", "[SpatialAveragePooling]") {
   // x = [[1, 2, 3], [4, 5, 6], [7, 8, 9]], 2x2 windows, stride 2, padding 1: (3 + 2 - 2) / 2 + 1
   // = 2 windows per axis, covering rows (and columns) -1..0 and 1..2. Counting padding, each

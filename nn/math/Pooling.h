@@ -35,6 +35,13 @@ NN_HD inline int64_t poolClippedEnd(int64_t start, int64_t kernel, int64_t input
 /// first of equal maxima wins; NaN replaces anything, so that it propagates (Torch7, PyTorch).
 NN_HD inline bool maxPoolTakes(float value, float best) { return value > best || value != value; }
 
+/// Gradient that a max-pooling window passes to its cell `cell`: the window's gradOutput if
+/// that cell won the window, else nothing. Indices are plane offsets stored as floats, exact up
+/// to 2^24.
+NN_HD inline float maxPoolCellGradient(float cell, float winner, float gradOutput) {
+  return cell == winner ? gradOutput : 0.f;
+}
+
 /// Number of cells average pooling divides window (startY, startX) by: the window clipped
 /// to the padded input when padding counts (Torch7's default count_include_pad), else the
 /// window clipped to the input itself.
