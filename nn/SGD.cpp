@@ -54,13 +54,22 @@ void SGD::step() {
   checkOptions();
   const bool withMomentum = options_.momentum != 0;
   const bool first = withMomentum && !momentumBuffer_.storage();
-  if (first) momentumBuffer_.resize_(parameters_.sizes(), parameters_.device());
+  // Zeros, though the first step only writes it: sgdUpdate reads it on every step.
+  if (first) momentumBuffer_.resize_(parameters_.sizes(), parameters_.device()).zero_();
   const math::SgdStep s{currentLearningRate(), options_.weightDecay, options_.momentum,
                         dampening(),           options_.nesterov,    first};
   float* x = parameters_.data();
   const float* g = gradients_.data();
   float* v = withMomentum ? momentumBuffer_.data() : nullptr;
-  for (int64_t i = 0, n = parameters_.numel(); i < n; ++i) x[i] = math::sgdUpdate(x[i], g[i], v ? v + i : nullptr, s);
+  // Two loops whose bodies have no branch left once inlined, so that both vectorise.
+  const int64_t n = parameters_.numel();
+  if (withMomentum) {
+    for (int64_t i = 0; i < n; ++i) x[i] = math::sgdUpdate(x[i], g[i], v + i, s);
+  } else {
+    math::SgdStep plain = s;
+    plain.momentum = 0.f;  // as it is; said again so that the compiler sees it
+    for (int64_t i = 0; i < n; ++i) x[i] = math::sgdUpdate(x[i], g[i], nullptr, plain);
+  }
   ++stepCount_;
 }
 

@@ -25,7 +25,10 @@ struct SgdStep {
 NN_HD inline float sgdUpdate(float x, float gradient, float* velocity, const SgdStep& s) {
   float d = s.weightDecay != 0.f ? gradient + s.weightDecay * x : gradient;
   if (s.momentum != 0.f) {
-    const float v = s.firstMomentumStep ? d : *velocity * s.momentum + (1.f - s.dampening) * d;
+    // Read even on the first step (the buffer then holds zeros) so that the loop over
+    // elements has no branch inside and vectorises.
+    const float previous = *velocity;
+    const float v = s.firstMomentumStep ? d : previous * s.momentum + (1.f - s.dampening) * d;
     *velocity = v;
     d = s.nesterov ? d + s.momentum * v : v;
   }
