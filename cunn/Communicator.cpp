@@ -25,7 +25,8 @@ std::string deviceList(const std::vector<Device>& devices) {
 
 }  // namespace
 
-std::unique_ptr<Communicator> makeCommunicator(const std::vector<Device>& devices, bool useNCCL) {
+std::unique_ptr<Communicator> makeCommunicator(const std::vector<Device>& devices, bool useNCCL,
+                                               DeviceThreads* threads) {
   NN_CHECK(!devices.empty(), "makeCommunicator: expected at least one device");
   for (const Device& d : devices)
     NN_CHECK(d.type() == devices[0].type(),
@@ -35,7 +36,9 @@ std::unique_ptr<Communicator> makeCommunicator(const std::vector<Device>& device
     if (useNCCL)
       sayOnce(said,
               "nn.DataParallelTable: NCCL runs on CUDA devices only; using host copies for " + deviceList(devices));
-    return std::make_unique<HostCommunicator>();
+    if (!threads) return std::make_unique<HostCommunicator>();
+    return std::make_unique<HostCommunicator>(
+        threads->size(), [threads](size_t count, FunctionRef<void(size_t)> task) { threads->run(count, task); });
   }
   // Devices that do not exist are an error of the caller, not a reason to leave NCCL.
   checkCollectiveDevices(devices, "makeCommunicator");

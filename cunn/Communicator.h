@@ -28,8 +28,12 @@ class Communicator {
   virtual std::string name() const = 0;
 };
 
+class DeviceThreads;
+
 /// The communicator for `devices`: NCCL if asked for and usable, else copies. When NCCL is
 /// asked for but cannot run on these devices, says so once on stderr and uses copies.
-std::unique_ptr<Communicator> makeCommunicator(const std::vector<Device>& devices, bool useNCCL);
+/// `threads`, if given, are the devices' threads: host copies spread their work over them.
+std::unique_ptr<Communicator> makeCommunicator(const std::vector<Device>& devices, bool useNCCL,
+                                               DeviceThreads* threads = nullptr);
 
 }  // namespace nn

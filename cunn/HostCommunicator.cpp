@@ -21,28 +21,67 @@ void check(const std::vector<Tensor>& tensors, const char* what) {
   }
 }
 
+// Chunks start on a multiple of 16 floats (64 bytes, a cache line where the buffer is
+// aligned), so two threads never write one line.
+constexpr int64_t kChunkAlignment = 16;
+// Below this many elements a call is not worth waking other threads for.
+constexpr int64_t kParallelThreshold = 1 << 14;
+
+void sumInto(float* root, const std::vector<Tensor>& tensors, int64_t begin, int64_t end) {
+  for (size_t r = 1; r < tensors.size(); ++r) {
+    const float* other = tensors[r].data();
+    for (int64_t i = begin; i < end; ++i) root[i] += other[i];
+  }
+}
+
+void copyFrom(const float* root, const std::vector<Tensor>& tensors, int64_t begin, int64_t end) {
+  for (size_t r = 1; r < tensors.size(); ++r) std::copy(root + begin, root + end, tensors[r].data() + begin);
+}
+
 }  // namespace
+
+HostCommunicator::HostCommunicator(size_t parts, ParallelFor parallel)
+    : parts_(std::max<size_t>(parts, 1)), parallel_(std::move(parallel)) {
+  NN_CHECK(parts_ == 1 || parallel_, "HostCommunicator: " << parts << " parts need a parallel-for");
+}
+
+void HostCommunicator::forChunks(int64_t n, FunctionRef<void(int64_t, int64_t)> work) {
+  if (parts_ == 1 || n < kParallelThreshold) {
+    work(0, n);
+    return;
+  }
+  const int64_t parts = static_cast<int64_t>(parts_);
+  const int64_t chunk = (n / parts + kChunkAlignment - 1) / kChunkAlignment * kChunkAlignment;
+  parallel_(parts_, [&](size_t part) {
+    const int64_t begin = std::min(n, static_cast<int64_t>(part) * chunk);
+    const int64_t end = part + 1 == parts_ ? n : std::min(n, begin + chunk);
+    if (begin < end) work(begin, end);
+  });
+}
 
 void HostCommunicator::reduce(const std::vector<Tensor>& tensors) {
   check(tensors, "reduce");
+  if (tensors.size() == 1) return;
   float* root = tensors[0].data();
-  const int64_t n = tensors[0].numel();
-  for (size_t r = 1; r < tensors.size(); ++r) {
-    const float* other = tensors[r].data();
-    for (int64_t i = 0; i < n; ++i) root[i] += other[i];
-  }
+  forChunks(tensors[0].numel(), [&](int64_t begin, int64_t end) { sumInto(root, tensors, begin, end); });
 }
 
 void HostCommunicator::broadcast(const std::vector<Tensor>& tensors) {
   check(tensors, "broadcast");
+  if (tensors.size() == 1) return;
   const float* root = tensors[0].data();
-  const int64_t n = tensors[0].numel();
-  for (size_t r = 1; r < tensors.size(); ++r) std::copy(root, root + n, tensors[r].data());
+  forChunks(tensors[0].numel(), [&](int64_t begin, int64_t end) { copyFrom(root, tensors, begin, end); });
 }
 
 void HostCommunicator::allReduce(const std::vector<Tensor>& tensors) {
-  reduce(tensors);
-  broadcast(tensors);
+  check(tensors, "allReduce");
+  if (tensors.size() == 1) return;
+  float* root = tensors[0].data();
+  // Each chunk is summed and then copied back while it is still in the cache.
+  forChunks(tensors[0].numel(), [&](int64_t begin, int64_t end) {
+    sumInto(root, tensors, begin, end);
+    copyFrom(root, tensors, begin, end);
+  });
 }
 
 }  // namespace nn
