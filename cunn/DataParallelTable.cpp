@@ -9,9 +9,16 @@
 //   run      - each device thread runs its replica (one thread per device, DeviceThreads);
 //   gather   - the outputs are concatenated along `dim` on the first device.
 // backward scatters gradOutput the same way, gathers gradInput, and then reduces: the
-// replicas' gradients are summed onto the first replica and the others are zeroed, so
-// the first replica holds exactly the whole batch's gradient, also over several
-// backward calls, and the optimizer works on the first replica's parameters alone.
+// replicas' gradients are summed onto the first replica, so the first replica holds
+// exactly the whole batch's gradient, also over several backward calls, and the
+// optimizer works on the first replica's parameters alone.
+//
+// Note [Counted gradients]
+// After a reduce, the other replicas still hold gradients that the first replica's sum
+// already counts; countedGradients_ says so. Each of those replicas zeroes its gradients on
+// its own thread, at the start of its next accGradParameters, before it adds to them; and
+// zeroGradParameters zeroes only the first replica while the others' are counted. This
+// saves a pass over the parameters and a round of the device threads in every step.
 //
 // Note [Stale replicas]
 // Whether replica i must be refreshed before the next forward is the explicit flag
@@ -154,7 +161,7 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   sliceLength_.assign(devices.size(), 0);
   sliceSizes_.resize(devices.size());
   threads_ = std::make_unique<DeviceThreads>(devices);
-  communicator_ = makeCommunicator(devices, useNCCL_);
+  communicator_ = makeCommunicator(devices, useNCCL_, threads_.get());
   return *this;
 }
 
@@ -361,9 +368,12 @@ void DataParallelTable::accGradParameters(const Tensor&, const Tensor& gradOutpu
   const Tensor g = gradOutput.contiguous();
   markStale();
   runReplicas(active_, [&](size_t i) {
+    if (i > 0 && countedGradients_) replicas_[i]->zeroGradParameters();
     scatterSlice(g, gradOutputs_[i], dim_, sliceStart_[i], sliceLength_[i], devices_[i], sliceSizes_[i]);
     replicas_[i]->accGradParameters(inputs_[i], gradOutputs_[i], scale);
   });
+  // Replicas past the active ones took no part: their gradients are still counted (zero or
+  // summed before), so they keep the flag's meaning.
   reduceGradients(active_);
 }
 
@@ -372,17 +382,17 @@ void DataParallelTable::accGradParameters(const Tensor&, const Tensor& gradOutpu
 void DataParallelTable::reduceGradients(size_t active) {
   if (active < 2) return;
   forEachGroup(Kind::Gradients, active, [&](const std::vector<Tensor>& g) { communicator_->reduce(g); });
-  // The first replica now holds the sum; the others start from zero again, so a second
-  // backward adds only its own contribution.
-  runReplicas(active, [&](size_t i) {
-    if (i > 0) replicas_[i]->zeroGradParameters();
-  });
+  countedGradients_ = true;
 }
 
 // --- the rest of the module contract ------------------------------------------------
 
 void DataParallelTable::zeroGradParameters() {
   checkReady();
+  if (countedGradients_) {
+    replicas_[0]->zeroGradParameters();
+    return;
+  }
   runReplicas(replicas_.size(), [&](size_t i) { replicas_[i]->zeroGradParameters(); });
 }
 

@@ -107,6 +107,9 @@ class DataParallelTable : public Module {
   std::vector<ModulePtr> firstReplica_;
   std::vector<bool> stale_;
   bool buffersChanged_ = false;
+  // Replicas other than the first hold gradients already summed into the first; see
+  // Note [Counted gradients].
+  bool countedGradients_ = false;
   std::unique_ptr<DeviceThreads> threads_;
   std::unique_ptr<Communicator> communicator_;
 
