@@ -1,11 +1,22 @@
 // DeviceThreads: one worker thread per device.
 #include "cunn/DeviceThreads.h"
 
+#include <chrono>
 #include <string>
 
 #include "nn/Error.h"
 
 namespace nn {
+
+namespace {
+
+// After a task a worker watches for the next one this long before it sleeps: in a training
+// step the next task follows within tens of microseconds, and waking a sleeping thread
+// costs about 40 us (a LeNet step hands out five rounds). Watching yields the core to any
+// thread that wants it.
+constexpr std::chrono::microseconds kWatch{50};
+
+}  // namespace
 
 DeviceThreads::DeviceThreads(std::vector<Device> devices) : devices_(std::move(devices)), workers_(devices_.size()) {
   for (size_t i = 0; i < workers_.size(); ++i) workers_[i].thread = std::thread([this, i] { loop(i); });
@@ -24,6 +35,9 @@ void DeviceThreads::loop(size_t index) {
   uint64_t seen = 0;
   while (true) {
     const FunctionRef<void(size_t)>* task;
+    const auto until = std::chrono::steady_clock::now() + kWatch;
+    while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
@@ -55,6 +69,7 @@ void DeviceThreads::run(size_t count, FunctionRef<void(size_t)> task) {
     pending_ = count;
     for (Worker& w : workers_) w.error = nullptr;
     ++generation_;
+    published_.store(generation_, std::memory_order_release);
     wake_.notify_all();
     done_.wait(lock, [&] { return pending_ == 0; });
     task_ = nullptr;

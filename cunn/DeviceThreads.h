@@ -3,6 +3,7 @@
 // with the device named, and every worker is idle again before run() returns.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -64,6 +65,8 @@ class DeviceThreads {
   const FunctionRef<void(size_t)>* task_ = nullptr;
   size_t taskCount_ = 0;
   uint64_t generation_ = 0;
+  // generation_, readable without the mutex, for workers watching for the next task.
+  std::atomic<uint64_t> published_{0};
   size_t pending_ = 0;
   bool stopping_ = false;
 };
