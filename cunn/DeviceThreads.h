@@ -67,6 +67,8 @@ class DeviceThreads {
   uint64_t generation_ = 0;
   // generation_, readable without the mutex, for workers watching for the next task.
   std::atomic<uint64_t> published_{0};
+  // pending_, readable without the mutex, for the caller watching for the last worker.
+  std::atomic<size_t> remaining_{0};
   size_t pending_ = 0;
   bool stopping_ = false;
 };
