@@ -17,6 +17,29 @@ void forward(const Tensor& input, Tensor& output, F f) {
   for (int64_t i = 0, n = x.numel(); i < n; ++i) out[i] = f(in[i]);
 }
 
+/// input[i] = f(input[i]), for in-place modules; input must be contiguous (naming `module`).
+template <typename F>
+void forwardInPlace(const Module& module, const Tensor& input, F f) {
+  NN_CHECK(input.isContiguous(), module.toString() << ": works in place, so it expects a contiguous input, got "
+                                                   << input.shapeString() << " with other strides");
+  float* x = input.data();
+  for (int64_t i = 0, n = input.numel(); i < n; ++i) x[i] = f(x[i]);
+}
+
+/// gradOutput[i] = g(output[i], gradOutput[i]), for in-place modules: checks sizes and
+/// contiguity, naming `module`.
+template <typename G>
+void backwardInPlace(const Module& module, const Tensor& output, const Tensor& gradOutput, G g) {
+  NN_CHECK(gradOutput.sizes() == output.sizes() && gradOutput.device() == output.device(),
+           module.toString() << ": expected gradOutput of size " << output.shapeString() << " on "
+                             << output.device().str() << ", got " << gradOutput.shapeString() << " on "
+                             << gradOutput.device().str());
+  NN_CHECK(gradOutput.isContiguous(), module.toString() << ": works in place, so it expects a contiguous gradOutput");
+  const float* out = output.data();
+  float* gout = gradOutput.data();
+  for (int64_t i = 0, n = output.numel(); i < n; ++i) gout[i] = g(out[i], gout[i]);
+}
+
 /// Checks gradOutput's sizes (naming `module`), resizes gradInput like input and sets
 /// gradInput[i] = g(input[i], output[i], gradOutput[i]).
 template <typename G>

@@ -1,0 +1,100 @@
+// nn::ReLU, out of place and in place (Torch7's nn.ReLU(true)): reference values, finite
+// differences, the in-place contract, and errors.
+#include <catch2/catch.hpp>
+
+#include "nn/ReLU.h"
+#include "nn/Sequential.h"
+#include "nn/Tanh.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+// Values at least 0.05 away from the kink at 0, where central differences with step 1e-2
+// are exact for a piecewise-linear function.
+Tensor awayFromKink() {
+  Tensor x = nn::test::randomTensor({2, 3, 5}, 11, -1, 1);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    float& v = x.data()[i];
+    if (v > -0.05f && v < 0.05f) v = v < 0 ? v - 0.05f : v + 0.05f;
+  }
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("ReLU matches hand-computed values, in place or not", "[ReLU]") {
+  for (bool inplace : {false, true}) {
+    CAPTURE(inplace);
+    nn::ReLU relu(inplace);
+    // max(0, x): the negatives and 0 become 0, the positives stay.
+    Tensor x = Tensor::fromVector({4}, {-1.5f, 0.f, 2.f, 0.25f});
+    REQUIRE(nn::test::maxAbsDiff(relu.forward(x), {0.f, 0.f, 2.f, 0.25f}) == 0);
+    // gradInput = gradOutput where x > 0, else 0 (at 0 too, as Torch7's threshold 0).
+    Tensor g = Tensor::fromVector({4}, {1.f, 2.f, 3.f, 4.f});
+    REQUIRE(nn::test::maxAbsDiff(relu.backward(x, g), {0.f, 0.f, 3.f, 4.f}) == 0);
+  }
+}
+
+TEST_CASE("ReLU in place overwrites its input and its gradOutput, and shares them", "[ReLU]") {
+  nn::ReLU relu(true);
+  Tensor x = Tensor::fromVector({3}, {-1.f, 3.f, -2.f});
+  const Tensor& y = relu.forward(x);
+  REQUIRE(y.storage() == x.storage());
+  REQUIRE(nn::test::maxAbsDiff(x, {0.f, 3.f, 0.f}) == 0);
+  Tensor g = Tensor::fromVector({3}, {5.f, 6.f, 7.f});
+  const Tensor& gi = relu.backward(x, g);
+  REQUIRE(gi.storage() == g.storage());
+  REQUIRE(nn::test::maxAbsDiff(g, {0.f, 6.f, 0.f}) == 0);
+  // Out of place, both stay as they were.
+  nn::ReLU copy;
+  Tensor a = Tensor::fromVector({2}, {-1.f, 1.f});
+  Tensor b = Tensor::fromVector({2}, {2.f, 2.f});
+  copy.forward(a);
+  copy.backward(a, b);
+  REQUIRE(nn::test::maxAbsDiff(a, {-1.f, 1.f}) == 0);
+  REQUIRE(nn::test::maxAbsDiff(b, {2.f, 2.f}) == 0);
+}
+
+TEST_CASE("ReLU gradients agree with finite differences, in place or not", "[ReLU]") {
+  nn::ReLU relu;
+  REQUIRE(nn::test::inputGradientError(relu, awayFromKink()) < 1e-3);
+  REQUIRE(relu.parameters().first.empty());
+  // In place inside a network, as it is used: Tanh before it keeps the checker's input
+  // intact, Tanh after it owns the gradOutput the ReLU overwrites. Same numbers either way.
+  auto net = [](bool inplace) {
+    auto s = std::make_shared<nn::Sequential>();
+    s->add(std::make_shared<nn::Tanh>()).add(std::make_shared<nn::ReLU>(inplace)).add(std::make_shared<nn::Tanh>());
+    return s;
+  };
+  auto plain = net(false), inplace = net(true);
+  const Tensor x = awayFromKink();
+  REQUIRE(nn::test::inputGradientError(*inplace, x) < 1e-3);
+  const Tensor g = nn::test::randomTensor(x.sizes(), 3);
+  REQUIRE(nn::test::maxAbsDiff(inplace->forward(x), plain->forward(x)) == 0);
+  REQUIRE(nn::test::maxAbsDiff(inplace->backward(x, g), plain->backward(x, g)) == 0);
+}
+
+TEST_CASE("ReLU in place is kept by clone and shown as Torch7 shows it", "[ReLU]") {
+  REQUIRE(nn::ReLU().toString() == "nn.ReLU");
+  REQUIRE(nn::ReLU(true).toString() == "nn.ReLU(true)");
+  nn::ReLU relu(true);
+  auto copy = std::dynamic_pointer_cast<nn::ReLU>(relu.clone());
+  REQUIRE(copy);
+  REQUIRE(copy->inplace());
+  REQUIRE_FALSE(std::dynamic_pointer_cast<nn::ReLU>(nn::ReLU().clone())->inplace());
+}
+
+TEST_CASE("ReLU refuses a gradOutput of another size, and in place a strided input", "[ReLU]") {
+  for (bool inplace : {false, true}) {
+    nn::ReLU relu(inplace);
+    Tensor x = Tensor::zeros({2, 3});
+    relu.forward(x);
+    REQUIRE_THROWS_WITH(relu.backward(x, Tensor::zeros({3, 2})),
+                        Catch::Contains("nn.ReLU") && Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));
+  }
+  nn::ReLU relu(true);
+  const Tensor strided = Tensor::zeros({3, 2}).transpose(0, 1);
+  REQUIRE_THROWS_WITH(relu.forward(strided), Catch::Contains("nn.ReLU(true)") && Catch::Contains("contiguous"));
+}
