@@ -1,8 +1,7 @@
-// nn::ReLU on the CPU.
+// nn::ReLU: the formula is in nn/math/Activation.h, the loops in ElementwiseKernels.
 #include "nn/ReLU.h"
 
 #include "nn/Elementwise.h"
-#include "nn/math/Activation.h"
 
 namespace nn {
 
@@ -19,23 +18,21 @@ std::string ReLU::toString() const { return inplace_ ? "nn.ReLU(true)" : "nn.ReL
 
 const Tensor& ReLU::updateOutput(const Tensor& input) {
   if (!inplace_) {
-    elementwise::forward(input, output, [](float x) { return math::reluForward(x); });
+    elementwise::forward(Activation::ReLU, input, output);
     return output;
   }
-  elementwise::forwardInPlace(*this, input, [](float x) { return math::reluForward(x); });
+  elementwise::forwardInPlace(*this, Activation::ReLU, input);
   output.set_(input);
   return output;
 }
 
 const Tensor& ReLU::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   if (!inplace_) {
-    elementwise::backward(*this, input, output, gradOutput, gradInput,
-                          [](float x, float, float g) { return math::reluBackward(x, g); });
+    elementwise::backward(*this, Activation::ReLU, input, output, gradOutput, gradInput);
     return gradInput;
   }
   // The input now holds the output; y > 0 exactly where x > 0, so the formula reads y.
-  elementwise::backwardInPlace(*this, output, gradOutput,
-                               [](float y, float g) { return math::reluBackward(y, g); });
+  elementwise::backwardInPlace(*this, Activation::ReLU, output, gradOutput);
   gradInput.set_(gradOutput);
   return gradInput;
 }

@@ -1,8 +1,9 @@
-// nn::SGD on the CPU: one pass over the flat buffers, the update of each element in nn/math/Sgd.h.
+// nn::SGD: one pass over the flat buffers on their device (ElementwiseKernels), the update of
+// each element in nn/math/Sgd.h.
 #include "nn/SGD.h"
 
+#include "nn/ElementwiseKernels.h"
 #include "nn/Error.h"
-#include "nn/math/Sgd.h"
 
 namespace nn {
 
@@ -13,9 +14,9 @@ SGD::SGD(std::pair<Tensor, Tensor> parameters, SgdOptions options)
                                                           << gradients_.shapeString());
   NN_CHECK(parameters_.isContiguous() && gradients_.isContiguous(),
            "nn.SGD: expected contiguous parameter and gradient buffers (Module::getParameters())");
-  NN_CHECK(parameters_.device().isCpu() && gradients_.device() == parameters_.device(),
-           "nn.SGD: expected parameters and gradients on one CPU device, got " << parameters_.device().str() << " and "
-                                                                               << gradients_.device().str());
+  NN_CHECK(gradients_.device() == parameters_.device(), "nn.SGD: expected parameters and gradients on one device, got "
+                                                          << parameters_.device().str() << " and "
+                                                          << gradients_.device().str());
   checkOptions();
 }
 
@@ -58,18 +59,9 @@ void SGD::step() {
   if (first) momentumBuffer_.resize_(parameters_.sizes(), parameters_.device()).zero_();
   const math::SgdStep s{currentLearningRate(), options_.weightDecay, options_.momentum,
                         dampening(),           options_.nesterov,    first};
-  float* x = parameters_.data();
-  const float* g = gradients_.data();
-  float* v = withMomentum ? momentumBuffer_.data() : nullptr;
-  // Two loops whose bodies have no branch left once inlined, so that both vectorise.
-  const int64_t n = parameters_.numel();
-  if (withMomentum) {
-    for (int64_t i = 0; i < n; ++i) x[i] = math::sgdUpdate(x[i], g[i], v + i, s);
-  } else {
-    math::SgdStep plain = s;
-    plain.momentum = 0.f;  // as it is; said again so that the compiler sees it
-    for (int64_t i = 0; i < n; ++i) x[i] = math::sgdUpdate(x[i], g[i], nullptr, plain);
-  }
+  const Device device = parameters_.device();
+  elementwiseKernels(device).sgdStep(device, parameters_.rawData(), gradients_.rawData(),
+                                     withMomentum ? momentumBuffer_.rawData() : nullptr, parameters_.numel(), s);
   ++stepCount_;
 }
 

@@ -29,7 +29,7 @@ struct SgdOptions {
 class SGD {
  public:
   /// Over Module::getParameters(): one contiguous value buffer and one gradient buffer of
-  /// the same size, on one CPU device.
+  /// the same size, on one device (the step runs there: ElementwiseKernels).
   explicit SGD(std::pair<Tensor, Tensor> parameters, SgdOptions options = {});
 
   /// Updates the parameters from the current gradients; the gradient buffer is left as it

@@ -1,8 +1,7 @@
-// nn::Sigmoid on the CPU.
+// nn::Sigmoid: the formula is in nn/math/Activation.h, the loops in ElementwiseKernels.
 #include "nn/Sigmoid.h"
 
 #include "nn/Elementwise.h"
-#include "nn/math/Activation.h"
 
 namespace nn {
 
@@ -11,13 +10,12 @@ NN_REGISTER_MODULE(Sigmoid);
 ModulePtr Sigmoid::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<Sigmoid>(); }
 
 const Tensor& Sigmoid::updateOutput(const Tensor& input) {
-  elementwise::forward(input, output, [](float x) { return math::sigmoidForward(x); });
+  elementwise::forward(Activation::Sigmoid, input, output);
   return output;
 }
 
 const Tensor& Sigmoid::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  elementwise::backward(*this, input, output, gradOutput, gradInput,
-                        [](float, float y, float g) { return math::sigmoidBackward(y, g); });
+  elementwise::backward(*this, Activation::Sigmoid, input, output, gradOutput, gradInput);
   return gradInput;
 }
 

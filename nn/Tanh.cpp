@@ -1,8 +1,7 @@
-// nn::Tanh on the CPU.
+// nn::Tanh: the formula is in nn/math/Activation.h, the loops in ElementwiseKernels.
 #include "nn/Tanh.h"
 
 #include "nn/Elementwise.h"
-#include "nn/math/Activation.h"
 
 namespace nn {
 
@@ -11,13 +10,12 @@ NN_REGISTER_MODULE(Tanh);
 ModulePtr Tanh::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<Tanh>(); }
 
 const Tensor& Tanh::updateOutput(const Tensor& input) {
-  elementwise::forward(input, output, [](float x) { return math::tanhForward(x); });
+  elementwise::forward(Activation::Tanh, input, output);
   return output;
 }
 
 const Tensor& Tanh::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  elementwise::backward(*this, input, output, gradOutput, gradInput,
-                        [](float, float y, float g) { return math::tanhBackward(y, g); });
+  elementwise::backward(*this, Activation::Tanh, input, output, gradOutput, gradInput);
   return gradInput;
 }
 

@@ -10,6 +10,7 @@
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cunn.h"
+#include "nn/ElementwiseKernels.h"
 
 using Catch::Contains;
 using nn::Device;
@@ -23,6 +24,16 @@ int cudaDevices() { return nn::CudaBackend::instance().deviceCount(); }
 
 TEST_CASE("linking //cunn registers the CUDA backend with nn", "[CudaBackend]") {
   REQUIRE(nn::cudaBackend() == &nn::CudaBackend::instance());
+}
+
+TEST_CASE("linking //cunn registers the CUDA element-wise kernels with nn", "[CudaBackend]") {
+  // Looking a table up touches no device, so this runs without a GPU.
+  const nn::ElementwiseKernels& cpu = nn::elementwiseKernels(nn::Device::cpu(0));
+  const nn::ElementwiseKernels& cuda = nn::elementwiseKernels(nn::Device::cuda(0));
+  REQUIRE(&cuda != &cpu);
+  REQUIRE(cuda.activationForward != cpu.activationForward);
+  REQUIRE(cuda.sgdStep != cpu.sgdStep);
+  REQUIRE(&nn::elementwiseKernels(nn::Device::cuda(1)) == &cuda);
 }
 
 TEST_CASE("a CUDA device the machine does not have is one clear nn::Error", "[CudaBackend]") {

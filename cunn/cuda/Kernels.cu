@@ -1,20 +1,14 @@
 // The CUDA backend's own kernels: fill and add, element-wise over contiguous floats.
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/Kernels.h"
+#include "cunn/cuda/Launch.h"
 
 namespace nn {
 
 namespace {
 
-constexpr unsigned kThreads = 256;
-// Enough blocks to fill every GPU we build for; a grid-stride loop covers the rest, so the
-// grid size never overflows whatever the count.
-constexpr size_t kMaxBlocks = 4096;
-
-unsigned blocksFor(size_t count) {
-  const size_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
+using cuda::blocksFor;
+using cuda::kThreads;
 
 __global__ void fillKernel(float* ptr, size_t count, float value) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
