@@ -1,7 +1,7 @@
-// The CPU table of ElementwiseKernels and the registry of tables by device type.
+// The CPU table of ElementwiseKernels.
 #include "nn/ElementwiseKernels.h"
 
-#include "nn/Error.h"
+#include "nn/KernelTable.h"
 #include "nn/math/Activation.h"
 
 namespace nn {
@@ -69,19 +69,15 @@ void cpuSgdStep(const Device&, float* x, const float* gradient, float* velocity,
 
 constexpr ElementwiseKernels kCpuKernels{&cpuActivationForward, &cpuActivationBackward, &cpuSgdStep};
 
-const ElementwiseKernels*& slot(DeviceType type) {
-  static const ElementwiseKernels* tables[2] = {&kCpuKernels, nullptr};
-  return tables[type == DeviceType::CPU ? 0 : 1];
-}
-
 }  // namespace
 
 const ElementwiseKernels& elementwiseKernels(const Device& device) {
-  const ElementwiseKernels* table = slot(device.type());
-  NN_CHECK(table != nullptr, "no element-wise kernels for " << device.str() << ": the CUDA backend (//cunn) is not linked");
-  return *table;
+  // The CPU table needs no installing, so it is there even during static initialisation.
+  return device.isCpu() ? kCpuKernels : KernelTable<ElementwiseKernels>::of(device, "element-wise");
 }
 
-void registerElementwiseKernels(DeviceType type, const ElementwiseKernels& kernels) { slot(type) = &kernels; }
+void registerElementwiseKernels(DeviceType type, const ElementwiseKernels& kernels) {
+  KernelTable<ElementwiseKernels>::install(type, kernels);
+}
 
 }  // namespace nn

@@ -1,9 +1,9 @@
-// nn::Linear on the CPU: both products go through one GEMM each.
+// nn::Linear: shapes and buffers here, the products in LinearKernels (OpenBLAS or cuBLAS).
 #include "nn/Linear.h"
 
 #include <cmath>
 
-#include "nn/Blas.h"
+#include "nn/LinearKernels.h"
 #include "nn/Random.h"
 
 namespace nn {
@@ -66,21 +66,12 @@ static int64_t batchOf(const Tensor& input) { return input.numel() / input.size(
 const Tensor& Linear::updateOutput(const Tensor& input) {
   checkInput(input);
   const Tensor x = input.contiguous();
-  const int64_t batch = batchOf(input);
   outputSizes_ = input.sizes();
   outputSizes_.back() = outputSize_;
   output.resize_(outputSizes_, input.device());
-  float* y = output.data();
-  float beta = 0.f;
-  if (withBias_) {
-    const float* b = bias.data();
-    for (int64_t i = 0; i < batch; ++i)
-      for (int64_t j = 0; j < outputSize_; ++j) y[i * outputSize_ + j] = b[j];
-    beta = 1.f;
-  }
-  // y[batch, out] (+)= x[batch, in] * W[out, in]^T
-  blas::gemm(false, true, batch, outputSize_, inputSize_, 1.f, x.data(), inputSize_, weight.data(), inputSize_, beta, y,
-             outputSize_);
+  linearKernels(input.device())
+      .updateOutput(input.device(), x.rawData(), weight.rawData(), withBias_ ? bias.rawData() : nullptr,
+                    output.rawData(), batchOf(input), inputSize_, outputSize_);
   return output;
 }
 
@@ -89,9 +80,9 @@ const Tensor& Linear::updateGradInput(const Tensor& input, const Tensor& gradOut
   checkGradOutput(gradOutput, input);
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  // gradInput[batch, in] = gradOutput[batch, out] * W[out, in]
-  blas::gemm(false, false, batchOf(input), inputSize_, outputSize_, 1.f, g.data(), outputSize_, weight.data(),
-             inputSize_, 0.f, gradInput.data(), inputSize_);
+  linearKernels(input.device())
+      .updateGradInput(input.device(), g.rawData(), weight.rawData(), gradInput.rawData(), batchOf(input), inputSize_,
+                       outputSize_);
   return gradInput;
 }
 
@@ -100,16 +91,9 @@ void Linear::accGradParameters(const Tensor& input, const Tensor& gradOutput, fl
   checkGradOutput(gradOutput, input);
   const Tensor x = input.contiguous();
   const Tensor g = gradOutput.contiguous();
-  const int64_t batch = batchOf(input);
-  // gradWeight[out, in] += scale * gradOutput[batch, out]^T * x[batch, in]
-  blas::gemm(true, false, outputSize_, inputSize_, batch, scale, g.data(), outputSize_, x.data(), inputSize_, 1.f,
-             gradWeight.data(), inputSize_);
-  if (withBias_) {
-    float* gb = gradBias.data();
-    const float* gd = g.data();
-    for (int64_t i = 0; i < batch; ++i)
-      for (int64_t j = 0; j < outputSize_; ++j) gb[j] += scale * gd[i * outputSize_ + j];
-  }
+  linearKernels(input.device())
+      .accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(),
+                         withBias_ ? gradBias.rawData() : nullptr, batchOf(input), inputSize_, outputSize_, scale);
 }
 
 }  // namespace nn

@@ -11,6 +11,7 @@
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cunn.h"
 #include "nn/ElementwiseKernels.h"
+#include "nn/LinearKernels.h"
 
 using Catch::Contains;
 using nn::Device;
@@ -26,7 +27,7 @@ TEST_CASE("linking //cunn registers the CUDA backend with nn", "[CudaBackend]") 
   REQUIRE(nn::cudaBackend() == &nn::CudaBackend::instance());
 }
 
-TEST_CASE("linking //cunn registers the CUDA element-wise kernels with nn", "[CudaBackend]") {
+TEST_CASE("linking //cunn registers the CUDA element-wise and Linear kernels with nn", "[CudaBackend]") {
   // Looking a table up touches no device, so this runs without a GPU.
   const nn::ElementwiseKernels& cpu = nn::elementwiseKernels(nn::Device::cpu(0));
   const nn::ElementwiseKernels& cuda = nn::elementwiseKernels(nn::Device::cuda(0));
@@ -34,6 +35,7 @@ TEST_CASE("linking //cunn registers the CUDA element-wise kernels with nn", "[Cu
   REQUIRE(cuda.activationForward != cpu.activationForward);
   REQUIRE(cuda.sgdStep != cpu.sgdStep);
   REQUIRE(&nn::elementwiseKernels(nn::Device::cuda(1)) == &cuda);
+  REQUIRE(nn::linearKernels(nn::Device::cuda(0)).updateOutput != nn::linearKernels(nn::Device::cpu(0)).updateOutput);
 }
 
 TEST_CASE("a CUDA device the machine does not have is one clear nn::Error", "[CudaBackend]") {

@@ -247,6 +247,36 @@ TEST_CASE("ReLU, Tanh and Sigmoid on CUDA give the CPU module's floats", "[gpu]"
   }
 }
 
+TEST_CASE("Linear on CUDA gives the CPU module's output and gradients", "[gpu]") {
+  const Device gpu = Device::cuda(0);
+  // Odd sizes, a 3-D input (the batch is every dimension but the last), with and without bias.
+  for (bool withBias : {true, false}) {
+    CAPTURE(withBias);
+    nn::manualSeed(5);
+    auto cpuLinear = std::make_shared<nn::Linear>(37, 23, withBias);
+    auto gpuLinear = std::dynamic_pointer_cast<nn::Linear>(cpuLinear->clone());
+    gpuLinear->to(gpu);
+    const Tensor x = nn::test::randomTensor({3, 19, 37}, 51);
+    const Tensor g = nn::test::randomTensor({3, 19, 23}, 52);
+    const Tensor xGpu = x.to(gpu), gGpu = g.to(gpu);
+    const std::vector<float> yCpu = cpuLinear->forward(x).toVector();
+    const std::vector<float> yGpu = gpuLinear->forward(xGpu).toVector();
+    cpuLinear->zeroGradParameters();
+    gpuLinear->zeroGradParameters();
+    const std::vector<float> giCpu = cpuLinear->backward(x, g, 0.5f).toVector();
+    const std::vector<float> giGpu = gpuLinear->backward(xGpu, gGpu, 0.5f).toVector();
+    // cuBLAS adds the products of a dot product in another order than OpenBLAS: sums of at
+    // most 57 products of numbers below 1, so a few ulp of their size.
+    REQUIRE(maxAbsDiff(yGpu, yCpu) < 1e-5);
+    REQUIRE(maxAbsDiff(giGpu, giCpu) < 1e-5);
+    auto [cpuValues, cpuGradients] = cpuLinear->parameters();
+    auto [gpuValues, gpuGradients] = gpuLinear->parameters();
+    REQUIRE(gpuGradients.size() == cpuGradients.size());
+    for (size_t p = 0; p < cpuGradients.size(); ++p)
+      REQUIRE(maxAbsDiff(gpuGradients[p].toVector(), cpuGradients[p].toVector()) < 1e-5);
+  }
+}
+
 TEST_CASE("an SGD step on CUDA gives the CPU's parameters bit for bit", "[gpu]") {
   const Device gpu = Device::cuda(0);
   const int64_t n = (int64_t{1} << 20) + 3;

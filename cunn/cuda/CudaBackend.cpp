@@ -86,6 +86,19 @@ cudaStream_t CudaBackend::stream(int device) {
   return d.stream;
 }
 
+cublasHandle_t CudaBackend::blas(int device) {
+  PerDevice& d = perDevice(device);
+  cudaStream_t s = stream(device);
+  std::call_once(d.blasOnce, [&] {
+    DeviceGuard guard(device);
+    CUBLAS_CHECK(cublasCreate(&d.blas));
+    CUBLAS_CHECK(cublasSetStream(d.blas, s));
+    // Results must not depend on the GPU generation: no TF32 tensor-core rounding.
+    CUBLAS_CHECK(cublasSetMathMode(d.blas, CUBLAS_PEDANTIC_MATH));
+  });
+  return d.blas;
+}
+
 void CudaBackend::synchronize(int device) {
   cudaStream_t s = stream(device);
   DeviceGuard guard(device);

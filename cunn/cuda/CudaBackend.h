@@ -12,6 +12,7 @@
 // on the same stream, or is one of those synchronous copies.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <map>
@@ -46,6 +47,10 @@ class CudaBackend : public DeviceBackend {
 
   /// The stream of cuda:`device` (created on first use).
   cudaStream_t stream(int device);
+  /// The cuBLAS handle of cuda:`device` (created on first use), queuing on stream(device)
+  /// in full float32 (no TF32 or other reduced-precision paths). Used by that device's
+  /// thread only: cuBLAS handles are not for two threads at once.
+  cublasHandle_t blas(int device);
   /// Waits until the work queued on cuda:`device`'s stream has finished.
   void synchronize(int device);
   /// The caching allocator of cuda:`device`.
@@ -64,6 +69,8 @@ class CudaBackend : public DeviceBackend {
     CudaAllocator allocator;
     std::once_flag streamOnce;
     cudaStream_t stream = nullptr;
+    std::once_flag blasOnce;
+    cublasHandle_t blas = nullptr;
   };
 
   CudaBackend() = default;

@@ -1,0 +1,90 @@
+// The CUDA table of nn::LinearKernels: the three products through cuBLAS, the bias through
+// two small kernels that add in the CPU table's order. Each entry makes its device current;
+// everything is queued on the device's stream (CudaBackend's blas handle uses it).
+// Registered with nn when //cunn is linked.
+#include "cunn/cuda/Check.h"
+#include "cunn/cuda/CudaBackend.h"
+#include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Launch.h"
+#include "nn/Error.h"
+#include "nn/LinearKernels.h"
+
+namespace nn {
+
+namespace {
+
+using cuda::blocksFor;
+using cuda::kThreads;
+
+// y[i][j] = bias[j] for every row i.
+__global__ void fillRowsKernel(float* y, const float* bias, int64_t batch, int64_t out) {
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < batch * out; e += int64_t{gridDim.x} * blockDim.x)
+    y[e] = bias[e % out];
+}
+
+// gradBias[j] += scale * gradY[i][j] for i = 0, 1, ...: one thread a column, adding rows in
+// order as the CPU loop does, so both give the same floats.
+__global__ void addColumnsKernel(const float* gradY, float* gradBias, int64_t batch, int64_t out, float scale) {
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < out; j += int64_t{gridDim.x} * blockDim.x) {
+    float sum = gradBias[j];
+    for (int64_t i = 0; i < batch; ++i) sum += scale * gradY[i * out + j];
+    gradBias[j] = sum;
+  }
+}
+
+int toInt(int64_t value, const char* what) {
+  NN_CHECK(value >= 0 && value < (int64_t{1} << 31), "nn.Linear on CUDA: " << what << " " << value
+                                                                            << " is beyond cuBLAS's int sizes");
+  return static_cast<int>(value);
+}
+
+// Row-major C[m, n] = alpha op(A) op(B) + beta C. cuBLAS is column-major, and a row-major
+// matrix is its transpose there, so it computes C^T = op(B)^T op(A)^T.
+void gemm(const Device& device, bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  cublasHandle_t handle = CudaBackend::instance().blas(device.index());
+  CUBLAS_CHECK(cublasSgemm(handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           toInt(n, "size"), toInt(m, "size"), toInt(k, "size"), &alpha, b, toInt(ldb, "stride"), a,
+                           toInt(lda, "stride"), &beta, c, toInt(ldc, "stride")));
+}
+
+cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
+
+void updateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
+                  int64_t batch, int64_t in, int64_t out) {
+  DeviceGuard guard(device);
+  float beta = 0.f;
+  if (bias && batch * out > 0) {
+    fillRowsKernel<<<blocksFor(static_cast<size_t>(batch * out)), kThreads, 0, streamOf(device)>>>(y, bias, batch,
+                                                                                                    out);
+    CUDA_CHECK(cudaGetLastError());
+    beta = 1.f;
+  }
+  gemm(device, false, true, batch, out, in, 1.f, x, in, weight, in, beta, y, out);
+}
+
+void updateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
+                     int64_t in, int64_t out) {
+  DeviceGuard guard(device);
+  gemm(device, false, false, batch, in, out, 1.f, gradY, out, weight, in, 0.f, gradX, in);
+}
+
+void accGradParameters(const Device& device, const float* x, const float* gradY, float* gradWeight, float* gradBias,
+                       int64_t batch, int64_t in, int64_t out, float scale) {
+  DeviceGuard guard(device);
+  gemm(device, true, false, out, in, batch, scale, gradY, out, x, in, 1.f, gradWeight, in);
+  if (gradBias && out > 0) {
+    addColumnsKernel<<<blocksFor(static_cast<size_t>(out)), kThreads, 0, streamOf(device)>>>(gradY, gradBias, batch,
+                                                                                              out, scale);
+    CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+constexpr LinearKernels kCudaKernels{&updateOutput, &updateGradInput, &accGradParameters};
+
+const bool kRegistered = (registerLinearKernels(DeviceType::CUDA, kCudaKernels), true);
+
+}  // namespace
+
+}  // namespace nn

@@ -1,0 +1,30 @@
+// LinearKernels: the products of nn::Linear on one device type, over raw row-major
+// matrices: x [batch, in], W [out, in], b [out], y [batch, out]. The CPU table is in nn
+// (OpenBLAS), the CUDA table is installed by //cunn (cuBLAS); see nn/KernelTable.h.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/Device.h"
+
+namespace nn {
+
+struct LinearKernels {
+  /// y = x W^T, plus b on every row where bias is not null.
+  void (*updateOutput)(const Device& device, const float* x, const float* weight, const float* bias, float* y,
+                       int64_t batch, int64_t in, int64_t out);
+  /// gradX = gradY W.
+  void (*updateGradInput)(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
+                          int64_t in, int64_t out);
+  /// gradW += scale gradY^T x; gradB[j] += scale gradY[i][j] for i = 0, 1, ... in that order
+  /// (where gradBias is not null).
+  void (*accGradParameters)(const Device& device, const float* x, const float* gradY, float* gradWeight,
+                            float* gradBias, int64_t batch, int64_t in, int64_t out, float scale);
+};
+
+/// The table for `device`'s type.
+const LinearKernels& linearKernels(const Device& device);
+/// Installs the table of a device type; cunn calls it once for CUDA when it is linked.
+void registerLinearKernels(DeviceType type, const LinearKernels& kernels);
+
+}  // namespace nn
