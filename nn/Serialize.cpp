@@ -140,6 +140,13 @@ TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t data
                                                    << entry.end - entry.begin << " bytes, but shape "
                                                    << shapeString(entry.shape) << " of F32 needs "
                                                    << (bytes == kSaturated ? "more than 2^62" : std::to_string(bytes)));
+  // Sizes of 0 hide the others from the byte count above, but the tensor's strides still
+  // multiply them: counted as 1, they must not exceed what a tensor can hold.
+  int64_t extent = 1;
+  for (int64_t size : entry.shape)
+    NN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(size, 1), &extent) && extent <= kMaxElements,
+             where << "shape " << shapeString(entry.shape) << " is too large: a tensor holds at most " << kMaxElements
+                   << " elements");
   return entry;
 }
 

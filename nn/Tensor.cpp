@@ -16,6 +16,18 @@ namespace {
 
 std::atomic<int64_t> gStorageAllocations{0};
 
+// Sizes hold at most kMaxElements elements, counting each size of 0 as 1 (as the strides
+// do), so that neither the element count nor a stride can overflow.
+void checkSizes(const int64_t* sizes, size_t dims) {
+  int64_t extent = 1;
+  for (size_t i = 0; i < dims; ++i) {
+    NN_CHECK(sizes[i] >= 0, "nn.Tensor.resize_: invalid sizes " << nn::shapeString({sizes, sizes + dims}));
+    NN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(sizes[i], 1), &extent) && extent <= kMaxElements,
+             "nn.Tensor.resize_: sizes " << nn::shapeString({sizes, sizes + dims}) << " hold more than "
+                                         << kMaxElements << " elements");
+  }
+}
+
 DeviceBackend& backendOf(const Device& device) {
   checkDeviceExists(device);
   return *cudaBackend();
@@ -53,7 +65,8 @@ void forEachOffset(const std::vector<int64_t>& sizes, const std::vector<int64_t>
 int64_t storageAllocationCount() { return gStorageAllocations.load(); }
 
 Storage::Storage(int64_t count, const Device& device) : count_(count), device_(device) {
-  NN_CHECK(count >= 0, "nn.Storage: expected a non-negative size, got " << count);
+  NN_CHECK(count >= 0 && count <= kMaxElements,
+           "nn.Storage: expected a size from 0 to " << kMaxElements << " floats, got " << count);
   gStorageAllocations.fetch_add(1);
   const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
   if (device.isCpu()) {
@@ -319,11 +332,9 @@ Tensor& Tensor::resize_(std::initializer_list<int64_t> sizes, const Device& d) {
 }
 
 Tensor& Tensor::resizeImpl(const int64_t* sizes, size_t dims, const Device& d) {
+  checkSizes(sizes, dims);
   int64_t needed = 1;
-  for (size_t i = 0; i < dims; ++i) {
-    NN_CHECK(sizes[i] >= 0, "nn.Tensor.resize_: invalid sizes " << nn::shapeString({sizes, sizes + dims}));
-    needed *= sizes[i];
-  }
+  for (size_t i = 0; i < dims; ++i) needed *= sizes[i];
   const bool fits =
       impl_->storage && impl_->storage->device() == d && impl_->offset + needed <= impl_->storage->count();
   if (!fits) {

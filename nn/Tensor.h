@@ -38,6 +38,10 @@ class Storage {
 /// Number of Storage allocations made so far by this process (all devices).
 int64_t storageAllocationCount();
 
+/// The most elements a tensor holds (4 EiB of floats), so that no element count, stride or
+/// byte count overflows; larger sizes are an nn::Error.
+constexpr int64_t kMaxElements = int64_t{1} << 60;
+
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   int64_t offset = 0;

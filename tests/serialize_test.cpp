@@ -57,6 +57,13 @@ std::string rawFile(const std::string& header, const std::string& data) {
   return withHeaderLength(std::string(8, '\0') + header + data, header.size());
 }
 
+// A file holding no tensors and a module tree of one module.
+void writeLeafTree(const std::string& path, const std::string& type, const std::string& config) {
+  nn::writeSafetensors(path, {},
+                       {{"nn.module", R"({"type":")" + type + R"(","config":)" + config +
+                                          R"(,"training":true,"children":[]})"}});
+}
+
 std::string floatBytes(const std::vector<float>& values) {
   return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
 }
@@ -369,6 +376,9 @@ TEST_CASE("offsets that overlap, leave gaps or disagree with the shape are error
   expectError(R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,12]}})", twelve, "tensor 'a'");
   expectError(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4611686018427387904],"data_offsets":[0,12]}})",
               twelve, "needs more than 2^62");
+  // No bytes, but strides over 2^62 x 2^62 elements.
+  expectError(R"({"a":{"dtype":"F32","shape":[0,4611686018427387904,4611686018427387904],"data_offsets":[0,0]}})",
+              "", "is too large");
   expectError(R"({"a":{"dtype":"F32","shape":[3]}})", twelve, "data_offsets");
   expectError(R"({"__metadata__":{"epoch":3},"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})", twelve,
               "metadata 'epoch'");
@@ -420,6 +430,23 @@ TEST_CASE("a corrupted module tree is an error naming the file and the module", 
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("nested more than"));
   withTree(R"({"type":)");
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("not valid JSON"));
+}
+
+TEST_CASE("a module tree whose sizes overflow is an error naming the file", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("tree.safetensors");
+  const auto expectError = [&](const std::string& type, const std::string& config) {
+    INFO(type << " " << config);
+    writeLeafTree(path, type, config);
+    REQUIRE_THROWS_WITH(nn::load(path),
+                        Catch::Contains(path) && Catch::Contains(type) && Catch::Contains("hold more than"));
+  };
+  // 4e15 * 4e15 overflows int64.
+  expectError("nn.View", R"({"sizes":[4000000000000000,4000000000000000]})");
+  expectError("nn.Reshape", R"({"sizes":[4000000000000000,4000000000000000],"batchMode":0})");
+  expectError("nn.Linear", R"({"inputSize":1125899906842624,"outputSize":1125899906842624,"bias":1})");
+  // 2^62 floats are 2^64 bytes, which wrapped to 0 in size_t.
+  expectError("nn.Linear", R"({"inputSize":2147483648,"outputSize":2147483648,"bias":1})");
 }
 
 TEST_CASE("a failed save leaves the old file intact and no temporary file behind", "[Serialize]") {
