@@ -83,10 +83,35 @@ class InputFile {
   uint64_t size_ = 0;
 };
 
+// Appends `value` as dump() writes it, stopping soon after `out` holds `limit` characters
+// and writing containers nested deeper than kBriefDepth as [...] or {...}: dump() recurses
+// once per level, and a corrupted header can nest millions of levels deep.
+constexpr int kBriefDepth = 8;
+void appendBrief(const Json& value, int depth, size_t limit, std::string& out) {
+  if (!value.is_structured()) {
+    out += value.dump();
+    return;
+  }
+  const bool array = value.is_array();
+  if (depth == kBriefDepth && !value.empty()) {
+    out += array ? "[...]" : "{...}";
+    return;
+  }
+  out += array ? '[' : '{';
+  for (auto it = value.begin(); it != value.end() && out.size() <= limit; ++it) {
+    if (it != value.begin()) out += ',';
+    if (!array) out += Json(it.key()).dump() + ':';
+    appendBrief(*it, depth + 1, limit, out);
+  }
+  out += array ? ']' : '}';
+}
+
 // A JSON value for an error message, cut short: a corrupted header can be 100 MB.
 std::string brief(const Json& value) {
-  const std::string text = value.dump();
-  return text.size() <= 200 ? text : text.substr(0, 200) + "...";
+  constexpr size_t kLimit = 200;
+  std::string text;
+  appendBrief(value, 0, kLimit, text);
+  return text.size() <= kLimit ? text : text.substr(0, kLimit) + "...";
 }
 
 struct TensorEntry {

@@ -449,6 +449,18 @@ TEST_CASE("a module tree whose sizes overflow is an error naming the file", "[Se
   expectError("nn.Linear", R"({"inputSize":2147483648,"outputSize":2147483648,"bias":1})");
 }
 
+TEST_CASE("a header nested a million levels deep is an error naming the file", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("deep.safetensors");
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  writeBytes(path, rawFile(R"({"a":)" + deep + "}", ""));
+  REQUIRE_THROWS_WITH(nn::readSafetensors(path), Catch::Contains(path) && Catch::Contains("tensor 'a'"));
+  writeBytes(path, rawFile(R"({"__metadata__":)" + deep + "}", ""));
+  REQUIRE_THROWS_WITH(nn::readSafetensors(path), Catch::Contains(path) && Catch::Contains("__metadata__"));
+  nn::writeSafetensors(path, {}, {{"nn.module", deep}});
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("module tree: root"));
+}
+
 TEST_CASE("a failed save leaves the old file intact and no temporary file behind", "[Serialize]") {
   TempDir dir;
   const std::string path = dir.file("model.safetensors");
