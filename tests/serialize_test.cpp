@@ -15,10 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "nn/BatchNormalization.h"
 #include "nn/Linear.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
 #include "nn/Sequential.h"
+#include "nn/SpatialBatchNormalization.h"
+#include "nn/SpatialConvolution.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"
 
@@ -447,6 +450,25 @@ TEST_CASE("a module tree whose sizes overflow is an error naming the file", "[Se
   expectError("nn.Linear", R"({"inputSize":1125899906842624,"outputSize":1125899906842624,"bias":1})");
   // 2^62 floats are 2^64 bytes, which wrapped to 0 in size_t.
   expectError("nn.Linear", R"({"inputSize":2147483648,"outputSize":2147483648,"bias":1})");
+}
+
+TEST_CASE("a module tree that would allocate far more than the file's tensors is an error naming it",
+          "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("tree.safetensors");
+  // 6.4 GB of weights and as much of gradients, for a file without tensors.
+  writeLeafTree(path, "nn.Linear", R"({"inputSize":40000,"outputSize":40000,"bias":1})");
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("nn.Linear") &&
+                                          Catch::Contains("would exceed the limit"));
+  // The limit leaves room for the file's tensors: modules of every kind with state, each
+  // larger than the limit's slack of 1 MB, load.
+  auto big = std::make_shared<nn::Sequential>();
+  big->add(std::make_shared<nn::SpatialConvolution>(64, 128, 5, 5));
+  big->add(std::make_shared<nn::SpatialBatchNormalization>(300000));
+  big->add(std::make_shared<nn::BatchNormalization>(300000));
+  big->add(std::make_shared<nn::Linear>(1000, 1000));
+  nn::save(*big, path);
+  REQUIRE(stateValues(*nn::load(path)) == stateValues(*big));
 }
 
 TEST_CASE("a header nested a million levels deep is an error naming the file", "[Serialize]") {
