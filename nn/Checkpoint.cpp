@@ -1,6 +1,7 @@
 // Checkpoints: model, optimizer and data order in one safetensors file.
 #include "nn/Checkpoint.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "nn/Error.h"
@@ -13,6 +14,8 @@ namespace {
 
 constexpr const char* kMomentum = "training.momentum";
 constexpr const char* kPermutation = "training.permutation";
+// Sample indices are stored as floats, exact below 2^24 (saveCheckpoint checks the count).
+constexpr float kMaxSampleIndex = 16777216.f;
 
 int64_t integer(const Metadata& metadata, const std::string& key, const std::string& path) {
   auto it = metadata.find(key);
@@ -80,7 +83,14 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   }
   NN_CHECK(permutation != nullptr, path << ": not a checkpoint: no tensor '" << kPermutation << "'");
   std::vector<int64_t> order(static_cast<size_t>(permutation->numel()));
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(permutation->data()[i]);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const float index = permutation->data()[i];
+    // Checked before the conversion, which is undefined for NaN and out-of-range floats.
+    NN_CHECK(index >= 0 && index < kMaxSampleIndex && std::floor(index) == index,
+             path << ": tensor '" << kPermutation << "': element " << i << " is " << index
+                  << ", not a sample index (an integer below 2^24)");
+    order[i] = static_cast<int64_t>(index);
+  }
 
   // Check everything before changing anything: the model's load is all or nothing, and the
   // rest is checked here first.

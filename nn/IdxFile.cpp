@@ -105,8 +105,16 @@ IdxFile IdxFile::read(const std::string& path, const std::string& contents) {
                                           << kMaxDataBytes << " bytes of " << contents);
   }
 
-  out.data.resize(static_cast<size_t>(total));
-  got = file.read(out.data.data(), total);
+  // The buffer grows with the data that arrives (at most doubling), not to the declared size
+  // at once: a short file that declares 2 GB must not cost 2 GB of memory to reject.
+  got = 0;
+  while (got < total) {
+    const int64_t chunk = std::min(total - got, std::max<int64_t>(got, int64_t{1} << 16));
+    out.data.resize(static_cast<size_t>(got + chunk));
+    const int64_t n = file.read(out.data.data() + got, chunk);
+    got += n;
+    if (n < chunk) break;
+  }
   NN_CHECK(got == total, path << ": truncated: expected " << total << " bytes of " << contents << ", got " << got
                               << file.problemSuffix());
   uint8_t rest[4096];

@@ -21,7 +21,8 @@ Reshape::Reshape(std::vector<int64_t> sizes, bool batchMode) : sizes_(std::move(
   NN_CHECK(!sizes_.empty(), "nn.Reshape: expected at least one size, got none");
   for (int64_t s : sizes_) {
     NN_CHECK(s > 0, toString() << ": expected positive sizes, got " << shapeString(sizes_));
-    count_ *= s;
+    NN_CHECK(!__builtin_mul_overflow(count_, s, &count_) && count_ <= kMaxElements,
+             toString() << ": sizes " << shapeString(sizes_) << " hold more than " << kMaxElements << " elements");
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "nn/AtomicFile.h"
@@ -83,10 +84,35 @@ class InputFile {
   uint64_t size_ = 0;
 };
 
+// Appends `value` as dump() writes it, stopping soon after `out` holds `limit` characters
+// and writing containers nested deeper than kBriefDepth as [...] or {...}: dump() recurses
+// once per level, and a corrupted header can nest millions of levels deep.
+constexpr int kBriefDepth = 8;
+void appendBrief(const Json& value, int depth, size_t limit, std::string& out) {
+  if (!value.is_structured()) {
+    out += value.dump();
+    return;
+  }
+  const bool array = value.is_array();
+  if (depth == kBriefDepth && !value.empty()) {
+    out += array ? "[...]" : "{...}";
+    return;
+  }
+  out += array ? '[' : '{';
+  for (auto it = value.begin(); it != value.end() && out.size() <= limit; ++it) {
+    if (it != value.begin()) out += ',';
+    if (!array) out += Json(it.key()).dump() + ':';
+    appendBrief(*it, depth + 1, limit, out);
+  }
+  out += array ? ']' : '}';
+}
+
 // A JSON value for an error message, cut short: a corrupted header can be 100 MB.
 std::string brief(const Json& value) {
-  const std::string text = value.dump();
-  return text.size() <= 200 ? text : text.substr(0, 200) + "...";
+  constexpr size_t kLimit = 200;
+  std::string text;
+  appendBrief(value, 0, kLimit, text);
+  return text.size() <= kLimit ? text : text.substr(0, kLimit) + "...";
 }
 
 struct TensorEntry {
@@ -140,6 +166,13 @@ TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t data
                                                    << entry.end - entry.begin << " bytes, but shape "
                                                    << shapeString(entry.shape) << " of F32 needs "
                                                    << (bytes == kSaturated ? "more than 2^62" : std::to_string(bytes)));
+  // Sizes of 0 hide the others from the byte count above, but the tensor's strides still
+  // multiply them: counted as 1, they must not exceed what a tensor can hold.
+  int64_t extent = 1;
+  for (int64_t size : entry.shape)
+    NN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(size, 1), &extent) && extent <= kMaxElements,
+             where << "shape " << shapeString(entry.shape) << " is too large: a tensor holds at most " << kMaxElements
+                   << " elements");
   return entry;
 }
 
@@ -232,7 +265,9 @@ Json describe(const Module& module) {
 }
 
 // `where` is the module's place as in stateDict names: "" for the root, "2", "2.0".
-ModulePtr build(const Json& node, const std::string& where, int depth, const std::string& source) {
+// `storageLeft`: the bytes that the leaves still to be built may allocate (see load).
+ModulePtr build(const Json& node, const std::string& where, int depth, const std::string& source,
+                int64_t& storageLeft) {
   const std::string at = source + ": module tree: " + (where.empty() ? "root" : "module '" + where + "'") + ": ";
   // Far deeper than any network; a corrupted tree must not exhaust the stack.
   NN_CHECK(depth <= kMaxTreeDepth, at << "nested more than " << kMaxTreeDepth << " modules deep");
@@ -266,11 +301,17 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
   std::vector<ModulePtr> children;
   const Json& kids = node["children"];
   for (size_t i = 0; i < kids.size(); ++i)
-    children.push_back(
-        build(kids[i], where.empty() ? std::to_string(i) : where + "." + std::to_string(i), depth + 1, source));
+    children.push_back(build(kids[i], where.empty() ? std::to_string(i) : where + "." + std::to_string(i), depth + 1,
+                             source, storageLeft));
   ModulePtr module;
   try {
+    // A leaf allocates its parameters at the sizes its config gives; containers allocate
+    // nothing of their own (a DataParallelTable copies its child, bounded by the child).
+    std::optional<StorageLimit> limit;
+    if (kids.empty())
+      limit.emplace(storageLeft, "the module tree, which needs at most three times the bytes of the file's tensors");
     module = createModule(type, config, std::move(children));
+    if (limit) storageLeft = limit->bytesLeft();
   } catch (const std::exception& e) {
     // Also std::bad_alloc from a corrupted size: the file is at fault, not the program.
     throw Error(at + "cannot build " + type + ": " + e.what());
@@ -352,14 +393,19 @@ Metadata readSafetensorsMetadata(const std::string& path) {
 
 std::string describeModuleTree(const Module& module) { return describe(module).dump(); }
 
-ModulePtr buildModuleTree(const std::string& description, const std::string& source) {
+ModulePtr buildModuleTree(const std::string& description, const std::string& source, int64_t stateBytes) {
   Json tree;
   try {
     tree = Json::parse(description);
   } catch (const Json::exception& e) {
     throw Error(source + ": the module tree is not valid JSON: " + e.what());
   }
-  ModulePtr module = build(tree, "", 0, source);
+  // A parameter takes its bytes three times while its module is built: its values, its
+  // gradient and the temporary its initial values are drawn into; buffers take theirs once.
+  // The slack covers the few bytes that an empty tensor's storage takes.
+  constexpr int64_t kSlack = int64_t{1} << 20;
+  int64_t storageLeft = 3 * stateBytes + kSlack;
+  ModulePtr module = build(tree, "", 0, source, storageLeft);
   setModes(*module, tree);
   return module;
 }
@@ -406,7 +452,9 @@ ModulePtr load(const std::string& path) {
   NN_CHECK(tree != contents.metadata.end(), path << ": no '" << kModuleKey
                                                  << "' metadata: not written by nn::save (to load its tensors into "
                                                     "a module built in code, use nn::loadStateInto)");
-  ModulePtr module = buildModuleTree(tree->second, path);
+  int64_t stateBytes = 0;
+  for (const NamedTensor& t : contents.tensors) stateBytes += t.value.numel() * static_cast<int64_t>(sizeof(float));
+  ModulePtr module = buildModuleTree(tree->second, path, stateBytes);
   loadStateDict(*module, contents.tensors, path);
   return module;
 }

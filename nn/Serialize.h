@@ -43,8 +43,10 @@ Metadata readSafetensorsMetadata(const std::string& path);
 /// The module tree (types, configs, training modes) as the JSON string stored as "nn.module".
 std::string describeModuleTree(const Module& module);
 /// Rebuilds a module tree from describeModuleTree's string, on cpu:0, with freshly
-/// initialised parameters; `source` (the file) starts every error message.
-ModulePtr buildModuleTree(const std::string& description, const std::string& source);
+/// initialised parameters; `source` (the file) starts every error message. `stateBytes` is
+/// the size of the tensors that will fill the tree (a file's): a tree whose modules would
+/// need more than three times as much cannot match them and is an nn::Error before it does.
+ModulePtr buildModuleTree(const std::string& description, const std::string& source, int64_t stateBytes);
 /// Tensors named "training.*" hold a checkpoint's training state (nn/Checkpoint.h), not a
 /// module's: loading a module skips them.
 constexpr const char* kTrainingStatePrefix = "training.";

@@ -16,6 +16,24 @@ namespace {
 
 std::atomic<int64_t> gStorageAllocations{0};
 
+// The innermost StorageLimit alive on this thread, or none, and the last serial number given.
+thread_local StorageLimit* tStorageLimit = nullptr;
+thread_local uint64_t tStorageLimitSerials = 0;
+
+size_t storageBytes(int64_t count) { return static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float); }
+
+// Sizes hold at most kMaxElements elements, counting each size of 0 as 1 (as the strides
+// do), so that neither the element count nor a stride can overflow.
+void checkSizes(const int64_t* sizes, size_t dims) {
+  int64_t extent = 1;
+  for (size_t i = 0; i < dims; ++i) {
+    NN_CHECK(sizes[i] >= 0, "nn.Tensor.resize_: invalid sizes " << nn::shapeString({sizes, sizes + dims}));
+    NN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(sizes[i], 1), &extent) && extent <= kMaxElements,
+             "nn.Tensor.resize_: sizes " << nn::shapeString({sizes, sizes + dims}) << " hold more than "
+                                         << kMaxElements << " elements");
+  }
+}
+
 DeviceBackend& backendOf(const Device& device) {
   checkDeviceExists(device);
   return *cudaBackend();
@@ -53,11 +71,20 @@ void forEachOffset(const std::vector<int64_t>& sizes, const std::vector<int64_t>
 int64_t storageAllocationCount() { return gStorageAllocations.load(); }
 
 Storage::Storage(int64_t count, const Device& device) : count_(count), device_(device) {
-  NN_CHECK(count >= 0, "nn.Storage: expected a non-negative size, got " << count);
+  NN_CHECK(count >= 0 && count <= kMaxElements,
+           "nn.Storage: expected a size from 0 to " << kMaxElements << " floats, got " << count);
   gStorageAllocations.fetch_add(1);
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
+  const size_t bytes = storageBytes(count);
   if (device.isCpu()) {
     checkDeviceExists(device);
+    if (StorageLimit* limit = tStorageLimit) {
+      const auto wanted = static_cast<int64_t>(bytes);
+      NN_CHECK(wanted <= limit->bytesLeft(), "nn.Storage: " << wanted << " bytes on " << device.str()
+                                                            << " would exceed the limit of " << limit->bytesLeft()
+                                                            << " bytes left to " << limit->purpose());
+      limit->bytesLeft_ -= wanted;
+      limitSerial_ = limit->serial_;
+    }
     // 64-byte alignment suits AVX loads and keeps two devices' data off one cache line.
     const size_t rounded = (bytes + 63) / 64 * 64;
     data_ = static_cast<float*>(std::aligned_alloc(64, rounded));
@@ -67,7 +94,17 @@ Storage::Storage(int64_t count, const Device& device) : count_(count), device_(d
   }
 }
 
+StorageLimit::StorageLimit(int64_t bytes, std::string purpose)
+    : bytesLeft_(bytes), purpose_(std::move(purpose)), outer_(tStorageLimit), serial_(++tStorageLimitSerials) {
+  tStorageLimit = this;
+}
+
+StorageLimit::~StorageLimit() { tStorageLimit = outer_; }
+
 Storage::~Storage() {
+  // Temporaries (the values a parameter is initialised from) give their bytes back.
+  if (limitSerial_ != 0 && tStorageLimit != nullptr && tStorageLimit->serial_ == limitSerial_)
+    tStorageLimit->bytesLeft_ += static_cast<int64_t>(storageBytes(count_));
   if (device_.isCpu()) {
     std::free(data_);
   } else if (DeviceBackend* backend = cudaBackend()) {
@@ -319,11 +356,9 @@ Tensor& Tensor::resize_(std::initializer_list<int64_t> sizes, const Device& d) {
 }
 
 Tensor& Tensor::resizeImpl(const int64_t* sizes, size_t dims, const Device& d) {
+  checkSizes(sizes, dims);
   int64_t needed = 1;
-  for (size_t i = 0; i < dims; ++i) {
-    NN_CHECK(sizes[i] >= 0, "nn.Tensor.resize_: invalid sizes " << nn::shapeString({sizes, sizes + dims}));
-    needed *= sizes[i];
-  }
+  for (size_t i = 0; i < dims; ++i) needed *= sizes[i];
   const bool fits =
       impl_->storage && impl_->storage->device() == d && impl_->offset + needed <= impl_->storage->count();
   if (!fits) {

@@ -33,10 +33,40 @@ class Storage {
   float* data_ = nullptr;
   int64_t count_ = 0;
   Device device_;
+  // The serial number of the StorageLimit that counts this storage, 0 for none.
+  uint64_t limitSerial_ = 0;
 };
 
 /// Number of Storage allocations made so far by this process (all devices).
 int64_t storageAllocationCount();
+
+/// The most elements a tensor holds (4 EiB of floats), so that no element count, stride or
+/// byte count overflows; larger sizes are an nn::Error.
+constexpr int64_t kMaxElements = int64_t{1} << 60;
+
+/// While it lives, the CPU storage that this thread allocates and still holds may take at
+/// most `bytes`: a Storage that would go over is an nn::Error naming `purpose`. nn::load
+/// builds a file's modules under one, so that a few bytes of corrupted module tree cannot ask
+/// for gigabytes before its parameters are compared with the file's tensors. The innermost of
+/// nested limits counts.
+class StorageLimit {
+ public:
+  StorageLimit(int64_t bytes, std::string purpose);
+  ~StorageLimit();
+  StorageLimit(const StorageLimit&) = delete;
+  StorageLimit& operator=(const StorageLimit&) = delete;
+
+  int64_t bytesLeft() const { return bytesLeft_; }
+  const std::string& purpose() const { return purpose_; }
+
+ private:
+  friend class Storage;
+  int64_t bytesLeft_;
+  std::string purpose_;
+  StorageLimit* outer_;
+  // Tells this limit from an earlier one at the same address, for Storage's destructor.
+  uint64_t serial_;
+};
 
 struct TensorImpl {
   std::shared_ptr<Storage> storage;

@@ -25,7 +25,8 @@ View::View(std::vector<int64_t> sizes) : sizes_(std::move(sizes)) {
       inferred_ = static_cast<int>(i);
     } else {
       NN_CHECK(sizes_[i] > 0, toString() << ": expected positive sizes or -1, got " << shapeString(sizes_));
-      knownCount_ *= sizes_[i];
+      NN_CHECK(!__builtin_mul_overflow(knownCount_, sizes_[i], &knownCount_) && knownCount_ <= kMaxElements,
+               toString() << ": sizes " << shapeString(sizes_) << " hold more than " << kMaxElements << " elements");
     }
   }
 }

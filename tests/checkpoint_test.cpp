@@ -1,5 +1,6 @@
 // A writer killed at any moment of a save leaves the previous file whole: every kill point
-// finds either the old or the new contents, never a mix or a truncated file.
+// finds either the old or the new contents, never a mix or a truncated file. A corrupted
+// checkpoint is an error naming it.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "nn/nn.h"
@@ -56,4 +58,26 @@ TEST_CASE("killing the writer at any point leaves the old file or the new, whole
   INFO("old " << sawOld << ", new " << sawNew);
   // The kills landed at different moments of the writes.
   REQUIRE(sawOld + sawNew == 12);
+}
+
+TEST_CASE("a checkpoint whose data order holds no sample indices is an error naming the file", "[checkpoint]") {
+  nn::test::TempDir dir;
+  const std::string path = dir.file("checkpoint.safetensors");
+  auto model = std::make_shared<nn::Linear>(2, 2);
+  nn::SGD sgd(model->getParameters());
+  nn::BatchIterator batches(nn::Tensor::zeros({3, 2}), nn::Tensor::zeros({3}), 2);
+  nn::TrainingState state{model.get(), &sgd, &batches, 0};
+  nn::saveCheckpoint(state, path);
+  const nn::SafetensorsContents saved = nn::readSafetensors(path);
+  for (float index : {std::nanf(""), -1.f, 1e30f, 0.5f}) {
+    INFO("index " << index);
+    std::vector<nn::NamedTensor> tensors = saved.tensors;
+    for (nn::NamedTensor& t : tensors)
+      if (t.name == "training.permutation") t.value = nn::Tensor::fromVector({3}, {0, index, 2});
+    nn::writeSafetensors(path, tensors, saved.metadata);
+    // The conversion of such a float to an integer was undefined behaviour.
+    REQUIRE_THROWS_WITH(nn::loadCheckpoint(state, path), Catch::Contains(path) &&
+                                                             Catch::Contains("'training.permutation': element 1") &&
+                                                             Catch::Contains("not a sample index"));
+  }
 }

@@ -15,10 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "nn/BatchNormalization.h"
 #include "nn/Linear.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
 #include "nn/Sequential.h"
+#include "nn/SpatialBatchNormalization.h"
+#include "nn/SpatialConvolution.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"
 
@@ -55,6 +58,13 @@ std::string withHeaderLength(std::string file, uint64_t n) {
 // A safetensors file from a header text and a data section, as another writer might make it.
 std::string rawFile(const std::string& header, const std::string& data) {
   return withHeaderLength(std::string(8, '\0') + header + data, header.size());
+}
+
+// A file holding no tensors and a module tree of one module.
+void writeLeafTree(const std::string& path, const std::string& type, const std::string& config) {
+  nn::writeSafetensors(path, {},
+                       {{"nn.module", R"({"type":")" + type + R"(","config":)" + config +
+                                          R"(,"training":true,"children":[]})"}});
 }
 
 std::string floatBytes(const std::vector<float>& values) {
@@ -369,6 +379,9 @@ TEST_CASE("offsets that overlap, leave gaps or disagree with the shape are error
   expectError(R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,12]}})", twelve, "tensor 'a'");
   expectError(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4611686018427387904],"data_offsets":[0,12]}})",
               twelve, "needs more than 2^62");
+  // No bytes, but strides over 2^62 x 2^62 elements.
+  expectError(R"({"a":{"dtype":"F32","shape":[0,4611686018427387904,4611686018427387904],"data_offsets":[0,0]}})",
+              "", "is too large");
   expectError(R"({"a":{"dtype":"F32","shape":[3]}})", twelve, "data_offsets");
   expectError(R"({"__metadata__":{"epoch":3},"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})", twelve,
               "metadata 'epoch'");
@@ -420,6 +433,54 @@ TEST_CASE("a corrupted module tree is an error naming the file and the module", 
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("nested more than"));
   withTree(R"({"type":)");
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("not valid JSON"));
+}
+
+TEST_CASE("a module tree whose sizes overflow is an error naming the file", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("tree.safetensors");
+  const auto expectError = [&](const std::string& type, const std::string& config) {
+    INFO(type << " " << config);
+    writeLeafTree(path, type, config);
+    REQUIRE_THROWS_WITH(nn::load(path),
+                        Catch::Contains(path) && Catch::Contains(type) && Catch::Contains("hold more than"));
+  };
+  // 4e15 * 4e15 overflows int64.
+  expectError("nn.View", R"({"sizes":[4000000000000000,4000000000000000]})");
+  expectError("nn.Reshape", R"({"sizes":[4000000000000000,4000000000000000],"batchMode":0})");
+  expectError("nn.Linear", R"({"inputSize":1125899906842624,"outputSize":1125899906842624,"bias":1})");
+  // 2^62 floats are 2^64 bytes, which wrapped to 0 in size_t.
+  expectError("nn.Linear", R"({"inputSize":2147483648,"outputSize":2147483648,"bias":1})");
+}
+
+TEST_CASE("a module tree that would allocate far more than the file's tensors is an error naming it",
+          "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("tree.safetensors");
+  // 6.4 GB of weights and as much of gradients, for a file without tensors.
+  writeLeafTree(path, "nn.Linear", R"({"inputSize":40000,"outputSize":40000,"bias":1})");
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("nn.Linear") &&
+                                          Catch::Contains("would exceed the limit"));
+  // The limit leaves room for the file's tensors: modules of every kind with state, each
+  // larger than the limit's slack of 1 MB, load.
+  auto big = std::make_shared<nn::Sequential>();
+  big->add(std::make_shared<nn::SpatialConvolution>(64, 128, 5, 5));
+  big->add(std::make_shared<nn::SpatialBatchNormalization>(300000));
+  big->add(std::make_shared<nn::BatchNormalization>(300000));
+  big->add(std::make_shared<nn::Linear>(1000, 1000));
+  nn::save(*big, path);
+  REQUIRE(stateValues(*nn::load(path)) == stateValues(*big));
+}
+
+TEST_CASE("a header nested a million levels deep is an error naming the file", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("deep.safetensors");
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  writeBytes(path, rawFile(R"({"a":)" + deep + "}", ""));
+  REQUIRE_THROWS_WITH(nn::readSafetensors(path), Catch::Contains(path) && Catch::Contains("tensor 'a'"));
+  writeBytes(path, rawFile(R"({"__metadata__":)" + deep + "}", ""));
+  REQUIRE_THROWS_WITH(nn::readSafetensors(path), Catch::Contains(path) && Catch::Contains("__metadata__"));
+  nn::writeSafetensors(path, {}, {{"nn.module", deep}});
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("module tree: root"));
 }
 
 TEST_CASE("a failed save leaves the old file intact and no temporary file behind", "[Serialize]") {
