@@ -6,7 +6,7 @@ is ordinary Bazel C++. Host code inside a .cu is compiled by the C++ toolchain's
 """
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
-load("//tools/bazel:copts.bzl", "NN_COPTS")
+load("//tools/bazel:copts.bzl", "NN_COPTS", "NN_GCC_COPTS")
 
 # The toolkit of the @cuda repository (WORKSPACE). nvcc runs from there, not through
 # Bazel's symlinks: it finds cicc, ptxas and its headers relative to its own location.
@@ -124,7 +124,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], **kwargs):
         name = name,
         srcs = [s for s in srcs if not s.endswith(".cu")] + [":" + name + "_cu"],
         hdrs = hdrs,
-        copts = NN_COPTS + copts,
+        copts = NN_COPTS + NN_GCC_COPTS + copts,
         deps = deps + _CUDA_LIBRARIES,
         **kwargs
     )
