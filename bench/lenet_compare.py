@@ -166,6 +166,7 @@ def run_rounds(a, work):
     impls = [("nn", None)] + [(f"torch{i}", spec.split("=", 1)[1]) for i, spec in enumerate(a.torch)]
     results = {(c, name): [] for _, c in CONFIGS for name, _ in impls}
     versions, sgemm = {}, {1: [], 2: []}
+    load_before = os.getloadavg()
     print(f"{a.rounds} rounds; each runs every configuration with this project, then with each PyTorch",
           file=sys.stderr)
     for r in range(1, a.rounds + 1):
@@ -185,6 +186,7 @@ def run_rounds(a, work):
             return "nn DataParallelTable" if config == "dp" else "nn (this project)"
         return f"PyTorch {versions[name].split('+')[0]} {origins[name]}" + (" DDP" if config == "dp" else "")
 
+    load_after = os.getloadavg()
     rate = {c: statistics.median(sgemm[1 if c == "1t" else 2]) for _, c in CONFIGS}
     print(f"LeNet training on the CPU, {datetime.date.today()}: {cpu_name()}, {os.cpu_count()} cores")
     print(f"batch {a.batch_size}, 1 epoch of the first {a.limit} Fashion-MNIST images per run, "
@@ -194,6 +196,9 @@ def run_rounds(a, work):
     print(f"sgemm (nn::blas::gemm, OpenBLAS, 1024^3), median of rounds: "
           f"1 thread {rate['1t']:.1f} GFLOP/s, 2 threads {rate['2t']:.1f} GFLOP/s")
     print("DDP: 2 processes x 1 thread, gloo on 127.0.0.1; its peak RSS is the sum of the two")
+    # Other work on the machine shows here first: the spread of each row widens with it.
+    print("load average (1, 5, 15 min) before the rounds: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
+        *load_before, *load_after))
     print()
     header = f"{'configuration':22s} {'implementation':26s} {'images/s':>20s} {'nn/this':>8s} " \
              f"{'GFLOP/s':>8s} {'% sgemm':>8s} {'peak RSS MB':>12s} {'test acc':>9s}"
