@@ -218,18 +218,32 @@ def run_rounds(a, work):
                   f"{gflops:8.1f} {100 * gflops / rate[config]:7.1f}% {rss:12.0f} {accuracy:9.4f}")
     print()
     peer = "torch0"
-    print(f"targets against {label(peer, '1t')}:")
+    print(f"targets against {label(peer, '1t')}; each round's ratio beside the medians' "
+          "(a round's two runs are seconds apart, so other work on the machine disturbs it less):")
     for title, config in CONFIGS:
         ours = results[(config, "nn")]
         theirs = results[(config, peer)]
         ratio = statistics.median(x["ips"] for x in ours) / statistics.median(x["ips"] for x in theirs)
+        rounds = " ".join(f"{x['ips'] / y['ips']:.2f}" for x, y in zip(ours, theirs))
         rss_ours = statistics.median(x["rss_kb"] for x in ours)
         rss_theirs = statistics.median(x["rss_kb"] for x in theirs)
-        print(f"  {title:22s} speed {ratio:.2f}x (target 2.0x: {'met' if ratio >= 2.0 else 'NOT met'}); "
-              f"peak RSS {rss_ours / 1024:.0f} MB vs {rss_theirs / 1024:.0f} MB "
+        print(f"  {title:22s} speed {ratio:.2f}x (target 2.0x: {'met' if ratio >= 2.0 else 'NOT met'}; "
+              f"rounds {rounds}){noisy([x['ips'] for x in ours], [y['ips'] for y in theirs])}")
+        print(f"  {'':22s} peak RSS {rss_ours / 1024:.0f} MB vs {rss_theirs / 1024:.0f} MB "
               f"({'met' if rss_ours <= rss_theirs else 'NOT met'})")
-    share = 100 * FLOP_PER_IMAGE * statistics.median(x["ips"] for x in results[("2t", "nn")]) / 1e9 / rate["2t"]
-    print(f"  2 threads: {share:.1f}% of the sgemm rate (target 45%: {'met' if share >= 45 else 'NOT met'})")
+    ours = results[("2t", "nn")]
+    share = 100 * FLOP_PER_IMAGE * statistics.median(x["ips"] for x in ours) / 1e9 / rate["2t"]
+    print(f"  2 threads: {share:.1f}% of the sgemm rate (target 45%: {'met' if share >= 45 else 'NOT met'})"
+          f"{noisy([x['ips'] for x in ours], sgemm[2])}")
+
+
+def noisy(*series):
+    """A warning when the values of a measurement over the rounds differ by more than a quarter
+    of their median."""
+    for values in series:
+        if max(values) - min(values) > 0.25 * statistics.median(values):
+            return "\n  {:22s} UNRELIABLE: the runs differ by more than 25% of their median".format("")
+    return ""
 
 
 if __name__ == "__main__":
