@@ -44,11 +44,12 @@ def load(folder, split):
 
 
 def lenet():
+    """examples/LeNet.cpp's network; the ReLUs in place there too."""
     return nn.Sequential(
-        nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2, 2),
-        nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Conv2d(1, 20, 5), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
+        nn.Conv2d(20, 50, 5), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
         nn.Flatten(),
-        nn.Linear(800, 500), nn.ReLU(),
+        nn.Linear(800, 500), nn.ReLU(inplace=True),
         nn.Linear(500, 10), nn.LogSoftmax(dim=1))
 
 
