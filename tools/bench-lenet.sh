@@ -47,9 +47,10 @@ install_pypi_torch() {
   fi
   echo "Installing PyPI's torch into $venv" >&2
   /usr/bin/python3 -m venv "$venv" >&2 || return 1
-  "$venv/bin/python" -m pip install -q --no-deps torch >&2 || return 1
+  # The small dependencies before torch: pip then has no missing requirement to warn of.
   "$venv/bin/python" -m pip install -q filelock typing-extensions sympy networkx jinja2 fsspec numpy >&2 ||
     return 1
+  "$venv/bin/python" -m pip install -q --no-deps torch >&2 || return 1
   torch_works "$venv/bin/python" && return 0
   local version
   version=$("$venv/bin/python" -m pip show torch | sed -n 's/^Version: //p')
