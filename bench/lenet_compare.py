@@ -41,14 +41,19 @@ CONFIGS = [
 ]
 
 
+def reap(proc):
+    """Waits for a started process; returns (exit status, its peak RSS in kB)."""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait again
+    return proc.returncode, usage.ru_maxrss
+
+
 def run_measured(cmd, env=None):
     """Runs cmd to its end; returns (exit status, peak RSS in kB, output)."""
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        status, rss = reap(subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT))
         out.seek(0)
-        return proc.returncode, usage.ru_maxrss, out.read().decode(errors="replace")
+        return status, rss, out.read().decode(errors="replace")
 
 
 def free_port():
@@ -109,9 +114,9 @@ def run_torch(python, config, args, work):
         procs.append((subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT), out, metrics))
     rss = 0
     for proc, out, _ in procs:
-        _, status, usage = os.wait4(proc.pid, 0)
-        rss += usage.ru_maxrss
-        if os.waitstatus_to_exitcode(status) != 0:
+        status, peak = reap(proc)
+        rss += peak
+        if status != 0:
             out.seek(0)
             fail("DDP rank", out.read().decode(errors="replace"))
         out.close()
