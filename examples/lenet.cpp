@@ -35,6 +35,7 @@ struct Options {
   std::string metrics;
   int64_t limit = 0;
   bool checkNumerics = false;
+  bool profile = false;
 };
 
 const char* kUsage =
@@ -53,7 +54,9 @@ const char* kUsage =
     "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
     "  --metrics FILE     write one JSON object per epoch (JSON lines)\n"
     "  --limit N          train on the first N training images only (all)\n"
-    "  --check-numerics   stop at the first NaN or Inf, naming the module and the pass\n";
+    "  --check-numerics   stop at the first NaN or Inf, naming the module and the pass\n"
+    "  --profile          after each epoch, print the time of each module's forward and backward\n"
+    "                     (with several devices, the first device's replica) and of the step's other parts\n";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -65,6 +68,10 @@ Options parse(int argc, char** argv) {
     }
     if (arg == "--check-numerics") {
       o.checkNumerics = true;
+      continue;
+    }
+    if (arg == "--profile") {
+      o.profile = true;
       continue;
     }
     NN_CHECK(i + 1 < argc, "lenet: option " << arg << " needs a value\n" << kUsage);
@@ -170,6 +177,7 @@ int run(const Options& o) {
   const std::vector<nn::Device> devices = parseDevices(o.devices);
   nn::blas::setNumThreads(o.threads);
   nn::setCheckNumerics(o.checkNumerics);
+  nn::setProfiling(o.profile);
   nn::manualSeed(o.seed);
 
   nn::FashionMnist train(nn::FashionMnist::Split::Train, o.dataDir);
@@ -213,14 +221,33 @@ int run(const Options& o) {
     const double start = seconds();
     double lossSum = 0;
     int64_t seen = 0, steps = 0;
-    while (batches.next()) {
+    // --profile: the step's parts outside the modules; the modules time themselves.
+    nn::resetProfile(*model);
+    nn::PassTime dataTime, zeroTime, criterionTime, sgdTime, computeTime;
+    auto nextBatch = [&] {
+      nn::ScopedTimer timer(dataTime);
+      if (!batches.next()) return false;
       x.resize_(batches.input.sizes(), devices[0]).copy_(batches.input);
       y.resize_(batches.target.sizes(), devices[0]).copy_(batches.target);
-      model->zeroGradParameters();
-      const nn::Tensor& out = model->forward(x);
-      lossSum += criterion.forward(out, y);
-      model->backward(x, criterion.backward(out, y));
-      sgd.step();
+      return true;
+    };
+    while (nextBatch()) {
+      {
+        nn::ScopedTimer computeTimer(computeTime);
+        {
+          nn::ScopedTimer timer(zeroTime);
+          model->zeroGradParameters();
+        }
+        const nn::Tensor& out = model->forward(x);
+        {
+          nn::ScopedTimer timer(criterionTime);
+          lossSum += criterion.forward(out, y);
+          criterion.backward(out, y);
+        }
+        model->backward(x, criterion.gradInput);
+        nn::ScopedTimer timer(sgdTime);
+        sgd.step();
+      }
       seen += x.size(0);
       ++steps;
       if (gInterrupted) {
@@ -241,6 +268,17 @@ int run(const Options& o) {
                      seen / (seconds() - start), interactive ? "" : "\n");
     }
     const double elapsed = seconds() - start;
+    if (o.profile) {
+      if (interactive) std::fprintf(stderr, "\r%72s\r", "");
+      const nn::PassTime step{dataTime.seconds + computeTime.seconds, computeTime.calls};
+      std::printf("%s", nn::profileTable(*model,
+                                         {{"batch and copy to the device", dataTime},
+                                          {"zeroGradParameters", zeroTime},
+                                          {"criterion", criterionTime},
+                                          {"SGD step", sgdTime}},
+                                         step)
+                            .c_str());
+    }
     const double trainLoss = lossSum / steps;
     const double testAccuracy = accuracy(*model, test, devices[0]);
     if (interactive) std::fprintf(stderr, "\r%72s\r", "");

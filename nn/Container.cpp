@@ -2,6 +2,7 @@
 #include "nn/Container.h"
 
 #include "nn/Numerics.h"
+#include "nn/Profiler.h"
 
 namespace nn {
 
@@ -17,25 +18,37 @@ ModulePtr Container::get(size_t index) const {
   return modules_[index];
 }
 
+// The timers end before the numerics checks, which are no part of the module's time.
 const Tensor& Container::childUpdateOutput(size_t i, const Tensor& input) {
   return inChild(i, [&]() -> const Tensor& {
-    const Tensor& out = modules_[i]->updateOutput(input);
-    if (checkNumericsEnabled()) checkFinite(out, *modules_[i], "forward", "its output");
-    return out;
+    const Tensor* out;
+    {
+      ScopedTimer timer(modules_[i]->profile.forward);
+      out = &modules_[i]->updateOutput(input);
+    }
+    if (checkNumericsEnabled()) checkFinite(*out, *modules_[i], "forward", "its output");
+    return *out;
   });
 }
 
 const Tensor& Container::childUpdateGradInput(size_t i, const Tensor& input, const Tensor& gradOutput) {
   return inChild(i, [&]() -> const Tensor& {
-    const Tensor& g = modules_[i]->updateGradInput(input, gradOutput);
-    if (checkNumericsEnabled()) checkFinite(g, *modules_[i], "backward", "its gradInput");
-    return g;
+    const Tensor* g;
+    {
+      ScopedTimer timer(modules_[i]->profile.gradInput);
+      g = &modules_[i]->updateGradInput(input, gradOutput);
+    }
+    if (checkNumericsEnabled()) checkFinite(*g, *modules_[i], "backward", "its gradInput");
+    return *g;
   });
 }
 
 void Container::childAccGradParameters(size_t i, const Tensor& input, const Tensor& gradOutput, float scale) {
   inChild(i, [&] {
-    modules_[i]->accGradParameters(input, gradOutput, scale);
+    {
+      ScopedTimer timer(modules_[i]->profile.gradParameters);
+      modules_[i]->accGradParameters(input, gradOutput, scale);
+    }
     if (checkNumericsEnabled()) checkFiniteGradients(*modules_[i]);
   });
 }

@@ -28,8 +28,9 @@ class Container : public Module {
       throw Error("(" + std::to_string(index + 1) + ") " + e.what());
     }
   }
-  /// Child i's updateOutput, updateGradInput and accGradParameters, each run in inChild()
-  /// and, when numerics checks are on (nn/Numerics.h), checked for NaN and Inf.
+  /// Child i's updateOutput, updateGradInput and accGradParameters, each run in inChild(),
+  /// timed into the child's record when profiling is on (nn/Profiler.h) and, when numerics
+  /// checks are on (nn/Numerics.h), checked for NaN and Inf.
   const Tensor& childUpdateOutput(size_t i, const Tensor& input);
   const Tensor& childUpdateGradInput(size_t i, const Tensor& input, const Tensor& gradOutput);
   void childAccGradParameters(size_t i, const Tensor& input, const Tensor& gradOutput, float scale);

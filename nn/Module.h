@@ -18,6 +18,7 @@
 
 #include "nn/Config.h"
 #include "nn/Error.h"
+#include "nn/Profiler.h"
 #include "nn/Tensor.h"
 
 namespace nn {
@@ -98,6 +99,9 @@ class Module : public std::enable_shared_from_this<Module> {
 
   Tensor output;
   Tensor gradInput;
+  /// Time spent in this module's passes while profiling is on, recorded by the container that
+  /// runs it (nn/Profiler.h).
+  ModuleTimes profile;
 
  protected:
   /// Declares a parameter and its gradient; the pointers are to members of this module.

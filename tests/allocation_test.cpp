@@ -74,6 +74,15 @@ TEST_CASE("a steady LeNet training step on two devices allocates nothing", "[all
   REQUIRE(allocationsOfSteps(*table, 3, 8) == 0);
 }
 
+TEST_CASE("a steady LeNet training step with profiling on allocates nothing", "[allocation][nosanitizer]") {
+  auto net = lenet();
+  nn::setProfiling(true);
+  const int64_t allocations = allocationsOfSteps(*net, 3, 8);
+  nn::setProfiling(false);
+  REQUIRE(net->get(0)->profile.forward.calls == 11);
+  REQUIRE(allocations == 0);
+}
+
 TEST_CASE("the counter sees allocations", "[allocation][nosanitizer]") {
   // The check above could not fail if operator new were not counted.
   const int64_t before = gAllocations.load();

@@ -1,0 +1,132 @@
+// The per-module time profile (nn/Profiler.h): what containers record, its table, and that it
+// stays off unless asked for.
+#include <catch2/catch.hpp>
+
+#include "cunn/cunn.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+// Profiling is process-wide: on for one test case, off again whatever happens in it.
+struct ProfilingOn {
+  ProfilingOn() { nn::setProfiling(true); }
+  ~ProfilingOn() { nn::setProfiling(false); }
+};
+
+// Linear(64 -> 128), ReLU, Sequential(Linear(128 -> 10)), LogSoftMax: large enough that every
+// pass takes a measurable time, with a container inside the container.
+std::shared_ptr<nn::Sequential> smallNet() {
+  nn::manualSeed(1);
+  auto inner = std::make_shared<nn::Sequential>();
+  inner->add(std::make_shared<nn::Linear>(128, 10));
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::Linear>(64, 128))
+      .add(std::make_shared<nn::ReLU>())
+      .add(inner)
+      .add(std::make_shared<nn::LogSoftMax>());
+  return net;
+}
+
+// `forwards` forward passes, the last `backwards` of them followed by a backward pass.
+void run(nn::Module& net, int forwards, int backwards) {
+  const Tensor x = nn::test::randomTensor({32, 64}, 2);
+  const Tensor gradOutput = nn::test::randomTensor({32, 10}, 3);
+  for (int i = 0; i < forwards; ++i) {
+    net.forward(x);
+    if (i >= forwards - backwards) net.backward(x, gradOutput);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the profile records every module below a Sequential, with times and call counts", "[profile]") {
+  auto net = smallNet();
+  ProfilingOn on;
+  run(*net, 5, 3);
+  std::vector<nn::ModulePtr> modules = net->listModules();
+  modules.erase(modules.begin());  // the root: no container runs it
+  REQUIRE(modules.size() == 5);
+  for (const nn::ModulePtr& m : modules) {
+    INFO(m->typeName());
+    CHECK(m->profile.forward.calls == 5);
+    CHECK(m->profile.gradInput.calls == 3);
+    CHECK(m->profile.gradParameters.calls == 3);
+    CHECK(m->profile.forward.seconds > 0);
+    CHECK(m->profile.gradInput.seconds > 0);
+    CHECK(m->profile.gradParameters.seconds >= 0);
+  }
+  // Modules with parameters spend measurable time accumulating their gradients.
+  CHECK(net->get(0)->profile.gradParameters.seconds > 0);
+  // A container's time holds its children's.
+  const nn::Module& inner = *net->get(2);
+  const nn::Module& innerLinear = *std::static_pointer_cast<nn::Sequential>(net->get(2))->get(0);
+  CHECK(inner.profile.forward.seconds >= innerLinear.profile.forward.seconds);
+  // The root is not timed by the profile: the caller times the step.
+  CHECK(net->profile.forward.calls == 0);
+
+  nn::resetProfile(*net);
+  for (const nn::ModulePtr& m : net->listModules()) {
+    CHECK(m->profile.forward.calls == 0);
+    CHECK(m->profile.forward.seconds == 0);
+    CHECK(m->profile.gradInput.calls == 0);
+    CHECK(m->profile.gradParameters.calls == 0);
+  }
+}
+
+TEST_CASE("profiling is off by default and records nothing when off", "[profile]") {
+  REQUIRE_FALSE(nn::profilingEnabled());
+  auto net = smallNet();
+  run(*net, 3, 2);
+  for (const nn::ModulePtr& m : net->listModules()) {
+    CHECK(m->profile.forward.calls == 0);
+    CHECK(m->profile.gradInput.calls == 0);
+    CHECK(m->profile.gradParameters.seconds == 0);
+  }
+}
+
+TEST_CASE("the profile table names every timed module and section, and its shares add up", "[profile]") {
+  auto net = smallNet();
+  ProfilingOn on;
+  nn::PassTime step;
+  nn::PassTime sgd{0.001, 4};
+  for (int i = 0; i < 4; ++i) {
+    nn::ScopedTimer timer(step);
+    run(*net, 1, 1);
+  }
+  REQUIRE(step.calls == 4);
+  step.seconds += sgd.seconds;  // as if the SGD step had run inside the step
+  const std::string table = nn::profileTable(*net, {{"SGD step", sgd}}, step);
+  INFO(table);
+  CHECK_THAT(table, Catch::Contains("profile of 4 steps"));
+  CHECK_THAT(table, Catch::Contains("(1) nn.Linear(64 -> 128)"));
+  CHECK_THAT(table, Catch::Contains("(2) nn.ReLU"));
+  CHECK_THAT(table, Catch::Contains("(3) nn.Sequential"));
+  CHECK_THAT(table, Catch::Contains("  (1) nn.Linear(128 -> 10)"));  // indented below its container
+  CHECK_THAT(table, Catch::Contains("(4) nn.LogSoftMax"));
+  CHECK_THAT(table, Catch::Contains("SGD step"));
+  CHECK_THAT(table, Catch::Contains("0.250"));  // 1 ms over 4 steps
+  CHECK_THAT(table, Catch::Contains("other"));
+  CHECK_THAT(table, Catch::Contains("100.0%"));
+}
+
+TEST_CASE("below a DataParallelTable the profile records the first replica's modules", "[profile]") {
+  auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
+  table->add(smallNet(), {nn::Device::cpu(0), nn::Device::cpu(1)});
+  ProfilingOn on;
+  run(*table, 3, 2);
+  const nn::Module& replica = *table->children().at(0);
+  for (const nn::ModulePtr& m : replica.children()) {
+    INFO(m->typeName());
+    CHECK(m->profile.forward.calls == 3);
+    CHECK(m->profile.gradInput.calls == 2);
+    CHECK(m->profile.forward.seconds > 0);
+  }
+  // Resetting walks the tree without apply(), which would mark the replicas stale.
+  table->forward(nn::test::randomTensor({32, 64}, 2));
+  REQUIRE_FALSE(table->isStale(1));
+  nn::resetProfile(*table);
+  CHECK_FALSE(table->isStale(1));
+  CHECK(replica.children()[0]->profile.forward.calls == 0);
+}
