@@ -1,9 +1,12 @@
 // DeviceThreads: one worker thread per device.
 #include "cunn/DeviceThreads.h"
 
+#include <cuda_runtime_api.h>
+
 #include <chrono>
 #include <string>
 
+#include "cunn/cuda/Check.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -36,6 +39,9 @@ DeviceThreads::~DeviceThreads() {
 
 void DeviceThreads::loop(size_t index) {
   uint64_t seen = 0;
+  // The thread of a CUDA device makes that device current before its first task and keeps
+  // it, so that tasks need no device setup of their own.
+  bool deviceCurrent = !devices_[index].isCuda();
   while (true) {
     const FunctionRef<void(size_t)>* task;
     const auto until = std::chrono::steady_clock::now() + kWatch;
@@ -51,6 +57,10 @@ void DeviceThreads::loop(size_t index) {
     }
     std::exception_ptr error;
     try {
+      if (!deviceCurrent) {
+        CUDA_CHECK(cudaSetDevice(devices_[index].index()));
+        deviceCurrent = true;
+      }
       (*task)(index);
     } catch (...) {
       error = std::current_exception();

@@ -1,6 +1,7 @@
 // DeviceThreads: one long-lived worker thread per device. run() hands each worker its part
 // of a step and waits for all of them; the first failure comes back on the caller's thread
-// with the device named, and every worker is idle again before run() returns.
+// with the device named, and every worker is idle again before run() returns. The thread of
+// a CUDA device runs its tasks with that device current.
 #pragma once
 
 #include <atomic>

@@ -301,6 +301,19 @@ TEST_CASE("an SGD step on CUDA gives the CPU's parameters bit for bit", "[gpu]")
   }
 }
 
+TEST_CASE("the thread of each CUDA device runs its tasks with that device current", "[gpu]") {
+  const std::vector<Device> devices = allCudaDevices();
+  nn::DeviceThreads threads(devices);
+  std::vector<int> current(devices.size(), -1);
+  std::vector<cudaError_t> status(devices.size(), cudaErrorUnknown);
+  // Catch2's assertions are for the test's thread: the workers only record.
+  threads.runAll([&](size_t i) { status[i] = cudaGetDevice(&current[i]); });
+  for (size_t i = 0; i < devices.size(); ++i) {
+    REQUIRE(status[i] == cudaSuccess);
+    REQUIRE(current[i] == devices[i].index());
+  }
+}
+
 TEST_CASE("copies between two CUDA devices, peer to peer and through host memory", "[gpu][multigpu]") {
   const Device a = Device::cuda(0), b = Device::cuda(1);
   INFO("peer access between cuda:0 and cuda:1: " << backend().peerAccess(0, 1));
