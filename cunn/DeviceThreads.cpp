@@ -45,7 +45,7 @@ void DeviceThreads::loop(size_t index) {
   while (true) {
     const FunctionRef<void(size_t)>* task;
     const auto until = std::chrono::steady_clock::now() + kWatch;
-    while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
+    while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
       std::this_thread::yield();
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -68,10 +68,9 @@ void DeviceThreads::loop(size_t index) {
     std::lock_guard<std::mutex> lock(mutex_);
     // Moved, so that only the caller of run() ever holds (and releases) the exception.
     workers_[index].error = std::move(error);
-    --pending_;
-    remaining_.store(pending_, std::memory_order_release);
+    const size_t left = --pending_;
     // The caller sleeps until the first worker is done, then until the last.
-    if (pending_ == 0 || pending_ + 1 == taskCount_) done_.notify_one();
+    if (left == 0 || left + 1 == taskCount_) done_.notify_one();
   }
 }
 
@@ -83,16 +82,14 @@ void DeviceThreads::run(size_t count, FunctionRef<void(size_t)> task) {
     task_ = &task;
     taskCount_ = count;
     pending_ = count;
-    remaining_.store(count, std::memory_order_release);
     for (Worker& w : workers_) w.error = nullptr;
     ++generation_;
-    published_.store(generation_, std::memory_order_release);
     wake_.notify_all();
     done_.wait(lock, [&] { return pending_ < count; });
     if (pending_ > 0) {
       lock.unlock();
       const auto until = std::chrono::steady_clock::now() + kLastWatch;
-      while (remaining_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < until)
+      while (pending_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < until)
         std::this_thread::yield();
       lock.lock();
       done_.wait(lock, [&] { return pending_ == 0; });

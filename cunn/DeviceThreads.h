@@ -65,12 +65,10 @@ class DeviceThreads {
   std::condition_variable done_;
   const FunctionRef<void(size_t)>* task_ = nullptr;
   size_t taskCount_ = 0;
-  uint64_t generation_ = 0;
-  // generation_, readable without the mutex, for workers watching for the next task.
-  std::atomic<uint64_t> published_{0};
-  // pending_, readable without the mutex, for the caller watching for the last worker.
-  std::atomic<size_t> remaining_{0};
-  size_t pending_ = 0;
+  // Written under mutex_; atomic so that workers watching for the next task, and the caller
+  // watching for the last worker, may read them without it.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<size_t> pending_{0};
   bool stopping_ = false;
 };
 

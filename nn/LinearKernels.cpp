@@ -3,6 +3,7 @@
 
 #include "nn/Blas.h"
 #include "nn/KernelTable.h"
+#include "nn/math/Linear.h"
 
 namespace nn {
 
@@ -32,7 +33,7 @@ void cpuAccGradParameters(const Device&, const float* x, const float* gradY, flo
   blas::gemm(true, false, out, in, batch, scale, gradY, out, x, in, 1.f, gradWeight, in);
   if (gradBias)
     for (int64_t i = 0; i < batch; ++i)
-      for (int64_t j = 0; j < out; ++j) gradBias[j] += scale * gradY[i * out + j];
+      for (int64_t j = 0; j < out; ++j) gradBias[j] = math::biasGradientStep(gradBias[j], scale, gradY[i * out + j]);
 }
 
 constexpr LinearKernels kCpuKernels{&cpuUpdateOutput, &cpuUpdateGradInput, &cpuAccGradParameters};

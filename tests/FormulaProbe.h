@@ -16,6 +16,7 @@
 #include "nn/math/BatchNorm.h"
 #include "nn/math/CrossEntropy.h"
 #include "nn/math/Dropout.h"
+#include "nn/math/Linear.h"
 #include "nn/math/Mse.h"
 #include "nn/math/Sgd.h"
 #include "nn/math/SoftMax.h"
@@ -25,7 +26,7 @@ namespace nn::test {
 /// Inputs of one sample, (a, b, c, d): a and b anywhere, c in [0, 1), d in [-1, 1).
 constexpr int kProbeInputs = 4;
 /// Values probeSample writes per sample.
-constexpr int kProbeOutputs = 24;
+constexpr int kProbeOutputs = 25;
 /// True for the outputs that go through exp, log or tanh (marked so in probeSample).
 constexpr bool probeIsTranscendental(int output) {
   return output == 2 || output == 4 || output == 14 || output == 16 || output == 18 || output == 22;
@@ -66,6 +67,7 @@ static NN_HD void probeSample(const float* in, float* out) {
   const math::LogSumExp lse = math::logSumExp(in, kProbeInputs);
   out[22] = lse.logSum;  // exp, log
   out[23] = lse.max;
+  out[24] = math::biasGradientStep(a, d, b);
 }
 
 /// Samples for probeSample: a few edge cases (zeros, signed zeros, subnormals, values that

@@ -8,6 +8,7 @@
 #include "cunn/cuda/Launch.h"
 #include "nn/Error.h"
 #include "nn/LinearKernels.h"
+#include "nn/math/Linear.h"
 
 namespace nn {
 
@@ -27,7 +28,7 @@ __global__ void fillRowsKernel(float* y, const float* bias, int64_t batch, int64
 __global__ void addColumnsKernel(const float* gradY, float* gradBias, int64_t batch, int64_t out, float scale) {
   for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < out; j += int64_t{gridDim.x} * blockDim.x) {
     float sum = gradBias[j];
-    for (int64_t i = 0; i < batch; ++i) sum += scale * gradY[i * out + j];
+    for (int64_t i = 0; i < batch; ++i) sum = math::biasGradientStep(sum, scale, gradY[i * out + j]);
     gradBias[j] = sum;
   }
 }
