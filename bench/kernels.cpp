@@ -4,7 +4,7 @@
 // read and written once each). Run: tools/bench-kernels.sh.
 #include <benchmark/benchmark.h>
 
-#include "nn/Blas.h"
+#include "nn/Parallel.h"
 #include "nn/Linear.h"
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
@@ -27,7 +27,7 @@ nn::Tensor randomInput(const std::vector<int64_t>& sizes) {
 // reported per second (of wall time: OpenBLAS may run several threads) under `unit`.
 void run(benchmark::State& state, nn::Module& module, const nn::Tensor& input, Pass pass, double work,
          const char* unit) {
-  nn::blas::setNumThreads(static_cast<int>(state.range(0)));
+  nn::setNumThreads(static_cast<int>(state.range(0)));
   const nn::Tensor& output = module.forward(input);
   const nn::Tensor gradOutput = randomInput(output.sizes());
   for (auto _ : state) {

@@ -175,7 +175,7 @@ int run(const Options& o) {
   // From the start: Ctrl-C while the data loads stops after the first step, with a checkpoint.
   std::signal(SIGINT, onInterrupt);
   const std::vector<nn::Device> devices = parseDevices(o.devices);
-  nn::blas::setNumThreads(o.threads);
+  nn::setNumThreads(o.threads);
   nn::setCheckNumerics(o.checkNumerics);
   nn::setProfiling(o.profile);
   nn::manualSeed(o.seed);

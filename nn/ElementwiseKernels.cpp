@@ -2,11 +2,26 @@
 #include "nn/ElementwiseKernels.h"
 
 #include "nn/KernelTable.h"
+#include "nn/Parallel.h"
 #include "nn/math/Activation.h"
 
 namespace nn {
 
 namespace {
+
+// Element-wise loops are cut into parts of at least this many elements, one part per compute
+// thread of the device (nn/Parallel.h): a smaller part costs less than handing it to a thread.
+constexpr int64_t kGrain = 16384;
+
+// body(begin, end) over the parts of [0, n).
+template <typename Body>
+void forParts(const Device& device, int64_t n, Body body) {
+  const int parts = parallelParts(device, n / kGrain);
+  parallelFor(device, parts, [&](int p) {
+    const Range r = partRange(n, parts, p);
+    body(r.begin, r.end);
+  });
+}
 
 // out[i] = f(in[i]). In place, the loop reads and writes through one pointer, so that the
 // compiler vectorises it without a run-time overlap check that would send it to the
@@ -30,7 +45,7 @@ void map2(const float* a, const float* gradOut, float* gradIn, int64_t n, G g) {
   }
 }
 
-void cpuActivationForward(const Device&, Activation activation, const float* in, float* out, int64_t n) {
+void activationForward(Activation activation, const float* in, float* out, int64_t n) {
   switch (activation) {
     case Activation::ReLU:
       return map(in, out, n, [](float x) { return math::reluForward(x); });
@@ -41,8 +56,8 @@ void cpuActivationForward(const Device&, Activation activation, const float* in,
   }
 }
 
-void cpuActivationBackward(const Device&, Activation activation, const float* in, const float* out,
-                           const float* gradOut, float* gradIn, int64_t n) {
+void activationBackward(Activation activation, const float* in, const float* out, const float* gradOut, float* gradIn,
+                        int64_t n) {
   switch (activation) {
     case Activation::ReLU:
       return map2(in, gradOut, gradIn, n, [](float x, float g) { return math::reluBackward(x, g); });
@@ -53,8 +68,7 @@ void cpuActivationBackward(const Device&, Activation activation, const float* in
   }
 }
 
-void cpuSgdStep(const Device&, float* x, const float* gradient, float* velocity, int64_t n,
-                const math::SgdStep& constants) {
+void sgdStep(float* x, const float* gradient, float* velocity, int64_t n, const math::SgdStep& constants) {
   // A local copy, which no store to x can change: the compiler then takes the branches on
   // it out of the loops, and both loops vectorise.
   const math::SgdStep step = constants;
@@ -65,6 +79,23 @@ void cpuSgdStep(const Device&, float* x, const float* gradient, float* velocity,
     plain.momentum = 0.f;  // as it is without a velocity; said again so that the compiler sees it
     for (int64_t i = 0; i < n; ++i) x[i] = math::sgdUpdate(x[i], gradient[i], nullptr, plain);
   }
+}
+
+void cpuActivationForward(const Device& device, Activation activation, const float* in, float* out, int64_t n) {
+  forParts(device, n, [&](int64_t b, int64_t e) { activationForward(activation, in + b, out + b, e - b); });
+}
+
+void cpuActivationBackward(const Device& device, Activation activation, const float* in, const float* out,
+                           const float* gradOut, float* gradIn, int64_t n) {
+  forParts(device, n, [&](int64_t b, int64_t e) {
+    activationBackward(activation, in + b, out + b, gradOut + b, gradIn + b, e - b);
+  });
+}
+
+void cpuSgdStep(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,
+                const math::SgdStep& step) {
+  forParts(device, n,
+           [&](int64_t b, int64_t e) { sgdStep(x + b, gradient + b, velocity ? velocity + b : nullptr, e - b, step); });
 }
 
 constexpr ElementwiseKernels kCpuKernels{&cpuActivationForward, &cpuActivationBackward, &cpuSgdStep};

@@ -2,6 +2,7 @@
 // [N, C, H, W] or [C, H, W] input with an [nOutputPlane, nInputPlane, kH, kW] weight.
 #pragma once
 
+#include "nn/ConvolutionKernels.h"
 #include "nn/Module.h"
 
 namespace nn {
@@ -33,32 +34,15 @@ class SpatialConvolution : public Module {
   Tensor weight, bias, gradWeight, gradBias;
 
  private:
-  // Sizes of one call: the module's, and those derived from the input.
-  struct Shape {
-    int64_t batch, planes, height, width;
-    int64_t kH, kW, dH, dW, padH, padW;
-    int64_t outHeight, outWidth;
-    int64_t chunk;  // samples unfolded at a time
-    int64_t rows() const { return planes * kH * kW; }
-    int64_t positions() const { return outHeight * outWidth; }
-  };
-  Shape checkInput(const Tensor& input) const;
-  void checkGradOutput(const Tensor& gradOutput, const Tensor& input, const Shape& s) const;
-  // `count` samples of input [count, planes, height, width] -> columns [rows, count * outH * outW],
-  // and back (col2im adds into gradInput, which the caller zeroes).
-  static void im2col(const Shape& s, const float* input, int64_t count, float* columns);
-  static void col2im(const Shape& s, const float* columns, int64_t count, float* gradInput);
+  ConvolutionShape checkInput(const Tensor& input) const;
+  void checkGradOutput(const Tensor& gradOutput, const Tensor& input, const ConvolutionShape& s) const;
 
   int64_t nInputPlane_, nOutputPlane_;
   int64_t kW_, kH_, dW_, dH_, padW_, padH_;
 
-  // The batch is unfolded a chunk of samples at a time into columns_ [nInputPlane * kH * kW,
-  // chunk * outH * outW], each sample's columns side by side, a chunk small enough to stay in
-  // the cache while the GEMMs read it (a whole batch would stream through memory, which scales
-  // badly when several devices share the machine). Each sample is then one GEMM with the
-  // weight, written straight into output's [batch, nOutputPlane, outH, outW]. Backward reuses
-  // columns_ for the unfolded input gradient, and accGradParameters unfolds the input again.
-  Tensor columns_;
+  // Scratch memory of the kernels (nn/ConvolutionKernels.h): on the CPU the unfolded input
+  // (im2col) of a chunk of samples per compute thread, on CUDA cuDNN's workspace.
+  Tensor workspace_;
 };
 
 }  // namespace nn

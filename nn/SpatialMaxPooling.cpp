@@ -3,6 +3,7 @@
 #include "nn/SpatialMaxPooling.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "nn/math/Pooling.h"
 
@@ -155,36 +156,41 @@ const Tensor& SpatialMaxPooling::updateOutput(const Tensor& input) {
   const Tensor x = input.contiguous();
   resizeLikeOutput(output, input, s);
   resizeLikeOutput(indices, input, s);
+  const int parts = parallelParts(input.device(), s.planes);
   if (disjointWindows(s)) {
-    updateOutputDisjoint(s, x.data());
+    parallelFor(input.device(), parts,
+                [&](int part) { updateOutputDisjoint(s, x.data(), partRange(s.planes, parts, part)); });
     return output;
   }
   const int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
-  for (int64_t p = 0; p < s.planes; ++p) {
-    const float* in = x.data() + p * inPlane;
-    float* out = output.data() + p * outPlane;
-    float* arg = indices.data() + p * outPlane;
-    for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-      const int64_t startY = math::poolWindowStart(oy, dH_, padH_);
-      const int64_t y0 = math::poolClippedFirst(startY), y1 = math::poolClippedEnd(startY, kH_, s.height);
-      for (int64_t ox = 0; ox < s.outWidth; ++ox) {
-        const int64_t startX = math::poolWindowStart(ox, dW_, padW_);
-        const int64_t x0 = math::poolClippedFirst(startX), x1 = math::poolClippedEnd(startX, kW_, s.width);
-        // every window holds an input cell (math::poolOutputSize)
-        windowMax(in + y0 * s.width + x0, s.width, y1 - y0, x1 - x0, static_cast<int32_t>(y0 * s.width + x0),
-                  out[oy * s.outWidth + ox], arg[oy * s.outWidth + ox]);
+  parallelFor(input.device(), parts, [&](int part) {
+    const Range planes = partRange(s.planes, parts, part);
+    for (int64_t p = planes.begin; p < planes.end; ++p) {
+      const float* in = x.data() + p * inPlane;
+      float* out = output.data() + p * outPlane;
+      float* arg = indices.data() + p * outPlane;
+      for (int64_t oy = 0; oy < s.outHeight; ++oy) {
+        const int64_t startY = math::poolWindowStart(oy, dH_, padH_);
+        const int64_t y0 = math::poolClippedFirst(startY), y1 = math::poolClippedEnd(startY, kH_, s.height);
+        for (int64_t ox = 0; ox < s.outWidth; ++ox) {
+          const int64_t startX = math::poolWindowStart(ox, dW_, padW_);
+          const int64_t x0 = math::poolClippedFirst(startX), x1 = math::poolClippedEnd(startX, kW_, s.width);
+          // every window holds an input cell (math::poolOutputSize)
+          windowMax(in + y0 * s.width + x0, s.width, y1 - y0, x1 - x0, static_cast<int32_t>(y0 * s.width + x0),
+                    out[oy * s.outWidth + ox], arg[oy * s.outWidth + ox]);
+        }
       }
     }
-  }
+  });
   return output;
 }
 
-void SpatialMaxPooling::updateOutputDisjoint(const Shape& s, const float* input) {
+void SpatialMaxPooling::updateOutputDisjoint(const Shape& s, const float* input, Range planes) {
   const int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
   const bool twoByTwo = kW_ == 2 && kH_ == 2;  // the common case, with constant sizes
   float* const values = output.data();
   float* const winners = indices.data();
-  for (int64_t p = 0; p < s.planes; ++p)
+  for (int64_t p = planes.begin; p < planes.end; ++p)
     for (int64_t oy = 0; oy < s.outHeight; ++oy) {
       const float* row = input + p * inPlane + oy * kH_ * s.width;
       const int32_t rowAt = static_cast<int32_t>(oy * kH_ * s.width);
@@ -217,27 +223,34 @@ const Tensor& SpatialMaxPooling::updateGradInput(const Tensor& input, const Tens
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
   const int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
+  const int parts = parallelParts(input.device(), s.planes);
   if (disjointWindows(s)) {
-    NN_CHECK(updateGradInputDisjoint(s, g.data()),
-             toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
+    std::atomic<bool> found{true};
+    parallelFor(input.device(), parts, [&](int part) {
+      if (!updateGradInputDisjoint(s, g.data(), partRange(s.planes, parts, part))) found = false;
+    });
+    NN_CHECK(found, toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
     return gradInput;
   }
   gradInput.zero_();
-  for (int64_t p = 0; p < s.planes; ++p) {
-    const float* go = g.data() + p * outPlane;
-    const float* arg = indices.data() + p * outPlane;
-    float* gi = gradInput.data() + p * inPlane;
-    for (int64_t i = 0; i < outPlane; ++i) {
-      const int64_t k = static_cast<int64_t>(arg[i]);
-      NN_CHECK(k >= 0 && k < inPlane,
-               toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
-      gi[k] += go[i];
+  parallelFor(input.device(), parts, [&](int part) {
+    const Range planes = partRange(s.planes, parts, part);
+    for (int64_t p = planes.begin; p < planes.end; ++p) {
+      const float* go = g.data() + p * outPlane;
+      const float* arg = indices.data() + p * outPlane;
+      float* gi = gradInput.data() + p * inPlane;
+      for (int64_t i = 0; i < outPlane; ++i) {
+        const int64_t k = static_cast<int64_t>(arg[i]);
+        NN_CHECK(k >= 0 && k < inPlane,
+                 toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
+        gi[k] += go[i];
+      }
     }
-  }
+  });
   return gradInput;
 }
 
-bool SpatialMaxPooling::updateGradInputDisjoint(const Shape& s, const float* gradOut) {
+bool SpatialMaxPooling::updateGradInputDisjoint(const Shape& s, const float* gradOut, Range planes) {
   // Each input cell lies in at most one window, so every gradInput cell is written once: the
   // window's gradient where the cell won it, 0 where it lost or lies outside every window.
   // Every window must find its winner among its cells, else the indices are not of a forward
@@ -248,7 +261,7 @@ bool SpatialMaxPooling::updateGradInputDisjoint(const Shape& s, const float* gra
   const float* const args = indices.data();
   float* const gradIn = gradInput.data();
   int64_t winners = 0;
-  for (int64_t p = 0; p < s.planes; ++p) {
+  for (int64_t p = planes.begin; p < planes.end; ++p) {
     const float* go = gradOut + p * outPlane;
     const float* arg = args + p * outPlane;
     float* gi = gradIn + p * inPlane;
@@ -281,7 +294,7 @@ bool SpatialMaxPooling::updateGradInputDisjoint(const Shape& s, const float* gra
     }
     for (int64_t i = s.outHeight * kH * width; i < inPlane; ++i) gi[i] = 0.f;  // below the last window
   }
-  return winners == s.planes * outPlane;
+  return winners == (planes.end - planes.begin) * outPlane;
 }
 
 void SpatialMaxPooling::clearState() {

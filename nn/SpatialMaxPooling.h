@@ -3,6 +3,7 @@
 #pragma once
 
 #include "nn/Module.h"
+#include "nn/Parallel.h"
 
 namespace nn {
 
@@ -47,10 +48,11 @@ class SpatialMaxPooling : public Module {
   // Windows that tile the input without overlap or padding (kernel == stride, each window
   // whole): every input cell lies in at most one window, the case the faster paths handle.
   bool disjointWindows(const Shape& s) const;
-  // The faster paths: contiguous input and gradOutput, output, indices and gradInput already
-  // sized. The backward returns false if some window's index names none of its cells.
-  void updateOutputDisjoint(const Shape& s, const float* input);
-  bool updateGradInputDisjoint(const Shape& s, const float* gradOutput);
+  // The faster paths, over a range of planes (one part of the compute threads' work):
+  // contiguous input and gradOutput, output, indices and gradInput already sized. The
+  // backward returns false if some window's index names none of its cells.
+  void updateOutputDisjoint(const Shape& s, const float* input, Range planes);
+  bool updateGradInputDisjoint(const Shape& s, const float* gradOutput, Range planes);
 
   int64_t kW_, kH_, dW_, dH_, padW_, padH_;
   bool ceilMode_ = false;

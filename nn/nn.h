@@ -23,6 +23,7 @@
 #include "nn/MSECriterion.h"
 #include "nn/Module.h"
 #include "nn/Numerics.h"
+#include "nn/Parallel.h"
 #include "nn/Profiler.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"

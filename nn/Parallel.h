@@ -1,0 +1,38 @@
+// The compute threads of the CPU devices (intra-op parallelism, as torch.set_num_threads):
+// a kernel on a CPU device cuts its work into parts, one per compute thread of that device,
+// runs part 0 on the calling thread and the others on the device's own worker threads, and
+// combines them in part order, so that its results do not depend on which thread ran what.
+// With one thread (the default) every part runs on the calling thread and no worker exists.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/Device.h"
+#include "nn/FunctionRef.h"
+
+namespace nn {
+
+/// Sets the compute threads of each CPU device (at least 1). OpenBLAS then runs
+/// single-threaded inside each part, so that the threads do not oversubscribe the cores.
+void setNumThreads(int threads);
+/// The compute threads of each CPU device.
+int numThreads();
+
+/// Parts to cut `work` independent items into on `device`: numThreads(), at most `work`,
+/// at least 1.
+int parallelParts(const Device& device, int64_t work);
+
+/// Runs part(p) for p < parts and returns when all are done; part 0 runs on the calling
+/// thread. The first exception (in part order) is rethrown. Where the device's threads are
+/// busy (a part that itself calls parallelFor, or another thread using the same device),
+/// the parts run one after another on the calling thread.
+void parallelFor(const Device& device, int parts, FunctionRef<void(int)> part);
+
+/// The rows [begin, end) of part p when `rows` rows are cut into `parts` parts whose sizes
+/// differ by at most one, the larger first.
+struct Range {
+  int64_t begin, end;
+};
+Range partRange(int64_t rows, int parts, int p);
+
+}  // namespace nn
