@@ -74,6 +74,14 @@ TEST_CASE("a steady LeNet training step on two devices allocates nothing", "[all
   REQUIRE(allocationsOfSteps(*table, 3, 8) == 0);
 }
 
+TEST_CASE("a steady LeNet training step on two compute threads allocates nothing", "[allocation][nosanitizer]") {
+  auto net = lenet();
+  nn::setNumThreads(2);
+  const int64_t allocations = allocationsOfSteps(*net, 3, 8);
+  nn::setNumThreads(1);
+  REQUIRE(allocations == 0);
+}
+
 TEST_CASE("a steady LeNet training step with profiling on allocates nothing", "[allocation][nosanitizer]") {
   auto net = lenet();
   nn::setProfiling(true);

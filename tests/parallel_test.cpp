@@ -1,0 +1,217 @@
+// The compute threads of a CPU device (nn/Parallel.h): how work is cut into parts, that each
+// part runs once and failures come back, and that every module that cuts its work gives with
+// several threads what it gives with one.
+#include <catch2/catch.hpp>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "examples/LeNet.h"
+#include "nn/nn.h"
+#include "tests/GradCheck.h"
+
+using Catch::Contains;
+using nn::Device;
+using nn::Tensor;
+
+namespace {
+
+// Sets the compute threads for one test and puts back one thread after it.
+struct ThreadsForTest {
+  explicit ThreadsForTest(int threads) { nn::setNumThreads(threads); }
+  ~ThreadsForTest() { nn::setNumThreads(1); }
+};
+
+// The outputs and gradients of one forward and backward of `module` on `input`.
+struct Pass {
+  Tensor output, gradInput;
+  std::vector<Tensor> gradients;
+};
+
+Pass runPass(nn::Module& module, const Tensor& input, int threads) {
+  ThreadsForTest guard(threads);
+  module.zeroGradParameters();
+  Pass pass;
+  pass.output = module.forward(input).clone();
+  const Tensor gradOutput = nn::test::randomTensor(pass.output.sizes(), 7);
+  pass.gradInput = module.backward(input, gradOutput, 0.5f).clone();
+  for (const Tensor& g : module.parameters().second) pass.gradients.push_back(g.clone());
+  return pass;
+}
+
+// One thread against three (more parts than this machine's cores, and parts of unequal size):
+// outputs and gradInput exactly, where each is written by one part; the parameter gradients,
+// whose parts are summed in part order, within float rounding (`tolerance`) unless `exact`.
+void checkThreadsAgree(nn::Module& module, const Tensor& input, bool exact, double tolerance = 1e-5) {
+  const Pass one = runPass(module, input, 1);
+  const Pass three = runPass(module, input, 3);
+  CHECK(nn::test::maxAbsDiff(three.output, one.output) == 0.0);
+  CHECK(nn::test::maxAbsDiff(three.gradInput, one.gradInput) == 0.0);
+  REQUIRE(three.gradients.size() == one.gradients.size());
+  for (size_t i = 0; i < one.gradients.size(); ++i) {
+    if (exact)
+      CHECK(nn::test::maxAbsDiff(three.gradients[i], one.gradients[i]) == 0.0);
+    else
+      CHECK(nn::test::maxAbsDiff(three.gradients[i], one.gradients[i]) <= tolerance);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("partRange cuts rows into parts whose sizes differ by at most one, the larger first", "[parallel]") {
+  // 10 rows in 3 parts: 4 + 3 + 3.
+  CHECK(nn::partRange(10, 3, 0).begin == 0);
+  CHECK(nn::partRange(10, 3, 0).end == 4);
+  CHECK(nn::partRange(10, 3, 1).begin == 4);
+  CHECK(nn::partRange(10, 3, 1).end == 7);
+  CHECK(nn::partRange(10, 3, 2).begin == 7);
+  CHECK(nn::partRange(10, 3, 2).end == 10);
+  // 2 rows in 1 part: all of them.
+  CHECK(nn::partRange(2, 1, 0).end == 2);
+}
+
+TEST_CASE("parallelParts follows the compute threads, at most the work, on CPU devices only", "[parallel]") {
+  CHECK(nn::parallelParts(Device::cpu(0), 100) == 1);
+  ThreadsForTest guard(4);
+  CHECK(nn::numThreads() == 4);
+  CHECK(nn::parallelParts(Device::cpu(0), 100) == 4);
+  CHECK(nn::parallelParts(Device::cpu(1), 3) == 3);
+  CHECK(nn::parallelParts(Device::cpu(0), 0) == 1);
+  CHECK(nn::parallelParts(Device(nn::DeviceType::CUDA, 0), 100) == 1);
+  CHECK_THROWS_WITH(nn::setNumThreads(0), Contains("expected at least 1 thread, got 0"));
+}
+
+TEST_CASE("parallelFor runs each part once, part 0 on the calling thread, the rest on other threads", "[parallel]") {
+  ThreadsForTest guard(3);
+  for (int round = 0; round < 50; ++round) {
+    std::mutex mutex;
+    std::vector<int> runs(3, 0);
+    std::set<std::thread::id> threads;
+    std::thread::id first;
+    nn::parallelFor(Device::cpu(0), 3, [&](int p) {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++runs[static_cast<size_t>(p)];
+      threads.insert(std::this_thread::get_id());
+      if (p == 0) first = std::this_thread::get_id();
+    });
+    REQUIRE(runs == std::vector<int>{1, 1, 1});
+    REQUIRE(threads.size() == 3);
+    REQUIRE(first == std::this_thread::get_id());
+  }
+}
+
+TEST_CASE("parallelFor rethrows the first failure in part order and stays usable", "[parallel]") {
+  ThreadsForTest guard(3);
+  CHECK_THROWS_WITH(nn::parallelFor(Device::cpu(0), 3,
+                                    [](int p) {
+                                      if (p >= 1) throw std::runtime_error("part " + std::to_string(p) + " failed");
+                                    }),
+                    "part 1 failed");
+  CHECK_THROWS_WITH(nn::parallelFor(Device::cpu(0), 3,
+                                    [](int p) {
+                                      if (p == 0) throw std::runtime_error("part 0 failed");
+                                    }),
+                    "part 0 failed");
+  std::vector<int> runs(3, 0);
+  nn::parallelFor(Device::cpu(0), 3, [&](int p) { ++runs[static_cast<size_t>(p)]; });
+  CHECK(runs == std::vector<int>{1, 1, 1});
+}
+
+TEST_CASE("parallelFor inside a part runs its parts on that part's thread", "[parallel]") {
+  ThreadsForTest guard(2);
+  std::vector<int> inner(4, 0);
+  nn::parallelFor(Device::cpu(0), 2, [&](int p) {
+    const std::thread::id self = std::this_thread::get_id();
+    nn::parallelFor(Device::cpu(0), 2, [&](int q) {
+      CHECK(std::this_thread::get_id() == self);
+      ++inner[static_cast<size_t>(2 * p + q)];
+    });
+  });
+  CHECK(inner == std::vector<int>{1, 1, 1, 1});
+}
+
+TEST_CASE("modules give with three compute threads what they give with one", "[parallel]") {
+  SECTION("SpatialConvolution, padded and strided, odd batch") {
+    nn::manualSeed(3);
+    nn::SpatialConvolution conv(3, 5, 3, 3, 2, 1, 1, 1);
+    checkThreadsAgree(conv, nn::test::randomTensor({7, 3, 9, 8}, 1), false);
+  }
+  SECTION("SpatialConvolution as LeNet's second layer") {
+    nn::manualSeed(3);
+    nn::SpatialConvolution conv(20, 50, 5, 5);
+    checkThreadsAgree(conv, nn::test::randomTensor({5, 20, 12, 12}, 2), false);
+  }
+  SECTION("Linear: every product is cut by rows of its result") {
+    nn::manualSeed(3);
+    nn::Linear linear(37, 23);
+    checkThreadsAgree(linear, nn::test::randomTensor({11, 37}, 3), true);
+  }
+  SECTION("SpatialMaxPooling, disjoint and overlapping windows") {
+    nn::SpatialMaxPooling disjoint(2, 2, 2, 2);
+    checkThreadsAgree(disjoint, nn::test::randomTensor({3, 5, 8, 10}, 4), true);
+    nn::SpatialMaxPooling overlapping(3, 3, 2, 2, 1, 1);
+    checkThreadsAgree(overlapping, nn::test::randomTensor({3, 5, 9, 7}, 5), true);
+  }
+  SECTION("ReLU in place and Tanh over more elements than one part takes") {
+    nn::ReLU relu(true);
+    Tensor a = nn::test::randomTensor({3, 40000}, 6);
+    checkThreadsAgree(relu, a.clone(), true);
+    nn::Tanh tanh;
+    checkThreadsAgree(tanh, a, true);
+  }
+}
+
+TEST_CASE("SGD steps over parts give what one thread gives", "[parallel]") {
+  nn::manualSeed(5);
+  auto train = [](int threads) {
+    ThreadsForTest guard(threads);
+    nn::manualSeed(5);
+    nn::Linear linear(300, 200);
+    nn::SgdOptions options;
+    options.learningRate = 0.1f;
+    options.momentum = 0.9f;
+    nn::SGD sgd(linear.getParameters(), options);
+    const Tensor input = nn::test::randomTensor({4, 300}, 8);
+    for (int step = 0; step < 3; ++step) {
+      linear.zeroGradParameters();
+      linear.backward(input, linear.forward(input));
+      sgd.step();
+    }
+    return linear.weight.clone();
+  };
+  const Tensor one = train(1);
+  CHECK(nn::test::maxAbsDiff(train(2), one) == 0.0);
+}
+
+TEST_CASE("LeNet trains on two compute threads as on one, to float rounding", "[parallel]") {
+  auto lossesOf = [](int threads) {
+    ThreadsForTest guard(threads);
+    nn::manualSeed(1);
+    auto net = examples::lenet();
+    nn::ClassNLLCriterion criterion;
+    nn::SgdOptions options;
+    options.learningRate = 0.05f;
+    options.momentum = 0.9f;
+    nn::SGD sgd(net->getParameters(), options);
+    const Tensor images = nn::test::randomTensor({32, 1, 28, 28}, 9);
+    std::vector<float> labels(32);
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<float>(i % 10);
+    const Tensor targets = Tensor::fromVector({32}, labels);
+    std::vector<float> losses;
+    for (int step = 0; step < 5; ++step) {
+      net->zeroGradParameters();
+      const Tensor& out = net->forward(images);
+      losses.push_back(criterion.forward(out, targets));
+      net->backward(images, criterion.backward(out, targets));
+      sgd.step();
+    }
+    return losses;
+  };
+  const std::vector<float> one = lossesOf(1), two = lossesOf(2);
+  REQUIRE(one.size() == two.size());
+  CHECK(one.back() < one.front());  // it learns
+  for (size_t i = 0; i < one.size(); ++i) CHECK(two[i] == Approx(one[i]).epsilon(1e-4));
+}
