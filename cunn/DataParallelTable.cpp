@@ -149,6 +149,8 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
     replica->to(devices[i]);
     replicas_.push_back(replica);
   }
+  if (!gradInputNeeded())
+    for (const ModulePtr& r : replicas_) r->setGradInputNeeded(false);
   tensors_.resize(replicas_.size());
   if (flattenParams_)
     for (size_t r = 0; r < replicas_.size(); ++r)
@@ -354,8 +356,14 @@ const Tensor& DataParallelTable::updateGradInput(const Tensor&, const Tensor& gr
   const Tensor g = gradOutput.contiguous();
   runReplicas(active_, [&](size_t i) {
     scatterSlice(g, gradOutputs_[i], dim_, sliceStart_[i], sliceLength_[i], devices_[i], sliceSizes_[i]);
-    replicas_[i]->updateGradInput(inputs_[i], gradOutputs_[i]);
+    replicas_[i]->updateGradInputIfNeeded(inputs_[i], gradOutputs_[i]);
   });
+  // A replica whose input needs no gradient (setGradInputNeeded(false) on it or on its
+  // first layer) leaves its gradInput empty, and so does the table.
+  if (replicas_[0]->gradInput.numel() == 0) {
+    if (gradInput.numel() != 0) gradInput.set_(Tensor());
+    return gradInput;
+  }
   parts_.clear();
   for (size_t i = 0; i < active_; ++i) parts_.push_back(&replicas_[i]->gradInput);
   gather(parts_, gradInput, active_);
@@ -419,6 +427,11 @@ std::vector<NamedTensor> DataParallelTable::stateDict() {
   if (bufferPolicy_ == BufferPolicy::Average && buffersChanged_) averageBuffers();
   markStale();
   return replicas_[0]->stateDict();
+}
+
+void DataParallelTable::setGradInputNeeded(bool needed) {
+  Module::setGradInputNeeded(needed);
+  for (const ModulePtr& r : replicas_) r->setGradInputNeeded(needed);
 }
 
 void DataParallelTable::training() {

@@ -54,6 +54,8 @@ class DataParallelTable : public Module {
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
 
+  /// Also sets it on every replica; without gradInput, backward gathers none.
+  void setGradInputNeeded(bool needed) override;
   void zeroGradParameters() override;
   void updateParameters(float learningRate) override;
   void collectParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients) override;

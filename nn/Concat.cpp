@@ -53,8 +53,7 @@ Config Concat::config() const { return Config().set("dim", dim_); }
 
 const Tensor& Concat::updateOutput(const Tensor& input) {
   checkNotEmpty();
-  for (size_t i = 0; i < modules_.size(); ++i)
-    childUpdateOutput(i, input);
+  for (size_t i = 0; i < modules_.size(); ++i) childUpdateOutput(i, input);
   const Tensor& first = modules_[0]->output;
   NN_CHECK(dim_ < first.dim(), typeName() << ": cannot join along dimension " << dim_ << " outputs of size "
                                           << first.shapeString() << " (dimensions count from 0)");
@@ -122,13 +121,23 @@ void Concat::splitGradOutput(const Tensor& gradOutput) {
   }
 }
 
+void Concat::setGradInputNeeded(bool needed) {
+  Module::setGradInputNeeded(needed);
+  for (const ModulePtr& m : modules_) m->setGradInputNeeded(needed);
+}
+
 const Tensor& Concat::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   checkNotEmpty();
   splitGradOutput(gradOutput);
+  if (!gradInputNeeded()) {
+    // The branches still compute the gradients inside them, for accGradParameters.
+    for (size_t i = 0; i < modules_.size(); ++i) childUpdateGradInput(i, input, gradOutputParts_[i]);
+    if (gradInput.numel() != 0) gradInput.set_(Tensor());
+    return gradInput;
+  }
   gradInput.resize_(input.sizes(), input.device());
   for (size_t i = 0; i < modules_.size(); ++i) {
-    const Tensor& g =
-        childUpdateGradInput(i, input, gradOutputParts_[i]);
+    const Tensor& g = childUpdateGradInput(i, input, gradOutputParts_[i]);
     NN_CHECK(g.sizes() == input.sizes() && g.device() == input.device(),
              typeName() << ": expected the gradInput of (" << i + 1 << ") of size " << input.shapeString() << " on "
                         << input.device().str() << ", got " << g.shapeString() << " on " << g.device().str());
@@ -143,8 +152,7 @@ const Tensor& Concat::updateGradInput(const Tensor& input, const Tensor& gradOut
 void Concat::accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) {
   checkNotEmpty();
   splitGradOutput(gradOutput);
-  for (size_t i = 0; i < modules_.size(); ++i)
-    childAccGradParameters(i, input, gradOutputParts_[i], scale);
+  for (size_t i = 0; i < modules_.size(); ++i) childAccGradParameters(i, input, gradOutputParts_[i], scale);
 }
 
 void Concat::clearState() {

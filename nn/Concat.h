@@ -12,6 +12,9 @@ class Concat : public Container {
   explicit Concat(int dim);
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
+  /// Also sets it on every branch: each sees this container's input.
+  void setGradInputNeeded(bool needed) override;
+
   const Tensor& updateOutput(const Tensor& input) override;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;

@@ -36,7 +36,7 @@ const Tensor& Container::childUpdateGradInput(size_t i, const Tensor& input, con
     const Tensor* g;
     {
       ScopedTimer timer(modules_[i]->profile.gradInput);
-      g = &modules_[i]->updateGradInput(input, gradOutput);
+      g = &modules_[i]->updateGradInputIfNeeded(input, gradOutput);
     }
     if (checkNumericsEnabled()) checkFinite(*g, *modules_[i], "backward", "its gradInput");
     return *g;

@@ -7,8 +7,14 @@
 namespace nn {
 
 const Tensor& Module::backward(const Tensor& input, const Tensor& gradOutput, float scale) {
-  updateGradInput(input, gradOutput);
+  updateGradInputIfNeeded(input, gradOutput);
   accGradParameters(input, gradOutput, scale);
+  return gradInput;
+}
+
+const Tensor& Module::updateGradInputIfNeeded(const Tensor& input, const Tensor& gradOutput) {
+  if (gradInputNeeded_ || !children().empty()) return updateGradInput(input, gradOutput);
+  if (gradInput.numel() != 0) gradInput.set_(Tensor());
   return gradInput;
 }
 
@@ -136,6 +142,7 @@ void Module::copyLocalStateFrom(const Module& other) {
   }
   for (size_t i = 0; i < buffers_.size(); ++i) buffers_[i].value->set_(other.buffers_[i].value->clone());
   train_ = other.train_;
+  gradInputNeeded_ = other.gradInputNeeded_;
 }
 
 void Module::clearState() {

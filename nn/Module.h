@@ -40,13 +40,26 @@ class Module : public std::enable_shared_from_this<Module> {
 
   /// Computes and returns output for input (= updateOutput).
   const Tensor& forward(const Tensor& input) { return updateOutput(input); }
-  /// updateGradInput, then accGradParameters(scale); returns gradInput.
+  /// updateGradInput (unless gradInput is not needed), then accGradParameters(scale);
+  /// returns gradInput.
   const Tensor& backward(const Tensor& input, const Tensor& gradOutput, float scale = 1.f);
 
   virtual const Tensor& updateOutput(const Tensor& input) = 0;
   virtual const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) = 0;
   /// Adds scale * dLoss/dParameters to the gradients. Nothing for modules without parameters.
   virtual void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale);
+
+  /// Whether backward computes gradInput (true unless switched off). Switch it off for a
+  /// module whose input needs no gradient, such as a network's first layer (Torch7 users set
+  /// `module.gradInput = nil`): backward then only accumulates the parameter gradients and
+  /// leaves gradInput empty. A container passes the setting to the children that see its
+  /// input (Sequential: the first; Concat: every branch), DataParallelTable to its replicas;
+  /// clone() keeps it. It is not saved with the model.
+  virtual void setGradInputNeeded(bool needed) { gradInputNeeded_ = needed; }
+  bool gradInputNeeded() const { return gradInputNeeded_; }
+  /// updateGradInput where gradInput is needed or this module has children (whose
+  /// accGradParameters need the gradients inside it); otherwise gradInput, left empty.
+  const Tensor& updateGradInputIfNeeded(const Tensor& input, const Tensor& gradOutput);
 
   /// Sets every gradient to zero.
   virtual void zeroGradParameters();
@@ -112,6 +125,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void checkDevice(const Tensor& t, const Device& expected, const char* what) const;
 
   bool train_ = true;
+  bool gradInputNeeded_ = true;
 
  private:
   struct Parameter {

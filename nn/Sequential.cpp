@@ -27,14 +27,23 @@ void Sequential::remove(size_t index) {
 const Tensor& Sequential::updateOutput(const Tensor& input) {
   checkNotEmpty();
   const Tensor* current = &input;
-  for (size_t i = 0; i < modules_.size(); ++i)
-    current = &childUpdateOutput(i, *current);
+  for (size_t i = 0; i < modules_.size(); ++i) current = &childUpdateOutput(i, *current);
   output.set_(*current);
   return output;
 }
 
+void Sequential::setGradInputNeeded(bool needed) {
+  Module::setGradInputNeeded(needed);
+  if (!modules_.empty()) modules_[0]->setGradInputNeeded(needed);
+}
+
 const Tensor& Sequential::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   checkNotEmpty();
+  for (size_t i = 1; i < modules_.size(); ++i)
+    NN_CHECK(modules_[i]->gradInputNeeded(), typeName()
+                                                 << ": module (" << i + 1 << ") " << modules_[i]->typeName()
+                                                 << " computes no gradInput (setGradInputNeeded(false)), but module ("
+                                                 << i << ") below it needs one; only the first module may go without");
   const Tensor* current = &gradOutput;
   for (size_t i = modules_.size(); i-- > 0;) {
     const Tensor& below = i == 0 ? input : modules_[i - 1]->output;

@@ -15,6 +15,9 @@ class Sequential : public Container {
   /// Removes the module at `index` (0-based).
   void remove(size_t index);
 
+  /// Also sets it on the first module, the one that sees this container's input.
+  void setGradInputNeeded(bool needed) override;
+
   const Tensor& updateOutput(const Tensor& input) override;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
