@@ -80,7 +80,9 @@ def run_nn(config, args, work):
     threads, devices = {"1t": (1, "cpu:0"), "2t": (2, "cpu:0"), "dp": (1, "cpu:0,cpu:1")}[config]
     cmd = [LENET, "--epochs", "1", "--batch-size", str(args.batch_size), "--threads", str(threads),
            "--limit", str(args.limit), "--devices", devices, "--metrics", metrics]
-    status, rss, output = run_measured(cmd, env=dict(os.environ, OPENBLAS_NUM_THREADS=str(threads)))
+    # --threads gives each device its compute threads, which split the work; OpenBLAS runs one
+    # thread inside each part.
+    status, rss, output = run_measured(cmd, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
     if status != 0:
         fail(" ".join(cmd), output)
     with open(metrics) as f:
