@@ -55,6 +55,15 @@ template <int32_t Windows>
   return won;
 }
 
+// Calls f(p, o, window) for each window of each plane p of `planes`, in row-major order: o is the
+// window's place in its plane's output.
+template <typename F>
+void forEachWindow(const PoolingShape& s, Range planes, F f) {
+  for (int64_t p = planes.begin; p < planes.end; ++p)
+    for (int64_t oy = 0; oy < s.outHeight; ++oy)
+      for (int64_t ox = 0; ox < s.outWidth; ++ox) f(p, oy * s.outWidth + ox, poolWindowOf(s, oy, ox));
+}
+
 // The faster forward over a range of planes (one part of the compute threads' work).
 void maxOutputDisjoint(const PoolingShape& s, const float* input, float* values, float* winners, Range planes) {
   const int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
@@ -133,24 +142,12 @@ void cpuMaxUpdateOutput(const Device& device, const PoolingShape& s, const float
   }
   const int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
   parallelFor(device, parts, [&](int part) {
-    const Range planes = partRange(s.planes, parts, part);
-    for (int64_t p = planes.begin; p < planes.end; ++p) {
-      const float* in = input + p * inPlane;
-      float* out = output + p * outPlane;
-      float* arg = indices + p * outPlane;
-      for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-        const int64_t startY = math::poolWindowStart(oy, s.dH, s.padH);
-        const int64_t y0 = math::poolClippedFirst(startY), y1 = math::poolClippedEnd(startY, s.kH, s.height);
-        for (int64_t ox = 0; ox < s.outWidth; ++ox) {
-          const int64_t startX = math::poolWindowStart(ox, s.dW, s.padW);
-          const int64_t x0 = math::poolClippedFirst(startX), x1 = math::poolClippedEnd(startX, s.kW, s.width);
-          // every window holds an input cell (math::poolOutputSize)
-          math::maxPoolWindow(in + y0 * s.width + x0, s.width, y1 - y0, x1 - x0,
-                              static_cast<int32_t>(y0 * s.width + x0), out[oy * s.outWidth + ox],
-                              arg[oy * s.outWidth + ox]);
-        }
-      }
-    }
+    forEachWindow(s, partRange(s.planes, parts, part), [&](int64_t p, int64_t o, const math::PoolWindow& w) {
+      // every window holds an input cell (math::poolOutputSize)
+      math::maxPoolWindow(input + p * inPlane + w.y0 * s.width + w.x0, s.width, w.y1 - w.y0, w.x1 - w.x0,
+                          static_cast<int32_t>(w.y0 * s.width + w.x0), output[p * outPlane + o],
+                          indices[p * outPlane + o]);
+    });
   });
 }
 
@@ -188,44 +185,22 @@ bool cpuMaxUpdateGradInput(const Device& device, const PoolingShape& s, const fl
 void cpuAverageUpdateOutput(const Device&, const PoolingShape& s, bool countIncludePad, const float* input,
                             float* output) {
   const int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
-  for (int64_t p = 0; p < s.planes; ++p) {
-    const float* in = input + p * inPlane;
-    float* out = output + p * outPlane;
-    for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-      const int64_t startY = math::poolWindowStart(oy, s.dH, s.padH);
-      const int64_t y0 = math::poolClippedFirst(startY), y1 = math::poolClippedEnd(startY, s.kH, s.height);
-      for (int64_t ox = 0; ox < s.outWidth; ++ox) {
-        const int64_t startX = math::poolWindowStart(ox, s.dW, s.padW);
-        const int64_t x0 = math::poolClippedFirst(startX), x1 = math::poolClippedEnd(startX, s.kW, s.width);
-        const int64_t divisor =
-            math::avgPoolDivisor(startY, startX, s.kH, s.kW, s.height, s.width, s.padH, s.padW, countIncludePad);
-        out[oy * s.outWidth + ox] = math::avgPoolWindow(in, s.width, y0, y1, x0, x1, divisor);
-      }
-    }
-  }
+  forEachWindow(s, Range{0, s.planes}, [&](int64_t p, int64_t o, const math::PoolWindow& w) {
+    output[p * outPlane + o] = math::avgPoolWindow(input + p * inPlane, s.width, w.y0, w.y1, w.x0, w.x1,
+                                                   avgPoolDivisorOf(s, w, countIncludePad));
+  });
 }
 
 void cpuAverageUpdateGradInput(const Device&, const PoolingShape& s, bool countIncludePad, const float* gradOutput,
                                float* gradInput) {
   const int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
   std::fill_n(gradInput, s.planes * inPlane, 0.f);
-  for (int64_t p = 0; p < s.planes; ++p) {
-    const float* go = gradOutput + p * outPlane;
+  forEachWindow(s, Range{0, s.planes}, [&](int64_t p, int64_t o, const math::PoolWindow& w) {
+    const float share = math::avgPoolMean(gradOutput[p * outPlane + o], avgPoolDivisorOf(s, w, countIncludePad));
     float* gi = gradInput + p * inPlane;
-    for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-      const int64_t startY = math::poolWindowStart(oy, s.dH, s.padH);
-      const int64_t y0 = math::poolClippedFirst(startY), y1 = math::poolClippedEnd(startY, s.kH, s.height);
-      for (int64_t ox = 0; ox < s.outWidth; ++ox) {
-        const int64_t startX = math::poolWindowStart(ox, s.dW, s.padW);
-        const int64_t x0 = math::poolClippedFirst(startX), x1 = math::poolClippedEnd(startX, s.kW, s.width);
-        const int64_t divisor =
-            math::avgPoolDivisor(startY, startX, s.kH, s.kW, s.height, s.width, s.padH, s.padW, countIncludePad);
-        const float share = math::avgPoolMean(go[oy * s.outWidth + ox], divisor);
-        for (int64_t y = y0; y < y1; ++y)
-          for (int64_t x = x0; x < x1; ++x) gi[y * s.width + x] += share;
-      }
-    }
-  }
+    for (int64_t y = w.y0; y < w.y1; ++y)
+      for (int64_t x = w.x0; x < w.x1; ++x) gi[y * s.width + x] += share;
+  });
 }
 
 constexpr PoolingKernels kCpuKernels{&cpuMaxUpdateOutput, &cpuMaxUpdateGradInput, &cpuAverageUpdateOutput,

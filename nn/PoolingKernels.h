@@ -18,6 +18,33 @@ struct PoolingShape {
   int64_t kH, kW, dH, dW, padH, padW;
 };
 
+/// The shape of `planes` planes of height x width cells under kH x kW windows moved by dH, dW over
+/// an input padded by padH, padW; output sizes by math::poolOutputSize.
+inline PoolingShape poolingShape(int64_t planes, int64_t height, int64_t width, int64_t kH, int64_t kW, int64_t dH,
+                                 int64_t dW, int64_t padH, int64_t padW, bool ceilMode) {
+  return PoolingShape{planes,
+                      height,
+                      width,
+                      math::poolOutputSize(height, kH, dH, padH, ceilMode),
+                      math::poolOutputSize(width, kW, dW, padW, ceilMode),
+                      kH,
+                      kW,
+                      dH,
+                      dW,
+                      padH,
+                      padW};
+}
+
+/// math::poolWindow of output cell (oy, ox) under this shape.
+inline NN_HD math::PoolWindow poolWindowOf(const PoolingShape& s, int64_t oy, int64_t ox) {
+  return math::poolWindow(oy, ox, s.kH, s.kW, s.dH, s.dW, s.padH, s.padW, s.height, s.width);
+}
+
+/// math::avgPoolDivisor of window `w` under this shape.
+inline NN_HD int64_t avgPoolDivisorOf(const PoolingShape& s, const math::PoolWindow& w, bool countIncludePad) {
+  return math::avgPoolDivisor(w.startY, w.startX, s.kH, s.kW, s.height, s.width, s.padH, s.padW, countIncludePad);
+}
+
 /// Windows that tile the input without overlap or padding, each window whole: every input cell
 /// lies in at most one window. Max pooling's CPU table takes faster paths there, and writes each
 /// gradInput cell once instead of adding to 0 (so a gradient of -0 stays -0); the CUDA table does

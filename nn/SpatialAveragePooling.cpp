@@ -75,17 +75,8 @@ PoolingShape SpatialAveragePooling::checkInput(const Tensor& input) const {
            toString() << ": expected input height at least " << std::max<int64_t>(kH_ - 2 * padH_, 1)
                       << " and width at least " << std::max<int64_t>(kW_ - 2 * padW_, 1)
                       << " (the kernel, less the padding), got " << input.shapeString());
-  return PoolingShape{d == 4 ? input.size(0) * input.size(1) : input.size(0),
-                      height,
-                      width,
-                      math::poolOutputSize(height, kH_, dH_, padH_, ceilMode_),
-                      math::poolOutputSize(width, kW_, dW_, padW_, ceilMode_),
-                      kH_,
-                      kW_,
-                      dH_,
-                      dW_,
-                      padH_,
-                      padW_};
+  return poolingShape(d == 4 ? input.size(0) * input.size(1) : input.size(0), height, width, kH_, kW_, dH_, dW_, padH_,
+                      padW_, ceilMode_);
 }
 
 const Tensor& SpatialAveragePooling::updateOutput(const Tensor& input) {

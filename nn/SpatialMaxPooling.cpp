@@ -67,17 +67,8 @@ PoolingShape SpatialMaxPooling::checkInput(const Tensor& input) const {
                       << " (the kernel, less the padding), got " << input.shapeString());
   NN_CHECK(height * width <= kMaxPlaneSize, toString() << ": expected input planes of at most " << kMaxPlaneSize
                                                        << " cells, got " << input.shapeString());
-  return PoolingShape{d == 4 ? input.size(0) * input.size(1) : input.size(0),
-                      height,
-                      width,
-                      math::poolOutputSize(height, kH_, dH_, padH_, ceilMode_),
-                      math::poolOutputSize(width, kW_, dW_, padW_, ceilMode_),
-                      kH_,
-                      kW_,
-                      dH_,
-                      dW_,
-                      padH_,
-                      padW_};
+  return poolingShape(d == 4 ? input.size(0) * input.size(1) : input.size(0), height, width, kH_, kW_, dH_, dW_, padH_,
+                      padW_, ceilMode_);
 }
 
 void SpatialMaxPooling::resizeLikeOutput(Tensor& t, const Tensor& input, const PoolingShape& s) const {

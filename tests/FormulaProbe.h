@@ -27,7 +27,7 @@ namespace nn::test {
 /// Inputs of one sample, (a, b, c, d): a and b anywhere, c in [0, 1), d in [-1, 1).
 constexpr int kProbeInputs = 4;
 /// Values probeSample writes per sample.
-constexpr int kProbeOutputs = 36;
+constexpr int kProbeOutputs = 38;
 /// True for the outputs that go through exp, log or tanh (marked so in probeSample).
 constexpr bool probeIsTranscendental(int output) {
   return output == 2 || output == 4 || output == 14 || output == 16 || output == 18 || output == 22;
@@ -78,8 +78,10 @@ static NN_HD void probeSample(const float* in, float* out) {
   const int64_t input = kernel + static_cast<int64_t>(c * 29.f);
   const int64_t at = static_cast<int64_t>(c * static_cast<float>(input));
   const int64_t outputs = math::poolOutputSize(input, kernel, stride, pad, d > 0.f);
-  const int64_t lastStart = math::poolWindowStart(outputs - 1, stride, pad);
-  const int64_t divisor = math::avgPoolDivisor(lastStart, lastStart, kernel, kernel, input, input, pad, pad, d > 0.5f);
+  const math::PoolWindow last =
+      math::poolWindow(outputs - 1, 0, kernel, kernel, stride, stride, pad, pad, input, input);
+  const int64_t divisor =
+      math::avgPoolDivisor(last.startY, last.startY, kernel, kernel, input, input, pad, pad, d > 0.5f);
   out[25] = static_cast<float>(outputs);
   out[26] = static_cast<float>(math::poolFirstWindowOver(at, kernel, stride, pad));
   out[27] = static_cast<float>(math::poolEndWindowOver(at, stride, pad, outputs));
@@ -92,6 +94,8 @@ static NN_HD void probeSample(const float* in, float* out) {
   math::maxPoolWindow(in, 2, 2, 2, 7, out[32], out[33]);
   out[34] = math::avgPoolWindow(in, 2, 0, 1, 0, 2, 2);
   out[35] = math::avgPoolMean(a + b + c + d, divisor);
+  out[36] = static_cast<float>(last.y0);  // the last window clipped to the input
+  out[37] = static_cast<float>(last.y1);
 }
 
 /// Samples for probeSample: a few edge cases (zeros, signed zeros, subnormals, values that

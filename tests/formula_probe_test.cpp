@@ -75,5 +75,7 @@ TEST_CASE("the formula probe sees what each formula computes", "[FormulaProbe]")
   CHECK(out[33] == 7.f);
   CHECK(out[34] == 0.5f);  // (2 + -1) / 2
   CHECK(out[35] == 1.75f / 16.f);
+  CHECK(out[36] == 7.f);
+  CHECK(out[37] == 11.f);
   REQUIRE(out[8] == Approx(1.0 / std::sqrt(0.25 + 1e-5)));
 }

@@ -18,30 +18,24 @@ namespace {
 using cuda::blocksFor;
 using cuda::kThreads;
 
-// Output cell e of plane p at (oy, ox): its window, clipped to the input, [y0, y1) x [x0, x1).
-struct Window {
-  int64_t plane, startY, startX, y0, y1, x0, x1;
+// Output cell e: its plane and its window.
+struct OutputCell {
+  int64_t plane;
+  math::PoolWindow window;
 };
 
-__device__ Window windowOf(const PoolingShape& s, int64_t e) {
-  const int64_t outPlane = s.outHeight * s.outWidth;
-  const int64_t oy = e % outPlane / s.outWidth, ox = e % s.outWidth;
-  const int64_t startY = math::poolWindowStart(oy, s.dH, s.padH), startX = math::poolWindowStart(ox, s.dW, s.padW);
-  return Window{e / outPlane,
-                startY,
-                startX,
-                math::poolClippedFirst(startY),
-                math::poolClippedEnd(startY, s.kH, s.height),
-                math::poolClippedFirst(startX),
-                math::poolClippedEnd(startX, s.kW, s.width)};
+__device__ OutputCell outputCell(const PoolingShape& s, int64_t e) {
+  const int64_t outPlane = s.outHeight * s.outWidth, o = e % outPlane;
+  return OutputCell{e / outPlane, poolWindowOf(s, o / s.outWidth, o % s.outWidth)};
 }
 
 __global__ void maxOutputKernel(PoolingShape s, const float* input, float* output, float* indices) {
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < s.planes * s.outHeight * s.outWidth;
        e += int64_t{gridDim.x} * blockDim.x) {
-    const Window w = windowOf(s, e);
+    const OutputCell c = outputCell(s, e);
+    const math::PoolWindow& w = c.window;
     // every window holds an input cell (math::poolOutputSize)
-    math::maxPoolWindow(input + w.plane * s.height * s.width + w.y0 * s.width + w.x0, s.width, w.y1 - w.y0, w.x1 - w.x0,
+    math::maxPoolWindow(input + c.plane * s.height * s.width + w.y0 * s.width + w.x0, s.width, w.y1 - w.y0, w.x1 - w.x0,
                         static_cast<int32_t>(w.y0 * s.width + w.x0), output[e], indices[e]);
   }
 }
@@ -49,10 +43,10 @@ __global__ void maxOutputKernel(PoolingShape s, const float* input, float* outpu
 __global__ void averageOutputKernel(PoolingShape s, bool countIncludePad, const float* input, float* output) {
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < s.planes * s.outHeight * s.outWidth;
        e += int64_t{gridDim.x} * blockDim.x) {
-    const Window w = windowOf(s, e);
-    const int64_t divisor =
-        math::avgPoolDivisor(w.startY, w.startX, s.kH, s.kW, s.height, s.width, s.padH, s.padW, countIncludePad);
-    output[e] = math::avgPoolWindow(input + w.plane * s.height * s.width, s.width, w.y0, w.y1, w.x0, w.x1, divisor);
+    const OutputCell c = outputCell(s, e);
+    const math::PoolWindow& w = c.window;
+    output[e] = math::avgPoolWindow(input + c.plane * s.height * s.width, s.width, w.y0, w.y1, w.x0, w.x1,
+                                    avgPoolDivisorOf(s, w, countIncludePad));
   }
 }
 
@@ -92,10 +86,7 @@ __global__ void averageGradInputKernel(PoolingShape s, bool countIncludePad, con
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < s.planes * s.height * s.width;
        e += int64_t{gridDim.x} * blockDim.x) {
     gatherGradient(s, e, gradInput, [&](float sum, int64_t oy, int64_t ox, int64_t o) {
-      const int64_t divisor =
-          math::avgPoolDivisor(math::poolWindowStart(oy, s.dH, s.padH), math::poolWindowStart(ox, s.dW, s.padW), s.kH,
-                               s.kW, s.height, s.width, s.padH, s.padW, countIncludePad);
-      return sum + math::avgPoolMean(gradOutput[o], divisor);
+      return sum + math::avgPoolMean(gradOutput[o], avgPoolDivisorOf(s, poolWindowOf(s, oy, ox), countIncludePad));
     });
   }
 }

@@ -31,6 +31,22 @@ NN_HD inline int64_t poolClippedEnd(int64_t start, int64_t kernel, int64_t input
   return start + kernel < input ? start + kernel : input;
 }
 
+/// Window (oy, ox) of a height x width plane: where it starts (negative in the padding), and its
+/// cells clipped to the input, [y0, y1) x [x0, x1).
+struct PoolWindow {
+  int64_t startY, startX, y0, y1, x0, x1;
+};
+NN_HD inline PoolWindow poolWindow(int64_t oy, int64_t ox, int64_t kH, int64_t kW, int64_t dH, int64_t dW, int64_t padH,
+                                   int64_t padW, int64_t height, int64_t width) {
+  const int64_t startY = poolWindowStart(oy, dH, padH), startX = poolWindowStart(ox, dW, padW);
+  return PoolWindow{startY,
+                    startX,
+                    poolClippedFirst(startY),
+                    poolClippedEnd(startY, kH, height),
+                    poolClippedFirst(startX),
+                    poolClippedEnd(startX, kW, width)};
+}
+
 /// Windows that tile the input along one axis without overlap or padding (kernel == stride,
 /// each window whole): every input coordinate lies in at most one window.
 NN_HD inline bool poolWindowsDisjoint(int64_t input, int64_t kernel, int64_t stride, int64_t pad, int64_t outputSize) {
