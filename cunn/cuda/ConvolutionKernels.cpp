@@ -58,7 +58,8 @@ int toInt(int64_t value, const ConvolutionShape& s) {
 
 // One shape's descriptors and algorithms on one device. Plans live as long as the process (the
 // cache below is never destroyed, as CudaBackend is not); the destructor only releases what a
-// plan that failed half-way had made.
+// plan that failed half-way had made. Its calls go unchecked: it runs while that failure's
+// nn::Error is on its way, and a destructor must not throw.
 struct Plan {
   Plan() = default;
   Plan(const Plan&) = delete;
