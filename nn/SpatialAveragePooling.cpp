@@ -1,4 +1,5 @@
-// nn::SpatialAveragePooling on the CPU: window sums, and their gradient spread back evenly.
+// nn::SpatialAveragePooling: shapes and buffers here, the work in PoolingKernels
+// (nn/PoolingKernels.h): window means, and their gradient spread back evenly.
 #include "nn/SpatialAveragePooling.h"
 
 #include <algorithm>
@@ -65,7 +66,7 @@ std::string SpatialAveragePooling::toString() const {
   return s + ")";
 }
 
-SpatialAveragePooling::Shape SpatialAveragePooling::checkInput(const Tensor& input) const {
+PoolingShape SpatialAveragePooling::checkInput(const Tensor& input) const {
   const int d = input.dim();
   NN_CHECK(d == 3 || d == 4, toString() << ": expected input of size [batch, planes, height, width] or [planes, "
                                         << "height, width], got " << input.shapeString());
@@ -74,42 +75,24 @@ SpatialAveragePooling::Shape SpatialAveragePooling::checkInput(const Tensor& inp
            toString() << ": expected input height at least " << std::max<int64_t>(kH_ - 2 * padH_, 1)
                       << " and width at least " << std::max<int64_t>(kW_ - 2 * padW_, 1)
                       << " (the kernel, less the padding), got " << input.shapeString());
-  return Shape{d == 4 ? input.size(0) * input.size(1) : input.size(0), height, width,
-               math::poolOutputSize(height, kH_, dH_, padH_, ceilMode_),
-               math::poolOutputSize(width, kW_, dW_, padW_, ceilMode_)};
+  return poolingShape(d == 4 ? input.size(0) * input.size(1) : input.size(0), height, width, kH_, kW_, dH_, dW_, padH_,
+                      padW_, ceilMode_);
 }
 
 const Tensor& SpatialAveragePooling::updateOutput(const Tensor& input) {
-  const Shape s = checkInput(input);
+  const PoolingShape s = checkInput(input);
   const Tensor x = input.contiguous();
   if (input.dim() == 4)
     output.resize_({input.size(0), input.size(1), s.outHeight, s.outWidth}, input.device());
   else
     output.resize_({input.size(0), s.outHeight, s.outWidth}, input.device());
-  const int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
-  for (int64_t p = 0; p < s.planes; ++p) {
-    const float* in = x.data() + p * inPlane;
-    float* out = output.data() + p * outPlane;
-    for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-      const int64_t startY = math::poolWindowStart(oy, dH_, padH_);
-      const int64_t y0 = math::poolClippedFirst(startY), y1 = math::poolClippedEnd(startY, kH_, s.height);
-      for (int64_t ox = 0; ox < s.outWidth; ++ox) {
-        const int64_t startX = math::poolWindowStart(ox, dW_, padW_);
-        const int64_t x0 = math::poolClippedFirst(startX), x1 = math::poolClippedEnd(startX, kW_, s.width);
-        float sum = 0.f;
-        for (int64_t y = y0; y < y1; ++y)
-          for (int64_t xx = x0; xx < x1; ++xx) sum += in[y * s.width + xx];
-        const int64_t divisor =
-            math::avgPoolDivisor(startY, startX, kH_, kW_, s.height, s.width, padH_, padW_, countIncludePad_);
-        out[oy * s.outWidth + ox] = sum / static_cast<float>(divisor);
-      }
-    }
-  }
+  poolingKernels(input.device())
+      .averageUpdateOutput(input.device(), s, countIncludePad_, x.rawData(), output.rawData());
   return output;
 }
 
 const Tensor& SpatialAveragePooling::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  const Shape s = checkInput(input);
+  const PoolingShape s = checkInput(input);
   const bool ok = input.dim() == 4 ? gradOutput.hasSizes({input.size(0), input.size(1), s.outHeight, s.outWidth})
                                    : gradOutput.hasSizes({input.size(0), s.outHeight, s.outWidth});
   NN_CHECK(ok, toString() << ": expected gradOutput of size ["
@@ -120,25 +103,8 @@ const Tensor& SpatialAveragePooling::updateGradInput(const Tensor& input, const 
            toString() << ": expected gradOutput on " << input.device().str() << ", got " << gradOutput.device().str());
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  gradInput.zero_();
-  const int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
-  for (int64_t p = 0; p < s.planes; ++p) {
-    const float* go = g.data() + p * outPlane;
-    float* gi = gradInput.data() + p * inPlane;
-    for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-      const int64_t startY = math::poolWindowStart(oy, dH_, padH_);
-      const int64_t y0 = math::poolClippedFirst(startY), y1 = math::poolClippedEnd(startY, kH_, s.height);
-      for (int64_t ox = 0; ox < s.outWidth; ++ox) {
-        const int64_t startX = math::poolWindowStart(ox, dW_, padW_);
-        const int64_t x0 = math::poolClippedFirst(startX), x1 = math::poolClippedEnd(startX, kW_, s.width);
-        const int64_t divisor =
-            math::avgPoolDivisor(startY, startX, kH_, kW_, s.height, s.width, padH_, padW_, countIncludePad_);
-        const float share = go[oy * s.outWidth + ox] / static_cast<float>(divisor);
-        for (int64_t y = y0; y < y1; ++y)
-          for (int64_t xx = x0; xx < x1; ++xx) gi[y * s.width + xx] += share;
-      }
-    }
-  }
+  poolingKernels(input.device())
+      .averageUpdateGradInput(input.device(), s, countIncludePad_, g.rawData(), gradInput.rawData());
   return gradInput;
 }
 

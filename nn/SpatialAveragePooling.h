@@ -3,6 +3,7 @@
 #pragma once
 
 #include "nn/Module.h"
+#include "nn/PoolingKernels.h"
 
 namespace nn {
 
@@ -35,11 +36,7 @@ class SpatialAveragePooling : public Module {
   Config config() const override;
 
  private:
-  // Sizes of one call, derived from the input.
-  struct Shape {
-    int64_t planes, height, width, outHeight, outWidth;
-  };
-  Shape checkInput(const Tensor& input) const;
+  PoolingShape checkInput(const Tensor& input) const;
 
   int64_t kW_, kH_, dW_, dH_, padW_, padH_;
   bool ceilMode_ = false;

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "nn/Module.h"
-#include "nn/Parallel.h"
+#include "nn/PoolingKernels.h"
 
 namespace nn {
 
@@ -38,21 +38,9 @@ class SpatialMaxPooling : public Module {
   Tensor indices;
 
  private:
-  // Sizes of one call, derived from the input.
-  struct Shape {
-    int64_t planes, height, width, outHeight, outWidth;
-  };
-  Shape checkInput(const Tensor& input) const;
+  PoolingShape checkInput(const Tensor& input) const;
   // Resizes `t` to the output sizes for this input.
-  void resizeLikeOutput(Tensor& t, const Tensor& input, const Shape& s) const;
-  // Windows that tile the input without overlap or padding (kernel == stride, each window
-  // whole): every input cell lies in at most one window, the case the faster paths handle.
-  bool disjointWindows(const Shape& s) const;
-  // The faster paths, over a range of planes (one part of the compute threads' work):
-  // contiguous input and gradOutput, output, indices and gradInput already sized. The
-  // backward returns false if some window's index names none of its cells.
-  void updateOutputDisjoint(const Shape& s, const float* input, Range planes);
-  bool updateGradInputDisjoint(const Shape& s, const float* gradOutput, Range planes);
+  void resizeLikeOutput(Tensor& t, const Tensor& input, const PoolingShape& s) const;
 
   int64_t kW_, kH_, dW_, dH_, padW_, padH_;
   bool ceilMode_ = false;

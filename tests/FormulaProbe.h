@@ -18,6 +18,7 @@
 #include "nn/math/Dropout.h"
 #include "nn/math/Linear.h"
 #include "nn/math/Mse.h"
+#include "nn/math/Pooling.h"
 #include "nn/math/Sgd.h"
 #include "nn/math/SoftMax.h"
 
@@ -26,7 +27,7 @@ namespace nn::test {
 /// Inputs of one sample, (a, b, c, d): a and b anywhere, c in [0, 1), d in [-1, 1).
 constexpr int kProbeInputs = 4;
 /// Values probeSample writes per sample.
-constexpr int kProbeOutputs = 25;
+constexpr int kProbeOutputs = 38;
 /// True for the outputs that go through exp, log or tanh (marked so in probeSample).
 constexpr bool probeIsTranscendental(int output) {
   return output == 2 || output == 4 || output == 14 || output == 16 || output == 18 || output == 22;
@@ -68,6 +69,33 @@ static NN_HD void probeSample(const float* in, float* out) {
   out[22] = lse.logSum;  // exp, log
   out[23] = lse.max;
   out[24] = math::biasGradientStep(a, d, b);
+  // Pooling along one axis, with sizes made from c and d: kernel 1..4, stride 1..3, padding up
+  // to half the kernel, input at least the kernel, ceil mode where d > 0; `at` is a coordinate
+  // of the input. Integers this small are exact as floats.
+  const int64_t kernel = 1 + static_cast<int64_t>((d + 1.f) * 2.f);
+  const int64_t stride = 1 + static_cast<int64_t>(c * 3.f);
+  const int64_t pad = static_cast<int64_t>(c * static_cast<float>(kernel / 2 + 1));
+  const int64_t input = kernel + static_cast<int64_t>(c * 29.f);
+  const int64_t at = static_cast<int64_t>(c * static_cast<float>(input));
+  const int64_t outputs = math::poolOutputSize(input, kernel, stride, pad, d > 0.f);
+  const math::PoolWindow last =
+      math::poolWindow(outputs - 1, 0, kernel, kernel, stride, stride, pad, pad, input, input);
+  const int64_t divisor =
+      math::avgPoolDivisor(last.startY, last.startY, kernel, kernel, input, input, pad, pad, d > 0.5f);
+  out[25] = static_cast<float>(outputs);
+  out[26] = static_cast<float>(math::poolFirstWindowOver(at, kernel, stride, pad));
+  out[27] = static_cast<float>(math::poolEndWindowOver(at, stride, pad, outputs));
+  out[28] = static_cast<float>(divisor);
+  out[29] = math::poolWindowsDisjoint(input, kernel, stride, pad, outputs) ? 1.f : 0.f;
+  out[30] = math::maxPoolTakes(a, b) ? 1.f : 0.f;
+  out[31] = math::maxPoolCellGradient(c, d, b);
+  // The four inputs as a 2 x 2 plane: its max-pooling window, the mean of its first row, the
+  // average of all four over the last window's divisor.
+  math::maxPoolWindow(in, 2, 2, 2, 7, out[32], out[33]);
+  out[34] = math::avgPoolWindow(in, 2, 0, 1, 0, 2, 2);
+  out[35] = math::avgPoolMean(a + b + c + d, divisor);
+  out[36] = static_cast<float>(last.y0);  // the last window clipped to the input
+  out[37] = static_cast<float>(last.y1);
 }
 
 /// Samples for probeSample: a few edge cases (zeros, signed zeros, subnormals, values that

@@ -62,5 +62,20 @@ TEST_CASE("the formula probe sees what each formula computes", "[FormulaProbe]")
   CHECK(out[7] == 2.f * (1.f / 7.f) * 3.f);  // 2 norm (a - b)
   CHECK(out[17] == 1.f / (1.f - 0.3f));      // u = 0.25 < 1 - p keeps the element, scaled
   CHECK(out[23] == 2.f);                     // max of (2, -1, 0.25, 0.5)
+  // Pooling: kernel 1 + int(1.5 * 2) = 4, stride 1 + int(0.75) = 1, padding int(0.25 * 3) = 0,
+  // input 4 + int(7.25) = 11 and at = int(0.25 * 11) = 2, ceil mode (d > 0).
+  CHECK(out[25] == 8.f);  // (11 - 4) / 1 + 1 windows
+  CHECK(out[26] == 0.f);  // windows [0, 4), [1, 5) and [2, 6) hold cell 2
+  CHECK(out[27] == 3.f);
+  CHECK(out[28] == 16.f);  // the last window, [7, 11) on both axes, lies inside the input
+  CHECK(out[29] == 0.f);   // kernel 4, stride 1: the windows overlap
+  CHECK(out[30] == 1.f);   // 2 > -1
+  CHECK(out[31] == 0.f);   // cell 0.25 did not win (the winner is 0.5)
+  CHECK(out[32] == 2.f);   // the maximum of {2, -1, 0.25, 0.5}, the plane's cell 0, at index 7 + 0
+  CHECK(out[33] == 7.f);
+  CHECK(out[34] == 0.5f);  // (2 + -1) / 2
+  CHECK(out[35] == 1.75f / 16.f);
+  CHECK(out[36] == 7.f);
+  CHECK(out[37] == 11.f);
   REQUIRE(out[8] == Approx(1.0 / std::sqrt(0.25 + 1e-5)));
 }

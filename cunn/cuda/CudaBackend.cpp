@@ -1,4 +1,5 @@
-// CudaBackend: device count, memory, copies and fill for cuda:N devices.
+// CudaBackend: device count, memory, copies and fill for cuda:N devices, and the stream and
+// library handles of each.
 #include "cunn/cuda/CudaBackend.h"
 
 #include <algorithm>
@@ -97,6 +98,17 @@ cublasHandle_t CudaBackend::blas(int device) {
     CUBLAS_CHECK(cublasSetMathMode(d.blas, CUBLAS_PEDANTIC_MATH));
   });
   return d.blas;
+}
+
+cudnnHandle_t CudaBackend::cudnn(int device) {
+  PerDevice& d = perDevice(device);
+  cudaStream_t s = stream(device);
+  std::call_once(d.cudnnOnce, [&] {
+    DeviceGuard guard(device);
+    CUDNN_CHECK(cudnnCreate(&d.cudnn));
+    CUDNN_CHECK(cudnnSetStream(d.cudnn, s));
+  });
+  return d.cudnn;
 }
 
 void CudaBackend::synchronize(int device) {

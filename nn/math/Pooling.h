@@ -31,9 +31,66 @@ NN_HD inline int64_t poolClippedEnd(int64_t start, int64_t kernel, int64_t input
   return start + kernel < input ? start + kernel : input;
 }
 
+/// Window (oy, ox) of a height x width plane: where it starts (negative in the padding), and its
+/// cells clipped to the input, [y0, y1) x [x0, x1).
+struct PoolWindow {
+  int64_t startY, startX, y0, y1, x0, x1;
+};
+NN_HD inline PoolWindow poolWindow(int64_t oy, int64_t ox, int64_t kH, int64_t kW, int64_t dH, int64_t dW, int64_t padH,
+                                   int64_t padW, int64_t height, int64_t width) {
+  const int64_t startY = poolWindowStart(oy, dH, padH), startX = poolWindowStart(ox, dW, padW);
+  return PoolWindow{startY,
+                    startX,
+                    poolClippedFirst(startY),
+                    poolClippedEnd(startY, kH, height),
+                    poolClippedFirst(startX),
+                    poolClippedEnd(startX, kW, width)};
+}
+
+/// Windows that tile the input along one axis without overlap or padding (kernel == stride,
+/// each window whole): every input coordinate lies in at most one window.
+NN_HD inline bool poolWindowsDisjoint(int64_t input, int64_t kernel, int64_t stride, int64_t pad, int64_t outputSize) {
+  return kernel == stride && pad == 0 && outputSize * kernel <= input;
+}
+
+/// The windows along one axis that hold input coordinate `in` (0 <= in < input): the output
+/// positions [first, end), empty where no window reaches `in`. Window o holds `in` where
+/// o * stride - pad <= in < o * stride - pad + kernel.
+NN_HD inline int64_t poolFirstWindowOver(int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
+  const int64_t last = in + pad - kernel;  // windows starting here or before end before `in`
+  return last < 0 ? 0 : last / stride + 1;
+}
+NN_HD inline int64_t poolEndWindowOver(int64_t in, int64_t stride, int64_t pad, int64_t outputSize) {
+  const int64_t end = (in + pad) / stride + 1;
+  return end < outputSize ? end : outputSize;
+}
+
 /// Max pooling's running choice: a strictly greater value replaces the best so far, so the
 /// first of equal maxima wins; NaN replaces anything, so that it propagates (Torch7, PyTorch).
 NN_HD inline bool maxPoolTakes(float value, float best) { return value > best || value != value; }
+
+/// One cell of a window's scan in row-major order: the cell, at plane index `at`, replaces the
+/// best so far where maxPoolTakes says so, without a branch. Plane indices are int32_t (a plane
+/// holds at most 2^24 cells, exact as floats) so that on the CPU the selects vectorise alongside
+/// the floats.
+NN_HD inline void maxPoolScan(float value, int32_t at, float& best, int32_t& bestAt) {
+  const bool take = maxPoolTakes(value, best);
+  best = take ? value : best;
+  bestAt = take ? at : bestAt;
+}
+
+/// Winner of the kH x kW window of a plane `width` cells wide whose top-left cell is `cell`, at
+/// plane index `at`: its value, and its plane index as a float (the module's `indices`).
+NN_HD inline void maxPoolWindow(const float* cell, int64_t width, int64_t kH, int64_t kW, int32_t at, float& value,
+                                float& index) {
+  float best = cell[0];
+  int32_t bestAt = at;
+  for (int64_t ky = 0; ky < kH; ++ky)
+    for (int64_t kx = 0; kx < kW; ++kx)
+      maxPoolScan(cell[ky * width + kx], at + static_cast<int32_t>(ky * width + kx), best, bestAt);
+  value = best;
+  index = static_cast<float>(bestAt);
+}
 
 /// Gradient that a max-pooling window passes to its cell `cell`: the window's gradOutput if
 /// that cell won the window, else nothing. Indices are plane offsets stored as floats, exact up
@@ -54,6 +111,20 @@ NN_HD inline int64_t avgPoolDivisor(int64_t startY, int64_t startX, int64_t kH, 
   }
   return (poolClippedEnd(startY, kH, inputH) - poolClippedFirst(startY)) *
          (poolClippedEnd(startX, kW, inputW) - poolClippedFirst(startX));
+}
+
+/// Average pooling's share of a window: its sum (forward) or its gradient (backward) over its
+/// divisor.
+NN_HD inline float avgPoolMean(float value, int64_t divisor) { return value / static_cast<float>(divisor); }
+
+/// Average pooling's window: the cells [y0, y1) x [x0, x1) of a plane `width` cells wide summed
+/// row by row, over `divisor`.
+NN_HD inline float avgPoolWindow(const float* plane, int64_t width, int64_t y0, int64_t y1, int64_t x0, int64_t x1,
+                                 int64_t divisor) {
+  float sum = 0.f;
+  for (int64_t y = y0; y < y1; ++y)
+    for (int64_t x = x0; x < x1; ++x) sum += plane[y * width + x];
+  return avgPoolMean(sum, divisor);
 }
 
 }  // namespace nn::math
