@@ -20,13 +20,14 @@
 #include "nn/math/Mse.h"
 #include "nn/math/Sgd.h"
 #include "nn/math/SoftMax.h"
+#include "nn/math/TensorOps.h"
 
 namespace nn::test {
 
 /// Inputs of one sample, (a, b, c, d): a and b anywhere, c in [0, 1), d in [-1, 1).
 constexpr int kProbeInputs = 4;
 /// Values probeSample writes per sample.
-constexpr int kProbeOutputs = 25;
+constexpr int kProbeOutputs = 27;
 /// True for the outputs that go through exp, log or tanh (marked so in probeSample).
 constexpr bool probeIsTranscendental(int output) {
   return output == 2 || output == 4 || output == 14 || output == 16 || output == 18 || output == 22;
@@ -68,6 +69,8 @@ static NN_HD void probeSample(const float* in, float* out) {
   out[22] = lse.logSum;  // exp, log
   out[23] = lse.max;
   out[24] = math::biasGradientStep(a, d, b);
+  out[25] = math::addScaled(a, d, b);
+  out[26] = math::multiply(a, b);
 }
 
 /// Samples for probeSample: a few edge cases (zeros, signed zeros, subnormals, values that
