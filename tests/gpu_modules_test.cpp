@@ -5,7 +5,8 @@
 // Where a kernel computes each element with the CPU's nn/math formula from the same inputs,
 // the results are compared bit for bit. Where a sum is taken in another order, or through
 // CUDA's expf and logf (within 2 ulp of the correctly rounded value, CUDA C Programming Guide,
-// "Mathematical functions"), the tolerance is derived next to the comparison.
+// "Mathematical functions"), or through cuDNN, the tolerance is derived next to the
+// comparison, in units of kEps = 2^-24 (half the spacing of floats in [1, 2)).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -21,15 +22,33 @@ using nn::Tensor;
 
 namespace {
 
+constexpr double kEps = 1.0 / (1 << 24);
+
 Device gpu() { return Device::cuda(0); }
 
-// `host`'s values on the GPU in a non-contiguous tensor: stored with its first and last
-// dimensions swapped, and seen through a transpose.
+// `host`'s values on the GPU in a non-contiguous tensor: every other float of a tensor with
+// one more dimension, of size 2.
 Tensor stridedOnGpu(const Tensor& host) {
-  const int last = host.dim() - 1;
-  const Tensor t = host.transpose(0, last).contiguous().to(gpu()).transpose(0, last);
+  std::vector<int64_t> sizes = host.sizes();
+  sizes.push_back(2);
+  Tensor wide = Tensor::zeros(sizes);
+  wide.select(host.dim(), 0).copy_(host);
+  const Tensor t = wide.to(gpu()).select(host.dim(), 0);
   REQUIRE(!t.isContiguous());
   return t;
+}
+
+double maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(double(a[i]) - b[i]));
+  return worst;
+}
+
+double maxAbs(const std::vector<float>& a) {
+  double worst = 0;
+  for (float x : a) worst = std::max(worst, std::fabs(double(x)));
+  return worst;
 }
 
 }  // namespace
@@ -38,8 +57,9 @@ TEST_CASE("strided copies, add_, mul_ and cmul_ on CUDA tensors give the CPU's f
   const Tensor host = nn::test::randomTensor({5, 7, 3}, 61);
   const Tensor other = nn::test::randomTensor({5, 7, 3}, 62);
 
-  // Strided to contiguous, contiguous to strided, strided to strided, within the device.
-  const Tensor strided = stridedOnGpu(host);
+  // Strided to contiguous, contiguous to strided, strided to strided, within the device; a
+  // transpose, whose strides do not decrease.
+  const Tensor strided = host.transpose(0, 2).contiguous().to(gpu()).transpose(0, 2);
   REQUIRE(strided.toVector() == host.toVector());
   REQUIRE(strided.contiguous().toVector() == host.toVector());
   Tensor target = Tensor::empty({3, 7, 5}, gpu()).transpose(0, 2);
@@ -67,4 +87,49 @@ TEST_CASE("strided copies, add_, mul_ and cmul_ on CUDA tensors give the CPU's f
   aGpu.cmul_(o);
   REQUIRE(aGpu.toVector() == a.toVector());
   REQUIRE_THROWS_WITH(aGpu.add_(strided), Contains("nn.Tensor.add_: needs contiguous tensors"));
+}
+
+TEST_CASE("SoftMax and LogSoftMax on CUDA (cuDNN) agree with the CPU modules", "[gpu]") {
+  // Every rank, the class dimension odd and, from 3-D on, inner positions; inputs and
+  // gradOutputs non-contiguous on the GPU.
+  const std::vector<std::vector<int64_t>> shapes{{13}, {7, 13}, {5, 7, 3}, {3, 5, 4, 3}};
+  for (const std::vector<int64_t>& sizes : shapes) {
+    CAPTURE(sizes);
+    const double classes = static_cast<double>(sizes.size() <= 2 ? sizes.back() : sizes[sizes.size() - 3]);
+    const Tensor x = nn::test::randomTensor(sizes, 71, -4, 4);
+    const Tensor g = nn::test::randomTensor(sizes, 72);
+    for (bool log : {false, true}) {
+      CAPTURE(log);
+      std::shared_ptr<nn::Module> onCpu, onGpu;
+      if (log) {
+        onCpu = std::make_shared<nn::LogSoftMax>();
+        onGpu = std::make_shared<nn::LogSoftMax>();
+      } else {
+        onCpu = std::make_shared<nn::SoftMax>();
+        onGpu = std::make_shared<nn::SoftMax>();
+      }
+      const std::vector<float> y = onCpu->forward(x).toVector();
+      const Tensor& yGpu = onGpu->forward(stridedOnGpu(x));
+      REQUIRE(yGpu.device() == gpu());
+      const std::vector<float> gi = onCpu->backward(x, g).toVector();
+      const std::vector<float> giGpu = onGpu->backward(stridedOnGpu(x), stridedOnGpu(g)).toVector();
+      // The exps: the CPU's expf is within 1 ulp; cuDNN's may be the fast one, within
+      // 2 + 1.17 |x - max| <= 12 ulp for |x| <= 4: 16 ulp = 32 kEps relative, taken for both.
+      // Each side sums C terms in its own order, (C - 1) kEps relative each.
+      //   softmax y = e / sum, y <= 1:   2 * 32 + 2 C + 2 divisions  -> (2C + 70) kEps
+      //   log-softmax (x - max) - log(sum): log sum off by (32 + C) kEps, plus the roundings
+      //   of log and of the subtraction, a few kEps of |y|          -> (C + 40) + 4 |y| kEps
+      // Backward, with g in [-1, 1) and the forward's differences carried in:
+      //   softmax y (g - sum g y): sum g y off by the forward's difference plus C kEps, and
+      //   y (<= 1) times it; 3 x the forward's tolerance + (C + 4) kEps
+      //   log-softmax g - exp(y) sum g: exp(y) off by the forward's tolerance plus 32 kEps,
+      //   times |sum g| <= C; sum g off by C^2 kEps; the subtraction 2 (C + 1) kEps.
+      const double forward = log ? (classes + 40 + 4 * maxAbs(y)) * kEps : (2 * classes + 70) * kEps;
+      const double backward =
+          log ? (forward + 32 * kEps) * classes + (classes * classes + 2 * (classes + 1)) * kEps
+              : 3 * forward + (classes + 4) * kEps;
+      REQUIRE(maxAbsDiff(yGpu.toVector(), y) <= forward);
+      REQUIRE(maxAbsDiff(giGpu, gi) <= backward);
+    }
+  }
 }

@@ -99,6 +99,17 @@ cublasHandle_t CudaBackend::blas(int device) {
   return d.blas;
 }
 
+cudnnHandle_t CudaBackend::cudnn(int device) {
+  PerDevice& d = perDevice(device);
+  cudaStream_t s = stream(device);
+  std::call_once(d.cudnnOnce, [&] {
+    DeviceGuard guard(device);
+    CUDNN_CHECK(cudnnCreate(&d.cudnn));
+    CUDNN_CHECK(cudnnSetStream(d.cudnn, s));
+  });
+  return d.cudnn;
+}
+
 void CudaBackend::synchronize(int device) {
   cudaStream_t s = stream(device);
   DeviceGuard guard(device);

@@ -14,6 +14,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <cudnn.h>
 
 #include <map>
 #include <memory>
@@ -57,6 +58,9 @@ class CudaBackend : public DeviceBackend {
   /// in full float32 (no TF32 or other reduced-precision paths). Used by that device's
   /// thread only: cuBLAS handles are not for two threads at once.
   cublasHandle_t blas(int device);
+  /// The cuDNN handle of cuda:`device` (created on first use), queuing on stream(device).
+  /// Used by that device's thread only, as blas().
+  cudnnHandle_t cudnn(int device);
   /// Waits until the work queued on cuda:`device`'s stream has finished.
   void synchronize(int device);
   /// The caching allocator of cuda:`device`.
@@ -77,6 +81,8 @@ class CudaBackend : public DeviceBackend {
     cudaStream_t stream = nullptr;
     std::once_flag blasOnce;
     cublasHandle_t blas = nullptr;
+    std::once_flag cudnnOnce;
+    cudnnHandle_t cudnn = nullptr;
   };
 
   CudaBackend() = default;

@@ -1,0 +1,50 @@
+// The CUDA table of nn::SoftMaxKernels: cuDNN's softmax (CUDNN_SOFTMAX_ACCURATE, which
+// subtracts each column's max as the CPU loops do) and log-softmax (CUDNN_SOFTMAX_LOG).
+//
+// The input [outer, classes, inner] is the cuDNN tensor [outer, classes, inner, 1] in channel
+// mode: one softmax over C at each (n, h, w), which is Torch7's choice for every rank. For a
+// [C] or [N, C] input inner is 1, and channel mode is then instance mode (one softmax over
+// C x 1 x 1 per n). Descriptors are cached per device and shape (CudnnDescriptors.h); cuDNN
+// needs no scratch, so the modules' columns go unused here. Registered when //cunn is linked.
+#include "cunn/cuda/Check.h"
+#include "cunn/cuda/CudaBackend.h"
+#include "cunn/cuda/CudnnDescriptors.h"
+#include "cunn/cuda/DeviceGuard.h"
+#include "nn/SoftMaxKernels.h"
+
+namespace nn {
+
+namespace {
+
+cudnnTensorDescriptor_t descriptorOf(const Device& device, const math::SoftMaxShape& s, bool log) {
+  return cudnnTensorDescriptor(device.index(), s.outer, s.classes, s.inner, 1, log ? "nn.LogSoftMax" : "nn.SoftMax");
+}
+
+void updateOutput(const Device& device, bool log, const float* x, float* y, const math::SoftMaxShape& s, float*) {
+  if (s.outer * s.classes * s.inner == 0) return;
+  DeviceGuard guard(device);
+  const cudnnTensorDescriptor_t descriptor = descriptorOf(device, s, log);
+  const float alpha = 1.f, beta = 0.f;
+  CUDNN_CHECK(cudnnSoftmaxForward(CudaBackend::instance().cudnn(device.index()),
+                                  log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha,
+                                  descriptor, x, &beta, descriptor, y));
+}
+
+void updateGradInput(const Device& device, bool log, const float* y, const float* gradOut, float* gradIn,
+                     const math::SoftMaxShape& s, float*) {
+  if (s.outer * s.classes * s.inner == 0) return;
+  DeviceGuard guard(device);
+  const cudnnTensorDescriptor_t descriptor = descriptorOf(device, s, log);
+  const float alpha = 1.f, beta = 0.f;
+  CUDNN_CHECK(cudnnSoftmaxBackward(CudaBackend::instance().cudnn(device.index()),
+                                   log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                                   &alpha, descriptor, y, descriptor, gradOut, &beta, descriptor, gradIn));
+}
+
+constexpr SoftMaxKernels kCudaKernels{&updateOutput, &updateGradInput};
+
+const bool kRegistered = (registerSoftMaxKernels(DeviceType::CUDA, kCudaKernels), true);
+
+}  // namespace
+
+}  // namespace nn
