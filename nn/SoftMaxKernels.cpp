@@ -105,16 +105,15 @@ void softMaxUpdateOutput(const Module& module, bool log, const Tensor& input, Te
 void softMaxUpdateGradInput(const Module& module, bool log, const Tensor& input, const Tensor& gradOutput,
                             const Tensor& output, Tensor& gradInput, Tensor& columns) {
   const math::SoftMaxShape s = shapeOf(module, input);
-  NN_CHECK(gradOutput.sizes() == input.sizes(), module.toString() << ": expected gradOutput of size "
-                                                                  << input.shapeString() << ", got "
-                                                                  << gradOutput.shapeString());
-  NN_CHECK(output.sizes() == input.sizes(), module.toString()
-                                                << ": backward needs the output of a forward on this input ("
-                                                << input.shapeString() << "), found an output of size "
-                                                << output.shapeString());
-  NN_CHECK(gradOutput.device() == output.device(), module.toString() << ": expected gradOutput on "
-                                                                     << output.device().str() << ", got "
-                                                                     << gradOutput.device().str());
+  NN_CHECK(gradOutput.sizes() == input.sizes(), module.toString()
+                                                    << ": expected gradOutput of size " << input.shapeString()
+                                                    << ", got " << gradOutput.shapeString());
+  NN_CHECK(output.sizes() == input.sizes(),
+           module.toString() << ": backward needs the output of a forward on this input (" << input.shapeString()
+                             << "), found an output of size " << output.shapeString());
+  NN_CHECK(gradOutput.device() == output.device(), module.toString()
+                                                       << ": expected gradOutput on " << output.device().str()
+                                                       << ", got " << gradOutput.device().str());
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
   columns.resize_({1, s.inner}, input.device());

@@ -454,7 +454,7 @@ Tensor& Tensor::add_(const Tensor& other, float alpha) {
 
 Tensor& Tensor::mul_(float value) {
   NN_CHECK(isContiguous(), "nn.Tensor.mul_: needs a contiguous tensor, got sizes " << shapeString() << " with strides "
-                                                                                 << nn::shapeString(strides()));
+                                                                                   << nn::shapeString(strides()));
   float* d = rawData();
   const int64_t n = numel();
   if (device().isCuda()) {

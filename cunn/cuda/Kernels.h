@@ -1,5 +1,6 @@
-// The CUDA backend's own kernels (fill, the tensor arithmetic, the strided copy), behind launchers with plain C++ signatures: the .cpp files
-// of cunn (compiled by the C++ compiler) call these, only Kernels.cu is compiled by nvcc.
+// The CUDA backend's own kernels (fill, the tensor arithmetic, the strided copy), behind
+// launchers with plain C++ signatures: the .cpp files of cunn (compiled by the C++ compiler)
+// call these, only Kernels.cu is compiled by nvcc.
 // Each launcher queues its kernel on `stream`, which must belong to the current device.
 #pragma once
 

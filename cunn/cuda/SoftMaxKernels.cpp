@@ -6,11 +6,12 @@
 // [C] or [N, C] input inner is 1, and channel mode is then instance mode (one softmax over
 // C x 1 x 1 per n). Descriptors are cached per device and shape (CudnnDescriptors.h); cuDNN
 // needs no scratch, so the modules' columns go unused here. Registered when //cunn is linked.
+#include "nn/SoftMaxKernels.h"
+
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/CudnnDescriptors.h"
 #include "cunn/cuda/DeviceGuard.h"
-#include "nn/SoftMaxKernels.h"
 
 namespace nn {
 
@@ -37,8 +38,8 @@ void updateGradInput(const Device& device, bool log, const float* y, const float
   const cudnnTensorDescriptor_t descriptor = descriptorOf(device, s, log);
   const float alpha = 1.f, beta = 0.f;
   CUDNN_CHECK(cudnnSoftmaxBackward(CudaBackend::instance().cudnn(device.index()),
-                                   log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
-                                   &alpha, descriptor, y, descriptor, gradOut, &beta, descriptor, gradIn));
+                                   log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha,
+                                   descriptor, y, descriptor, gradOut, &beta, descriptor, gradIn));
 }
 
 constexpr SoftMaxKernels kCudaKernels{&updateOutput, &updateGradInput};
