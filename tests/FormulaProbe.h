@@ -27,7 +27,7 @@ namespace nn::test {
 /// Inputs of one sample, (a, b, c, d): a and b anywhere, c in [0, 1), d in [-1, 1).
 constexpr int kProbeInputs = 4;
 /// Values probeSample writes per sample.
-constexpr int kProbeOutputs = 27;
+constexpr int kProbeOutputs = 29;
 /// True for the outputs that go through exp, log or tanh (marked so in probeSample).
 constexpr bool probeIsTranscendental(int output) {
   return output == 2 || output == 4 || output == 14 || output == 16 || output == 18 || output == 22;
@@ -71,6 +71,10 @@ static NN_HD void probeSample(const float* in, float* out) {
   out[24] = math::biasGradientStep(a, d, b);
   out[25] = math::addScaled(a, d, b);
   out[26] = math::multiply(a, b);
+  float mean = 0.f, statisticsInvstd = 0.f;
+  math::batchNormStatistics(d > 0.f, &a, &b, &b, &c, 1e-5f, 0, &mean, &statisticsInvstd);
+  out[27] = mean;
+  out[28] = statisticsInvstd;
 }
 
 /// Samples for probeSample: a few edge cases (zeros, signed zeros, subnormals, values that

@@ -62,7 +62,9 @@ TEST_CASE("the formula probe sees what each formula computes", "[FormulaProbe]")
   CHECK(out[7] == 2.f * (1.f / 7.f) * 3.f);  // 2 norm (a - b)
   CHECK(out[17] == 1.f / (1.f - 0.3f));      // u = 0.25 < 1 - p keeps the element, scaled
   CHECK(out[23] == 2.f);                     // max of (2, -1, 0.25, 0.5)
-  CHECK(out[25] == 2.f + 0.5f * -1.f);        // a + d b
+  CHECK(out[25] == 2.f + 0.5f * -1.f);       // a + d b
   CHECK(out[26] == -2.f);                    // a b
+  CHECK(out[27] == 2.f);                     // d > 0: the saved mean a
+  CHECK(out[28] == -1.f);                    // and the saved invstd b
   REQUIRE(out[8] == Approx(1.0 / std::sqrt(0.25 + 1e-5)));
 }

@@ -51,6 +51,27 @@ double maxAbs(const std::vector<float>& a) {
   return worst;
 }
 
+// The largest 1 / sqrt(var + eps) over the features of x [batch, features, ...], with the
+// biased variance of each feature over the batch and positions, as training mode takes it.
+double largestInvstd(const Tensor& x, double eps) {
+  const int64_t batch = x.size(0), features = x.size(1), positions = x.numel() / (batch * features);
+  const std::vector<float> v = x.toVector();
+  double largest = 0;
+  for (int64_t c = 0; c < features; ++c) {
+    double sum = 0, squares = 0;
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t p = 0; p < positions; ++p) sum += v[(n * features + c) * positions + p];
+    const double mean = sum / double(batch * positions);
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t p = 0; p < positions; ++p) {
+        const double d = v[(n * features + c) * positions + p] - mean;
+        squares += d * d;
+      }
+    largest = std::max(largest, 1 / std::sqrt(squares / double(batch * positions) + eps));
+  }
+  return largest;
+}
+
 }  // namespace
 
 TEST_CASE("strided copies, add_, mul_ and cmul_ on CUDA tensors give the CPU's floats", "[gpu]") {
@@ -125,11 +146,73 @@ TEST_CASE("SoftMax and LogSoftMax on CUDA (cuDNN) agree with the CPU modules", "
       //   log-softmax g - exp(y) sum g: exp(y) off by the forward's tolerance plus 32 kEps,
       //   times |sum g| <= C; sum g off by C^2 kEps; the subtraction 2 (C + 1) kEps.
       const double forward = log ? (classes + 40 + 4 * maxAbs(y)) * kEps : (2 * classes + 70) * kEps;
-      const double backward =
-          log ? (forward + 32 * kEps) * classes + (classes * classes + 2 * (classes + 1)) * kEps
-              : 3 * forward + (classes + 4) * kEps;
+      const double backward = log ? (forward + 32 * kEps) * classes + (classes * classes + 2 * (classes + 1)) * kEps
+                                  : 3 * forward + (classes + 4) * kEps;
       REQUIRE(maxAbsDiff(yGpu.toVector(), y) <= forward);
       REQUIRE(maxAbsDiff(giGpu, gi) <= backward);
     }
+  }
+}
+
+TEST_CASE("BatchNormalization and SpatialBatchNormalization on CUDA agree with the CPU modules", "[gpu]") {
+  // [15, 7]: 15 values per feature; [3, 5, 11, 13]: 429 per plane, more than one block's
+  // threads (256), so each thread sums several. Inputs and gradOutputs non-contiguous.
+  const std::vector<std::vector<int64_t>> shapes{{15, 7}, {3, 5, 11, 13}};
+  for (const std::vector<int64_t>& sizes : shapes) {
+    CAPTURE(sizes);
+    const int64_t features = sizes[1];
+    const double m = double(Tensor::empty(sizes).numel() / features);
+    std::shared_ptr<nn::BatchNormalization> onCpu;
+    if (sizes.size() == 2)
+      onCpu = std::make_shared<nn::BatchNormalization>(features);
+    else
+      onCpu = std::make_shared<nn::SpatialBatchNormalization>(features);
+    onCpu->weight.copy_(nn::test::randomTensor({features}, 81, 0.5f, 1.5f));
+    onCpu->bias.copy_(nn::test::randomTensor({features}, 82));
+    const nn::ModulePtr fresh = onCpu->clone();  // for evaluation mode, before any training
+    auto onGpu = std::dynamic_pointer_cast<nn::BatchNormalization>(onCpu->clone());
+    onGpu->to(gpu());
+    const Tensor x = nn::test::randomTensor(sizes, 83);
+    const Tensor g = nn::test::randomTensor(sizes, 84);
+    const Tensor xGpu = stridedOnGpu(x), gGpu = stridedOnGpu(g);
+
+    // Training mode. Both devices sum in double, in different orders: the sums differ by
+    // about m 2^-53 of their size, so the mean, the variance and the backward's two sums,
+    // rounded to float, differ by at most 1 ulp (2 kEps relative), and invstd =
+    // 1 / sqrt(var + eps) by at most 2 ulp. With |x|, |g|, |mean| <= 1, |x - mean| <= 2,
+    // weight <= 1.5 and invstd <= s (computed from x):
+    //   y = (x - mean) invstd w + b:       8 kEps * 3 s * 1.5 + 4 kEps |y| for the roundings
+    //   gradInput = (g - gsum / m - (x - mean) dotp s^2 / m) s w, with |dotp / m| <= 2:
+    //                                      16 kEps * (2 + 4 s^2) s * 1.5
+    //   gradWeight += dotp invstd, |dotp| <= 2m:  8 kEps * 2m s;   gradBias += gsum: 2 kEps m
+    const double s = largestInvstd(x, onCpu->eps());
+    const std::vector<float> y = onCpu->forward(x).toVector();
+    REQUIRE(maxAbsDiff(onGpu->forward(xGpu).toVector(), y) <= 8 * kEps * 3 * s * 1.5 + 4 * kEps * maxAbs(y));
+    onCpu->zeroGradParameters();
+    onGpu->zeroGradParameters();
+    const std::vector<float> gi = onCpu->backward(x, g).toVector();
+    REQUIRE(maxAbsDiff(onGpu->backward(xGpu, gGpu).toVector(), gi) <= 16 * kEps * (2 + 4 * s * s) * s * 1.5);
+    REQUIRE(maxAbsDiff(onGpu->gradWeight.toVector(), onCpu->gradWeight.toVector()) <= 8 * kEps * 2 * m * s);
+    REQUIRE(maxAbsDiff(onGpu->gradBias.toVector(), onCpu->gradBias.toVector()) <= 2 * kEps * m);
+    // The running statistics moved by a tenth of the batch mean (<= 1) and unbiased variance
+    // (<= 4 m / (m - 1) for |x - mean| <= 2), each off by 1 ulp.
+    REQUIRE(maxAbsDiff(onGpu->runningMean.toVector(), onCpu->runningMean.toVector()) <= 2 * kEps);
+    REQUIRE(maxAbsDiff(onGpu->runningVar.toVector(), onCpu->runningVar.toVector()) <=
+            2 * kEps * 4 * m / (m - 1) + 2 * kEps);
+
+    // Evaluation mode with equal running statistics: output and gradInput are element-wise
+    // formulas of the same floats, equal bit for bit; the parameter gradients are sums.
+    auto evalCpu = std::dynamic_pointer_cast<nn::BatchNormalization>(fresh);
+    auto evalGpu = std::dynamic_pointer_cast<nn::BatchNormalization>(fresh->clone());
+    evalGpu->to(gpu());
+    evalCpu->evaluate();
+    evalGpu->evaluate();
+    REQUIRE(evalGpu->forward(xGpu).toVector() == evalCpu->forward(x).toVector());
+    evalCpu->zeroGradParameters();
+    evalGpu->zeroGradParameters();
+    REQUIRE(evalGpu->backward(xGpu, gGpu).toVector() == evalCpu->backward(x, g).toVector());
+    // invstd = 1 / sqrt(1 + eps) < 1 and the mean 0: |dotp| <= m, |gsum| <= m.
+    REQUIRE(maxAbsDiff(evalGpu->gradWeight.toVector(), evalCpu->gradWeight.toVector()) <= 4 * kEps * m);
+    REQUIRE(maxAbsDiff(evalGpu->gradBias.toVector(), evalCpu->gradBias.toVector()) <= 2 * kEps * m);
   }
 }
