@@ -17,6 +17,7 @@
 #include "nn/math/CrossEntropy.h"
 #include "nn/math/Dropout.h"
 #include "nn/math/Linear.h"
+#include "nn/math/Loss.h"
 #include "nn/math/Mse.h"
 #include "nn/math/Sgd.h"
 #include "nn/math/SoftMax.h"
@@ -27,7 +28,7 @@ namespace nn::test {
 /// Inputs of one sample, (a, b, c, d): a and b anywhere, c in [0, 1), d in [-1, 1).
 constexpr int kProbeInputs = 4;
 /// Values probeSample writes per sample.
-constexpr int kProbeOutputs = 29;
+constexpr int kProbeOutputs = 32;
 /// True for the outputs that go through exp, log or tanh (marked so in probeSample).
 constexpr bool probeIsTranscendental(int output) {
   return output == 2 || output == 4 || output == 14 || output == 16 || output == 18 || output == 22;
@@ -75,6 +76,9 @@ static NN_HD void probeSample(const float* in, float* out) {
   math::batchNormStatistics(d > 0.f, &a, &b, &b, &c, 1e-5f, 0, &mean, &statisticsInvstd);
   out[27] = mean;
   out[28] = statisticsInvstd;
+  out[29] = math::averageLoss(static_cast<double>(a) * 3.0, 7, d > 0.f);
+  out[30] = math::lossNorm(7, d > 0.f);
+  out[31] = math::classNllGradient(c);
 }
 
 /// Samples for probeSample: a few edge cases (zeros, signed zeros, subnormals, values that

@@ -66,5 +66,8 @@ TEST_CASE("the formula probe sees what each formula computes", "[FormulaProbe]")
   CHECK(out[26] == -2.f);                    // a b
   CHECK(out[27] == 2.f);                     // d > 0: the saved mean a
   CHECK(out[28] == -1.f);                    // and the saved invstd b
+  CHECK(out[29] == float(6.0 / 7.0));        // d > 0: the total 3a averaged over 7 terms
+  CHECK(out[30] == 1.f / 7.f);               // and the gradients' norm
+  CHECK(out[31] == -0.25f);                  // ClassNLL's gradient for the norm c
   REQUIRE(out[8] == Approx(1.0 / std::sqrt(0.25 + 1e-5)));
 }

@@ -216,3 +216,55 @@ TEST_CASE("BatchNormalization and SpatialBatchNormalization on CUDA agree with t
     REQUIRE(maxAbsDiff(evalGpu->gradBias.toVector(), evalCpu->gradBias.toVector()) <= 2 * kEps * m);
   }
 }
+
+TEST_CASE("ClassNLLCriterion, CrossEntropyCriterion and MSECriterion on CUDA agree with the CPU ones", "[gpu]") {
+  // 300 rows: more than the loss kernel's 256 threads, so threads sum several terms; 13
+  // classes; a 1-D input of one row. Inputs non-contiguous on the GPU.
+  for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{300, 13}, std::vector<int64_t>{13}}) {
+    CAPTURE(sizes);
+    const int64_t batch = sizes.size() == 2 ? sizes[0] : 1;
+    const double classes = double(sizes.back());
+    const Tensor x = nn::test::randomTensor(sizes, 91, -4, 4);
+    std::vector<float> labels(batch);
+    for (int64_t i = 0; i < batch; ++i) labels[i] = float((i * 7) % 13);
+    const Tensor t = Tensor::fromVector({batch}, labels);
+    const Tensor xGpu = stridedOnGpu(x), tGpu = t.to(gpu());
+    for (bool sizeAverage : {true, false}) {
+      CAPTURE(sizeAverage);
+      // The losses are sums in double in another order: they differ by at most batch 2^-53
+      // times the sum of |terms|, far below a float's ulp here, and rounding to float adds
+      // 1 ulp (2 kEps relative). Gradients element-wise (ClassNLL, MSE) are equal bit for bit.
+      nn::ClassNLLCriterion nll(sizeAverage), nllGpu(sizeAverage);
+      const float nllLoss = nll.forward(x, t);
+      REQUIRE(std::fabs(nllGpu.forward(xGpu, tGpu) - nllLoss) <= 2 * kEps * std::fabs(nllLoss) + kEps);
+      REQUIRE(nllGpu.backward(xGpu, tGpu).toVector() == nll.backward(x, t).toVector());
+
+      // Cross-entropy: each row's log(sum exp(x - max)) adds the same terms in the same order
+      // on both devices, but through CUDA's expf (2 ulp) and logf (1 ulp) on the GPU against
+      // the host's (1 ulp each): the sum off by 6 kEps relative, its log by 6 kEps plus
+      // 2 ulp of log(sum) <= log(C): (6 + 4 log C) kEps a row, and the loss's own rounding.
+      // Its gradient softmax - onehot: exp of an argument off by that much, plus 6 kEps, of
+      // a probability <= 1, and the subtraction: (14 + 4 log C) kEps, times the norm <= 1.
+      nn::CrossEntropyCriterion ce(sizeAverage), ceGpu(sizeAverage);
+      const float ceLoss = ce.forward(x, t);
+      const double perRow = (6 + 4 * std::log(classes)) * kEps;
+      REQUIRE(std::fabs(ceGpu.forward(xGpu, tGpu) - ceLoss) <=
+              perRow * (sizeAverage ? 1 : batch) + 2 * kEps * std::fabs(ceLoss));
+      REQUIRE(maxAbsDiff(ceGpu.backward(xGpu, tGpu).toVector(), ce.backward(x, t).toVector()) <=
+              (14 + 4 * std::log(classes)) * kEps);
+
+      // MSE against a non-contiguous target: each term (x - t)^2 is exact IEEE arithmetic.
+      const Tensor target = nn::test::randomTensor(sizes, 92, -4, 4);
+      nn::MSECriterion mse(sizeAverage), mseGpu(sizeAverage);
+      const float mseLoss = mse.forward(x, target);
+      REQUIRE(std::fabs(mseGpu.forward(xGpu, stridedOnGpu(target)) - mseLoss) <= 2 * kEps * std::fabs(mseLoss) + kEps);
+      REQUIRE(mseGpu.backward(xGpu, stridedOnGpu(target)).toVector() == mse.backward(x, target).toVector());
+    }
+    // Targets on the GPU are checked on the host: a clear error, as on the CPU.
+    nn::ClassNLLCriterion nll;
+    std::vector<float> bad = labels;
+    bad.back() = 13.f;
+    REQUIRE_THROWS_WITH(nll.forward(xGpu, Tensor::fromVector({batch}, bad, gpu())),
+                        Contains("nn.ClassNLLCriterion") && Contains("is not a class index in [0, 13)"));
+  }
+}

@@ -12,6 +12,7 @@
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Launch.h"
+#include "cunn/cuda/Reduce.h"
 #include "nn/BatchNormKernels.h"
 #include "nn/Error.h"
 #include "nn/math/BatchNorm.h"
@@ -20,25 +21,13 @@ namespace nn {
 
 namespace {
 
+using cuda::blockSum;
 using cuda::blocksFor;
 using cuda::kThreads;
 
 // Offset of value i of feature c, i < batch * positions.
 __device__ int64_t offsetOf(const BatchNormShape& s, int64_t c, int64_t i) {
   return ((i / s.positions) * s.features + c) * s.positions + i % s.positions;
-}
-
-// The sum of every thread's `value` over the block (of kThreads threads), for every thread.
-__device__ double blockSum(double value, double* shared) {
-  shared[threadIdx.x] = value;
-  __syncthreads();
-  for (unsigned stride = kThreads / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride) shared[threadIdx.x] += shared[threadIdx.x + stride];
-    __syncthreads();
-  }
-  const double total = shared[0];
-  __syncthreads();  // before the next sum overwrites shared
-  return total;
 }
 
 // Over feature c, summed over the block: dotp = sum (x - mean) * g and gsum = sum g.
