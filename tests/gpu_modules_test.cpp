@@ -268,3 +268,72 @@ TEST_CASE("ClassNLLCriterion, CrossEntropyCriterion and MSECriterion on CUDA agr
                         Contains("nn.ClassNLLCriterion") && Contains("is not a class index in [0, 13)"));
   }
 }
+
+TEST_CASE("Dropout on CUDA draws the CPU's mask from the same seed and gives its floats", "[gpu]") {
+  const Tensor x = nn::test::randomTensor({7, 13, 3}, 101);
+  const Tensor g = nn::test::randomTensor({7, 13, 3}, 102);
+  nn::Dropout onCpu(0.3f), onGpu(0.3f);
+  onCpu.generator().seed(7);
+  onGpu.generator().seed(7);
+  // Two steps: the second mask follows the first from the generator on both.
+  for (int step = 0; step < 2; ++step) {
+    const std::vector<float> y = onCpu.forward(x).toVector();
+    const Tensor& yGpu = onGpu.forward(stridedOnGpu(x));
+    REQUIRE(yGpu.device() == gpu());
+    // The same mask, multiplied in by one IEEE product per element: equal bit for bit.
+    REQUIRE(onGpu.noise.toVector() == onCpu.noise.toVector());
+    REQUIRE(yGpu.toVector() == y);
+    REQUIRE(onGpu.backward(stridedOnGpu(x), stridedOnGpu(g)).toVector() == onCpu.backward(x, g).toVector());
+  }
+  onGpu.evaluate();
+  REQUIRE(onGpu.forward(stridedOnGpu(x)).toVector() == x.toVector());
+  REQUIRE(onGpu.backward(stridedOnGpu(x), stridedOnGpu(g)).toVector() == g.toVector());
+}
+
+TEST_CASE("View, Reshape and Identity pass CUDA tensors through, also non-contiguous ones", "[gpu]") {
+  const Tensor x = nn::test::randomTensor({5, 7, 3}, 111);
+  const Tensor g = nn::test::randomTensor({5, 21}, 112);
+  nn::View view({-1, 21});
+  nn::Reshape reshape({21});
+  for (nn::Module* module : {static_cast<nn::Module*>(&view), static_cast<nn::Module*>(&reshape)}) {
+    CAPTURE(module->toString());
+    const Tensor& y = module->forward(stridedOnGpu(x));
+    REQUIRE(y.device() == gpu());
+    REQUIRE(y.sizes() == std::vector<int64_t>{5, 21});
+    REQUIRE(y.toVector() == x.toVector());
+    const Tensor& gi = module->backward(stridedOnGpu(x), stridedOnGpu(g));
+    REQUIRE(gi.device() == gpu());
+    REQUIRE(gi.sizes() == x.sizes());
+    REQUIRE(gi.toVector() == g.toVector());
+  }
+  nn::Identity identity;
+  const Tensor xGpu = stridedOnGpu(x);
+  REQUIRE(identity.forward(xGpu).storage() == xGpu.storage());
+  REQUIRE(identity.forward(xGpu).toVector() == x.toVector());
+  REQUIRE(identity.backward(xGpu, xGpu).toVector() == x.toVector());
+}
+
+TEST_CASE("Concat on CUDA joins and splits as on the CPU", "[gpu]") {
+  // Children without sums (ReLU, Identity): the joined output and the summed gradInput are
+  // the same floats added in the same order, equal bit for bit. Every dimension of a 3-D
+  // input: outer or inner of 1, and both larger.
+  const Tensor x = nn::test::randomTensor({4, 5, 3}, 121);
+  for (int dim = 0; dim < 3; ++dim) {
+    CAPTURE(dim);
+    auto makeConcat = [dim] {
+      auto concat = std::make_shared<nn::Concat>(dim);
+      concat->add(std::make_shared<nn::ReLU>());
+      concat->add(std::make_shared<nn::Identity>());
+      concat->add(std::make_shared<nn::ReLU>());
+      return concat;
+    };
+    auto onCpu = makeConcat(), onGpu = makeConcat();
+    const std::vector<float> y = onCpu->forward(x).toVector();
+    const Tensor& yGpu = onGpu->forward(stridedOnGpu(x));
+    REQUIRE(yGpu.device() == gpu());
+    REQUIRE(yGpu.sizes() == onCpu->output.sizes());
+    REQUIRE(yGpu.toVector() == y);
+    const Tensor g = nn::test::randomTensor(onCpu->output.sizes(), 122);
+    REQUIRE(onGpu->backward(stridedOnGpu(x), stridedOnGpu(g)).toVector() == onCpu->backward(x, g).toVector());
+  }
+}
