@@ -433,14 +433,18 @@ Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, co
   return *this;
 }
 
-Tensor& Tensor::add_(const Tensor& other, float alpha) {
+void Tensor::checkElementwise(const char* op, const Tensor& other) const {
   NN_CHECK(sizes() == other.sizes(),
-           "nn.Tensor.add_: expected sizes " << shapeString() << ", got " << other.shapeString());
+           "nn.Tensor." << op << ": expected sizes " << shapeString() << ", got " << other.shapeString());
   NN_CHECK(device() == other.device(),
-           "nn.Tensor.add_: expected a tensor on " << device().str() << ", got " << other.device().str());
-  NN_CHECK(isContiguous() && other.isContiguous(), "nn.Tensor.add_: needs contiguous tensors, got strides "
-                                                       << nn::shapeString(strides()) << " and "
-                                                       << nn::shapeString(other.strides()));
+           "nn.Tensor." << op << ": expected a tensor on " << device().str() << ", got " << other.device().str());
+  NN_CHECK(isContiguous() && other.isContiguous(), "nn.Tensor." << op << ": needs contiguous tensors, got strides "
+                                                                << nn::shapeString(strides()) << " and "
+                                                                << nn::shapeString(other.strides()));
+}
+
+Tensor& Tensor::add_(const Tensor& other, float alpha) {
+  checkElementwise("add_", other);
   float* d = rawData();
   const float* o = other.rawData();
   const int64_t n = numel();
@@ -466,13 +470,7 @@ Tensor& Tensor::mul_(float value) {
 }
 
 Tensor& Tensor::cmul_(const Tensor& other) {
-  NN_CHECK(sizes() == other.sizes(),
-           "nn.Tensor.cmul_: expected sizes " << shapeString() << ", got " << other.shapeString());
-  NN_CHECK(device() == other.device(),
-           "nn.Tensor.cmul_: expected a tensor on " << device().str() << ", got " << other.device().str());
-  NN_CHECK(isContiguous() && other.isContiguous(), "nn.Tensor.cmul_: needs contiguous tensors, got strides "
-                                                       << nn::shapeString(strides()) << " and "
-                                                       << nn::shapeString(other.strides()));
+  checkElementwise("cmul_", other);
   float* d = rawData();
   const float* o = other.rawData();
   const int64_t n = numel();

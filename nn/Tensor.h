@@ -156,6 +156,8 @@ class Tensor {
   void setContiguousStrides();
   Tensor& resizeImpl(const int64_t* sizes, size_t dims, const Device& device);
   Tensor makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides) const;
+  /// Throws unless `other` has this tensor's sizes and device and both are contiguous (add_, cmul_).
+  void checkElementwise(const char* op, const Tensor& other) const;
 
   std::shared_ptr<TensorImpl> impl_;
 };

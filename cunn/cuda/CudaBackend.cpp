@@ -101,11 +101,10 @@ cublasHandle_t CudaBackend::blas(int device) {
 
 cudnnHandle_t CudaBackend::cudnn(int device) {
   PerDevice& d = perDevice(device);
-  cudaStream_t s = stream(device);
   std::call_once(d.cudnnOnce, [&] {
     DeviceGuard guard(device);
     CUDNN_CHECK(cudnnCreate(&d.cudnn));
-    CUDNN_CHECK(cudnnSetStream(d.cudnn, s));
+    CUDNN_CHECK(cudnnSetStream(d.cudnn, stream(device)));
   });
   return d.cudnn;
 }

@@ -17,29 +17,29 @@ namespace nn {
 
 namespace {
 
-cudnnTensorDescriptor_t descriptorOf(const Device& device, const math::SoftMaxShape& s, bool log) {
-  return cudnnTensorDescriptor(device.index(), s.outer, s.classes, s.inner, 1, log ? "nn.LogSoftMax" : "nn.SoftMax");
-}
-
-void updateOutput(const Device& device, bool log, const float* x, float* y, const math::SoftMaxShape& s, float*) {
+// Calls call(handle, algorithm, descriptor) with the device current, for a non-empty input.
+template <typename Call>
+void withCudnn(const Device& device, bool log, const math::SoftMaxShape& s, Call call) {
   if (s.outer * s.classes * s.inner == 0) return;
   DeviceGuard guard(device);
-  const cudnnTensorDescriptor_t descriptor = descriptorOf(device, s, log);
-  const float alpha = 1.f, beta = 0.f;
-  CUDNN_CHECK(cudnnSoftmaxForward(CudaBackend::instance().cudnn(device.index()),
-                                  log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha,
-                                  descriptor, x, &beta, descriptor, y));
+  call(CudaBackend::instance().cudnn(device.index()), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+       cudnnTensorDescriptor(device.index(), s.outer, s.classes, s.inner, 1, log ? "nn.LogSoftMax" : "nn.SoftMax"));
+}
+
+const float kOne = 1.f, kZero = 0.f;
+
+void updateOutput(const Device& device, bool log, const float* x, float* y, const math::SoftMaxShape& s, float*) {
+  withCudnn(device, log, s, [&](cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algorithm, cudnnTensorDescriptor_t d) {
+    CUDNN_CHECK(cudnnSoftmaxForward(handle, algorithm, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d, x, &kZero, d, y));
+  });
 }
 
 void updateGradInput(const Device& device, bool log, const float* y, const float* gradOut, float* gradIn,
                      const math::SoftMaxShape& s, float*) {
-  if (s.outer * s.classes * s.inner == 0) return;
-  DeviceGuard guard(device);
-  const cudnnTensorDescriptor_t descriptor = descriptorOf(device, s, log);
-  const float alpha = 1.f, beta = 0.f;
-  CUDNN_CHECK(cudnnSoftmaxBackward(CudaBackend::instance().cudnn(device.index()),
-                                   log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha,
-                                   descriptor, y, descriptor, gradOut, &beta, descriptor, gradIn));
+  withCudnn(device, log, s, [&](cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algorithm, cudnnTensorDescriptor_t d) {
+    CUDNN_CHECK(cudnnSoftmaxBackward(handle, algorithm, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d, y, d, gradOut, &kZero, d,
+                                     gradIn));
+  });
 }
 
 constexpr SoftMaxKernels kCudaKernels{&updateOutput, &updateGradInput};
