@@ -1,11 +1,11 @@
-// nn::BatchNormalization on the CPU, also the implementation of SpatialBatchNormalization:
-// the input is seen as [batch, features, positions] with positions = 1 for a 2-D input.
+// nn::BatchNormalization, also the implementation of SpatialBatchNormalization: checks and
+// buffers here, the work in BatchNormKernels (CPU loops or CUDA kernels), which see the input
+// as [batch, features, positions] with positions = 1 for a 2-D input.
 #include "nn/BatchNormalization.h"
 
 #include <sstream>
 
 #include "nn/Random.h"
-#include "nn/math/BatchNorm.h"
 
 namespace nn {
 
@@ -77,61 +77,36 @@ void BatchNormalization::checkGradOutput(const Tensor& input, const Tensor& grad
            toString() << ": backward in training mode needs a forward in training mode first");
 }
 
-int64_t BatchNormalization::positions(const Tensor& input) const {
-  return inputDim_ == 4 ? input.size(2) * input.size(3) : 1;
+BatchNormShape BatchNormalization::shapeOf(const Tensor& input) const {
+  return {input.size(0), nOutput_, inputDim_ == 4 ? input.size(2) * input.size(3) : 1};
+}
+
+BatchNormState BatchNormalization::state() {
+  return {affine_ ? weight.rawData() : nullptr,
+          affine_ ? bias.rawData() : nullptr,
+          runningMean.rawData(),
+          runningVar.rawData(),
+          saveMean_.rawData(),
+          saveInvstd_.rawData(),
+          eps_,
+          momentum_,
+          train_};
 }
 
 const Tensor& BatchNormalization::updateOutput(const Tensor& input) {
   checkInput(input);
-  const int64_t batch = input.size(0);
-  const int64_t positions = this->positions(input);
-  const int64_t m = batch * positions;
+  const BatchNormShape shape = shapeOf(input);
   // One value per feature has no variance (and an unbiased variance of 0 / 0).
-  NN_CHECK(!train_ || m > 1, toString() << ": expected more than one value per feature in training mode, got input "
-                                        << input.shapeString());
-  const Tensor contiguousInput = input.contiguous();
+  NN_CHECK(
+      !train_ || shape.batch * shape.positions > 1,
+      toString() << ": expected more than one value per feature in training mode, got input " << input.shapeString());
+  const Tensor x = input.contiguous();
   output.resize_(input.sizes(), input.device());
-  const float* x = contiguousInput.data();
-  float* y = output.data();
-  float* runMean = runningMean.data();
-  float* runVar = runningVar.data();
   if (train_) {
     saveMean_.resize_({nOutput_}, input.device());
     saveInvstd_.resize_({nOutput_}, input.device());
   }
-  for (int64_t c = 0; c < nOutput_; ++c) {
-    float mean, invstd;
-    if (train_) {
-      double sum = 0;
-      for (int64_t n = 0; n < batch; ++n) {
-        const float* xc = x + (n * nOutput_ + c) * positions;
-        for (int64_t p = 0; p < positions; ++p) sum += xc[p];
-      }
-      mean = math::batchNormAverage(sum, m);
-      double sumSquares = 0;
-      for (int64_t n = 0; n < batch; ++n) {
-        const float* xc = x + (n * nOutput_ + c) * positions;
-        for (int64_t p = 0; p < positions; ++p) {
-          const double d = static_cast<double>(xc[p]) - mean;
-          sumSquares += d * d;
-        }
-      }
-      invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), eps_);
-      saveMean_.data()[c] = mean;
-      saveInvstd_.data()[c] = invstd;
-      runMean[c] = math::batchNormRunningMean(runMean[c], mean, momentum_);
-      runVar[c] = math::batchNormRunningVar(runVar[c], sumSquares, m, momentum_);
-    } else {
-      mean = runMean[c];
-      invstd = math::batchNormInvstd(runVar[c], eps_);
-    }
-    const float w = affine_ ? weight.data()[c] : 1.f;
-    const float b = affine_ ? bias.data()[c] : 0.f;
-    for (int64_t n = 0; n < batch; ++n) {
-      const int64_t base = (n * nOutput_ + c) * positions;
-      for (int64_t p = 0; p < positions; ++p) y[base + p] = math::batchNormOutput(x[base + p], mean, invstd, w, b);
-    }
-  }
+  batchNormKernels(input.device()).updateOutput(input.device(), x.rawData(), output.rawData(), shape, state());
   return output;
 }
 
@@ -141,63 +116,14 @@ void BatchNormalization::clearState() {
   Module::clearState();
 }
 
-void BatchNormalization::statistics(int64_t c, float& mean, float& invstd) const {
-  if (train_) {
-    mean = saveMean_.data()[c];
-    invstd = saveInvstd_.data()[c];
-  } else {
-    mean = runningMean.data()[c];
-    invstd = math::batchNormInvstd(runningVar.data()[c], eps_);
-  }
-}
-
-void BatchNormalization::gradientSums(const float* x, const float* g, int64_t batch, int64_t positions, int64_t c,
-                                      float mean, double& dotp, double& gsum) const {
-  dotp = 0;
-  gsum = 0;
-  for (int64_t n = 0; n < batch; ++n) {
-    const int64_t base = (n * nOutput_ + c) * positions;
-    for (int64_t p = 0; p < positions; ++p) {
-      gsum += g[base + p];
-      dotp += (static_cast<double>(x[base + p]) - mean) * g[base + p];
-    }
-  }
-}
-
 const Tensor& BatchNormalization::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   checkInput(input);
   checkGradOutput(input, gradOutput);
-  const int64_t batch = input.size(0);
-  const int64_t positions = this->positions(input);
-  const int64_t m = batch * positions;
-  const Tensor contiguousInput = input.contiguous();
-  const Tensor contiguousGradOutput = gradOutput.contiguous();
+  const Tensor x = input.contiguous();
+  const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  const float* x = contiguousInput.data();
-  const float* g = contiguousGradOutput.data();
-  float* gi = gradInput.data();
-  for (int64_t c = 0; c < nOutput_; ++c) {
-    float mean, invstd;
-    statistics(c, mean, invstd);
-    const float w = affine_ ? weight.data()[c] : 1.f;
-    if (train_) {
-      double dotp, gsum;
-      gradientSums(x, g, batch, positions, c, mean, dotp, gsum);
-      const float gradMean = math::batchNormAverage(gsum, m);
-      const float projection = math::batchNormProjection(dotp, invstd, m);
-      for (int64_t n = 0; n < batch; ++n) {
-        const int64_t base = (n * nOutput_ + c) * positions;
-        for (int64_t p = 0; p < positions; ++p)
-          gi[base + p] =
-              math::batchNormGradInputTraining(g[base + p], x[base + p], mean, invstd, w, gradMean, projection);
-      }
-    } else {
-      for (int64_t n = 0; n < batch; ++n) {
-        const int64_t base = (n * nOutput_ + c) * positions;
-        for (int64_t p = 0; p < positions; ++p) gi[base + p] = math::batchNormGradInputEvaluate(g[base + p], invstd, w);
-      }
-    }
-  }
+  batchNormKernels(input.device())
+      .updateGradInput(input.device(), x.rawData(), g.rawData(), gradInput.rawData(), shapeOf(input), state());
   return gradInput;
 }
 
@@ -205,20 +131,11 @@ void BatchNormalization::accGradParameters(const Tensor& input, const Tensor& gr
   if (!affine_) return;
   checkInput(input);
   checkGradOutput(input, gradOutput);
-  const int64_t batch = input.size(0);
-  const int64_t positions = this->positions(input);
-  const Tensor contiguousInput = input.contiguous();
-  const Tensor contiguousGradOutput = gradOutput.contiguous();
-  const float* x = contiguousInput.data();
-  const float* g = contiguousGradOutput.data();
-  for (int64_t c = 0; c < nOutput_; ++c) {
-    float mean, invstd;
-    statistics(c, mean, invstd);
-    double dotp, gsum;
-    gradientSums(x, g, batch, positions, c, mean, dotp, gsum);
-    gradWeight.data()[c] += math::batchNormGradWeight(dotp, invstd, scale);
-    gradBias.data()[c] += math::batchNormGradBias(gsum, scale);
-  }
+  const Tensor x = input.contiguous();
+  const Tensor g = gradOutput.contiguous();
+  batchNormKernels(input.device())
+      .accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(), gradBias.rawData(),
+                         shapeOf(input), state(), scale);
 }
 
 }  // namespace nn

@@ -2,6 +2,7 @@
 // batch statistics in training mode and by running statistics in evaluation mode.
 #pragma once
 
+#include "nn/BatchNormKernels.h"
 #include "nn/Module.h"
 
 namespace nn {
@@ -50,14 +51,10 @@ class BatchNormalization : public Module {
  private:
   void checkInput(const Tensor& input) const;
   void checkGradOutput(const Tensor& input, const Tensor& gradOutput) const;
-  /// Height * width of a 4-D input, 1 for a 2-D one.
-  int64_t positions(const Tensor& input) const;
-  /// Mean and 1 / sqrt(var + eps) of feature c as the backward pass uses them: the saved
-  /// batch statistics in training mode, the running ones in evaluation mode.
-  void statistics(int64_t c, float& mean, float& invstd) const;
-  /// Over feature c: dotp = sum (x - mean) * g and gsum = sum g.
-  void gradientSums(const float* x, const float* g, int64_t batch, int64_t positions, int64_t c, float mean,
-                    double& dotp, double& gsum) const;
+  /// The input as the kernels see it: [batch, nOutput, height * width].
+  BatchNormShape shapeOf(const Tensor& input) const;
+  /// This module's tensors and settings for the kernels.
+  BatchNormState state();
 
   const char* typeName_;
   int64_t nOutput_;

@@ -1,8 +1,9 @@
-// nn::Concat on the CPU. A tensor of sizes [a..., n, b...] is seen as [outer, n, inner] for the
-// joined dimension n, so each child's part is `outer` contiguous runs of n_i * inner elements.
+// nn::Concat. A tensor of sizes [a..., n, b...] is seen as [outer, n, inner] for the joined
+// dimension n, so each child's part is `outer` contiguous runs of n_i * inner elements, copied
+// by ConcatKernels on the tensors' device.
 #include "nn/Concat.h"
 
-#include <algorithm>
+#include "nn/ConcatKernels.h"
 
 namespace nn {
 
@@ -74,14 +75,12 @@ const Tensor& Concat::updateOutput(const Tensor& input) {
 
   const int64_t outer = outerOf(first, dim_);
   const int64_t inner = innerOf(first, dim_);
-  float* out = output.data();
+  const ConcatKernels& kernels = concatKernels(output.device());
   int64_t offset = 0;  // of child i's part within one run of joined * inner elements
   for (const ModulePtr& child : modules_) {
     const Tensor part = child->output.contiguous();
     const int64_t run = part.size(dim_) * inner;
-    const float* src = part.data();
-    for (int64_t o = 0; o < outer; ++o)
-      std::copy(src + o * run, src + (o + 1) * run, out + o * joined * inner + offset);
+    kernels.copyRuns(output.device(), output.rawData() + offset, joined * inner, part.rawData(), run, outer, run);
     offset += run;
   }
   return output;
@@ -106,7 +105,7 @@ void Concat::splitGradOutput(const Tensor& gradOutput) {
   const Tensor g = gradOutput.contiguous();
   const int64_t outer = outerOf(g, dim_);
   const int64_t inner = innerOf(g, dim_);
-  const float* src = g.data();
+  const ConcatKernels& kernels = concatKernels(g.device());
   sizes_.assign(g.sizes().begin(), g.sizes().end());
   int64_t offset = 0;
   for (size_t i = 0; i < modules_.size(); ++i) {
@@ -114,9 +113,7 @@ void Concat::splitGradOutput(const Tensor& gradOutput) {
     Tensor& part = gradOutputParts_[i];
     part.resize_(sizes_, g.device());
     const int64_t run = sizes_[dim_] * inner;
-    float* dst = part.data();
-    for (int64_t o = 0; o < outer; ++o)
-      std::copy(src + o * joined * inner + offset, src + o * joined * inner + offset + run, dst + o * run);
+    kernels.copyRuns(g.device(), part.rawData(), run, g.rawData() + offset, joined * inner, outer, run);
     offset += run;
   }
 }

@@ -5,7 +5,7 @@
 
 namespace nn {
 
-int64_t Criterion::checkClassTargets(const Tensor& input, const Tensor& target) const {
+int64_t Criterion::checkClassTargets(const Tensor& input, const Tensor& target) {
   NN_CHECK(
       (input.dim() == 1 || input.dim() == 2) && input.numel() > 0,
       toString() << ": expected non-empty input of size [classes] or [batch, classes], got " << input.shapeString());
@@ -16,7 +16,13 @@ int64_t Criterion::checkClassTargets(const Tensor& input, const Tensor& target) 
   NN_CHECK(target.device() == input.device(),
            toString() << ": expected target on " << input.device().str() << ", got " << target.device().str());
   const int64_t classes = input.size(input.dim() - 1);
-  const Tensor contiguousTarget = target.contiguous();
+  const Tensor* onHost = &target;
+  if (!target.device().isCpu()) {
+    hostTargets_.resize_({batch}, Device());
+    hostTargets_.copy_(target);
+    onHost = &hostTargets_;
+  }
+  const Tensor contiguousTarget = onHost->contiguous();
   const float* t = contiguousTarget.data();
   for (int64_t i = 0; i < batch; ++i) {
     const float c = t[i];
@@ -25,6 +31,18 @@ int64_t Criterion::checkClassTargets(const Tensor& input, const Tensor& target) 
                                                               << " is not a class index in [0, " << classes << ")");
   }
   return batch;
+}
+
+float* Criterion::lossOn(const Device& device) {
+  loss_.resize_({1}, device);
+  return loss_.rawData();
+}
+
+float Criterion::readLoss() {
+  hostLoss_.resize_({1}, Device());
+  hostLoss_.copy_(loss_);
+  output = hostLoss_.data()[0];
+  return output;
 }
 
 }  // namespace nn

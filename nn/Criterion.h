@@ -1,5 +1,6 @@
 // nn::Criterion: a loss. forward(input, target) returns the loss, backward(input, target)
-// its gradient with respect to input. sizeAverage (default true) divides by the batch.
+// its gradient with respect to input. sizeAverage (default true) divides by the batch. The
+// criterions' kernels are in CriterionKernels, for CPU and CUDA tensors.
 #pragma once
 
 #include <string>
@@ -31,7 +32,17 @@ class Criterion {
  protected:
   /// For criterions over class scores: checks input [classes] or [batch, classes] and targets
   /// [batch] of class indices from 0 (as floats) on the input's device; returns the batch size.
-  int64_t checkClassTargets(const Tensor& input, const Tensor& target) const;
+  /// The targets of a CUDA tensor are copied to the host to be checked.
+  int64_t checkClassTargets(const Tensor& input, const Tensor& target);
+  /// One float on `device` for a kernel to write the loss to.
+  float* lossOn(const Device& device);
+  /// The loss written there, read on the host; sets `output` to it.
+  float readLoss();
+
+ private:
+  Tensor hostTargets_;
+  Tensor loss_;
+  Tensor hostLoss_;
 };
 
 }  // namespace nn

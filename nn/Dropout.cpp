@@ -1,4 +1,5 @@
-// nn::Dropout on the CPU: the mask is drawn element by element from the module's generator.
+// nn::Dropout: the mask is drawn on the host element by element from the module's generator,
+// and applied with Tensor::cmul_ on the input's device.
 #include "nn/Dropout.h"
 
 #include <sstream>
@@ -27,44 +28,40 @@ std::string Dropout::toString() const {
 
 const Tensor& Dropout::updateOutput(const Tensor& input) {
   output.resize_(input.sizes(), input.device());
-  if (!train_) {
-    output.copy_(input);
-    return output;
-  }
-  const Tensor x = input.contiguous();
+  output.copy_(input);
+  if (!train_) return output;
+  // The mask is drawn on the host, element by element from the module's generator, whatever
+  // the input's device, and then copied there: a run on a CUDA device draws the same masks
+  // as one on the CPU from the same seed, and gives the same floats.
+  hostNoise_.resize_(input.sizes(), Device());
+  float* mask = hostNoise_.data();
+  for (int64_t i = 0, n = input.numel(); i < n; ++i) mask[i] = math::dropoutNoise(generator_.uniform(), p_);
   noise.resize_(input.sizes(), input.device());
-  const float* in = x.data();
-  float* mask = noise.data();
-  float* out = output.data();
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) {
-    mask[i] = math::dropoutNoise(generator_.uniform(), p_);
-    out[i] = in[i] * mask[i];
-  }
+  noise.copy_(hostNoise_);
+  output.cmul_(noise);
   return output;
 }
 
 const Tensor& Dropout::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   NN_CHECK(gradOutput.sizes() == input.sizes(), toString() << ": expected gradOutput of size " << input.shapeString()
                                                            << ", got " << gradOutput.shapeString());
+  NN_CHECK(gradOutput.device() == input.device(), toString() << ": expected gradOutput on " << input.device().str()
+                                                             << ", got " << gradOutput.device().str());
   gradInput.resize_(input.sizes(), input.device());
-  if (!train_) {
-    gradInput.copy_(gradOutput);
-    return gradInput;
-  }
-  NN_CHECK(noise.sizes() == input.sizes(), toString() << ": backward needs the noise of a training forward on this "
-                                                      << "input (" << input.shapeString() << "), found noise of size "
-                                                      << noise.shapeString());
-  const Tensor g = gradOutput.contiguous();
-  const float* gout = g.data();
-  const float* mask = noise.data();
-  float* gin = gradInput.data();
-  for (int64_t i = 0, n = g.numel(); i < n; ++i) gin[i] = gout[i] * mask[i];
+  gradInput.copy_(gradOutput);
+  if (!train_) return gradInput;
+  NN_CHECK(noise.sizes() == input.sizes() && noise.device() == input.device(),
+           toString() << ": backward needs the noise of a training forward on this input (" << input.shapeString()
+                      << " on " << input.device().str() << "), found noise of size " << noise.shapeString() << " on "
+                      << noise.device().str());
+  gradInput.cmul_(noise);
   return gradInput;
 }
 
 void Dropout::clearState() {
   Module::clearState();
   noise.set_(Tensor());
+  hostNoise_.set_(Tensor());
 }
 
 }  // namespace nn

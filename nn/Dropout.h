@@ -33,6 +33,8 @@ class Dropout : public Module {
  private:
   float p_;
   Generator generator_;
+  // The mask as drawn, on the host, before it is copied to the input's device as `noise`.
+  Tensor hostNoise_;
 };
 
 }  // namespace nn

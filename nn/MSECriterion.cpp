@@ -1,7 +1,7 @@
-// nn::MSECriterion on the CPU.
+// nn::MSECriterion: checks here, the loops in CriterionKernels (CPU or CUDA).
 #include "nn/MSECriterion.h"
 
-#include "nn/math/Mse.h"
+#include "nn/CriterionKernels.h"
 
 namespace nn {
 
@@ -17,12 +17,9 @@ float MSECriterion::updateOutput(const Tensor& input, const Tensor& target) {
   check(input, target);
   const Tensor x = input.contiguous();
   const Tensor t = target.contiguous();
-  const float* xd = x.data();
-  const float* td = t.data();
-  double total = 0;
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) total += math::mseTerm(xd[i], td[i]);
-  output = static_cast<float>(sizeAverage ? total / static_cast<double>(x.numel()) : total);
-  return output;
+  const Device& device = input.device();
+  criterionKernels(device).mseLoss(device, x.rawData(), t.rawData(), x.numel(), sizeAverage, lossOn(device));
+  return readLoss();
 }
 
 const Tensor& MSECriterion::updateGradInput(const Tensor& input, const Tensor& target) {
@@ -30,12 +27,8 @@ const Tensor& MSECriterion::updateGradInput(const Tensor& input, const Tensor& t
   const Tensor x = input.contiguous();
   const Tensor t = target.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  const float* xd = x.data();
-  const float* td = t.data();
-  float* g = gradInput.data();
-  const int64_t n = x.numel();
-  const float norm = sizeAverage ? 1.f / static_cast<float>(n) : 1.f;
-  for (int64_t i = 0; i < n; ++i) g[i] = math::mseGradient(xd[i], td[i], norm);
+  criterionKernels(input.device())
+      .mseGradient(input.device(), x.rawData(), t.rawData(), gradInput.rawData(), x.numel(), sizeAverage);
   return gradInput;
 }
 

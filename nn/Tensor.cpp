@@ -9,6 +9,7 @@
 #include "nn/DeviceBackend.h"
 #include "nn/Error.h"
 #include "nn/Random.h"
+#include "nn/math/TensorOps.h"
 
 namespace nn {
 
@@ -37,6 +38,29 @@ void checkSizes(const int64_t* sizes, size_t dims) {
 DeviceBackend& backendOf(const Device& device) {
   checkDeviceExists(device);
   return *cudaBackend();
+}
+
+// The tensor as the backend's strided kernels see it (nn/DeviceBackend.h).
+StridedView stridedView(const Tensor& t) {
+  StridedView v;
+  for (int d = 0; d < t.dim(); ++d) {
+    const int64_t size = t.size(d), stride = t.stride(d);
+    if (size == 1) continue;
+    if (v.dims > 0 && v.strides[v.dims - 1] == size * stride) {
+      // The previous dimension steps over exactly this one: one dimension of both.
+      v.sizes[v.dims - 1] *= size;
+      v.strides[v.dims - 1] = stride;
+      continue;
+    }
+    NN_CHECK(v.dims < StridedView::kMaxDims, "nn.Tensor.copy_: a strided copy on "
+                                                 << t.device().str() << " takes at most " << StridedView::kMaxDims
+                                                 << " dimensions that cannot be merged, got sizes " << t.shapeString()
+                                                 << " with strides " << nn::shapeString(t.strides()));
+    v.sizes[v.dims] = size;
+    v.strides[v.dims] = stride;
+    ++v.dims;
+  }
+  return v;
 }
 
 // Calls fn(offset) for the storage offset of every element of a strided tensor, in
@@ -309,14 +333,18 @@ Tensor& Tensor::copy_(const Tensor& src) {
     }
     return *this;
   }
-  // A CUDA device on either side: the backend copies contiguous blocks; strided tensors
-  // go through a contiguous staging copy on their own device. That copy is itself strided
-  // on a CUDA device, which needs a kernel the backend does not have yet.
-  NN_CHECK((device().isCpu() || isContiguous()) && (src.device().isCpu() || src.isContiguous()),
-           "nn.Tensor.copy_: strided copies on CUDA devices are not supported yet, got a copy from "
-               << src.device().str() << " (sizes " << src.shapeString() << ", strides "
-               << nn::shapeString(src.strides()) << ") to " << device().str() << " (sizes " << shapeString()
-               << ", strides " << nn::shapeString(strides()) << ")");
+  if (device() == src.device()) {
+    // Within one CUDA device: a block copy, or the backend's strided kernel.
+    DeviceBackend& backend = backendOf(device());
+    if (isContiguous() && src.isContiguous())
+      backend.copy(rawData(), device(), src.rawData(), src.device(), numel() * sizeof(float));
+    else
+      backend.copyStrided(device(), rawData(), stridedView(*this), src.rawData(), stridedView(src),
+                          static_cast<size_t>(numel()));
+    return *this;
+  }
+  // Between two devices the backend copies contiguous blocks: a strided side goes through a
+  // contiguous copy on its own device.
   const Tensor source = src.contiguous();
   if (isContiguous()) {
     DeviceBackend& backend = backendOf(device().isCuda() ? device() : src.device());
@@ -405,24 +433,52 @@ Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, co
   return *this;
 }
 
-Tensor& Tensor::add_(const Tensor& other, float alpha) {
+void Tensor::checkElementwise(const char* op, const Tensor& other) const {
   NN_CHECK(sizes() == other.sizes(),
-           "nn.Tensor.add_: expected sizes " << shapeString() << ", got " << other.shapeString());
+           "nn.Tensor." << op << ": expected sizes " << shapeString() << ", got " << other.shapeString());
   NN_CHECK(device() == other.device(),
-           "nn.Tensor.add_: expected a tensor on " << device().str() << ", got " << other.device().str());
-  NN_CHECK(device().isCpu() && isContiguous() && other.isContiguous(), "nn.Tensor.add_: needs contiguous CPU tensors");
+           "nn.Tensor." << op << ": expected a tensor on " << device().str() << ", got " << other.device().str());
+  NN_CHECK(isContiguous() && other.isContiguous(), "nn.Tensor." << op << ": needs contiguous tensors, got strides "
+                                                                << nn::shapeString(strides()) << " and "
+                                                                << nn::shapeString(other.strides()));
+}
+
+Tensor& Tensor::add_(const Tensor& other, float alpha) {
+  checkElementwise("add_", other);
   float* d = rawData();
   const float* o = other.rawData();
   const int64_t n = numel();
-  for (int64_t i = 0; i < n; ++i) d[i] += alpha * o[i];
+  if (device().isCuda()) {
+    backendOf(device()).addScaled(device(), d, o, static_cast<size_t>(n), alpha);
+    return *this;
+  }
+  for (int64_t i = 0; i < n; ++i) d[i] = math::addScaled(d[i], alpha, o[i]);
   return *this;
 }
 
 Tensor& Tensor::mul_(float value) {
-  NN_CHECK(device().isCpu() && isContiguous(), "nn.Tensor.mul_: needs a contiguous CPU tensor");
+  NN_CHECK(isContiguous(), "nn.Tensor.mul_: needs a contiguous tensor, got sizes " << shapeString() << " with strides "
+                                                                                   << nn::shapeString(strides()));
   float* d = rawData();
   const int64_t n = numel();
-  for (int64_t i = 0; i < n; ++i) d[i] *= value;
+  if (device().isCuda()) {
+    backendOf(device()).scale(device(), d, static_cast<size_t>(n), value);
+    return *this;
+  }
+  for (int64_t i = 0; i < n; ++i) d[i] = math::multiply(d[i], value);
+  return *this;
+}
+
+Tensor& Tensor::cmul_(const Tensor& other) {
+  checkElementwise("cmul_", other);
+  float* d = rawData();
+  const float* o = other.rawData();
+  const int64_t n = numel();
+  if (device().isCuda()) {
+    backendOf(device()).multiply(device(), d, o, static_cast<size_t>(n));
+    return *this;
+  }
+  for (int64_t i = 0; i < n; ++i) d[i] = math::multiply(d[i], o[i]);
   return *this;
 }
 

@@ -139,9 +139,12 @@ class Tensor {
   /// Makes this handle view `src`'s storage with src's offset, sizes and strides.
   Tensor& set_(const Tensor& src);
   Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes);
-  /// this += alpha * other (same sizes, same device).
+  /// this += alpha * other (same sizes, same device, both contiguous).
   Tensor& add_(const Tensor& other, float alpha = 1.f);
+  /// this *= value (contiguous).
   Tensor& mul_(float value);
+  /// this *= other, element by element (Torch7's cmul; same sizes, same device, both contiguous).
+  Tensor& cmul_(const Tensor& other);
   Tensor& uniform_(Generator& generator, float low, float high);
   Tensor& normal_(Generator& generator, float mean, float stddev);
 
@@ -153,6 +156,8 @@ class Tensor {
   void setContiguousStrides();
   Tensor& resizeImpl(const int64_t* sizes, size_t dims, const Device& device);
   Tensor makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides) const;
+  /// Throws unless `other` has this tensor's sizes and device and both are contiguous (add_, cmul_).
+  void checkElementwise(const char* op, const Tensor& other) const;
 
   std::shared_ptr<TensorImpl> impl_;
 };

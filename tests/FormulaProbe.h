@@ -17,17 +17,19 @@
 #include "nn/math/CrossEntropy.h"
 #include "nn/math/Dropout.h"
 #include "nn/math/Linear.h"
+#include "nn/math/Loss.h"
 #include "nn/math/Mse.h"
 #include "nn/math/Pooling.h"
 #include "nn/math/Sgd.h"
 #include "nn/math/SoftMax.h"
+#include "nn/math/TensorOps.h"
 
 namespace nn::test {
 
 /// Inputs of one sample, (a, b, c, d): a and b anywhere, c in [0, 1), d in [-1, 1).
 constexpr int kProbeInputs = 4;
 /// Values probeSample writes per sample.
-constexpr int kProbeOutputs = 38;
+constexpr int kProbeOutputs = 45;
 /// True for the outputs that go through exp, log or tanh (marked so in probeSample).
 constexpr bool probeIsTranscendental(int output) {
   return output == 2 || output == 4 || output == 14 || output == 16 || output == 18 || output == 22;
@@ -96,6 +98,15 @@ static NN_HD void probeSample(const float* in, float* out) {
   out[35] = math::avgPoolMean(a + b + c + d, divisor);
   out[36] = static_cast<float>(last.y0);  // the last window clipped to the input
   out[37] = static_cast<float>(last.y1);
+  out[38] = math::addScaled(a, d, b);
+  out[39] = math::multiply(a, b);
+  float mean = 0.f, statisticsInvstd = 0.f;
+  math::batchNormStatistics(d > 0.f, &a, &b, &b, &c, 1e-5f, 0, &mean, &statisticsInvstd);
+  out[40] = mean;
+  out[41] = statisticsInvstd;
+  out[42] = math::averageLoss(static_cast<double>(a) * 3.0, 7, d > 0.f);
+  out[43] = math::lossNorm(7, d > 0.f);
+  out[44] = math::classNllGradient(c);
 }
 
 /// Samples for probeSample: a few edge cases (zeros, signed zeros, subnormals, values that

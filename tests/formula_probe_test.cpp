@@ -77,5 +77,12 @@ TEST_CASE("the formula probe sees what each formula computes", "[FormulaProbe]")
   CHECK(out[35] == 1.75f / 16.f);
   CHECK(out[36] == 7.f);
   CHECK(out[37] == 11.f);
+  CHECK(out[38] == 2.f + 0.5f * -1.f);       // a + d b
+  CHECK(out[39] == -2.f);                    // a b
+  CHECK(out[40] == 2.f);                     // d > 0: the saved mean a
+  CHECK(out[41] == -1.f);                    // and the saved invstd b
+  CHECK(out[42] == float(6.0 / 7.0));        // d > 0: the total 3a averaged over 7 terms
+  CHECK(out[43] == 1.f / 7.f);               // and the gradients' norm
+  CHECK(out[44] == -0.25f);                  // ClassNLL's gradient for the norm c
   REQUIRE(out[8] == Approx(1.0 / std::sqrt(0.25 + 1e-5)));
 }

@@ -61,3 +61,16 @@ TEST_CASE("Device::parse accepts cpu devices and rejects malformed ones", "[Devi
 TEST_CASE("fromVector checks the number of values", "[Tensor]") {
   REQUIRE_THROWS_WITH(Tensor::fromVector({2, 2}, {1, 2, 3}), Catch::Contains("[2, 2]") && Catch::Contains("3"));
 }
+
+TEST_CASE("add_, mul_ and cmul_ work element by element on contiguous tensors", "[Tensor]") {
+  Tensor a = Tensor::fromVector({2, 2}, {1, 2, 3, 4});
+  const Tensor b = Tensor::fromVector({2, 2}, {0.5f, -1, 2, 0});
+  a.add_(b, 2.f);  // 1 + 2 * 0.5, 2 + 2 * -1, 3 + 2 * 2, 4 + 0
+  REQUIRE(a.toVector() == std::vector<float>{2, 0, 7, 4});
+  a.mul_(0.5f);
+  REQUIRE(a.toVector() == std::vector<float>{1, 0, 3.5f, 2});
+  a.cmul_(b);
+  REQUIRE(a.toVector() == std::vector<float>{0.5f, 0, 7, 0});
+  REQUIRE_THROWS_WITH(a.cmul_(b.transpose(0, 1)), Catch::Contains("nn.Tensor.cmul_: needs contiguous tensors"));
+  REQUIRE_THROWS_WITH(a.cmul_(Tensor::zeros({4})), Catch::Contains("expected sizes [2, 2], got [4]"));
+}

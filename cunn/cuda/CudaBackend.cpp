@@ -206,11 +206,40 @@ void CudaBackend::copyThroughHost(void* dst, int dstDevice, const void* src, int
   }
 }
 
+cudaStream_t CudaBackend::streamFor(const Device& device, const char* what) {
+  NN_CHECK(device.isCuda(), "CudaBackend." << what << ": expected a CUDA device, got " << device.str());
+  return stream(device.index());
+}
+
 void CudaBackend::fill(const Device& device, float* ptr, size_t count, float value) {
-  NN_CHECK(device.isCuda(), "CudaBackend.fill: expected a CUDA device, got " << device.str());
-  cudaStream_t s = stream(device.index());
+  cudaStream_t s = streamFor(device, "fill");
   DeviceGuard guard(device.index());
   launchFill(ptr, count, value, s);
+}
+
+void CudaBackend::copyStrided(const Device& device, float* dst, const StridedView& dstView, const float* src,
+                              const StridedView& srcView, size_t count) {
+  cudaStream_t s = streamFor(device, "copyStrided");
+  DeviceGuard guard(device.index());
+  launchCopyStrided(dst, dstView, src, srcView, count, s);
+}
+
+void CudaBackend::addScaled(const Device& device, float* dst, const float* src, size_t count, float alpha) {
+  cudaStream_t s = streamFor(device, "addScaled");
+  DeviceGuard guard(device.index());
+  launchAddScaled(dst, src, count, alpha, s);
+}
+
+void CudaBackend::scale(const Device& device, float* ptr, size_t count, float value) {
+  cudaStream_t s = streamFor(device, "scale");
+  DeviceGuard guard(device.index());
+  launchScale(ptr, count, value, s);
+}
+
+void CudaBackend::multiply(const Device& device, float* dst, const float* src, size_t count) {
+  cudaStream_t s = streamFor(device, "multiply");
+  DeviceGuard guard(device.index());
+  launchMultiply(dst, src, count, s);
 }
 
 }  // namespace nn

@@ -1,5 +1,5 @@
 // CudaBackend: nn's DeviceBackend for cuda:N devices: device count, memory (a caching
-// allocator per device), copies between any two devices, and fill. Linking //cunn registers
+// allocator per device), copies between any two devices, fill and the tensor arithmetic. Linking //cunn registers
 // it with nn (nn::cudaBackend()), so nn reaches CUDA memory without a CUDA header.
 //
 // Note [One stream per device]
@@ -45,6 +45,12 @@ class CudaBackend : public DeviceBackend {
   void copy(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes) override;
   /// Queues a fill kernel on the device's stream.
   void fill(const Device& device, float* ptr, size_t count, float value) override;
+  /// The tensor operations below queue one kernel each on the device's stream (Kernels.h).
+  void copyStrided(const Device& device, float* dst, const StridedView& dstView, const float* src,
+                   const StridedView& srcView, size_t count) override;
+  void addScaled(const Device& device, float* dst, const float* src, size_t count, float alpha) override;
+  void scale(const Device& device, float* ptr, size_t count, float value) override;
+  void multiply(const Device& device, float* dst, const float* src, size_t count) override;
 
   /// The stream of cuda:`device` (created on first use).
   cudaStream_t stream(int device);
@@ -85,6 +91,8 @@ class CudaBackend : public DeviceBackend {
   void initialise();
   /// Throws unless `device` is cuda:N with N < deviceCount().
   PerDevice& perDevice(int device);
+  /// The stream of a CUDA `device`; an nn::Error naming `what` for any other device.
+  cudaStream_t streamFor(const Device& device, const char* what);
 
   std::once_flag initialised_;
   int count_ = 0;

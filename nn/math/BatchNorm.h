@@ -59,4 +59,18 @@ NN_HD inline float batchNormGradWeight(double dotp, float invstd, float scale) {
 
 NN_HD inline float batchNormGradBias(double gsum, float scale) { return scale * static_cast<float>(gsum); }
 
+/// The mean and invstd of feature c as the backward pass uses them: the saved batch statistics
+/// in training mode, the running ones in evaluation mode (the saved pointers may then be null).
+NN_HD inline void batchNormStatistics(bool train, const float* saveMean, const float* saveInvstd,
+                                      const float* runningMean, const float* runningVar, float eps, int64_t c,
+                                      float* mean, float* invstd) {
+  if (train) {
+    *mean = saveMean[c];
+    *invstd = saveInvstd[c];
+  } else {
+    *mean = runningMean[c];
+    *invstd = batchNormInvstd(runningVar[c], eps);
+  }
+}
+
 }  // namespace nn::math

@@ -1,0 +1,177 @@
+// The CUDA table of nn::BatchNormKernels: own kernels over the nn/math/BatchNorm.h formulas
+// that the CPU loops call, not cuDNN's batch normalisation. cuDNN 9 marks its batch norm calls
+// deprecated (a warning, an error in this build), has no backward for evaluation mode, computes
+// gradInput and the parameter gradients in one call where Torch's contract has two, and sums in
+// float; these kernels keep Torch7's semantics (eps >= 0, unbiased running variance) and sum in
+// double as the CPU does, so only the order of the additions differs.
+//
+// Reductions take one block per feature: its threads sum a strided share of the feature's
+// values in double, then add their partial sums in a tree. Element-wise passes (evaluation mode)
+// take a grid-stride loop. Registered with nn when //cunn is linked.
+#include "cunn/cuda/Check.h"
+#include "cunn/cuda/CudaBackend.h"
+#include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Launch.h"
+#include "cunn/cuda/Reduce.h"
+#include "nn/BatchNormKernels.h"
+#include "nn/Error.h"
+#include "nn/math/BatchNorm.h"
+
+namespace nn {
+
+namespace {
+
+using cuda::blockSum;
+using cuda::blocksFor;
+using cuda::kThreads;
+
+// Offset of value i of feature c, i < batch * positions.
+__device__ int64_t offsetOf(const BatchNormShape& s, int64_t c, int64_t i) {
+  return ((i / s.positions) * s.features + c) * s.positions + i % s.positions;
+}
+
+// Over feature c, summed over the block: dotp = sum (x - mean) * g and gsum = sum g.
+__device__ void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean,
+                             double* shared, double& dotp, double& gsum) {
+  const int64_t m = s.batch * s.positions;
+  double dot = 0, sum = 0;
+  for (int64_t i = threadIdx.x; i < m; i += kThreads) {
+    const int64_t at = offsetOf(s, c, i);
+    sum += g[at];
+    dot += (static_cast<double>(x[at]) - mean) * g[at];
+  }
+  dotp = blockSum(dot, shared);
+  gsum = blockSum(sum, shared);
+}
+
+// One block per feature: the batch statistics, saved and moved into the running ones, then y.
+__global__ void trainingOutputKernel(const float* x, float* y, BatchNormShape s, BatchNormState st) {
+  __shared__ double shared[kThreads];
+  const int64_t c = blockIdx.x;
+  const int64_t m = s.batch * s.positions;
+  double sum = 0;
+  for (int64_t i = threadIdx.x; i < m; i += kThreads) sum += x[offsetOf(s, c, i)];
+  const float mean = math::batchNormAverage(blockSum(sum, shared), m);
+  double squares = 0;
+  for (int64_t i = threadIdx.x; i < m; i += kThreads) {
+    const double d = static_cast<double>(x[offsetOf(s, c, i)]) - mean;
+    squares += d * d;
+  }
+  const double sumSquares = blockSum(squares, shared);
+  const float invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
+  if (threadIdx.x == 0) {
+    st.saveMean[c] = mean;
+    st.saveInvstd[c] = invstd;
+    st.runningMean[c] = math::batchNormRunningMean(st.runningMean[c], mean, st.momentum);
+    st.runningVar[c] = math::batchNormRunningVar(st.runningVar[c], sumSquares, m, st.momentum);
+  }
+  const float w = st.weight ? st.weight[c] : 1.f;
+  const float b = st.bias ? st.bias[c] : 0.f;
+  for (int64_t i = threadIdx.x; i < m; i += kThreads) {
+    const int64_t at = offsetOf(s, c, i);
+    y[at] = math::batchNormOutput(x[at], mean, invstd, w, b);
+  }
+}
+
+// Evaluation mode, element by element, from the running statistics.
+__global__ void evaluateOutputKernel(const float* x, float* y, BatchNormShape s, BatchNormState st) {
+  const int64_t n = s.batch * s.features * s.positions;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < n; e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = (e / s.positions) % s.features;
+    const float invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
+    y[e] = math::batchNormOutput(x[e], st.runningMean[c], invstd, st.weight ? st.weight[c] : 1.f,
+                                 st.bias ? st.bias[c] : 0.f);
+  }
+}
+
+// One block per feature: the two sums, then gradInput.
+__global__ void trainingGradInputKernel(const float* x, const float* g, float* gi, BatchNormShape s,
+                                        BatchNormState st) {
+  __shared__ double shared[kThreads];
+  const int64_t c = blockIdx.x;
+  const int64_t m = s.batch * s.positions;
+  const float mean = st.saveMean[c];
+  const float invstd = st.saveInvstd[c];
+  double dotp, gsum;
+  gradientSums(x, g, s, c, mean, shared, dotp, gsum);
+  const float gradMean = math::batchNormAverage(gsum, m);
+  const float projection = math::batchNormProjection(dotp, invstd, m);
+  const float w = st.weight ? st.weight[c] : 1.f;
+  for (int64_t i = threadIdx.x; i < m; i += kThreads) {
+    const int64_t at = offsetOf(s, c, i);
+    gi[at] = math::batchNormGradInputTraining(g[at], x[at], mean, invstd, w, gradMean, projection);
+  }
+}
+
+__global__ void evaluateGradInputKernel(const float* g, float* gi, BatchNormShape s, BatchNormState st) {
+  const int64_t n = s.batch * s.features * s.positions;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < n; e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = (e / s.positions) % s.features;
+    const float invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
+    gi[e] = math::batchNormGradInputEvaluate(g[e], invstd, st.weight ? st.weight[c] : 1.f);
+  }
+}
+
+// One block per feature.
+__global__ void accGradParametersKernel(const float* x, const float* g, float* gradWeight, float* gradBias,
+                                        BatchNormShape s, BatchNormState st, float scale) {
+  __shared__ double shared[kThreads];
+  const int64_t c = blockIdx.x;
+  float mean, invstd;
+  math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
+                            &invstd);
+  double dotp, gsum;
+  gradientSums(x, g, s, c, mean, shared, dotp, gsum);
+  if (threadIdx.x == 0) {
+    gradWeight[c] += math::batchNormGradWeight(dotp, invstd, scale);
+    gradBias[c] += math::batchNormGradBias(gsum, scale);
+  }
+}
+
+cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
+
+unsigned featureBlocks(const BatchNormShape& s) {
+  NN_CHECK(s.features < (int64_t{1} << 31),
+           "nn.BatchNormalization on CUDA: " << s.features << " features are beyond one grid");
+  return static_cast<unsigned>(s.features);
+}
+
+size_t elements(const BatchNormShape& s) { return static_cast<size_t>(s.batch * s.features * s.positions); }
+
+void updateOutput(const Device& device, const float* x, float* y, const BatchNormShape& s, const BatchNormState& st) {
+  if (elements(s) == 0) return;
+  DeviceGuard guard(device);
+  if (st.train)
+    trainingOutputKernel<<<featureBlocks(s), kThreads, 0, streamOf(device)>>>(x, y, s, st);
+  else
+    evaluateOutputKernel<<<blocksFor(elements(s)), kThreads, 0, streamOf(device)>>>(x, y, s, st);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void updateGradInput(const Device& device, const float* x, const float* g, float* gi, const BatchNormShape& s,
+                     const BatchNormState& st) {
+  if (elements(s) == 0) return;
+  DeviceGuard guard(device);
+  if (st.train)
+    trainingGradInputKernel<<<featureBlocks(s), kThreads, 0, streamOf(device)>>>(x, g, gi, s, st);
+  else
+    evaluateGradInputKernel<<<blocksFor(elements(s)), kThreads, 0, streamOf(device)>>>(g, gi, s, st);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void accGradParameters(const Device& device, const float* x, const float* g, float* gradWeight, float* gradBias,
+                       const BatchNormShape& s, const BatchNormState& st, float scale) {
+  if (s.features == 0) return;
+  DeviceGuard guard(device);
+  accGradParametersKernel<<<featureBlocks(s), kThreads, 0, streamOf(device)>>>(x, g, gradWeight, gradBias, s, st,
+                                                                               scale);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+constexpr BatchNormKernels kCudaKernels{&updateOutput, &updateGradInput, &accGradParameters};
+
+const bool kRegistered = (registerBatchNormKernels(DeviceType::CUDA, kCudaKernels), true);
+
+}  // namespace
+
+}  // namespace nn

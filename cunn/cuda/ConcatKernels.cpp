@@ -1,0 +1,29 @@
+// The CUDA table of nn::ConcatKernels: the runs as one 2-D copy (cudaMemcpy2DAsync, a row per
+// run) on the device's stream. Registered with nn when //cunn is linked.
+#include "nn/ConcatKernels.h"
+
+#include "cunn/cuda/Check.h"
+#include "cunn/cuda/CudaBackend.h"
+#include "cunn/cuda/DeviceGuard.h"
+
+namespace nn {
+
+namespace {
+
+void copyRuns(const Device& device, float* dst, int64_t dstStride, const float* src, int64_t srcStride, int64_t runs,
+              int64_t length) {
+  if (runs == 0 || length == 0) return;
+  cudaStream_t stream = CudaBackend::instance().stream(device.index());
+  DeviceGuard guard(device);
+  CUDA_CHECK(cudaMemcpy2DAsync(
+      dst, static_cast<size_t>(dstStride) * sizeof(float), src, static_cast<size_t>(srcStride) * sizeof(float),
+      static_cast<size_t>(length) * sizeof(float), static_cast<size_t>(runs), cudaMemcpyDeviceToDevice, stream));
+}
+
+constexpr ConcatKernels kCudaKernels{&copyRuns};
+
+const bool kRegistered = (registerConcatKernels(DeviceType::CUDA, kCudaKernels), true);
+
+}  // namespace
+
+}  // namespace nn

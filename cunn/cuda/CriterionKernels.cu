@@ -1,0 +1,130 @@
+// The CUDA table of nn::CriterionKernels: kernels that only index and call the nn/math
+// formulas the CPU loops call. A loss is one block: its threads sum a strided share of the
+// terms in double, then add their partial sums in a tree (Reduce.h), and one thread writes
+// the loss; only the order of the double additions differs from the CPU's. Gradients are
+// element-wise (one thread per row for the cross-entropy, which needs the row's log-sum-exp).
+// Registered with nn when //cunn is linked.
+#include "cunn/cuda/Check.h"
+#include "cunn/cuda/CudaBackend.h"
+#include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Launch.h"
+#include "cunn/cuda/Reduce.h"
+#include "nn/CriterionKernels.h"
+#include "nn/math/CrossEntropy.h"
+#include "nn/math/Loss.h"
+#include "nn/math/Mse.h"
+
+namespace nn {
+
+namespace {
+
+using cuda::blocksFor;
+using cuda::blockSum;
+using cuda::kThreads;
+
+__global__ void classNllLossKernel(const float* x, const float* t, int64_t batch, int64_t classes, bool sizeAverage,
+                                   float* loss) {
+  __shared__ double shared[kThreads];
+  double total = 0;
+  for (int64_t i = threadIdx.x; i < batch; i += kThreads) total -= x[i * classes + static_cast<int64_t>(t[i])];
+  total = blockSum(total, shared);
+  if (threadIdx.x == 0) *loss = math::averageLoss(total, batch, sizeAverage);
+}
+
+__global__ void classNllGradientKernel(const float* t, float* gradIn, int64_t batch, int64_t classes, float g) {
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < batch * classes;
+       e += int64_t{gridDim.x} * blockDim.x)
+    gradIn[e] = e % classes == static_cast<int64_t>(t[e / classes]) ? g : 0.f;
+}
+
+__global__ void crossEntropyLossKernel(const float* x, const float* t, int64_t batch, int64_t classes, bool sizeAverage,
+                                       float* loss) {
+  __shared__ double shared[kThreads];
+  double total = 0;
+  for (int64_t i = threadIdx.x; i < batch; i += kThreads) {
+    const float* row = x + i * classes;
+    total += math::crossEntropyLoss(math::logSumExp(row, classes), row[static_cast<int64_t>(t[i])]);
+  }
+  total = blockSum(total, shared);
+  if (threadIdx.x == 0) *loss = math::averageLoss(total, batch, sizeAverage);
+}
+
+__global__ void crossEntropyGradientKernel(const float* x, const float* t, float* gradIn, int64_t batch,
+                                           int64_t classes, float norm) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < batch; i += int64_t{gridDim.x} * blockDim.x) {
+    const float* row = x + i * classes;
+    float* g = gradIn + i * classes;
+    const math::LogSumExp lse = math::logSumExp(row, classes);
+    const int64_t label = static_cast<int64_t>(t[i]);
+    for (int64_t j = 0; j < classes; ++j) g[j] = math::crossEntropyGradient(row[j], lse, j == label, norm);
+  }
+}
+
+__global__ void mseLossKernel(const float* x, const float* t, int64_t n, bool sizeAverage, float* loss) {
+  __shared__ double shared[kThreads];
+  double total = 0;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) total += math::mseTerm(x[i], t[i]);
+  total = blockSum(total, shared);
+  if (threadIdx.x == 0) *loss = math::averageLoss(total, n, sizeAverage);
+}
+
+__global__ void mseGradientKernel(const float* x, const float* t, float* gradIn, int64_t n, float norm) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    gradIn[i] = math::mseGradient(x[i], t[i], norm);
+}
+
+cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
+
+// The criterions check for empty inputs: every count here is positive.
+void classNllLoss(const Device& device, const float* x, const float* t, int64_t batch, int64_t classes,
+                  bool sizeAverage, float* loss) {
+  DeviceGuard guard(device);
+  classNllLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, batch, classes, sizeAverage, loss);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void classNllGradient(const Device& device, const float* t, float* gradIn, int64_t batch, int64_t classes,
+                      bool sizeAverage) {
+  DeviceGuard guard(device);
+  const float g = math::classNllGradient(math::lossNorm(batch, sizeAverage));
+  classNllGradientKernel<<<blocksFor(static_cast<size_t>(batch * classes)), kThreads, 0, streamOf(device)>>>(
+      t, gradIn, batch, classes, g);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void crossEntropyLoss(const Device& device, const float* x, const float* t, int64_t batch, int64_t classes,
+                      bool sizeAverage, float* loss) {
+  DeviceGuard guard(device);
+  crossEntropyLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, batch, classes, sizeAverage, loss);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void crossEntropyGradient(const Device& device, const float* x, const float* t, float* gradIn, int64_t batch,
+                          int64_t classes, bool sizeAverage) {
+  DeviceGuard guard(device);
+  crossEntropyGradientKernel<<<blocksFor(static_cast<size_t>(batch)), kThreads, 0, streamOf(device)>>>(
+      x, t, gradIn, batch, classes, math::lossNorm(batch, sizeAverage));
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void mseLoss(const Device& device, const float* x, const float* t, int64_t n, bool sizeAverage, float* loss) {
+  DeviceGuard guard(device);
+  mseLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, n, sizeAverage, loss);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void mseGradient(const Device& device, const float* x, const float* t, float* gradIn, int64_t n, bool sizeAverage) {
+  DeviceGuard guard(device);
+  mseGradientKernel<<<blocksFor(static_cast<size_t>(n)), kThreads, 0, streamOf(device)>>>(
+      x, t, gradIn, n, math::lossNorm(n, sizeAverage));
+  CUDA_CHECK(cudaGetLastError());
+}
+
+constexpr CriterionKernels kCudaKernels{&classNllLoss,         &classNllGradient, &crossEntropyLoss,
+                                        &crossEntropyGradient, &mseLoss,          &mseGradient};
+
+const bool kRegistered = (registerCriterionKernels(DeviceType::CUDA, kCudaKernels), true);
+
+}  // namespace
+
+}  // namespace nn
