@@ -62,11 +62,29 @@ def free_port():
         return s.getsockname()[1]
 
 
+# OpenBLAS kernels that use AVX2 and FMA, no AVX-512.
+AVX2_KERNELS = {"haswell", "zen"}
+
+
+def peer_isa_env():
+    """Where OPENBLAS_CORETYPE holds this project's GEMMs to AVX2 (the AVX2-only machine of the
+    issue), PyTorch's own kernels (oneDNN, MKL, ATen's vectorised loops) are held to AVX2 too, so
+    that both sides use the same instructions; PEER_ISA=native leaves PyTorch free."""
+    if os.environ.get("PEER_ISA", "same") == "native":
+        return {}
+    if os.environ.get("OPENBLAS_CORETYPE", "").lower() not in AVX2_KERNELS:
+        return {}
+    return dict(DNNL_MAX_CPU_ISA="AVX2", ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2",
+                MKL_ENABLE_INSTRUCTIONS="AVX2")
+
+
 def thread_env(threads):
     """PyTorch's best settings: its intra-op threads, and BLAS libraries that do not add their
-    own threads on top (OpenBLAS for Debian's build; MKL follows torch.set_num_threads)."""
+    own threads on top (OpenBLAS for Debian's build; MKL follows torch.set_num_threads); its
+    instruction set as peer_isa_env says."""
     env = dict(os.environ)
     env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env.update(peer_isa_env())
     return env
 
 
@@ -203,6 +221,12 @@ def run_rounds(a, work):
     print(f"sgemm (nn::blas::gemm, OpenBLAS, 1024^3), median of rounds: "
           f"1 thread {rate['1t']:.1f} GFLOP/s, 2 threads {rate['2t']:.1f} GFLOP/s")
     print("DDP: 2 processes x 1 thread, gloo on 127.0.0.1; its peak RSS is the sum of the two")
+    if peer_isa_env():
+        print(f"PyTorch held to AVX2 (DNNL_MAX_CPU_ISA, ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS), as "
+              f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} holds this project's GEMMs; "
+              f"PEER_ISA=native leaves it free")
+    else:
+        print("PyTorch's own kernels use every instruction set of the machine")
     # Other work on the machine shows here first: the spread of each row widens with it.
     print("load average (1, 5, 15 min) before the rounds: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
         *load_before, *load_after))
