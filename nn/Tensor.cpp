@@ -360,9 +360,12 @@ Tensor& Tensor::copy_(const Tensor& src) {
 Tensor& Tensor::fill_(float value) {
   if (numel() == 0) return *this;
   if (device().isCuda()) {
-    NN_CHECK(isContiguous(), "nn.Tensor.fill_: strided fill on " << device().str() << " is not supported");
-    backendOf(device()).fill(device(), rawData(), numel(), value);
-    return *this;
+    if (isContiguous()) {
+      backendOf(device()).fill(device(), rawData(), numel(), value);
+      return *this;
+    }
+    // A strided CUDA tensor: filled through a contiguous one and the backend's strided copy.
+    return copy_(full(sizes(), value, device()));
   }
   if (isContiguous()) {
     std::fill(rawData(), rawData() + numel(), value);

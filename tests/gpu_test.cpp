@@ -130,6 +130,16 @@ TEST_CASE("fill on a CUDA device sets every element, beyond one grid of blocks",
   REQUIRE(std::count(v.begin(), v.end(), 2.5f) == n - 3);
 }
 
+TEST_CASE("fill on a strided CUDA tensor sets only its elements", "[gpu]") {
+  // Column 1 of a 4x3 matrix: elements 1, 4, 7, 10 of the storage.
+  Tensor t = Tensor::zeros({4, 3}, Device::cuda(0));
+  t.select(1, 1).fill_(7.f);
+  REQUIRE(t.toVector() == std::vector<float>{0, 7, 0, 0, 7, 0, 0, 7, 0, 0, 7, 0});
+  // A transposed view: every element, in another order.
+  t.transpose(0, 1).fill_(-2.f);
+  REQUIRE(t.toVector() == std::vector<float>(12, -2.f));
+}
+
 TEST_CASE("a steady loop of CUDA tensors makes no cudaMalloc", "[gpu]") {
   nn::CudaAllocator& allocator = backend().allocator(0);
   const Device gpu = Device::cuda(0);
@@ -335,6 +345,26 @@ TEST_CASE("copies between two CUDA devices, peer to peer and through host memory
   Tensor target = Tensor::full({3 << 20}, 7.f, b);
   target.copy_(onA);
   REQUIRE(target.toVector() == host.toVector());
+}
+
+TEST_CASE("copies between CUDA devices are ordered by events with the work on both devices", "[gpu][multigpu]") {
+  // A chain of queued work across two devices with no host wait until the end: each copy must
+  // wait for the kernel before it on its source and the one after it must wait for the copy.
+  // 48 MB, so that a copy or kernel out of order would be caught midway.
+  const int64_t n = int64_t{12} << 20;
+  Tensor onA = Tensor::empty({n}, Device::cuda(0));
+  Tensor onB = Tensor::empty({n}, Device::cuda(1));
+  for (int round = 1; round <= 5; ++round) {
+    onA.fill_(1.f);  // queued on cuda:0
+    onB.copy_(onA);  // after the fill
+    onB.mul_(3.f);   // after the copy, on cuda:1
+    onA.fill_(0.f);  // on cuda:0 again, before the copy back, which must overwrite it
+    onA.copy_(onB);
+    onA.add_(onA);  // after the copy back: 6 everywhere
+    const std::vector<float> v = onA.toVector();
+    INFO("round " << round);
+    REQUIRE(std::count(v.begin(), v.end(), 6.f) == n);
+  }
 }
 
 TEST_CASE("PeerCommunicator gives the host's sums exactly", "[gpu][multigpu]") {

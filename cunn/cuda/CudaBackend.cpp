@@ -83,6 +83,7 @@ cudaStream_t CudaBackend::stream(int device) {
     // Non-blocking: the stream does not wait for work on the legacy default stream, which
     // this backend never uses.
     CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&d.event, cudaEventDisableTiming));
   });
   return d.stream;
 }
@@ -115,6 +116,17 @@ void CudaBackend::synchronize(int device) {
   cudaStream_t s = stream(device);
   DeviceGuard guard(device);
   CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void CudaBackend::streamWait(int waiter, int device) {
+  if (waiter == device) return;  // one stream: already in order
+  cudaStream_t waiting = stream(waiter);
+  cudaStream_t s = stream(device);
+  PerDevice& d = perDevice(device);
+  std::lock_guard<std::mutex> lock(d.eventMutex);
+  DeviceGuard guard(device);
+  CUDA_CHECK(cudaEventRecord(d.event, s));
+  CUDA_CHECK(cudaStreamWaitEvent(waiting, d.event, 0));
 }
 
 CudaAllocator& CudaBackend::allocator(int device) { return perDevice(device).allocator; }
@@ -176,12 +188,16 @@ void CudaBackend::copy(void* dst, const Device& dstDevice, const void* src, cons
     copyThroughHost(dst, dstDevice.index(), src, srcDevice.index(), bytes);
     return;
   }
-  // Work queued on the destination may still read or write the memory about to change.
-  synchronize(dstDevice.index());
-  cudaStream_t s = stream(srcDevice.index());
-  DeviceGuard guard(srcDevice.index());
-  CUDA_CHECK(cudaMemcpyPeerAsync(dst, dstDevice.index(), src, srcDevice.index(), bytes, s));
-  CUDA_CHECK(cudaStreamSynchronize(s));
+  // Ordered by events (Note [One stream per device]): work queued on the destination may
+  // still read or write the memory about to change, and what is queued there next reads it.
+  const int from = srcDevice.index();
+  const int to = dstDevice.index();
+  streamWait(from, to);
+  {
+    DeviceGuard guard(from);
+    CUDA_CHECK(cudaMemcpyPeerAsync(dst, to, src, from, bytes, stream(from)));
+  }
+  streamWait(to, from);
 }
 
 void CudaBackend::copyThroughHost(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes) {

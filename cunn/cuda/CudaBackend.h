@@ -6,10 +6,13 @@
 // Every operation on a device (kernels, copies, NCCL calls) is queued on that device's one
 // stream, so operations on a device run in the order they were issued, and memory freed by
 // one operation's tensor is safe to hand to the next (CudaAllocator). Towards the host the
-// backend is synchronous where memory leaves or enters a device: a copy to or from host
-// memory, or between two devices, returns when the data has arrived. A fill, or a copy
-// within one device, is only queued: everything that can observe its result comes later
-// on the same stream, or is one of those synchronous copies.
+// backend is synchronous where memory leaves or enters the devices: a copy to or from host
+// memory returns when the data has arrived. Everything else is only queued. Between two
+// devices the order is kept by events, not by the host: a peer copy is queued on the source's
+// stream behind an event of the destination's (so it waits for the work already queued on
+// both), and the destination's stream waits for an event recorded after it (so everything
+// queued there later sees the data). What can observe a result therefore comes later on the
+// same stream, or behind such an event, or is a copy to the host.
 #pragma once
 
 #include <cublas_v2.h>
@@ -64,6 +67,9 @@ class CudaBackend : public DeviceBackend {
   cudnnHandle_t cudnn(int device);
   /// Waits until the work queued on cuda:`device`'s stream has finished.
   void synchronize(int device);
+  /// Makes cuda:`waiter`'s stream wait, without the host waiting, until the work queued so far
+  /// on cuda:`device`'s stream has finished (an event recorded there).
+  void streamWait(int waiter, int device);
   /// The caching allocator of cuda:`device`.
   CudaAllocator& allocator(int device);
   /// True when cuda:`a` and cuda:`b` read each other's memory directly; peer access is
@@ -80,6 +86,10 @@ class CudaBackend : public DeviceBackend {
     CudaAllocator allocator;
     std::once_flag streamOnce;
     cudaStream_t stream = nullptr;
+    // Recorded on the stream by streamWait, under eventMutex until the wait on it is queued
+    // (after which it may be recorded again: a queued wait keeps the state it saw).
+    cudaEvent_t event = nullptr;
+    std::mutex eventMutex;
     std::once_flag blasOnce;
     cublasHandle_t blas = nullptr;
     std::once_flag cudnnOnce;

@@ -19,7 +19,9 @@ class NcclCommunicator : public Communicator {
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-  /// Each call takes tensors[i] on devices[i] and returns when the collective has finished.
+  /// Each call takes tensors[i] on devices[i] and queues the collective on the devices'
+  /// streams: later work on those devices, and copies to the host, see its result (Note [One
+  /// stream per device] in CudaBackend.h); the host does not wait.
   void reduce(const std::vector<Tensor>& tensors) override;
   void broadcast(const std::vector<Tensor>& tensors) override;
   void allReduce(const std::vector<Tensor>& tensors) override;

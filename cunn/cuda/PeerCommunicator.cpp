@@ -26,7 +26,6 @@ void PeerCommunicator::reduce(const std::vector<Tensor>& tensors) {
     DeviceGuard guard(root);
     launchAdd(tensors[0].rawData(), incoming_.rawData(), static_cast<size_t>(n), backend.stream(root));
   }
-  backend.synchronize(root);
 }
 
 void PeerCommunicator::broadcast(const std::vector<Tensor>& tensors) {

@@ -15,7 +15,9 @@ class PeerCommunicator : public Communicator {
   /// Rank i is devices[i]: distinct CUDA devices.
   explicit PeerCommunicator(std::vector<Device> devices);
 
-  /// Each call takes tensors[i] on devices[i] and returns when the collective has finished.
+  /// Each call takes tensors[i] on devices[i] and queues the collective on the devices'
+  /// streams: later work on those devices, and copies to the host, see its result (Note [One
+  /// stream per device] in CudaBackend.h); the host does not wait.
   /// Sums are taken in rank order, as HostCommunicator's, so they match a host sum exactly.
   void reduce(const std::vector<Tensor>& tensors) override;
   void broadcast(const std::vector<Tensor>& tensors) override;
