@@ -66,12 +66,24 @@ def free_port():
 AVX2_KERNELS = {"haswell", "zen"}
 
 
+def isa_setup():
+    """ISA=same (the default): each side runs the instructions the environment gives it, and
+    where OPENBLAS_CORETYPE holds OpenBLAS (this project's GEMMs) to AVX2 kernels, PyTorch's
+    own kernels are held to AVX2 as well. ISA=native: both sides use every instruction set of
+    the machine; OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE leave the environment of every run,
+    the sgemm rate's included. Returns the choice."""
+    isa = os.environ.get("ISA", "same")
+    if isa not in ("same", "native"):
+        sys.exit(f"lenet_compare: ISA must be 'same' or 'native', got '{isa}'")
+    if isa == "native":
+        os.environ.pop("OPENBLAS_CORETYPE", None)
+        os.environ.pop("OPENBLAS_L2_SIZE", None)
+    return isa
+
+
 def peer_isa_env():
-    """Where OPENBLAS_CORETYPE holds this project's GEMMs to AVX2 (the AVX2-only machine of the
-    issue), PyTorch's own kernels (oneDNN, MKL, ATen's vectorised loops) are held to AVX2 too, so
-    that both sides use the same instructions; PEER_ISA=native leaves PyTorch free."""
-    if os.environ.get("PEER_ISA", "same") == "native":
-        return {}
+    """PyTorch's instruction sets held to AVX2 (oneDNN, MKL, ATen's vectorised loops) where
+    OPENBLAS_CORETYPE holds this project's GEMMs to AVX2; nothing otherwise."""
     if os.environ.get("OPENBLAS_CORETYPE", "").lower() not in AVX2_KERNELS:
         return {}
     return dict(DNNL_MAX_CPU_ISA="AVX2", ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2",
@@ -146,8 +158,9 @@ def run_torch(python, config, args, work):
 
 
 def sgemm_rate(threads):
-    out = subprocess.run([SGEMM, str(threads)], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["gflops_median"]
+    """(median GFLOP/s, the name of OpenBLAS's kernels)"""
+    out = json.loads(subprocess.run([SGEMM, str(threads)], check=True, capture_output=True, text=True).stdout)
+    return out["gflops_median"], out["kernels"]
 
 
 def cpu_name():
@@ -182,6 +195,7 @@ def main():
     if not a.torch:
         sys.exit("lenet_compare: no Python with torch given (--torch)")
 
+    isa_setup()
     with tempfile.TemporaryDirectory(prefix="bench-lenet-") as work:
         run_rounds(a, work)
 
@@ -190,13 +204,15 @@ def run_rounds(a, work):
     origins = {f"torch{i}": spec.split("=", 1)[0] for i, spec in enumerate(a.torch)}
     impls = [("nn", None)] + [(f"torch{i}", spec.split("=", 1)[1]) for i, spec in enumerate(a.torch)]
     results = {(c, name): [] for _, c in CONFIGS for name, _ in impls}
-    versions, sgemm = {}, {1: [], 2: []}
+    versions, sgemm, kernels = {}, {1: [], 2: []}, set()
     load_before = os.getloadavg()
     print(f"{a.rounds} rounds; each runs every configuration with this project, then with each PyTorch",
           file=sys.stderr)
     for r in range(1, a.rounds + 1):
         for threads in (1, 2):
-            sgemm[threads].append(sgemm_rate(threads))
+            rate, name = sgemm_rate(threads)
+            sgemm[threads].append(rate)
+            kernels.add(name)
         for _, config in CONFIGS:
             for name, python in impls:
                 res = run_nn(config, a, work) if python is None else run_torch(python, config, a, work)
@@ -218,15 +234,16 @@ def run_rounds(a, work):
           f"{a.rounds} alternating rounds; images/s: median (min-max)")
     print(f"work per image: {FLOP_PER_IMAGE / 1e6:.2f} MFLOP forward + backward "
           f"(2 x (3 x {FORWARD_MACS / 1e6:.3f} M multiply-adds - conv1's gradInput {CONV1 / 1e6:.3f} M))")
-    print(f"sgemm (nn::blas::gemm, OpenBLAS, 1024^3), median of rounds: "
+    print(f"sgemm (nn::blas::gemm, OpenBLAS's {'/'.join(sorted(kernels))} kernels, 1024^3), median of rounds: "
           f"1 thread {rate['1t']:.1f} GFLOP/s, 2 threads {rate['2t']:.1f} GFLOP/s")
     print("DDP: 2 processes x 1 thread, gloo on 127.0.0.1; its peak RSS is the sum of the two")
     if peer_isa_env():
         print(f"PyTorch held to AVX2 (DNNL_MAX_CPU_ISA, ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS), as "
               f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} holds this project's GEMMs; "
-              f"PEER_ISA=native leaves it free")
+              f"ISA=native frees both")
     else:
-        print("PyTorch's own kernels use every instruction set of the machine")
+        print("PyTorch's kernels are not held back"
+              + ("; ISA=native: OpenBLAS picks its kernels for this CPU" if os.environ.get("ISA") == "native" else ""))
     # Other work on the machine shows here first: the spread of each row widens with it.
     print("load average (1, 5, 15 min) before the rounds: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
         *load_before, *load_after))

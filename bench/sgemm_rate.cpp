@@ -2,7 +2,7 @@
 // tools/bench-lenet.sh divides the training speed by: n x n x n products on T threads.
 // Usage: sgemm_rate THREADS [N (1024)] [REPEATS (7)]; prints one JSON line with the median and
 // the best GFLOP/s of the repeats, after one product that is not counted (it warms up threads
-// and caches).
+// and caches), and the name of the kernels OpenBLAS runs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   std::sort(rates.begin(), rates.end());
   const double median =
       rates.size() % 2 ? rates[rates.size() / 2] : (rates[rates.size() / 2 - 1] + rates[rates.size() / 2]) / 2;
-  std::printf("{\"threads\": %d, \"n\": %lld, \"gflops_median\": %.2f, \"gflops_best\": %.2f}\n", threads,
-              static_cast<long long>(n), median, rates.back());
+  std::printf("{\"threads\": %d, \"n\": %lld, \"gflops_median\": %.2f, \"gflops_best\": %.2f, \"kernels\": \"%s\"}\n",
+              threads, static_cast<long long>(n), median, rates.back(), nn::blas::kernelName());
   return 0;
 }

@@ -24,4 +24,6 @@ void setNumThreads(int threads) {
 
 int numThreads() { return openblas_get_num_threads(); }
 
+const char* kernelName() { return openblas_get_corename(); }
+
 }  // namespace nn::blas

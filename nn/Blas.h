@@ -13,5 +13,8 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
 /// Threads OpenBLAS may use inside one gemm call.
 void setNumThreads(int threads);
 int numThreads();
+/// The name of the kernels OpenBLAS picked for this CPU (e.g. "Haswell"), which
+/// OPENBLAS_CORETYPE overrides.
+const char* kernelName();
 
 }  // namespace nn::blas

@@ -8,8 +8,8 @@
 # The peer is the newest torch on PyPI, installed if missing into a virtual environment outside
 # the repository (TORCH_VENV, default ~/.cache/nn-bench/torch-venv); Debian's python3-torch is a
 # second row, and the only one if PyPI's cannot be installed.
-# Where OPENBLAS_CORETYPE holds OpenBLAS to its AVX2 kernels, PyTorch is held to AVX2 as well
-# (PEER_ISA=native leaves it free).
+# Where OPENBLAS_CORETYPE holds OpenBLAS to its AVX2 kernels, PyTorch is held to AVX2 as well;
+# ISA=native frees both (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for every run).
 # ROUNDS (3) and LIMIT (training images per run, 15360) may be set in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
