@@ -3,7 +3,7 @@
 #pragma once
 
 #include "nn/Module.h"
-#include "nn/PoolingKernels.h"
+#include "nn/PoolingWindow.h"
 
 namespace nn {
 
@@ -19,7 +19,7 @@ class SpatialAveragePooling : public Module {
   SpatialAveragePooling& ceil();
   /// Output sizes rounded down, the default (Torch7's :floor()). Returns this module.
   SpatialAveragePooling& floor();
-  bool ceilMode() const { return ceilMode_; }
+  bool ceilMode() const { return window_.ceilMode; }
   /// Divide by the number of input cells in the window instead of counting the padding too
   /// (Torch7's :setCountExcludePad()). Returns this module.
   SpatialAveragePooling& setCountExcludePad();
@@ -36,10 +36,7 @@ class SpatialAveragePooling : public Module {
   Config config() const override;
 
  private:
-  PoolingShape checkInput(const Tensor& input) const;
-
-  int64_t kW_, kH_, dW_, dH_, padW_, padH_;
-  bool ceilMode_ = false;
+  PoolingWindow window_;
   bool countIncludePad_ = true;
 };
 

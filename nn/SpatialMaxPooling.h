@@ -3,7 +3,7 @@
 #pragma once
 
 #include "nn/Module.h"
-#include "nn/PoolingKernels.h"
+#include "nn/PoolingWindow.h"
 
 namespace nn {
 
@@ -20,7 +20,7 @@ class SpatialMaxPooling : public Module {
   SpatialMaxPooling& ceil();
   /// Output sizes rounded down, the default (Torch7's :floor()). Returns this module.
   SpatialMaxPooling& floor();
-  bool ceilMode() const { return ceilMode_; }
+  bool ceilMode() const { return window_.ceilMode; }
 
   const Tensor& updateOutput(const Tensor& input) override;
   /// Routes each gradOutput element to the input cell that won its window in the last
@@ -39,11 +39,8 @@ class SpatialMaxPooling : public Module {
 
  private:
   PoolingShape checkInput(const Tensor& input) const;
-  // Resizes `t` to the output sizes for this input.
-  void resizeLikeOutput(Tensor& t, const Tensor& input, const PoolingShape& s) const;
 
-  int64_t kW_, kH_, dW_, dH_, padW_, padH_;
-  bool ceilMode_ = false;
+  PoolingWindow window_;
 };
 
 }  // namespace nn

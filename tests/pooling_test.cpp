@@ -218,6 +218,10 @@ TEST_CASE("Pooling rejects bad input with a message naming the module", "[Spatia
                       Catch::Contains(maxName) && Catch::Contains("[2, 3, 2, 3]") && Catch::Contains("[2, 3, 3, 2]"));
   REQUIRE_THROWS_WITH(nn::SpatialMaxPooling(3, 3, 1, 1, 2, 1),
                       Catch::Contains("nn.SpatialMaxPooling") && Catch::Contains("half the kernel"));
+  // A stride of 0 means the kernel's (Torch7's default); a negative one is refused.
+  REQUIRE(nn::SpatialMaxPooling(3, 2, 0, 0).toString() == "nn.SpatialMaxPooling(3x2, 3,2)");
+  REQUIRE_THROWS_WITH(nn::SpatialMaxPooling(2, 2, -1, 2),
+                      Catch::Contains("nn.SpatialMaxPooling") && Catch::Contains("stride -1,2"));
 
   nn::SpatialAveragePooling avgPool(2, 4);
   const std::string avgName = "nn.SpatialAveragePooling(2x4, 1,1)";
