@@ -5,18 +5,6 @@ namespace nn {
 
 NN_REGISTER_MODULE(Reshape);
 
-namespace {
-
-// `t` itself when contiguous, else `buffer` resized to hold a contiguous copy of it.
-const Tensor& contiguousIn(const Tensor& t, Tensor& buffer) {
-  if (t.isContiguous()) return t;
-  buffer.resizeAs_(t);
-  buffer.copy_(t);
-  return buffer;
-}
-
-}  // namespace
-
 Reshape::Reshape(std::vector<int64_t> sizes, bool batchMode) : sizes_(std::move(sizes)), batchMode_(batchMode) {
   NN_CHECK(!sizes_.empty(), "nn.Reshape: expected at least one size, got none");
   for (int64_t s : sizes_) {
@@ -38,12 +26,12 @@ std::string Reshape::toString() const {
   return s + ")";
 }
 
-void Reshape::resolve(const Tensor& input) {
+const std::vector<int64_t>& Reshape::outputSizes(const Tensor& input) {
   const int64_t n = input.numel();
   const bool single = !batchMode_ && n == count_ && (input.dim() == 0 || input.size(0) != 1);
   if (single) {
     resolved_.assign(sizes_.begin(), sizes_.end());
-    return;
+    return resolved_;
   }
   const int64_t batch = input.dim() == 0 ? 1 : input.size(0);
   NN_CHECK(input.dim() > 0 && n == batch * count_,
@@ -53,29 +41,7 @@ void Reshape::resolve(const Tensor& input) {
   resolved_.clear();
   resolved_.push_back(batch);
   resolved_.insert(resolved_.end(), sizes_.begin(), sizes_.end());
-}
-
-const Tensor& Reshape::updateOutput(const Tensor& input) {
-  resolve(input);
-  const Tensor& source = contiguousIn(input, contiguousInput_);
-  output.set_(source.storage(), source.storageOffset(), resolved_);
-  return output;
-}
-
-const Tensor& Reshape::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  resolve(input);
-  NN_CHECK(gradOutput.sizes() == resolved_, toString() << ": expected gradOutput of size " << shapeString(resolved_)
-                                                       << " for input " << input.shapeString() << ", got "
-                                                       << gradOutput.shapeString());
-  const Tensor& source = contiguousIn(gradOutput, contiguousGradOutput_);
-  gradInput.set_(source.storage(), source.storageOffset(), input.sizes());
-  return gradInput;
-}
-
-void Reshape::clearState() {
-  Module::clearState();
-  contiguousInput_.set_(Tensor());
-  contiguousGradOutput_.set_(Tensor());
+  return resolved_;
 }
 
 }  // namespace nn

@@ -3,21 +3,17 @@
 // The output shares the input's storage; nothing is copied.
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/ReshapingModule.h"
 
 namespace nn {
 
-class Reshape : public Module {
+class Reshape : public ReshapingModule {
  public:
   /// Positive sizes of one sample. Without batchMode, the first dimension is the batch unless
   /// the input has exactly the product of `sizes` elements and a first size other than 1
   /// (Torch7's rule, so [1, 16] -> [1, 2, 8] for Reshape({2, 8})); with batchMode it always is.
   explicit Reshape(std::vector<int64_t> sizes, bool batchMode = false);
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
-
-  const Tensor& updateOutput(const Tensor& input) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
-  void clearState() override;
 
   std::string typeName() const override { return "nn.Reshape"; }
   /// "nn.Reshape(2x8)", as Torch7 prints it.
@@ -27,17 +23,15 @@ class Reshape : public Module {
   const std::vector<int64_t>& sizes() const { return sizes_; }
   bool batchMode() const { return batchMode_; }
 
- private:
-  // Sets resolved_ to the output sizes for this input: sizes_, or [N, sizes_...].
-  void resolve(const Tensor& input);
+ protected:
+  /// sizes_, or [N, sizes_...] for a batch of N (kept in resolved_).
+  const std::vector<int64_t>& outputSizes(const Tensor& input) override;
 
+ private:
   std::vector<int64_t> sizes_;
   bool batchMode_;
   int64_t count_ = 1;  // product of sizes_: the elements of one sample
   std::vector<int64_t> resolved_;
-  // Contiguous copies of a strided input or gradOutput, which output and gradInput then view.
-  Tensor contiguousInput_;
-  Tensor contiguousGradOutput_;
 };
 
 }  // namespace nn

@@ -2,20 +2,16 @@
 // The output shares the input's storage, as Torch7's view does; nothing is copied.
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/ReshapingModule.h"
 
 namespace nn {
 
-class View : public Module {
+class View : public ReshapingModule {
  public:
   /// Output sizes, all positive except at most one -1, which takes the remaining elements:
   /// View({-1, 800}) turns [N, 50, 4, 4] into [N, 800].
   explicit View(std::vector<int64_t> sizes);
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
-
-  const Tensor& updateOutput(const Tensor& input) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
-  void clearState() override;
 
   std::string typeName() const override { return "nn.View"; }
   /// "nn.View(-1, 800)", as Torch7 prints it.
@@ -24,17 +20,15 @@ class View : public Module {
 
   const std::vector<int64_t>& sizes() const { return sizes_; }
 
- private:
-  // Sets resolved_ to sizes_ with the -1 filled in for this input.
-  void resolve(const Tensor& input);
+ protected:
+  /// sizes_ with the -1 filled in for this input (kept in resolved_).
+  const std::vector<int64_t>& outputSizes(const Tensor& input) override;
 
+ private:
   std::vector<int64_t> sizes_;
   int64_t knownCount_ = 1;  // product of the sizes other than -1
   int inferred_ = -1;       // index of the -1 in sizes_, or -1
   std::vector<int64_t> resolved_;
-  // Contiguous copies of a strided input or gradOutput, which output and gradInput then view.
-  Tensor contiguousInput_;
-  Tensor contiguousGradOutput_;
 };
 
 }  // namespace nn
