@@ -71,14 +71,13 @@ def isa_setup():
     where OPENBLAS_CORETYPE holds OpenBLAS (this project's GEMMs) to AVX2 kernels, PyTorch's
     own kernels are held to AVX2 as well. ISA=native: both sides use every instruction set of
     the machine; OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE leave the environment of every run,
-    the sgemm rate's included. Returns the choice."""
+    the sgemm rate's included."""
     isa = os.environ.get("ISA", "same")
     if isa not in ("same", "native"):
         sys.exit(f"lenet_compare: ISA must be 'same' or 'native', got '{isa}'")
     if isa == "native":
         os.environ.pop("OPENBLAS_CORETYPE", None)
         os.environ.pop("OPENBLAS_L2_SIZE", None)
-    return isa
 
 
 def peer_isa_env():

@@ -9,10 +9,11 @@ NN_REGISTER_MODULE(SpatialAveragePooling);
 SpatialAveragePooling::SpatialAveragePooling(int64_t kW, int64_t kH, int64_t dW, int64_t dH, int64_t padW, int64_t padH)
     : window_("nn.SpatialAveragePooling", kW, kH, dW, dH, padW, padH) {}
 
+SpatialAveragePooling::SpatialAveragePooling(const PoolingWindow& window) : window_(window) {}
+
 ModulePtr SpatialAveragePooling::create(const Config& c, std::vector<ModulePtr>) {
-  auto m = std::make_shared<SpatialAveragePooling>(1, 1);
-  m->window_ = PoolingWindow("nn.SpatialAveragePooling", c);
-  m->countIncludePad_ = c.flag("countIncludePad");
+  auto m = std::make_shared<SpatialAveragePooling>(PoolingWindow("nn.SpatialAveragePooling", c));
+  if (!c.flag("countIncludePad")) m->setCountExcludePad();
   return m;
 }
 

@@ -12,6 +12,8 @@ class SpatialAveragePooling : public Module {
   /// kW x kH windows moved by dW, dH over an input zero-padded by padW, padH cells on each
   /// side; the padding must be at most half the kernel (Torch7's check).
   SpatialAveragePooling(int64_t kW, int64_t kH, int64_t dW = 1, int64_t dH = 1, int64_t padW = 0, int64_t padH = 0);
+  /// The window of a saved config or another module (PoolingWindow checks its arguments).
+  explicit SpatialAveragePooling(const PoolingWindow& window);
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Output sizes rounded up, so that windows may hang over the bottom and right edges

@@ -11,10 +11,10 @@ static constexpr int64_t kMaxPlaneSize = int64_t{1} << 24;
 SpatialMaxPooling::SpatialMaxPooling(int64_t kW, int64_t kH, int64_t dW, int64_t dH, int64_t padW, int64_t padH)
     : window_("nn.SpatialMaxPooling", kW, kH, dW == 0 ? kW : dW, dH == 0 ? kH : dH, padW, padH) {}
 
+SpatialMaxPooling::SpatialMaxPooling(const PoolingWindow& window) : window_(window) {}
+
 ModulePtr SpatialMaxPooling::create(const Config& c, std::vector<ModulePtr>) {
-  auto m = std::make_shared<SpatialMaxPooling>(1, 1);
-  m->window_ = PoolingWindow("nn.SpatialMaxPooling", c);
-  return m;
+  return std::make_shared<SpatialMaxPooling>(PoolingWindow("nn.SpatialMaxPooling", c));
 }
 
 Config SpatialMaxPooling::config() const {

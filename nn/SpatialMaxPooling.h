@@ -13,6 +13,8 @@ class SpatialMaxPooling : public Module {
   /// input padded by padW, padH cells on each side that never win; the padding must be at
   /// most half the kernel (Torch7's check).
   SpatialMaxPooling(int64_t kW, int64_t kH, int64_t dW = 0, int64_t dH = 0, int64_t padW = 0, int64_t padH = 0);
+  /// The window of a saved config or another module (PoolingWindow checks its arguments).
+  explicit SpatialMaxPooling(const PoolingWindow& window);
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Output sizes rounded up, so that windows may hang over the bottom and right edges

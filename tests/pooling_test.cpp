@@ -464,3 +464,26 @@ TEST_CASE("SpatialAveragePooling matches PyTorch's avg_pool2d", "[SpatialAverage
   pool.setCountExcludePad();
   crossCheck(pool, {2, 1, 4, 4}, kAvgCeilExcludePadOutput, kAvgCeilExcludePadGradInput);
 }
+
+TEST_CASE("A cloned pooling module keeps its window, ceil mode and divisor",
+          "[SpatialMaxPooling][SpatialAveragePooling]") {
+  // clone() rebuilds a module from its saved settings (config() then create()).
+  nn::SpatialMaxPooling max(3, 3, 2, 2, 1, 1);
+  max.ceil();
+  const nn::ModulePtr maxCopy = max.clone();
+  REQUIRE(maxCopy->toString() == "nn.SpatialMaxPooling(3x3, 2,2, 1,1)");
+  REQUIRE(std::dynamic_pointer_cast<nn::SpatialMaxPooling>(maxCopy)->ceilMode());
+
+  nn::SpatialAveragePooling avg(3, 3, 2, 2, 1, 1);
+  avg.ceil().setCountExcludePad();
+  const nn::ModulePtr avgCopy = avg.clone();
+  auto* copy = dynamic_cast<nn::SpatialAveragePooling*>(avgCopy.get());
+  REQUIRE(copy != nullptr);
+  REQUIRE(copy->toString() == "nn.SpatialAveragePooling(3x3, 2,2, 1,1)");
+  REQUIRE(copy->ceilMode());
+  REQUIRE_FALSE(copy->countIncludePad());
+  // And they compute alike; 6x6 input under 3x3 windows, stride 2, padding 1: 4x4 in ceil mode.
+  const Tensor x = nn::test::randomTensor({2, 6, 6}, 7);
+  REQUIRE(nn::test::maxAbsDiff(avgCopy->forward(x), avg.forward(x).toVector()) == 0);
+  REQUIRE(maxCopy->forward(x).sizes() == std::vector<int64_t>{2, 4, 4});
+}
