@@ -145,9 +145,12 @@ TEST_CASE("modules give with three compute threads what they give with one", "[p
     checkThreadsAgree(conv, nn::test::randomTensor({5, 20, 12, 12}, 2), false);
   }
   SECTION("Linear: every product is cut by rows of its result") {
+    // Each element is written by one part, but OpenBLAS may round a product of fewer rows
+    // differently (its AMD Zen kernels do for the weight gradient), so the parameter
+    // gradients are compared to float rounding.
     nn::manualSeed(3);
     nn::Linear linear(37, 23);
-    checkThreadsAgree(linear, nn::test::randomTensor({11, 37}, 3), true);
+    checkThreadsAgree(linear, nn::test::randomTensor({11, 37}, 3), false, 1e-6);
   }
   SECTION("SpatialMaxPooling, disjoint and overlapping windows") {
     nn::SpatialMaxPooling disjoint(2, 2, 2, 2);
@@ -165,24 +168,21 @@ TEST_CASE("modules give with three compute threads what they give with one", "[p
 }
 
 TEST_CASE("SGD steps over parts give what one thread gives", "[parallel]") {
-  nn::manualSeed(5);
+  // The same parameters and gradients stepped three times, with momentum, on one and on two
+  // compute threads: each element is updated by one part with the same formula.
   auto train = [](int threads) {
     ThreadsForTest guard(threads);
-    nn::manualSeed(5);
-    nn::Linear linear(300, 200);
+    Tensor values = nn::test::randomTensor({60000}, 8);
+    const Tensor gradients = nn::test::randomTensor({60000}, 9);
     nn::SgdOptions options;
     options.learningRate = 0.1f;
     options.momentum = 0.9f;
-    nn::SGD sgd(linear.getParameters(), options);
-    const Tensor input = nn::test::randomTensor({4, 300}, 8);
-    for (int step = 0; step < 3; ++step) {
-      linear.zeroGradParameters();
-      linear.backward(input, linear.forward(input));
-      sgd.step();
-    }
-    return linear.weight.clone();
+    nn::SGD sgd(std::make_pair(values, gradients), options);
+    for (int step = 0; step < 3; ++step) sgd.step();
+    return values;
   };
   const Tensor one = train(1);
+  CHECK(nn::test::maxAbsDiff(one, nn::test::randomTensor({60000}, 8)) > 0.1);
   CHECK(nn::test::maxAbsDiff(train(2), one) == 0.0);
 }
 
