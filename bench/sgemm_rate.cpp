@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "nn/Blas.h"
+#include "nn/cpu/Blas.h"
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 4) {

@@ -14,11 +14,13 @@
 // optimizer works on the first replica's parameters alone.
 //
 // Note [Counted gradients]
-// After a reduce, the other replicas still hold gradients that the first replica's sum
-// already counts; countedGradients_ says so. Each of those replicas zeroes its gradients on
-// its own thread, at the start of its next accGradParameters, before it adds to them; and
-// zeroGradParameters zeroes only the first replica while the others' are counted. This
-// saves a pass over the parameters and a round of the device threads in every step.
+// The gradients of the replicas other than the first are always counted: already summed
+// into the first replica (after a reduce), or copies of its own (after add()). Each of them
+// therefore zeroes its gradients on its own thread at the start of every accGradParameters,
+// before it adds to them, and zeroGradParameters zeroes only the first replica. This saves a
+// pass over the parameters and a round of the device threads in every step. Every replica
+// takes part in the reduce, as NCCL requires: those that got no rows of a small batch add
+// their zeros.
 //
 // Note [Stale replicas]
 // Whether replica i must be refreshed before the next forward is the explicit flag
@@ -31,7 +33,6 @@
 #include "cunn/DataParallelTable.h"
 
 #include <algorithm>
-#include <cstring>
 #include <set>
 #include <tuple>
 
@@ -55,45 +56,18 @@ std::vector<Device> parseDevices(const std::string& text) {
   return devices;
 }
 
-// Products of the sizes before `dim` and after it.
-void outerInner(const std::vector<int64_t>& sizes, int dim, int64_t& outer, int64_t& inner) {
-  outer = 1;
-  inner = 1;
-  for (int d = 0; d < dim; ++d) outer *= sizes[d];
-  for (size_t d = dim + 1; d < sizes.size(); ++d) inner *= sizes[d];
-}
-
 // dst (resized on `device`) = src[..., start:start+length, ...] along dim; src contiguous.
 void scatterSlice(const Tensor& src, Tensor& dst, int dim, int64_t start, int64_t length, const Device& device,
                   std::vector<int64_t>& sizes) {
   sizes = src.sizes();
   sizes[dim] = length;
   dst.resize_(sizes, device);
-  if (!src.device().isCpu() || !device.isCpu()) {
-    dst.copy_(src.narrow(dim, start, length));
-    return;
-  }
-  int64_t outer, inner;
-  outerInner(src.sizes(), dim, outer, inner);
-  const int64_t block = length * inner;
-  const int64_t row = src.size(dim) * inner;
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(dst.data() + o * block, src.data() + o * row + start * inner, block * sizeof(float));
+  copyAlong(dst, 0, src, start, dim, length);
 }
 
-// dst[..., start:start+part.size(dim), ...] = part; both contiguous.
+// dst[..., start:start+part.size(dim), ...] = part.
 void gatherSlice(const Tensor& part, Tensor& dst, int dim, int64_t start) {
-  if (!part.device().isCpu() || !dst.device().isCpu()) {
-    dst.narrow(dim, start, part.size(dim)).copy_(part);
-    return;
-  }
-  const Tensor p = part.contiguous();
-  int64_t outer, inner;
-  outerInner(p.sizes(), dim, outer, inner);
-  const int64_t block = p.size(dim) * inner;
-  const int64_t row = dst.size(dim) * inner;
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(dst.data() + o * row + start * inner, p.data() + o * block, block * sizeof(float));
+  copyAlong(dst, start, part.contiguous(), 0, dim, part.size(dim));
 }
 
 }  // namespace
@@ -163,7 +137,9 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   sliceLength_.assign(devices.size(), 0);
   sliceSizes_.resize(devices.size());
   threads_ = std::make_unique<DeviceThreads>(devices);
-  communicator_ = makeCommunicator(devices, useNCCL_, threads_.get());
+  DeviceThreads* threads = threads_.get();
+  communicator_ = makeCommunicator(
+      devices, useNCCL_, [threads](size_t count, FunctionRef<void(size_t)> task) { threads->run(count, task); });
   return *this;
 }
 
@@ -375,33 +351,27 @@ void DataParallelTable::accGradParameters(const Tensor&, const Tensor& gradOutpu
   checkGradOutput(gradOutput);
   const Tensor g = gradOutput.contiguous();
   markStale();
-  runReplicas(active_, [&](size_t i) {
-    if (i > 0 && countedGradients_) replicas_[i]->zeroGradParameters();
+  runReplicas(replicas_.size(), [&](size_t i) {
+    if (i > 0) replicas_[i]->zeroGradParameters();
+    if (i >= active_) return;
     scatterSlice(g, gradOutputs_[i], dim_, sliceStart_[i], sliceLength_[i], devices_[i], sliceSizes_[i]);
     replicas_[i]->accGradParameters(inputs_[i], gradOutputs_[i], scale);
   });
-  // Replicas past the active ones took no part: their gradients are still counted (zero or
-  // summed before), so they keep the flag's meaning.
-  reduceGradients(active_);
+  reduceGradients();
 }
 
 // --- reduce -------------------------------------------------------------------------
 
-void DataParallelTable::reduceGradients(size_t active) {
-  if (active < 2) return;
-  forEachGroup(Kind::Gradients, active, [&](const std::vector<Tensor>& g) { communicator_->reduce(g); });
-  countedGradients_ = true;
+void DataParallelTable::reduceGradients() {
+  if (replicas_.size() < 2) return;
+  forEachGroup(Kind::Gradients, replicas_.size(), [&](const std::vector<Tensor>& g) { communicator_->reduce(g); });
 }
 
 // --- the rest of the module contract ------------------------------------------------
 
 void DataParallelTable::zeroGradParameters() {
   checkReady();
-  if (countedGradients_) {
-    replicas_[0]->zeroGradParameters();
-    return;
-  }
-  runReplicas(replicas_.size(), [&](size_t i) { replicas_[i]->zeroGradParameters(); });
+  replicas_[0]->zeroGradParameters();  // the others' are counted: Note [Counted gradients]
 }
 
 void DataParallelTable::updateParameters(float learningRate) {

@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
-#include "cunn/Communicator.h"
 #include "cunn/DeviceThreads.h"
 #include "nn/Module.h"
+#include "nn/backend/Communicator.h"
 
 namespace nn {
 
@@ -81,7 +81,7 @@ class DataParallelTable : public Module {
   size_t activeDevices(int64_t batch) const;
   void split(int64_t batch, size_t active);
   void gather(const std::vector<const Tensor*>& parts, Tensor& into, size_t active);
-  void reduceGradients(size_t active);
+  void reduceGradients();
   void averageBuffers();
   static void mirrorModes(const Module& from, Module& to);
 
@@ -109,9 +109,6 @@ class DataParallelTable : public Module {
   std::vector<ModulePtr> firstReplica_;
   std::vector<bool> stale_;
   bool buffersChanged_ = false;
-  // Replicas other than the first hold gradients already summed into the first; see
-  // Note [Counted gradients].
-  bool countedGradients_ = false;
   std::unique_ptr<DeviceThreads> threads_;
   std::unique_ptr<Communicator> communicator_;
 

@@ -1,21 +1,18 @@
 // DeviceThreads: one worker thread per device.
 #include "cunn/DeviceThreads.h"
 
-#include <cuda_runtime_api.h>
-
 #include <string>
 
-#include "cunn/cuda/Check.h"
 #include "nn/Error.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
-// The thread of a CUDA device makes that device current before its first task and keeps
-// it, so that tasks need no device setup of their own.
+// The thread of a device makes that device current before its first task and keeps it
+// (on a CUDA device; a CPU device has nothing to set), so that tasks need no device setup.
 DeviceThreads::DeviceThreads(std::vector<Device> devices)
-    : devices_(std::move(devices)), workers_(devices_.size(), [this](size_t i) {
-        if (devices_[i].isCuda()) CUDA_CHECK(cudaSetDevice(devices_[i].index()));
-      }) {}
+    : devices_(std::move(devices)),
+      workers_(devices_.size(), [this](size_t i) { backendOf(devices_[i]).makeCurrent(devices_[i]); }) {}
 
 void DeviceThreads::run(size_t count, FunctionRef<void(size_t)> task) {
   NN_CHECK(count <= devices_.size(), "DeviceThreads.run: " << count << " tasks for " << devices_.size() << " devices");

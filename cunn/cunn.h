@@ -1,9 +1,9 @@
 // The umbrella header of //cunn: multi-device training (DataParallelTable), device threads
-// and communication. Includes nn/nn.h.
+// and the communicators. Includes nn/nn.h. Linking //cunn also links the CUDA backend where
+// the build found a CUDA toolkit (cunn/cuda).
 #pragma once
 
-#include "cunn/Communicator.h"
 #include "cunn/DataParallelTable.h"
 #include "cunn/DeviceThreads.h"
-#include "cunn/HostCommunicator.h"
+#include "nn/backend/Communicator.h"
 #include "nn/nn.h"

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "nn/Random.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -106,7 +107,7 @@ const Tensor& BatchNormalization::updateOutput(const Tensor& input) {
     saveMean_.resize_({nOutput_}, input.device());
     saveInvstd_.resize_({nOutput_}, input.device());
   }
-  batchNormKernels(input.device()).updateOutput(input.device(), x.rawData(), output.rawData(), shape, state());
+  kernelsOf(input.device()).batchNorm.updateOutput(input.device(), x.rawData(), output.rawData(), shape, state());
   return output;
 }
 
@@ -122,8 +123,9 @@ const Tensor& BatchNormalization::updateGradInput(const Tensor& input, const Ten
   const Tensor x = input.contiguous();
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  batchNormKernels(input.device())
-      .updateGradInput(input.device(), x.rawData(), g.rawData(), gradInput.rawData(), shapeOf(input), state());
+  kernelsOf(input.device())
+      .batchNorm.updateGradInput(input.device(), x.rawData(), g.rawData(), gradInput.rawData(), shapeOf(input),
+                                 state());
   return gradInput;
 }
 
@@ -133,9 +135,9 @@ void BatchNormalization::accGradParameters(const Tensor& input, const Tensor& gr
   checkGradOutput(input, gradOutput);
   const Tensor x = input.contiguous();
   const Tensor g = gradOutput.contiguous();
-  batchNormKernels(input.device())
-      .accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(), gradBias.rawData(),
-                         shapeOf(input), state(), scale);
+  kernelsOf(input.device())
+      .batchNorm.accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(), gradBias.rawData(),
+                                   shapeOf(input), state(), scale);
 }
 
 }  // namespace nn

@@ -2,8 +2,8 @@
 // batch statistics in training mode and by running statistics in evaluation mode.
 #pragma once
 
-#include "nn/BatchNormKernels.h"
 #include "nn/Module.h"
+#include "nn/backend/BatchNormKernels.h"
 
 namespace nn {
 

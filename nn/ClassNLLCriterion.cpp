@@ -1,7 +1,7 @@
 // nn::ClassNLLCriterion: checks here, the loops in CriterionKernels (CPU or CUDA).
 #include "nn/ClassNLLCriterion.h"
 
-#include "nn/CriterionKernels.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -10,8 +10,8 @@ float ClassNLLCriterion::updateOutput(const Tensor& input, const Tensor& target)
   const Tensor x = input.contiguous();
   const Tensor t = target.contiguous();
   const Device& device = input.device();
-  criterionKernels(device).classNllLoss(device, x.rawData(), t.rawData(), batch, x.size(x.dim() - 1), sizeAverage,
-                                        lossOn(device));
+  kernelsOf(device).criterion.classNllLoss(device, x.rawData(), t.rawData(), batch, x.size(x.dim() - 1), sizeAverage,
+                                           lossOn(device));
   return readLoss();
 }
 
@@ -19,9 +19,9 @@ const Tensor& ClassNLLCriterion::updateGradInput(const Tensor& input, const Tens
   const int64_t batch = checkClassTargets(input, target);
   const Tensor t = target.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  criterionKernels(input.device())
-      .classNllGradient(input.device(), t.rawData(), gradInput.rawData(), batch, input.size(input.dim() - 1),
-                        sizeAverage);
+  kernelsOf(input.device())
+      .criterion.classNllGradient(input.device(), t.rawData(), gradInput.rawData(), batch, input.size(input.dim() - 1),
+                                  sizeAverage);
   return gradInput;
 }
 

@@ -3,7 +3,7 @@
 // by ConcatKernels on the tensors' device.
 #include "nn/Concat.h"
 
-#include "nn/ConcatKernels.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -75,7 +75,7 @@ const Tensor& Concat::updateOutput(const Tensor& input) {
 
   const int64_t outer = outerOf(first, dim_);
   const int64_t inner = innerOf(first, dim_);
-  const ConcatKernels& kernels = concatKernels(output.device());
+  const ConcatKernels& kernels = kernelsOf(output.device()).concat;
   int64_t offset = 0;  // of child i's part within one run of joined * inner elements
   for (const ModulePtr& child : modules_) {
     const Tensor part = child->output.contiguous();
@@ -105,7 +105,7 @@ void Concat::splitGradOutput(const Tensor& gradOutput) {
   const Tensor g = gradOutput.contiguous();
   const int64_t outer = outerOf(g, dim_);
   const int64_t inner = innerOf(g, dim_);
-  const ConcatKernels& kernels = concatKernels(g.device());
+  const ConcatKernels& kernels = kernelsOf(g.device()).concat;
   sizes_.assign(g.sizes().begin(), g.sizes().end());
   int64_t offset = 0;
   for (size_t i = 0; i < modules_.size(); ++i) {

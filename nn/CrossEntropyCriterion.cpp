@@ -2,7 +2,7 @@
 // CUDA), no log-probability buffer.
 #include "nn/CrossEntropyCriterion.h"
 
-#include "nn/CriterionKernels.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -11,8 +11,8 @@ float CrossEntropyCriterion::updateOutput(const Tensor& input, const Tensor& tar
   const Tensor x = input.contiguous();
   const Tensor t = target.contiguous();
   const Device& device = input.device();
-  criterionKernels(device).crossEntropyLoss(device, x.rawData(), t.rawData(), batch, x.size(x.dim() - 1), sizeAverage,
-                                            lossOn(device));
+  kernelsOf(device).criterion.crossEntropyLoss(device, x.rawData(), t.rawData(), batch, x.size(x.dim() - 1),
+                                               sizeAverage, lossOn(device));
   return readLoss();
 }
 
@@ -21,9 +21,9 @@ const Tensor& CrossEntropyCriterion::updateGradInput(const Tensor& input, const 
   const Tensor x = input.contiguous();
   const Tensor t = target.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  criterionKernels(input.device())
-      .crossEntropyGradient(input.device(), x.rawData(), t.rawData(), gradInput.rawData(), batch, x.size(x.dim() - 1),
-                            sizeAverage);
+  kernelsOf(input.device())
+      .criterion.crossEntropyGradient(input.device(), x.rawData(), t.rawData(), gradInput.rawData(), batch,
+                                      x.size(x.dim() - 1), sizeAverage);
   return gradInput;
 }
 

@@ -1,20 +1,12 @@
 // Device parsing and existence checks.
 #include "nn/Device.h"
 
-#include <atomic>
 #include <cctype>
 
-#include "nn/DeviceBackend.h"
 #include "nn/Error.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
-
-namespace {
-std::atomic<DeviceBackend*> gCudaBackend{nullptr};
-}
-
-void registerCudaBackend(DeviceBackend* backend) { gCudaBackend.store(backend); }
-DeviceBackend* cudaBackend() { return gCudaBackend.load(); }
 
 std::string shapeString(const std::vector<int64_t>& sizes) {
   std::string s = "[";
@@ -49,21 +41,17 @@ Device Device::parse(const std::string& text) {
   return device;
 }
 
+const char* deviceTypeName(DeviceType type) { return type == DeviceType::CPU ? "CPU" : "CUDA"; }
+
 void checkDeviceExists(const Device& device) {
-  if (device.isCpu()) {
-    NN_CHECK(device.index() < kMaxCpuDevices,
-             "nn.Device: " << device.str()
-                           << " does not exist: logical CPU devices are cpu:0 to cpu:" << kMaxCpuDevices - 1);
-    return;
-  }
-  DeviceBackend* backend = cudaBackend();
-  NN_CHECK(backend != nullptr, "nn.Device: no CUDA device available for "
-                                   << device.str() << ": this program was built without the CUDA backend (//cunn)");
-  const int count = backend->deviceCount();
-  NN_CHECK(count > 0,
-           "nn.Device: no CUDA device available for " << device.str() << ": " << backend->unavailableReason());
-  NN_CHECK(device.index() < count,
-           "nn.Device: " << device.str() << " does not exist: this machine has " << count << " CUDA device(s)");
+  Backend& backend = backendOf(device);
+  const int count = backend.deviceCount();
+  NN_CHECK(count > 0, "nn.Device: no " << deviceTypeName(device.type()) << " device available for " << device.str()
+                                       << ": " << backend.unavailableReason());
+  NN_CHECK(device.index() < count, "nn.Device: " << device.str() << " does not exist: there are " << count << " "
+                                                 << deviceTypeName(device.type()) << " devices, "
+                                                 << Device(device.type(), 0).str() << " to "
+                                                 << Device(device.type(), count - 1).str());
 }
 
 }  // namespace nn

@@ -41,6 +41,9 @@ class Device {
 /// Logical CPU devices available: cpu:0 .. cpu:(kMaxCpuDevices-1).
 constexpr int kMaxCpuDevices = 64;
 
+/// "CPU", "CUDA"
+const char* deviceTypeName(DeviceType type);
+
 /// Throws an nn::Error unless `device` exists on this machine.
 void checkDeviceExists(const Device& device);
 

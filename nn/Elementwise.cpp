@@ -2,37 +2,38 @@
 #include "nn/Elementwise.h"
 
 #include "nn/Error.h"
+#include "nn/backend/Backend.h"
 
 namespace nn::elementwise {
 
 namespace {
 
 void checkGradOutput(const Module& module, const Tensor& like, const Tensor& gradOutput) {
-  NN_CHECK(gradOutput.sizes() == like.sizes(), module.toString() << ": expected gradOutput of size "
-                                                                  << like.shapeString() << ", got "
-                                                                  << gradOutput.shapeString());
+  NN_CHECK(gradOutput.sizes() == like.sizes(), module.toString()
+                                                   << ": expected gradOutput of size " << like.shapeString() << ", got "
+                                                   << gradOutput.shapeString());
   NN_CHECK(gradOutput.device() == like.device(), module.toString() << ": expected gradOutput on " << like.device().str()
                                                                    << ", got " << gradOutput.device().str());
 }
 
 }  // namespace
 
-void forward(Activation activation, const Tensor& input, Tensor& output) {
+void forward(Entry entry, const math::ActivationArgs& args, const Tensor& input, Tensor& output) {
   const Tensor x = input.contiguous();
   output.resize_(input.sizes(), input.device());
-  elementwiseKernels(input.device())
-      .activationForward(input.device(), activation, x.rawData(), output.rawData(), x.numel());
+  (kernelsOf(input.device()).elementwise.*entry)
+      .forward(input.device(), args, x.rawData(), output.rawData(), x.numel());
 }
 
-void forwardInPlace(const Module& module, Activation activation, const Tensor& input) {
+void forwardInPlace(const Module& module, Entry entry, const math::ActivationArgs& args, const Tensor& input) {
   NN_CHECK(input.isContiguous(), module.toString() << ": works in place, so it expects a contiguous input, got "
                                                    << input.shapeString() << " with other strides");
-  elementwiseKernels(input.device())
-      .activationForward(input.device(), activation, input.rawData(), input.rawData(), input.numel());
+  (kernelsOf(input.device()).elementwise.*entry)
+      .forward(input.device(), args, input.rawData(), input.rawData(), input.numel());
 }
 
-void backward(const Module& module, Activation activation, const Tensor& input, const Tensor& output,
-              const Tensor& gradOutput, Tensor& gradInput) {
+void backward(const Module& module, Entry entry, const math::ActivationArgs& args, const Tensor& input,
+              const Tensor& output, const Tensor& gradOutput, Tensor& gradInput) {
   checkGradOutput(module, input, gradOutput);
   NN_CHECK(output.sizes() == input.sizes(), module.toString() << ": backward needs the output of a forward on "
                                                               << "this input (" << input.shapeString()
@@ -40,17 +41,17 @@ void backward(const Module& module, Activation activation, const Tensor& input, 
   const Tensor x = input.contiguous();
   const Tensor go = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  elementwiseKernels(input.device())
-      .activationBackward(input.device(), activation, x.rawData(), output.rawData(), go.rawData(),
-                          gradInput.rawData(), x.numel());
+  (kernelsOf(input.device()).elementwise.*entry)
+      .backward(input.device(), args, x.rawData(), output.rawData(), go.rawData(), gradInput.rawData(), x.numel());
 }
 
-void backwardInPlace(const Module& module, Activation activation, const Tensor& output, const Tensor& gradOutput) {
+void backwardInPlace(const Module& module, Entry entry, const math::ActivationArgs& args, const Tensor& output,
+                     const Tensor& gradOutput) {
   checkGradOutput(module, output, gradOutput);
   NN_CHECK(gradOutput.isContiguous(), module.toString() << ": works in place, so it expects a contiguous gradOutput");
-  elementwiseKernels(output.device())
-      .activationBackward(output.device(), activation, output.rawData(), output.rawData(), gradOutput.rawData(),
-                          gradOutput.rawData(), output.numel());
+  (kernelsOf(output.device()).elementwise.*entry)
+      .backward(output.device(), args, output.rawData(), output.rawData(), gradOutput.rawData(), gradOutput.rawData(),
+                output.numel());
 }
 
 }  // namespace nn::elementwise

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "nn/LinearKernels.h"
 #include "nn/Random.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -69,9 +69,9 @@ const Tensor& Linear::updateOutput(const Tensor& input) {
   outputSizes_ = input.sizes();
   outputSizes_.back() = outputSize_;
   output.resize_(outputSizes_, input.device());
-  linearKernels(input.device())
-      .updateOutput(input.device(), x.rawData(), weight.rawData(), withBias_ ? bias.rawData() : nullptr,
-                    output.rawData(), batchOf(input), inputSize_, outputSize_);
+  kernelsOf(input.device())
+      .linear.updateOutput(input.device(), x.rawData(), weight.rawData(), withBias_ ? bias.rawData() : nullptr,
+                           output.rawData(), batchOf(input), inputSize_, outputSize_);
   return output;
 }
 
@@ -80,9 +80,9 @@ const Tensor& Linear::updateGradInput(const Tensor& input, const Tensor& gradOut
   checkGradOutput(gradOutput, input);
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  linearKernels(input.device())
-      .updateGradInput(input.device(), g.rawData(), weight.rawData(), gradInput.rawData(), batchOf(input), inputSize_,
-                       outputSize_);
+  kernelsOf(input.device())
+      .linear.updateGradInput(input.device(), g.rawData(), weight.rawData(), gradInput.rawData(), batchOf(input),
+                              inputSize_, outputSize_);
   return gradInput;
 }
 
@@ -91,9 +91,10 @@ void Linear::accGradParameters(const Tensor& input, const Tensor& gradOutput, fl
   checkGradOutput(gradOutput, input);
   const Tensor x = input.contiguous();
   const Tensor g = gradOutput.contiguous();
-  linearKernels(input.device())
-      .accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(),
-                         withBias_ ? gradBias.rawData() : nullptr, batchOf(input), inputSize_, outputSize_, scale);
+  kernelsOf(input.device())
+      .linear.accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(),
+                                withBias_ ? gradBias.rawData() : nullptr, batchOf(input), inputSize_, outputSize_,
+                                scale);
 }
 
 }  // namespace nn

@@ -1,7 +1,7 @@
 // nn::LogSoftMax: shapes and buffers here, the log-softmax itself in SoftMaxKernels (CPU loops or cuDNN).
 #include "nn/LogSoftMax.h"
 
-#include "nn/SoftMaxKernels.h"
+#include "nn/SoftMaxPasses.h"
 
 namespace nn {
 

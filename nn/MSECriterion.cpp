@@ -1,7 +1,7 @@
 // nn::MSECriterion: checks here, the loops in CriterionKernels (CPU or CUDA).
 #include "nn/MSECriterion.h"
 
-#include "nn/CriterionKernels.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -18,7 +18,7 @@ float MSECriterion::updateOutput(const Tensor& input, const Tensor& target) {
   const Tensor x = input.contiguous();
   const Tensor t = target.contiguous();
   const Device& device = input.device();
-  criterionKernels(device).mseLoss(device, x.rawData(), t.rawData(), x.numel(), sizeAverage, lossOn(device));
+  kernelsOf(device).criterion.mseLoss(device, x.rawData(), t.rawData(), x.numel(), sizeAverage, lossOn(device));
   return readLoss();
 }
 
@@ -27,8 +27,8 @@ const Tensor& MSECriterion::updateGradInput(const Tensor& input, const Tensor& t
   const Tensor x = input.contiguous();
   const Tensor t = target.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  criterionKernels(input.device())
-      .mseGradient(input.device(), x.rawData(), t.rawData(), gradInput.rawData(), x.numel(), sizeAverage);
+  kernelsOf(input.device())
+      .criterion.mseGradient(input.device(), x.rawData(), t.rawData(), gradInput.rawData(), x.numel(), sizeAverage);
   return gradInput;
 }
 

@@ -7,9 +7,9 @@
 #include <memory>
 #include <mutex>
 
-#include "nn/Blas.h"
 #include "nn/Error.h"
 #include "nn/WorkerThreads.h"
+#include "nn/cpu/Blas.h"
 
 namespace nn {
 

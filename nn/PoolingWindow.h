@@ -8,8 +8,8 @@
 
 #include "nn/Config.h"
 #include "nn/Module.h"
-#include "nn/PoolingKernels.h"
 #include "nn/Tensor.h"
+#include "nn/backend/PoolingKernels.h"
 
 namespace nn {
 

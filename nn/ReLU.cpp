@@ -18,21 +18,21 @@ std::string ReLU::toString() const { return inplace_ ? "nn.ReLU(true)" : "nn.ReL
 
 const Tensor& ReLU::updateOutput(const Tensor& input) {
   if (!inplace_) {
-    elementwise::forward(Activation::ReLU, input, output);
+    elementwise::forward(&ElementwiseKernels::relu, {}, input, output);
     return output;
   }
-  elementwise::forwardInPlace(*this, Activation::ReLU, input);
+  elementwise::forwardInPlace(*this, &ElementwiseKernels::relu, {}, input);
   output.set_(input);
   return output;
 }
 
 const Tensor& ReLU::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   if (!inplace_) {
-    elementwise::backward(*this, Activation::ReLU, input, output, gradOutput, gradInput);
+    elementwise::backward(*this, &ElementwiseKernels::relu, {}, input, output, gradOutput, gradInput);
     return gradInput;
   }
   // The input now holds the output; y > 0 exactly where x > 0, so the formula reads y.
-  elementwise::backwardInPlace(*this, Activation::ReLU, output, gradOutput);
+  elementwise::backwardInPlace(*this, &ElementwiseKernels::relu, {}, output, gradOutput);
   gradInput.set_(gradOutput);
   return gradInput;
 }

@@ -2,8 +2,8 @@
 // each element in nn/math/Sgd.h.
 #include "nn/SGD.h"
 
-#include "nn/ElementwiseKernels.h"
 #include "nn/Error.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -15,8 +15,8 @@ SGD::SGD(std::pair<Tensor, Tensor> parameters, SgdOptions options)
   NN_CHECK(parameters_.isContiguous() && gradients_.isContiguous(),
            "nn.SGD: expected contiguous parameter and gradient buffers (Module::getParameters())");
   NN_CHECK(gradients_.device() == parameters_.device(), "nn.SGD: expected parameters and gradients on one device, got "
-                                                          << parameters_.device().str() << " and "
-                                                          << gradients_.device().str());
+                                                            << parameters_.device().str() << " and "
+                                                            << gradients_.device().str());
   checkOptions();
 }
 
@@ -60,8 +60,8 @@ void SGD::step() {
   const math::SgdStep s{currentLearningRate(), options_.weightDecay, options_.momentum,
                         dampening(),           options_.nesterov,    first};
   const Device device = parameters_.device();
-  elementwiseKernels(device).sgdStep(device, parameters_.rawData(), gradients_.rawData(),
-                                     withMomentum ? momentumBuffer_.rawData() : nullptr, parameters_.numel(), s);
+  kernelsOf(device).elementwise.sgdStep(device, parameters_.rawData(), gradients_.rawData(),
+                                        withMomentum ? momentumBuffer_.rawData() : nullptr, parameters_.numel(), s);
   ++stepCount_;
 }
 

@@ -10,12 +10,12 @@ NN_REGISTER_MODULE(Sigmoid);
 ModulePtr Sigmoid::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<Sigmoid>(); }
 
 const Tensor& Sigmoid::updateOutput(const Tensor& input) {
-  elementwise::forward(Activation::Sigmoid, input, output);
+  elementwise::forward(&ElementwiseKernels::sigmoid, {}, input, output);
   return output;
 }
 
 const Tensor& Sigmoid::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  elementwise::backward(*this, Activation::Sigmoid, input, output, gradOutput, gradInput);
+  elementwise::backward(*this, &ElementwiseKernels::sigmoid, {}, input, output, gradOutput, gradInput);
   return gradInput;
 }
 

@@ -1,7 +1,7 @@
 // nn::SoftMax: shapes and buffers here, the softmax itself in SoftMaxKernels (CPU loops or cuDNN).
 #include "nn/SoftMax.h"
 
-#include "nn/SoftMaxKernels.h"
+#include "nn/SoftMaxPasses.h"
 
 namespace nn {
 

@@ -1,6 +1,8 @@
 // nn::SpatialAveragePooling: shapes and buffers here, the work in PoolingKernels
-// (nn/PoolingKernels.h): window means, and their gradient spread back evenly.
+// (nn/backend/PoolingKernels.h): window means, and their gradient spread back evenly.
 #include "nn/SpatialAveragePooling.h"
+
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -48,8 +50,8 @@ const Tensor& SpatialAveragePooling::updateOutput(const Tensor& input) {
   const PoolingShape s = window_.shapeOf(input, *this);
   const Tensor x = input.contiguous();
   window_.resizeLikeOutput(output, input, s);
-  poolingKernels(input.device())
-      .averageUpdateOutput(input.device(), s, countIncludePad_, x.rawData(), output.rawData());
+  kernelsOf(input.device())
+      .pooling.averageUpdateOutput(input.device(), s, countIncludePad_, x.rawData(), output.rawData());
   return output;
 }
 
@@ -58,8 +60,8 @@ const Tensor& SpatialAveragePooling::updateGradInput(const Tensor& input, const 
   window_.checkGradOutput(input, gradOutput, s, *this);
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  poolingKernels(input.device())
-      .averageUpdateGradInput(input.device(), s, countIncludePad_, g.rawData(), gradInput.rawData());
+  kernelsOf(input.device())
+      .pooling.averageUpdateGradInput(input.device(), s, countIncludePad_, g.rawData(), gradInput.rawData());
   return gradInput;
 }
 

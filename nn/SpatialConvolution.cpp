@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "nn/Random.h"
+#include "nn/backend/Backend.h"
 #include "nn/math/Im2Col.h"
 
 namespace nn {
@@ -112,8 +113,9 @@ const Tensor& SpatialConvolution::updateOutput(const Tensor& input) {
     output.resize_({s.batch, nOutputPlane_, s.outHeight, s.outWidth}, input.device());
   else
     output.resize_({nOutputPlane_, s.outHeight, s.outWidth}, input.device());
-  convolutionKernels(input.device())
-      .updateOutput(input.device(), s, x.rawData(), weight.rawData(), bias.rawData(), output.rawData(), workspace_);
+  kernelsOf(input.device())
+      .convolution.updateOutput(input.device(), s, x.rawData(), weight.rawData(), bias.rawData(), output.rawData(),
+                                workspace_);
   return output;
 }
 
@@ -122,8 +124,8 @@ const Tensor& SpatialConvolution::updateGradInput(const Tensor& input, const Ten
   checkGradOutput(gradOutput, input, s);
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  convolutionKernels(input.device())
-      .updateGradInput(input.device(), s, g.rawData(), weight.rawData(), gradInput.rawData(), workspace_);
+  kernelsOf(input.device())
+      .convolution.updateGradInput(input.device(), s, g.rawData(), weight.rawData(), gradInput.rawData(), workspace_);
   return gradInput;
 }
 
@@ -134,9 +136,9 @@ void SpatialConvolution::accGradParameters(const Tensor& input, const Tensor& gr
            toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
   const Tensor x = input.contiguous();
   const Tensor g = gradOutput.contiguous();
-  convolutionKernels(input.device())
-      .accGradParameters(input.device(), s, x.rawData(), g.rawData(), gradWeight.rawData(), gradBias.rawData(), scale,
-                         workspace_);
+  kernelsOf(input.device())
+      .convolution.accGradParameters(input.device(), s, x.rawData(), g.rawData(), gradWeight.rawData(),
+                                     gradBias.rawData(), scale, workspace_);
 }
 
 void SpatialConvolution::clearState() {

@@ -2,8 +2,8 @@
 // [N, C, H, W] or [C, H, W] input with an [nOutputPlane, nInputPlane, kH, kW] weight.
 #pragma once
 
-#include "nn/ConvolutionKernels.h"
 #include "nn/Module.h"
+#include "nn/backend/ConvolutionKernels.h"
 
 namespace nn {
 
@@ -40,7 +40,7 @@ class SpatialConvolution : public Module {
   int64_t nInputPlane_, nOutputPlane_;
   int64_t kW_, kH_, dW_, dH_, padW_, padH_;
 
-  // Scratch memory of the kernels (nn/ConvolutionKernels.h): on the CPU the unfolded input
+  // Scratch memory of the kernels (nn/backend/ConvolutionKernels.h): on the CPU the unfolded input
   // (im2col) of a chunk of samples per compute thread, on CUDA cuDNN's workspace.
   Tensor workspace_;
 };

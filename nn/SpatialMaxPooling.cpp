@@ -1,5 +1,7 @@
-// nn::SpatialMaxPooling: shapes and buffers here, the work in PoolingKernels (nn/PoolingKernels.h).
+// nn::SpatialMaxPooling: shapes and buffers here, the work in PoolingKernels (nn/backend/PoolingKernels.h).
 #include "nn/SpatialMaxPooling.h"
+
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -46,7 +48,8 @@ const Tensor& SpatialMaxPooling::updateOutput(const Tensor& input) {
   const Tensor x = input.contiguous();
   window_.resizeLikeOutput(output, input, s);
   window_.resizeLikeOutput(indices, input, s);
-  poolingKernels(input.device()).maxUpdateOutput(input.device(), s, x.rawData(), output.rawData(), indices.rawData());
+  kernelsOf(input.device())
+      .pooling.maxUpdateOutput(input.device(), s, x.rawData(), output.rawData(), indices.rawData());
   return output;
 }
 
@@ -57,8 +60,9 @@ const Tensor& SpatialMaxPooling::updateGradInput(const Tensor& input, const Tens
            toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
-  const bool found = poolingKernels(input.device())
-                         .maxUpdateGradInput(input.device(), s, g.rawData(), indices.rawData(), gradInput.rawData());
+  const bool found =
+      kernelsOf(input.device())
+          .pooling.maxUpdateGradInput(input.device(), s, g.rawData(), indices.rawData(), gradInput.rawData());
   NN_CHECK(found, toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
   return gradInput;
 }

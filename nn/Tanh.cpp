@@ -10,12 +10,12 @@ NN_REGISTER_MODULE(Tanh);
 ModulePtr Tanh::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<Tanh>(); }
 
 const Tensor& Tanh::updateOutput(const Tensor& input) {
-  elementwise::forward(Activation::Tanh, input, output);
+  elementwise::forward(&ElementwiseKernels::tanh, {}, input, output);
   return output;
 }
 
 const Tensor& Tanh::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  elementwise::backward(*this, Activation::Tanh, input, output, gradOutput, gradInput);
+  elementwise::backward(*this, &ElementwiseKernels::tanh, {}, input, output, gradOutput, gradInput);
   return gradInput;
 }
 

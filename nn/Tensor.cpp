@@ -6,10 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "nn/DeviceBackend.h"
 #include "nn/Error.h"
 #include "nn/Random.h"
-#include "nn/math/TensorOps.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -30,17 +29,12 @@ void checkSizes(const int64_t* sizes, size_t dims) {
   for (size_t i = 0; i < dims; ++i) {
     NN_CHECK(sizes[i] >= 0, "nn.Tensor.resize_: invalid sizes " << nn::shapeString({sizes, sizes + dims}));
     NN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(sizes[i], 1), &extent) && extent <= kMaxElements,
-             "nn.Tensor.resize_: sizes " << nn::shapeString({sizes, sizes + dims}) << " hold more than "
-                                         << kMaxElements << " elements");
+             "nn.Tensor.resize_: sizes " << nn::shapeString({sizes, sizes + dims}) << " hold more than " << kMaxElements
+                                         << " elements");
   }
 }
 
-DeviceBackend& backendOf(const Device& device) {
-  checkDeviceExists(device);
-  return *cudaBackend();
-}
-
-// The tensor as the backend's strided kernels see it (nn/DeviceBackend.h).
+// The tensor as its backend sees it (nn/backend/TensorKernels.h).
 StridedView stridedView(const Tensor& t) {
   StridedView v;
   for (int d = 0; d < t.dim(); ++d) {
@@ -52,7 +46,7 @@ StridedView stridedView(const Tensor& t) {
       v.strides[v.dims - 1] = stride;
       continue;
     }
-    NN_CHECK(v.dims < StridedView::kMaxDims, "nn.Tensor.copy_: a strided copy on "
+    NN_CHECK(v.dims < StridedView::kMaxDims, "nn.Tensor: a strided tensor on "
                                                  << t.device().str() << " takes at most " << StridedView::kMaxDims
                                                  << " dimensions that cannot be merged, got sizes " << t.shapeString()
                                                  << " with strides " << nn::shapeString(t.strides()));
@@ -63,33 +57,6 @@ StridedView stridedView(const Tensor& t) {
   return v;
 }
 
-// Calls fn(offset) for the storage offset of every element of a strided tensor, in
-// row-major order of its indices.
-template <typename Fn>
-void forEachOffset(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t base, Fn fn) {
-  const int dims = static_cast<int>(sizes.size());
-  if (product(sizes) == 0) return;
-  if (dims == 0) {
-    fn(base);
-    return;
-  }
-  std::vector<int64_t> index(dims, 0);
-  const int64_t inner = sizes[dims - 1];
-  const int64_t innerStride = strides[dims - 1];
-  int64_t offset = base;
-  while (true) {
-    for (int64_t i = 0; i < inner; ++i) fn(offset + i * innerStride);
-    int d = dims - 2;
-    for (; d >= 0; --d) {
-      offset += strides[d];
-      if (++index[d] < sizes[d]) break;
-      offset -= strides[d] * sizes[d];
-      index[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
-
 }  // namespace
 
 int64_t storageAllocationCount() { return gStorageAllocations.load(); }
@@ -97,25 +64,18 @@ int64_t storageAllocationCount() { return gStorageAllocations.load(); }
 Storage::Storage(int64_t count, const Device& device) : count_(count), device_(device) {
   NN_CHECK(count >= 0 && count <= kMaxElements,
            "nn.Storage: expected a size from 0 to " << kMaxElements << " floats, got " << count);
+  checkDeviceExists(device);
   gStorageAllocations.fetch_add(1);
   const size_t bytes = storageBytes(count);
-  if (device.isCpu()) {
-    checkDeviceExists(device);
-    if (StorageLimit* limit = tStorageLimit) {
-      const auto wanted = static_cast<int64_t>(bytes);
-      NN_CHECK(wanted <= limit->bytesLeft(), "nn.Storage: " << wanted << " bytes on " << device.str()
-                                                            << " would exceed the limit of " << limit->bytesLeft()
-                                                            << " bytes left to " << limit->purpose());
-      limit->bytesLeft_ -= wanted;
-      limitSerial_ = limit->serial_;
-    }
-    // 64-byte alignment suits AVX loads and keeps two devices' data off one cache line.
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    data_ = static_cast<float*>(std::aligned_alloc(64, rounded));
-    NN_CHECK(data_ != nullptr, "nn.Storage: out of memory allocating " << bytes << " bytes on " << device.str());
-  } else {
-    data_ = static_cast<float*>(backendOf(device).allocate(device, bytes));
+  if (StorageLimit* limit = tStorageLimit) {
+    const auto wanted = static_cast<int64_t>(bytes);
+    NN_CHECK(wanted <= limit->bytesLeft(), "nn.Storage: " << wanted << " bytes on " << device.str()
+                                                          << " would exceed the limit of " << limit->bytesLeft()
+                                                          << " bytes left to " << limit->purpose());
+    limit->bytesLeft_ -= wanted;
+    limitSerial_ = limit->serial_;
   }
+  data_ = static_cast<float*>(backendOf(device).allocate(device, bytes));
 }
 
 StorageLimit::StorageLimit(int64_t bytes, std::string purpose)
@@ -129,11 +89,49 @@ Storage::~Storage() {
   // Temporaries (the values a parameter is initialised from) give their bytes back.
   if (limitSerial_ != 0 && tStorageLimit != nullptr && tStorageLimit->serial_ == limitSerial_)
     tStorageLimit->bytesLeft_ += static_cast<int64_t>(storageBytes(count_));
-  if (device_.isCpu()) {
-    std::free(data_);
-  } else if (DeviceBackend* backend = cudaBackend()) {
-    backend->deallocate(device_, data_);
+  // The backend exists: this storage was allocated from it.
+  findBackend(device_.type())->deallocate(device_, data_);
+}
+
+void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t srcStart, int dim, int64_t length) {
+  bool same = dst.dim() == src.dim() && dim >= 0 && dim < dst.dim();
+  for (int d = 0; same && d < dst.dim(); ++d) same = d == dim || dst.size(d) == src.size(d);
+  NN_CHECK(same, "nn::copyAlong: expected tensors of equal sizes but along dimension "
+                     << dim << ", got " << dst.shapeString() << " and " << src.shapeString());
+  NN_CHECK(dst.isContiguous() && src.isContiguous(), "nn::copyAlong: expected contiguous tensors");
+  NN_CHECK(length >= 0 && dstStart >= 0 && srcStart >= 0 && dstStart + length <= dst.size(dim) &&
+               srcStart + length <= src.size(dim),
+           "nn::copyAlong: indices [" << srcStart << ", " << srcStart + length << ") of " << src.shapeString()
+                                      << " to [" << dstStart << ", " << dstStart + length << ") of "
+                                      << dst.shapeString() << " along dimension " << dim << " are out of bounds");
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= dst.size(d);
+  for (int d = dim + 1; d < dst.dim(); ++d) inner *= dst.size(d);
+  const int64_t run = length * inner;
+  if (outer == 0 || run == 0) return;
+  float* to = dst.rawData() + dstStart * inner;
+  const float* from = src.rawData() + srcStart * inner;
+  const int64_t dstRow = dst.size(dim) * inner, srcRow = src.size(dim) * inner;
+  Backend& dstBackend = backendOf(dst.device());
+  Backend& backend = dstBackend.isHost() ? backendOf(src.device()) : dstBackend;
+  // `outer` runs of `run` floats, a row apart on each side: one strided copy where the
+  // backend takes one, else a contiguous copy per run.
+  if (outer == 1 || backend.copiesStrided(dst.device(), src.device())) {
+    StridedView dstView = StridedView::contiguous(outer * run), srcView = dstView;
+    if (outer > 1) {
+      dstView.dims = srcView.dims = 2;
+      dstView.sizes[0] = srcView.sizes[0] = outer;
+      dstView.sizes[1] = srcView.sizes[1] = run;
+      dstView.strides[0] = dstRow;
+      srcView.strides[0] = srcRow;
+      dstView.strides[1] = srcView.strides[1] = 1;
+    }
+    backend.copy(to, dst.device(), dstView, from, src.device(), srcView, outer * run);
+    return;
   }
+  const StridedView runView = StridedView::contiguous(run);
+  for (int64_t o = 0; o < outer; ++o)
+    backend.copy(to + o * dstRow, dst.device(), runView, from + o * srcRow, src.device(), runView, run);
 }
 
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
@@ -313,66 +311,24 @@ Tensor& Tensor::copy_(const Tensor& src) {
                                                                             << shapeString() << "), got " << src.numel()
                                                                             << " (sizes " << src.shapeString() << ")");
   if (numel() == 0) return *this;
-  if (device().isCpu() && src.device().isCpu()) {
-    // Logical CPU devices share the address space: a copy between them is a memcpy.
-    if (isContiguous() && src.isContiguous()) {
-      if (rawData() != src.rawData()) std::memmove(rawData(), src.rawData(), numel() * sizeof(float));
-      return *this;
-    }
-    int64_t i = 0;
-    if (src.isContiguous()) {
-      const float* s = src.rawData();
-      float* dst = storage()->data();
-      forEachOffset(sizes(), strides(), storageOffset(), [&](int64_t o) { dst[o] = s[i++]; });
-    } else if (isContiguous()) {
-      const float* s = src.storage()->data();
-      float* dst = rawData();
-      forEachOffset(src.sizes(), src.strides(), src.storageOffset(), [&](int64_t o) { dst[i++] = s[o]; });
-    } else {
-      copy_(src.contiguous());
-    }
+  // Between the host and another device type, that type's backend copies.
+  Backend& dstBackend = backendOf(device());
+  Backend& backend = dstBackend.isHost() ? backendOf(src.device()) : dstBackend;
+  if ((isContiguous() && src.isContiguous()) || backend.copiesStrided(device(), src.device())) {
+    backend.copy(rawData(), device(), stridedView(*this), src.rawData(), src.device(), stridedView(src), numel());
     return *this;
   }
-  if (device() == src.device()) {
-    // Within one CUDA device: a block copy, or the backend's strided kernel.
-    DeviceBackend& backend = backendOf(device());
-    if (isContiguous() && src.isContiguous())
-      backend.copy(rawData(), device(), src.rawData(), src.device(), numel() * sizeof(float));
-    else
-      backend.copyStrided(device(), rawData(), stridedView(*this), src.rawData(), stridedView(src),
-                          static_cast<size_t>(numel()));
-    return *this;
-  }
-  // Between two devices the backend copies contiguous blocks: a strided side goes through a
+  // This backend moves contiguous blocks between these devices: a strided side goes through a
   // contiguous copy on its own device.
-  const Tensor source = src.contiguous();
-  if (isContiguous()) {
-    DeviceBackend& backend = backendOf(device().isCuda() ? device() : src.device());
-    backend.copy(rawData(), device(), source.rawData(), source.device(), numel() * sizeof(float));
-  } else {
-    Tensor staged = empty(sizes(), device());
-    staged.copy_(source);
-    copy_(staged);
-  }
-  return *this;
+  if (!src.isContiguous()) return copy_(src.contiguous());
+  Tensor staged = empty(sizes(), device());
+  staged.copy_(src);
+  return copy_(staged);
 }
 
 Tensor& Tensor::fill_(float value) {
   if (numel() == 0) return *this;
-  if (device().isCuda()) {
-    if (isContiguous()) {
-      backendOf(device()).fill(device(), rawData(), numel(), value);
-      return *this;
-    }
-    // A strided CUDA tensor: filled through a contiguous one and the backend's strided copy.
-    return copy_(full(sizes(), value, device()));
-  }
-  if (isContiguous()) {
-    std::fill(rawData(), rawData() + numel(), value);
-  } else {
-    float* d = storage()->data();
-    forEachOffset(sizes(), strides(), storageOffset(), [&](int64_t o) { d[o] = value; });
-  }
+  kernelsOf(device()).tensor.fill(device(), rawData(), stridedView(*this), numel(), value);
   return *this;
 }
 
@@ -448,40 +404,20 @@ void Tensor::checkElementwise(const char* op, const Tensor& other) const {
 
 Tensor& Tensor::add_(const Tensor& other, float alpha) {
   checkElementwise("add_", other);
-  float* d = rawData();
-  const float* o = other.rawData();
-  const int64_t n = numel();
-  if (device().isCuda()) {
-    backendOf(device()).addScaled(device(), d, o, static_cast<size_t>(n), alpha);
-    return *this;
-  }
-  for (int64_t i = 0; i < n; ++i) d[i] = math::addScaled(d[i], alpha, o[i]);
+  kernelsOf(device()).tensor.addScaled(device(), rawData(), other.rawData(), numel(), alpha);
   return *this;
 }
 
 Tensor& Tensor::mul_(float value) {
   NN_CHECK(isContiguous(), "nn.Tensor.mul_: needs a contiguous tensor, got sizes " << shapeString() << " with strides "
                                                                                    << nn::shapeString(strides()));
-  float* d = rawData();
-  const int64_t n = numel();
-  if (device().isCuda()) {
-    backendOf(device()).scale(device(), d, static_cast<size_t>(n), value);
-    return *this;
-  }
-  for (int64_t i = 0; i < n; ++i) d[i] = math::multiply(d[i], value);
+  kernelsOf(device()).tensor.scale(device(), rawData(), numel(), value);
   return *this;
 }
 
 Tensor& Tensor::cmul_(const Tensor& other) {
   checkElementwise("cmul_", other);
-  float* d = rawData();
-  const float* o = other.rawData();
-  const int64_t n = numel();
-  if (device().isCuda()) {
-    backendOf(device()).multiply(device(), d, o, static_cast<size_t>(n));
-    return *this;
-  }
-  for (int64_t i = 0; i < n; ++i) d[i] = math::multiply(d[i], o[i]);
+  kernelsOf(device()).tensor.multiply(device(), rawData(), other.rawData(), numel());
   return *this;
 }
 

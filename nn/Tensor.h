@@ -162,6 +162,12 @@ class Tensor {
   std::shared_ptr<TensorImpl> impl_;
 };
 
+/// Copies `length` indices along dimension `dim`: dst[..., dstStart + k, ...] = src[...,
+/// srcStart + k, ...] for k < length. Both contiguous, of equal sizes in every other dimension,
+/// on any devices. Unlike narrow() and copy_(), it makes no view, so that a training step that
+/// splits and joins batches (DataParallelTable) allocates nothing.
+void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t srcStart, int dim, int64_t length);
+
 /// Contiguous strides for sizes.
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
 /// Product of sizes.

@@ -4,7 +4,6 @@
 #include "nn/AtomicFile.h"
 #include "nn/BatchIterator.h"
 #include "nn/BatchNormalization.h"
-#include "nn/Blas.h"
 #include "nn/Checkpoint.h"
 #include "nn/ClassNLLCriterion.h"
 #include "nn/Concat.h"
@@ -40,3 +39,4 @@
 #include "nn/Tanh.h"
 #include "nn/Tensor.h"
 #include "nn/View.h"
+#include "nn/cpu/Blas.h"

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cunn/cunn.h"
+#include "nn/cpu/HostCommunicator.h"
 
 using nn::Device;
 using nn::HostCommunicator;
@@ -32,6 +33,19 @@ float rankOrderSum(const std::vector<Tensor>& original, int64_t i) {
   return sum;
 }
 
+// Every element of the rank-ordered sum.
+std::vector<float> rankOrderSums(const std::vector<Tensor>& original) {
+  std::vector<float> sums(static_cast<size_t>(original[0].numel()));
+  for (size_t i = 0; i < sums.size(); ++i) sums[i] = rankOrderSum(original, static_cast<int64_t>(i));
+  return sums;
+}
+
+std::vector<Device> cpuDevices(size_t count) {
+  std::vector<Device> devices;
+  for (size_t r = 0; r < count; ++r) devices.push_back(Device::cpu(static_cast<int>(r)));
+  return devices;
+}
+
 std::vector<Tensor> copies(const std::vector<Tensor>& tensors) {
   std::vector<Tensor> c;
   for (const Tensor& t : tensors) c.push_back(t.clone());
@@ -45,15 +59,17 @@ TEST_CASE("host reduce, broadcast and allReduce: rank-ordered, serial or by chun
   const size_t ranks = GENERATE(2, 3);
   // Sizes below the parallel threshold, and above it with chunks that do not divide evenly.
   const int64_t n = GENERATE(int64_t{1}, int64_t{17}, int64_t{100003});
-  nn::DeviceThreads threads(std::vector<Device>{Device::cpu(0), Device::cpu(1), Device::cpu(2)});
-  HostCommunicator serial;
-  HostCommunicator chunked(3, [&](size_t count, nn::FunctionRef<void(size_t)> task) { threads.run(count, task); });
+  nn::DeviceThreads threads(cpuDevices(ranks));
+  HostCommunicator serial(cpuDevices(ranks));
+  HostCommunicator chunked(cpuDevices(ranks),
+                           [&](size_t count, nn::FunctionRef<void(size_t)> task) { threads.run(count, task); });
   for (HostCommunicator* c : {&serial, &chunked}) {
     const std::vector<Tensor> original = rankTensors(ranks, n);
+    const std::vector<float> sums = rankOrderSums(original);
 
     std::vector<Tensor> reduced = copies(original);
     c->reduce(reduced);
-    for (int64_t i = 0; i < n; ++i) REQUIRE(reduced[0].data()[i] == rankOrderSum(original, i));
+    REQUIRE(reduced[0].toVector() == sums);
     for (size_t r = 1; r < ranks; ++r) REQUIRE(reduced[r].toVector() == original[r].toVector());
 
     std::vector<Tensor> broadcast = copies(original);
@@ -62,8 +78,7 @@ TEST_CASE("host reduce, broadcast and allReduce: rank-ordered, serial or by chun
 
     std::vector<Tensor> all = copies(original);
     c->allReduce(all);
-    for (size_t r = 0; r < ranks; ++r)
-      for (int64_t i = 0; i < n; i += 997) REQUIRE(all[r].data()[i] == rankOrderSum(original, i));
+    for (size_t r = 0; r < ranks; ++r) REQUIRE(all[r].toVector() == sums);
   }
 }
 
@@ -71,7 +86,7 @@ TEST_CASE("host collectives by chunks run on the threads they are given", "[Comm
   nn::DeviceThreads threads(std::vector<Device>{Device::cpu(0), Device::cpu(1)});
   std::mutex m;
   std::set<std::thread::id> ids;
-  HostCommunicator chunked(2, [&](size_t count, nn::FunctionRef<void(size_t)> task) {
+  HostCommunicator chunked(cpuDevices(2), [&](size_t count, nn::FunctionRef<void(size_t)> task) {
     threads.run(count, [&](size_t i) {
       {
         std::lock_guard<std::mutex> lock(m);
@@ -85,21 +100,33 @@ TEST_CASE("host collectives by chunks run on the threads they are given", "[Comm
   REQUIRE(ids.count(std::this_thread::get_id()) == 0);
 }
 
-TEST_CASE("host collectives refuse mismatched tensors, naming the call", "[Communicator]") {
-  HostCommunicator c;
-  REQUIRE_THROWS_WITH(c.reduce({}), Catch::Contains("HostCommunicator.reduce") && Catch::Contains("at least one"));
-  const std::vector<Tensor> mismatched{Tensor::zeros({4}), Tensor::zeros({5}, Device::cpu(1))};
+TEST_CASE("host collectives keep NCCL's contract: one tensor per device, every rank in every call", "[Communicator]") {
+  HostCommunicator c(cpuDevices(3));
+  REQUIRE_THROWS_WITH(c.reduce({}),
+                      Catch::Contains("HostCommunicator.reduce") &&
+                          Catch::Contains("expected one tensor per device of the communicator (3), got 0"));
+  // Two of three ranks, as a batch smaller than the device count would give: refused, as
+  // NCCL refuses it.
+  REQUIRE_THROWS_WITH(c.reduce(rankTensors(2, 4)),
+                      Catch::Contains("expected one tensor per device") && Catch::Contains("every rank takes part"));
+  const std::vector<Tensor> mismatched{Tensor::zeros({4}), Tensor::zeros({5}, Device::cpu(1)),
+                                       Tensor::zeros({4}, Device::cpu(2))};
   REQUIRE_THROWS_WITH(c.broadcast(mismatched), Catch::Contains("HostCommunicator.broadcast") &&
                                                    Catch::Contains("[5]") && Catch::Contains("[4]"));
-  REQUIRE_THROWS_WITH(HostCommunicator(2, nullptr), Catch::Contains("parallel-for"));
+  const std::vector<Tensor> misplaced{Tensor::zeros({4}), Tensor::zeros({4}, Device::cpu(2)),
+                                      Tensor::zeros({4}, Device::cpu(1))};
+  REQUIRE_THROWS_WITH(c.allReduce(misplaced), Catch::Contains("HostCommunicator.allReduce") &&
+                                                  Catch::Contains("expected tensor 1 on cpu:1, got one on cpu:2"));
+  REQUIRE_THROWS_WITH(nn::makeCommunicator({Device::cpu(0), Device::cpu(0)}, false), Catch::Contains("listed twice"));
 }
 
 TEST_CASE("makeCommunicator gives CPU devices host copies, with or without threads", "[Communicator]") {
   REQUIRE(nn::makeCommunicator({Device::cpu(0), Device::cpu(1)}, false)->name() == "host copies");
   nn::DeviceThreads threads(std::vector<Device>{Device::cpu(0), Device::cpu(1)});
-  auto c = nn::makeCommunicator({Device::cpu(0), Device::cpu(1)}, false, &threads);
+  auto c = nn::makeCommunicator({Device::cpu(0), Device::cpu(1)}, false,
+                                [&](size_t count, nn::FunctionRef<void(size_t)> task) { threads.run(count, task); });
   std::vector<Tensor> t = rankTensors(2, 1 << 16);
   const std::vector<Tensor> original = copies(t);
   c->allReduce(t);
-  REQUIRE(t[1].data()[12345] == rankOrderSum(original, 12345));
+  REQUIRE(t[1].toVector() == rankOrderSums(original));
 }

@@ -1,4 +1,4 @@
-// The CUDA backend on any machine: its registration, the errors for CUDA devices that cannot
+// The CUDA backend on any machine: its installation, the errors for CUDA devices that cannot
 // be used (on a machine without a GPU: every cuda:N), and the check macros' messages. The
 // tests that need a GPU are in gpu_test.cpp.
 #include <catch2/catch.hpp>
@@ -10,8 +10,6 @@
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cunn.h"
-#include "nn/ElementwiseKernels.h"
-#include "nn/LinearKernels.h"
 
 using Catch::Contains;
 using nn::Device;
@@ -23,19 +21,22 @@ int cudaDevices() { return nn::CudaBackend::instance().deviceCount(); }
 
 }  // namespace
 
-TEST_CASE("linking //cunn registers the CUDA backend with nn", "[CudaBackend]") {
-  REQUIRE(nn::cudaBackend() == &nn::CudaBackend::instance());
+TEST_CASE("linking //cunn in the CUDA build installs the CUDA backend in nn", "[CudaBackend]") {
+  REQUIRE(nn::findBackend(nn::DeviceType::CUDA) == &nn::CudaBackend::instance());
+  REQUIRE(&nn::backendOf(Device::cuda(1)) == &nn::CudaBackend::instance());
+  REQUIRE_FALSE(nn::CudaBackend::instance().isHost());
 }
 
-TEST_CASE("linking //cunn registers the CUDA element-wise and Linear kernels with nn", "[CudaBackend]") {
+TEST_CASE("the CUDA backend's kernels are its own, one table for every CUDA device", "[CudaBackend]") {
   // Looking a table up touches no device, so this runs without a GPU.
-  const nn::ElementwiseKernels& cpu = nn::elementwiseKernels(nn::Device::cpu(0));
-  const nn::ElementwiseKernels& cuda = nn::elementwiseKernels(nn::Device::cuda(0));
+  const nn::Kernels& cpu = nn::kernelsOf(Device::cpu(0));
+  const nn::Kernels& cuda = nn::kernelsOf(Device::cuda(0));
   REQUIRE(&cuda != &cpu);
-  REQUIRE(cuda.activationForward != cpu.activationForward);
-  REQUIRE(cuda.sgdStep != cpu.sgdStep);
-  REQUIRE(&nn::elementwiseKernels(nn::Device::cuda(1)) == &cuda);
-  REQUIRE(nn::linearKernels(nn::Device::cuda(0)).updateOutput != nn::linearKernels(nn::Device::cpu(0)).updateOutput);
+  REQUIRE(cuda.elementwise.relu.forward != cpu.elementwise.relu.forward);
+  REQUIRE(cuda.elementwise.sgdStep != cpu.elementwise.sgdStep);
+  REQUIRE(cuda.tensor.fill != cpu.tensor.fill);
+  REQUIRE(&nn::kernelsOf(Device::cuda(1)) == &cuda);
+  REQUIRE(cuda.linear.updateOutput != cpu.linear.updateOutput);
 }
 
 TEST_CASE("a CUDA device the machine does not have is one clear nn::Error", "[CudaBackend]") {
@@ -44,7 +45,7 @@ TEST_CASE("a CUDA device the machine does not have is one clear nn::Error", "[Cu
   if (count == 0) {
     // No usable GPU: deviceCount() stayed 0 although cudaGetDeviceCount failed, and every
     // way to reach cuda:0 says so with the runtime's reason.
-    const std::string reason = nn::cudaBackend()->unavailableReason();
+    const std::string reason = nn::CudaBackend::instance().unavailableReason();
     REQUIRE_FALSE(reason.empty());
     const std::string expected = "no CUDA device available for cuda:0: " + reason;
     REQUIRE_THROWS_AS(Device::parse("cuda:0"), nn::Error);
@@ -60,7 +61,7 @@ TEST_CASE("a CUDA device the machine does not have is one clear nn::Error", "[Cu
 }
 
 TEST_CASE("the runtime's reason names the failed call when no device is usable", "[CudaBackend]") {
-  const std::string reason = nn::cudaBackend()->unavailableReason();
+  const std::string reason = nn::CudaBackend::instance().unavailableReason();
   if (cudaDevices() > 0) {
     REQUIRE(reason.empty());
   } else {

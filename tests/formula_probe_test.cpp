@@ -55,34 +55,35 @@ TEST_CASE("the formula probe sees what each formula computes", "[FormulaProbe]")
   const float in[kProbeInputs] = {2.f, -1.f, 0.25f, 0.5f};
   float out[kProbeOutputs];
   probeFormulasGcc(in, 1, out);
-  CHECK(out[0] == 2.f);                      // relu(2)
-  CHECK(out[1] == -1.f);                     // gradient passes where a > 0
-  CHECK(out[3] == -1.f * (1.f - 0.25f));     // g (1 - y^2), y = 0.5
-  CHECK(out[6] == 9.f);                      // (2 - (-1))^2
-  CHECK(out[7] == 2.f * (1.f / 7.f) * 3.f);  // 2 norm (a - b)
-  CHECK(out[17] == 1.f / (1.f - 0.3f));      // u = 0.25 < 1 - p keeps the element, scaled
-  CHECK(out[23] == 2.f);                     // max of (2, -1, 0.25, 0.5)
+  CHECK(out[0] == 9.f);                      // (2 - (-1))^2
+  CHECK(out[1] == 2.f * (1.f / 7.f) * 3.f);  // 2 norm (a - b)
+  CHECK(out[11] == 1.f / (1.f - 0.3f));      // u = 0.25 < 1 - p keeps the element, scaled
+  CHECK(out[17] == 2.f);                     // max of (2, -1, 0.25, 0.5)
   // Pooling: kernel 1 + int(1.5 * 2) = 4, stride 1 + int(0.75) = 1, padding int(0.25 * 3) = 0,
   // input 4 + int(7.25) = 11 and at = int(0.25 * 11) = 2, ceil mode (d > 0).
-  CHECK(out[25] == 8.f);  // (11 - 4) / 1 + 1 windows
-  CHECK(out[26] == 0.f);  // windows [0, 4), [1, 5) and [2, 6) hold cell 2
-  CHECK(out[27] == 3.f);
-  CHECK(out[28] == 16.f);  // the last window, [7, 11) on both axes, lies inside the input
-  CHECK(out[29] == 0.f);   // kernel 4, stride 1: the windows overlap
-  CHECK(out[30] == 1.f);   // 2 > -1
-  CHECK(out[31] == 0.f);   // cell 0.25 did not win (the winner is 0.5)
-  CHECK(out[32] == 2.f);   // the maximum of {2, -1, 0.25, 0.5}, the plane's cell 0, at index 7 + 0
-  CHECK(out[33] == 7.f);
-  CHECK(out[34] == 0.5f);  // (2 + -1) / 2
-  CHECK(out[35] == 1.75f / 16.f);
-  CHECK(out[36] == 7.f);
-  CHECK(out[37] == 11.f);
-  CHECK(out[38] == 2.f + 0.5f * -1.f);       // a + d b
-  CHECK(out[39] == -2.f);                    // a b
-  CHECK(out[40] == 2.f);                     // d > 0: the saved mean a
-  CHECK(out[41] == -1.f);                    // and the saved invstd b
-  CHECK(out[42] == float(6.0 / 7.0));        // d > 0: the total 3a averaged over 7 terms
-  CHECK(out[43] == 1.f / 7.f);               // and the gradients' norm
-  CHECK(out[44] == -0.25f);                  // ClassNLL's gradient for the norm c
-  REQUIRE(out[8] == Approx(1.0 / std::sqrt(0.25 + 1e-5)));
+  CHECK(out[19] == 8.f);  // (11 - 4) / 1 + 1 windows
+  CHECK(out[20] == 0.f);  // windows [0, 4), [1, 5) and [2, 6) hold cell 2
+  CHECK(out[21] == 3.f);
+  CHECK(out[22] == 16.f);  // the last window, [7, 11) on both axes, lies inside the input
+  CHECK(out[23] == 0.f);   // kernel 4, stride 1: the windows overlap
+  CHECK(out[24] == 1.f);   // 2 > -1
+  CHECK(out[25] == 0.f);   // cell 0.25 did not win (the winner is 0.5)
+  CHECK(out[26] == 2.f);   // the maximum of {2, -1, 0.25, 0.5}, the plane's cell 0, at index 7 + 0
+  CHECK(out[27] == 7.f);
+  CHECK(out[28] == 0.5f);  // (2 + -1) / 2
+  CHECK(out[29] == 1.75f / 16.f);
+  CHECK(out[30] == 7.f);
+  CHECK(out[31] == 11.f);
+  CHECK(out[32] == 2.f + 0.5f * -1.f);  // a + d b
+  CHECK(out[33] == -2.f);               // a b
+  CHECK(out[34] == 2.f);                // d > 0: the saved mean a
+  CHECK(out[35] == -1.f);               // and the saved invstd b
+  CHECK(out[36] == float(6.0 / 7.0));   // d > 0: the total 3a averaged over 7 terms
+  CHECK(out[37] == 1.f / 7.f);          // and the gradients' norm
+  CHECK(out[38] == -0.25f);             // ClassNLL's gradient for the norm c
+  // The activations from kFormulaOutputs on: ReLU's forward and backward, then Tanh's.
+  CHECK(out[nn::test::kFormulaOutputs] == 2.f);                             // relu(2)
+  CHECK(out[nn::test::kFormulaOutputs + 1] == -1.f);                        // gradient passes where a > 0
+  CHECK(out[nn::test::kFormulaOutputs + 3] == -1.f * (1.f - 0.5f * 0.5f));  // g (1 - y^2), y = d = 0.5
+  REQUIRE(out[2] == Approx(1.0 / std::sqrt(0.25 + 1e-5)));
 }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/DeviceBackend.h"
+#include "nn/backend/Backend.h"
 
 namespace {
 
@@ -122,16 +122,18 @@ int main(int argc, char* argv[]) {
   for (const Catch::TestCase& test : selected)
     if (!kSanitized || !hasTag(test, "nosanitizer")) mostNeeded = std::max(mostNeeded, devicesNeeded(test));
   // Only now ask the CUDA runtime: binaries without GPU test cases never start it.
-  nn::DeviceBackend* backend = mostNeeded > 0 ? nn::cudaBackend() : nullptr;
+  nn::Backend* backend = mostNeeded > 0 ? nn::findBackend(nn::DeviceType::CUDA) : nullptr;
   const int available = backend != nullptr ? backend->deviceCount() : 0;
   if (mostNeeded > available) {
     for (const Catch::TestCase& test : selected)
       if (devicesNeeded(test) > available && !(kSanitized && hasTag(test, "nosanitizer"))) ++gSkipped;
     if (available == 0) {
       excludedTags.insert(excludedTags.end(), {"gpu", "multigpu"});
-      reasons.push_back("tagged [gpu] or [multigpu], and no CUDA device is available: " +
-                        (backend != nullptr ? backend->unavailableReason()
-                                            : std::string("this program was built without the CUDA backend (//cunn)")));
+      reasons.push_back(
+          "tagged [gpu] or [multigpu], and no CUDA device is available: " +
+          (backend != nullptr
+               ? backend->unavailableReason()
+               : std::string("this build has no CUDA backend (no CUDA toolkit was found when it was built)")));
     } else {
       excludedTags.push_back("multigpu");
       reasons.push_back("tagged [multigpu], which need 2 CUDA devices, and this machine has " +

@@ -2,8 +2,10 @@
 #include "nn/Tensor.h"
 
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "nn/Error.h"
+#include "nn/backend/Backend.h"
 #include "tests/GradCheck.h"
 
 using nn::Device;
@@ -56,6 +58,36 @@ TEST_CASE("Device::parse accepts cpu devices and rejects malformed ones", "[Devi
   REQUIRE_THROWS_WITH(Device::parse("gpu:0"), Catch::Contains("gpu:0"));
   REQUIRE_THROWS_WITH(Device::parse("cpu:x"), Catch::Contains("cpu:x"));
   REQUIRE_THROWS_WITH(Device::parse("cpu:64"), Catch::Contains("does not exist"));
+}
+
+TEST_CASE("a CUDA device that cannot be used is one clear nn::Error in either build", "[Device]") {
+  // Without a GPU, or in a build without the CUDA backend: every way to reach cuda:N names
+  // the device and says why. With GPUs, the first device past the last one.
+  nn::Backend* cuda = nn::findBackend(nn::DeviceType::CUDA);
+  const int count = cuda != nullptr ? cuda->deviceCount() : 0;
+  const Device missing = Device::cuda(count);
+  const std::string expected =
+      count == 0 ? "no CUDA device available for " + missing.str() + ": " : missing.str() + " does not exist";
+  REQUIRE_THROWS_AS(Device::parse(missing.str()), nn::Error);
+  REQUIRE_THROWS_WITH(Device::parse(missing.str()), Catch::Contains(expected));
+  REQUIRE_THROWS_WITH(Tensor::zeros({2}, missing), Catch::Contains(expected));
+  REQUIRE_THROWS_WITH(Tensor::fromVector({2}, {1, 2}).to(missing), Catch::Contains(expected));
+  if (cuda == nullptr) REQUIRE_THROWS_WITH(Device::parse("cuda:0"), Catch::Contains("this build has no CUDA backend"));
+}
+
+TEST_CASE("strided copies and fills on CPU devices, within one device and between two", "[Tensor]") {
+  // A [3, 4] tensor, its transpose, and a column of it: strides other than the row-major ones.
+  const Tensor a = Tensor::fromVector({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  REQUIRE(a.transpose(0, 1).contiguous().toVector() == std::vector<float>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11});
+  Tensor onOther = Tensor::zeros({4, 3}, Device::cpu(1)).transpose(0, 1);  // strided on cpu:1
+  onOther.copy_(a);
+  REQUIRE(onOther.device() == Device::cpu(1));
+  REQUIRE(onOther.toVector() == a.toVector());
+  Tensor column = Tensor::zeros({3, 4}, Device::cpu(2));
+  column.select(1, 2).copy_(a.select(1, 1));  // strided to strided, between devices
+  REQUIRE(column.toVector() == std::vector<float>{0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 9, 0});
+  column.narrow(1, 0, 2).fill_(-1.f);
+  REQUIRE(column.toVector() == std::vector<float>{-1, -1, 1, 0, -1, -1, 5, 0, -1, -1, 9, 0});
 }
 
 TEST_CASE("fromVector checks the number of values", "[Tensor]") {

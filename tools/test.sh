@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test: installs missing Debian packages, builds with Bazel, runs all test targets,
-# and ends with one line counting test cases: "N passed, N failed, N skipped".
-# Extra arguments go to `bazel test`.
+# and ends with one line counting test cases: "N passed, N failed, N skipped". The first line
+# says which build runs: the CUDA build (a CUDA toolkit was found) or the CPU build.
+# Extra arguments go to `bazel test` (e.g. --config=cpu for the CPU build on a CUDA machine).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 tools/install-deps.sh || exit 1
+tools/build-kind.sh "$@" || exit 1
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT
 bazel test //... "$@" 2>&1 | tee "$output"

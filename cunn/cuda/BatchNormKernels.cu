@@ -7,13 +7,13 @@
 //
 // Reductions take one block per feature: its threads sum a strided share of the feature's
 // values in double, then add their partial sums in a tree. Element-wise passes (evaluation mode)
-// take a grid-stride loop. Registered with nn when //cunn is linked.
+// take a grid-stride loop. Part of CudaBackend (cunn/cuda/Tables.h).
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Launch.h"
 #include "cunn/cuda/Reduce.h"
-#include "nn/BatchNormKernels.h"
+#include "cunn/cuda/Tables.h"
 #include "nn/Error.h"
 #include "nn/math/BatchNorm.h"
 
@@ -21,8 +21,8 @@ namespace nn {
 
 namespace {
 
-using cuda::blockSum;
 using cuda::blocksFor;
+using cuda::blockSum;
 using cuda::kThreads;
 
 // Offset of value i of feature c, i < batch * positions.
@@ -168,10 +168,8 @@ void accGradParameters(const Device& device, const float* x, const float* g, flo
   CUDA_CHECK(cudaGetLastError());
 }
 
-constexpr BatchNormKernels kCudaKernels{&updateOutput, &updateGradInput, &accGradParameters};
-
-const bool kRegistered = (registerBatchNormKernels(DeviceType::CUDA, kCudaKernels), true);
-
 }  // namespace
+
+BatchNormKernels cuda::batchNormKernels() { return {&updateOutput, &updateGradInput, &accGradParameters}; }
 
 }  // namespace nn

@@ -1,10 +1,9 @@
 // The CUDA table of nn::ConcatKernels: the runs as one 2-D copy (cudaMemcpy2DAsync, a row per
-// run) on the device's stream. Registered with nn when //cunn is linked.
-#include "nn/ConcatKernels.h"
-
+// run) on the device's stream. Part of CudaBackend (cunn/cuda/Tables.h).
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Tables.h"
 
 namespace nn {
 
@@ -20,10 +19,8 @@ void copyRuns(const Device& device, float* dst, int64_t dstStride, const float* 
       static_cast<size_t>(length) * sizeof(float), static_cast<size_t>(runs), cudaMemcpyDeviceToDevice, stream));
 }
 
-constexpr ConcatKernels kCudaKernels{&copyRuns};
-
-const bool kRegistered = (registerConcatKernels(DeviceType::CUDA, kCudaKernels), true);
-
 }  // namespace
+
+ConcatKernels cuda::concatKernels() { return {&copyRuns}; }
 
 }  // namespace nn

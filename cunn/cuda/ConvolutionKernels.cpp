@@ -2,7 +2,7 @@
 // cudnn_cnn.h). For each device and shape a Plan is made once: the descriptors and the
 // algorithm of each direction. A steady step then makes one or two cuDNN calls per entry, on
 // the device's handle and stream, with the workspace in the module's tensor (so it comes from
-// the caching allocator). Registered with nn when //cunn is linked.
+// the caching allocator). Part of CudaBackend (cunn/cuda/Tables.h).
 //
 // Note [Reproducible convolutions]
 // The results must be the same from run to run and must not depend on the GPU generation:
@@ -14,8 +14,6 @@
 //  - only algorithms that sum the products themselves (the GEMM and direct ones), not the FFT
 //    and Winograd transforms, so that the results differ from the CPU's only in the order of
 //    each sum, which bounds the difference (tests/gpu_spatial_test.cpp).
-#include "nn/ConvolutionKernels.h"
-
 #include <algorithm>
 #include <array>
 #include <iterator>
@@ -26,6 +24,7 @@
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Tables.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -229,10 +228,8 @@ void accGradParameters(const Device& device, const ConvolutionShape& s, const fl
       cudnnConvolutionBackwardBias(handleOf(device), &scale, plan.output, gradOutput, &one, plan.bias, gradBias));
 }
 
-constexpr ConvolutionKernels kCudaKernels{&updateOutput, &updateGradInput, &accGradParameters};
-
-const bool kRegistered = (registerConvolutionKernels(DeviceType::CUDA, kCudaKernels), true);
-
 }  // namespace
+
+ConvolutionKernels cuda::convolutionKernels() { return {&updateOutput, &updateGradInput, &accGradParameters}; }
 
 }  // namespace nn

@@ -3,13 +3,13 @@
 // terms in double, then add their partial sums in a tree (Reduce.h), and one thread writes
 // the loss; only the order of the double additions differs from the CPU's. Gradients are
 // element-wise (one thread per row for the cross-entropy, which needs the row's log-sum-exp).
-// Registered with nn when //cunn is linked.
+// Part of CudaBackend (cunn/cuda/Tables.h).
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Launch.h"
 #include "cunn/cuda/Reduce.h"
-#include "nn/CriterionKernels.h"
+#include "cunn/cuda/Tables.h"
 #include "nn/math/CrossEntropy.h"
 #include "nn/math/Loss.h"
 #include "nn/math/Mse.h"
@@ -120,11 +120,10 @@ void mseGradient(const Device& device, const float* x, const float* t, float* gr
   CUDA_CHECK(cudaGetLastError());
 }
 
-constexpr CriterionKernels kCudaKernels{&classNllLoss,         &classNllGradient, &crossEntropyLoss,
-                                        &crossEntropyGradient, &mseLoss,          &mseGradient};
-
-const bool kRegistered = (registerCriterionKernels(DeviceType::CUDA, kCudaKernels), true);
-
 }  // namespace
+
+CriterionKernels cuda::criterionKernels() {
+  return {&classNllLoss, &classNllGradient, &crossEntropyLoss, &crossEntropyGradient, &mseLoss, &mseGradient};
+}
 
 }  // namespace nn

@@ -1,13 +1,19 @@
-// CudaBackend: device count, memory, copies and fill for cuda:N devices, and the stream and
-// library handles of each.
+// CudaBackend: device count, memory, copies and communicators of the cuda:N devices, and the
+// stream and library handles of each.
 #include "cunn/cuda/CudaBackend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <iostream>
+#include <vector>
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Kernels.h"
+#include "cunn/cuda/NcclCommunicator.h"
+#include "cunn/cuda/PeerCommunicator.h"
+#include "cunn/cuda/Tables.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -17,10 +23,16 @@ namespace {
 // Size of the pinned buffer that copies between devices without peer access go through.
 constexpr size_t kStagingBytes = size_t{8} << 20;
 
-// Makes the backend known to nn when //cunn is linked (alwayslink keeps this object file).
-struct Registration {
-  Registration() { registerCudaBackend(&CudaBackend::instance()); }
-} registration;
+// Installs the backend in nn when //cunn/cuda is linked (alwayslink keeps this object file).
+struct Installation {
+  Installation() { installBackend(CudaBackend::instance()); }
+} installation;
+
+Kernels cudaKernels() {
+  return Kernels{cuda::tensorKernels(),      cuda::elementwiseKernels(), cuda::linearKernels(),
+                 cuda::convolutionKernels(), cuda::poolingKernels(),     cuda::batchNormKernels(),
+                 cuda::softMaxKernels(),     cuda::criterionKernels(),   cuda::concatKernels()};
+}
 
 void enablePeerAccess(int from, int to) {
   DeviceGuard guard(from);
@@ -33,6 +45,8 @@ void enablePeerAccess(int from, int to) {
 }
 
 }  // namespace
+
+CudaBackend::CudaBackend() : Backend(DeviceType::CUDA, cudaKernels()) {}
 
 CudaBackend& CudaBackend::instance() {
   static CudaBackend* backend = new CudaBackend();
@@ -66,6 +80,11 @@ int CudaBackend::deviceCount() {
 std::string CudaBackend::unavailableReason() {
   initialise();
   return reason_;
+}
+
+void CudaBackend::makeCurrent(const Device& device) {
+  perDevice(device.index());
+  CUDA_CHECK(cudaSetDevice(device.index()));
 }
 
 CudaBackend::PerDevice& CudaBackend::perDevice(int device) {
@@ -136,7 +155,7 @@ void* CudaBackend::allocate(const Device& device, size_t bytes) {
   return allocator(device.index()).allocate(bytes);
 }
 
-void CudaBackend::deallocate(const Device& device, void* ptr) {
+void CudaBackend::deallocate(const Device& device, void* ptr) noexcept {
   // Runs in Storage's destructor, so it must not throw; the device was checked when the
   // memory was allocated, and devices_ does not change after initialise().
   const int index = device.index();
@@ -163,12 +182,23 @@ bool CudaBackend::peerAccess(int a, int b) {
   return usable;
 }
 
-void CudaBackend::copy(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes) {
-  if (bytes == 0) return;
-  if (dstDevice.isCpu() && srcDevice.isCpu()) {
-    std::memmove(dst, src, bytes);
+void CudaBackend::copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src,
+                       const Device& srcDevice, const StridedView& srcView, int64_t count) {
+  if (count == 0) return;
+  if (dstView.isContiguous() && srcView.isContiguous()) {
+    copyBytes(dst, dstDevice, src, srcDevice, static_cast<size_t>(count) * sizeof(float));
     return;
   }
+  NN_CHECK(dstDevice == srcDevice && dstDevice.isCuda(),
+           "CudaBackend.copy: strided copies run within one CUDA device, got " << srcDevice.str() << " to "
+                                                                               << dstDevice.str());
+  cudaStream_t s = stream(dstDevice.index());
+  DeviceGuard guard(dstDevice.index());
+  launchCopyStrided(dst, dstView, src, srcView, static_cast<size_t>(count), s);
+}
+
+void CudaBackend::copyBytes(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice,
+                            size_t bytes) {
   if (srcDevice.isCpu() || dstDevice.isCpu()) {
     const int device = srcDevice.isCpu() ? dstDevice.index() : srcDevice.index();
     const cudaMemcpyKind kind = srcDevice.isCpu() ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -222,40 +252,29 @@ void CudaBackend::copyThroughHost(void* dst, int dstDevice, const void* src, int
   }
 }
 
-cudaStream_t CudaBackend::streamFor(const Device& device, const char* what) {
-  NN_CHECK(device.isCuda(), "CudaBackend." << what << ": expected a CUDA device, got " << device.str());
-  return stream(device.index());
+void checkCudaDevices(const std::vector<Device>& devices, const char* who) {
+  NN_CHECK(!devices.empty(), who << ": expected at least one device");
+  for (size_t i = 0; i < devices.size(); ++i) {
+    NN_CHECK(devices[i].isCuda(), who << ": expected CUDA devices, got " << devices[i].str());
+    for (size_t j = 0; j < i; ++j)
+      NN_CHECK(devices[j] != devices[i], who << ": device " << devices[i].str() << " is listed twice");
+    checkDeviceExists(devices[i]);
+  }
 }
 
-void CudaBackend::fill(const Device& device, float* ptr, size_t count, float value) {
-  cudaStream_t s = streamFor(device, "fill");
-  DeviceGuard guard(device.index());
-  launchFill(ptr, count, value, s);
-}
-
-void CudaBackend::copyStrided(const Device& device, float* dst, const StridedView& dstView, const float* src,
-                              const StridedView& srcView, size_t count) {
-  cudaStream_t s = streamFor(device, "copyStrided");
-  DeviceGuard guard(device.index());
-  launchCopyStrided(dst, dstView, src, srcView, count, s);
-}
-
-void CudaBackend::addScaled(const Device& device, float* dst, const float* src, size_t count, float alpha) {
-  cudaStream_t s = streamFor(device, "addScaled");
-  DeviceGuard guard(device.index());
-  launchAddScaled(dst, src, count, alpha, s);
-}
-
-void CudaBackend::scale(const Device& device, float* ptr, size_t count, float value) {
-  cudaStream_t s = streamFor(device, "scale");
-  DeviceGuard guard(device.index());
-  launchScale(ptr, count, value, s);
-}
-
-void CudaBackend::multiply(const Device& device, float* dst, const float* src, size_t count) {
-  cudaStream_t s = streamFor(device, "multiply");
-  DeviceGuard guard(device.index());
-  launchMultiply(dst, src, count, s);
+std::unique_ptr<Communicator> CudaBackend::communicator(const std::vector<Device>& devices, bool useNCCL, ParallelFor) {
+  if (useNCCL) {
+    try {
+      return std::make_unique<NcclCommunicator>(devices);
+    } catch (const Error& e) {
+      // NCCL is an optimisation: peer copies compute the same sums, so training goes on.
+      static std::atomic<bool> said{false};
+      if (!said.exchange(true))
+        std::cerr << "nn.DataParallelTable: NCCL cannot run on " << devices[0].str()
+                  << (devices.size() > 1 ? ", ..." : "") << " (" << e.what() << "); using peer copies\n";
+    }
+  }
+  return std::make_unique<PeerCommunicator>(devices);
 }
 
 }  // namespace nn

@@ -1,6 +1,7 @@
-// CudaBackend: nn's DeviceBackend for cuda:N devices: device count, memory (a caching
-// allocator per device), copies between any two devices, fill and the tensor arithmetic. Linking //cunn registers
-// it with nn (nn::cudaBackend()), so nn reaches CUDA memory without a CUDA header.
+// CudaBackend: the backend of the cuda:N devices (nn/backend/Backend.h): device count, memory
+// (a caching allocator per device), copies between any two devices, the NCCL and peer-copy
+// communicators, and the kernel tables of this folder (cunn/cuda/Tables.h). Linking
+// //cunn/cuda installs it in nn (Note [Backends]), so nn reaches CUDA without a CUDA header.
 //
 // Note [One stream per device]
 // Every operation on a device (kernels, copies, NCCL calls) is queued on that device's one
@@ -27,13 +28,13 @@
 #include <vector>
 
 #include "cunn/cuda/CudaAllocator.h"
-#include "nn/DeviceBackend.h"
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
-class CudaBackend : public DeviceBackend {
+class CudaBackend : public Backend {
  public:
-  /// The process's backend, the one registered with nn. It is never destroyed: tensors
+  /// The process's backend, the one installed in nn. It is never destroyed: tensors
   /// destroyed at exit still return their memory to it.
   static CudaBackend& instance();
 
@@ -41,19 +42,20 @@ class CudaBackend : public DeviceBackend {
   int deviceCount() override;
   /// The runtime's message when deviceCount() is 0; empty otherwise.
   std::string unavailableReason() override;
+  /// cudaSetDevice.
+  void makeCurrent(const Device& device) override;
   void* allocate(const Device& device, size_t bytes) override;
-  void deallocate(const Device& device, void* ptr) override;
+  void deallocate(const Device& device, void* ptr) noexcept override;
+  bool isHost() const override { return false; }
   /// Host to device, device to host and device to device (directly where the two devices
-  /// have peer access, else through pinned host memory); see Note [One stream per device].
-  void copy(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes) override;
-  /// Queues a fill kernel on the device's stream.
-  void fill(const Device& device, float* ptr, size_t count, float value) override;
-  /// The tensor operations below queue one kernel each on the device's stream (Kernels.h).
-  void copyStrided(const Device& device, float* dst, const StridedView& dstView, const float* src,
-                   const StridedView& srcView, size_t count) override;
-  void addScaled(const Device& device, float* dst, const float* src, size_t count, float alpha) override;
-  void scale(const Device& device, float* ptr, size_t count, float value) override;
-  void multiply(const Device& device, float* dst, const float* src, size_t count) override;
+  /// have peer access, else through pinned host memory); strided within one device only. See
+  /// Note [One stream per device].
+  void copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src, const Device& srcDevice,
+            const StridedView& srcView, int64_t count) override;
+  bool copiesStrided(const Device& dstDevice, const Device& srcDevice) const override { return dstDevice == srcDevice; }
+  /// NCCL where asked for and it starts, else peer copies (saying once why not NCCL).
+  std::unique_ptr<Communicator> communicator(const std::vector<Device>& devices, bool useNCCL,
+                                             ParallelFor parallel) override;
 
   /// The stream of cuda:`device` (created on first use).
   cudaStream_t stream(int device);
@@ -96,13 +98,13 @@ class CudaBackend : public DeviceBackend {
     cudnnHandle_t cudnn = nullptr;
   };
 
-  CudaBackend() = default;
+  CudaBackend();
   /// Counts the devices once and makes their PerDevice entries.
   void initialise();
   /// Throws unless `device` is cuda:N with N < deviceCount().
   PerDevice& perDevice(int device);
-  /// The stream of a CUDA `device`; an nn::Error naming `what` for any other device.
-  cudaStream_t streamFor(const Device& device, const char* what);
+  /// Copies `bytes` between two devices, one of them CUDA, both sides contiguous.
+  void copyBytes(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes);
 
   std::once_flag initialised_;
   int count_ = 0;
@@ -117,5 +119,9 @@ class CudaBackend : public DeviceBackend {
   std::mutex stagingMutex_;
   void* staging_ = nullptr;
 };
+
+/// Throws an nn::Error naming `who` (e.g. "NcclCommunicator") unless `devices` are one or
+/// more distinct CUDA devices that exist.
+void checkCudaDevices(const std::vector<Device>& devices, const char* who);
 
 }  // namespace nn

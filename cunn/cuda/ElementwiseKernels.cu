@@ -1,14 +1,12 @@
 // The CUDA table of nn::ElementwiseKernels: activations and the SGD step as grid-stride
 // kernels that only index and call the nn/math formulas the CPU table calls. Each entry
 // makes its device current and queues its kernel on the device's stream (Note [One stream
-// per device] in CudaBackend.h). Registered with nn when //cunn is linked.
+// per device] in CudaBackend.h).
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Launch.h"
-#include "nn/ElementwiseKernels.h"
-#include "nn/math/Activation.h"
-#include "nn/math/Sgd.h"
+#include "cunn/cuda/Tables.h"
 
 namespace nn {
 
@@ -17,36 +15,17 @@ namespace {
 using cuda::blocksFor;
 using cuda::kThreads;
 
-struct ReluForward {
-  __device__ float operator()(float x) const { return math::reluForward(x); }
-};
-struct TanhForward {
-  __device__ float operator()(float x) const { return math::tanhForward(x); }
-};
-struct SigmoidForward {
-  __device__ float operator()(float x) const { return math::sigmoidForward(x); }
-};
-struct ReluBackward {
-  __device__ float operator()(float x, float g) const { return math::reluBackward(x, g); }
-};
-struct TanhBackward {
-  __device__ float operator()(float y, float g) const { return math::tanhBackward(y, g); }
-};
-struct SigmoidBackward {
-  __device__ float operator()(float y, float g) const { return math::sigmoidBackward(y, g); }
-};
-
 // in and out may be one pointer (in place): each element is read before it is written.
 template <typename F>
-__global__ void mapKernel(const float* in, float* out, int64_t n, F f) {
+__global__ void forwardKernel(F f, const float* in, float* out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    out[i] = f(in[i]);
+    out[i] = f.forward(in[i]);
 }
 
-template <typename G>
-__global__ void map2Kernel(const float* a, const float* gradOut, float* gradIn, int64_t n, G g) {
+template <typename F>
+__global__ void backwardKernel(F f, const float* in, const float* out, const float* gradOut, float* gradIn, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    gradIn[i] = g(a[i], gradOut[i]);
+    gradIn[i] = f.backward(in[i], out[i], gradOut[i]);
 }
 
 __global__ void sgdKernel(float* x, const float* gradient, float* velocity, int64_t n, math::SgdStep step) {
@@ -57,42 +36,26 @@ __global__ void sgdKernel(float* x, const float* gradient, float* velocity, int6
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
 
 template <typename F>
-void launchMap(const Device& device, const float* in, float* out, int64_t n, F f) {
+void forward(const Device& device, const math::ActivationArgs& args, const float* in, float* out, int64_t n) {
   if (n == 0) return;
   DeviceGuard guard(device);
-  mapKernel<<<blocksFor(static_cast<size_t>(n)), kThreads, 0, streamOf(device)>>>(in, out, n, f);
+  forwardKernel<<<blocksFor(static_cast<size_t>(n)), kThreads, 0, streamOf(device)>>>(F(args), in, out, n);
   CUDA_CHECK(cudaGetLastError());
 }
 
-template <typename G>
-void launchMap2(const Device& device, const float* a, const float* gradOut, float* gradIn, int64_t n, G g) {
+template <typename F>
+void backward(const Device& device, const math::ActivationArgs& args, const float* in, const float* out,
+              const float* gradOut, float* gradIn, int64_t n) {
   if (n == 0) return;
   DeviceGuard guard(device);
-  map2Kernel<<<blocksFor(static_cast<size_t>(n)), kThreads, 0, streamOf(device)>>>(a, gradOut, gradIn, n, g);
+  backwardKernel<<<blocksFor(static_cast<size_t>(n)), kThreads, 0, streamOf(device)>>>(F(args), in, out, gradOut,
+                                                                                       gradIn, n);
   CUDA_CHECK(cudaGetLastError());
 }
 
-void activationForward(const Device& device, Activation activation, const float* in, float* out, int64_t n) {
-  switch (activation) {
-    case Activation::ReLU:
-      return launchMap(device, in, out, n, ReluForward{});
-    case Activation::Tanh:
-      return launchMap(device, in, out, n, TanhForward{});
-    case Activation::Sigmoid:
-      return launchMap(device, in, out, n, SigmoidForward{});
-  }
-}
-
-void activationBackward(const Device& device, Activation activation, const float* in, const float* out,
-                        const float* gradOut, float* gradIn, int64_t n) {
-  switch (activation) {
-    case Activation::ReLU:
-      return launchMap2(device, in, gradOut, gradIn, n, ReluBackward{});
-    case Activation::Tanh:
-      return launchMap2(device, out, gradOut, gradIn, n, TanhBackward{});
-    case Activation::Sigmoid:
-      return launchMap2(device, out, gradOut, gradIn, n, SigmoidBackward{});
-  }
+template <typename F>
+constexpr ActivationKernels activation() {
+  return {&forward<F>, &backward<F>};
 }
 
 void sgdStep(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,
@@ -103,10 +66,11 @@ void sgdStep(const Device& device, float* x, const float* gradient, float* veloc
   CUDA_CHECK(cudaGetLastError());
 }
 
-constexpr ElementwiseKernels kCudaKernels{&activationForward, &activationBackward, &sgdStep};
-
-const bool kRegistered = (registerElementwiseKernels(DeviceType::CUDA, kCudaKernels), true);
-
 }  // namespace
+
+ElementwiseKernels cuda::elementwiseKernels() {
+  namespace a = math::activation;
+  return {activation<a::ReLU>(), activation<a::Tanh>(), activation<a::Sigmoid>(), &sgdStep};
+}
 
 }  // namespace nn

@@ -1,13 +1,13 @@
 // The CUDA table of nn::LinearKernels: the three products through cuBLAS, the bias through
 // two small kernels that add in the CPU table's order. Each entry makes its device current;
 // everything is queued on the device's stream (CudaBackend's blas handle uses it).
-// Registered with nn when //cunn is linked.
+// Part of CudaBackend (cunn/cuda/Tables.h).
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Launch.h"
+#include "cunn/cuda/Tables.h"
 #include "nn/Error.h"
-#include "nn/LinearKernels.h"
 #include "nn/math/Linear.h"
 
 namespace nn {
@@ -19,7 +19,8 @@ using cuda::kThreads;
 
 // y[i][j] = bias[j] for every row i.
 __global__ void fillRowsKernel(float* y, const float* bias, int64_t batch, int64_t out) {
-  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < batch * out; e += int64_t{gridDim.x} * blockDim.x)
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < batch * out;
+       e += int64_t{gridDim.x} * blockDim.x)
     y[e] = bias[e % out];
 }
 
@@ -34,8 +35,8 @@ __global__ void addColumnsKernel(const float* gradY, float* gradBias, int64_t ba
 }
 
 int toInt(int64_t value, const char* what) {
-  NN_CHECK(value >= 0 && value < (int64_t{1} << 31), "nn.Linear on CUDA: " << what << " " << value
-                                                                            << " is beyond cuBLAS's int sizes");
+  NN_CHECK(value >= 0 && value < (int64_t{1} << 31),
+           "nn.Linear on CUDA: " << what << " " << value << " is beyond cuBLAS's int sizes");
   return static_cast<int>(value);
 }
 
@@ -52,13 +53,12 @@ void gemm(const Device& device, bool transA, bool transB, int64_t m, int64_t n, 
 
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
 
-void updateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
-                  int64_t batch, int64_t in, int64_t out) {
+void updateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y, int64_t batch,
+                  int64_t in, int64_t out) {
   DeviceGuard guard(device);
   float beta = 0.f;
   if (bias && batch * out > 0) {
-    fillRowsKernel<<<blocksFor(static_cast<size_t>(batch * out)), kThreads, 0, streamOf(device)>>>(y, bias, batch,
-                                                                                                    out);
+    fillRowsKernel<<<blocksFor(static_cast<size_t>(batch * out)), kThreads, 0, streamOf(device)>>>(y, bias, batch, out);
     CUDA_CHECK(cudaGetLastError());
     beta = 1.f;
   }
@@ -77,15 +77,13 @@ void accGradParameters(const Device& device, const float* x, const float* gradY,
   gemm(device, true, false, out, in, batch, scale, gradY, out, x, in, 1.f, gradWeight, in);
   if (gradBias && out > 0) {
     addColumnsKernel<<<blocksFor(static_cast<size_t>(out)), kThreads, 0, streamOf(device)>>>(gradY, gradBias, batch,
-                                                                                              out, scale);
+                                                                                             out, scale);
     CUDA_CHECK(cudaGetLastError());
   }
 }
 
-constexpr LinearKernels kCudaKernels{&updateOutput, &updateGradInput, &accGradParameters};
-
-const bool kRegistered = (registerLinearKernels(DeviceType::CUDA, kCudaKernels), true);
-
 }  // namespace
+
+LinearKernels cuda::linearKernels() { return {&updateOutput, &updateGradInput, &accGradParameters}; }
 
 }  // namespace nn

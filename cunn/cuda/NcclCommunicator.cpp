@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "cunn/cuda/Check.h"
-#include "cunn/cuda/CollectiveChecks.h"
 #include "cunn/cuda/CudaBackend.h"
 
 namespace nn {
@@ -36,7 +35,7 @@ class NcclGroup {
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(std::vector<Device> devices) : devices_(std::move(devices)) {
-  checkCollectiveDevices(devices_, "NcclCommunicator");
+  checkCudaDevices(devices_, "NcclCommunicator");
   std::vector<int> indices;
   for (const Device& d : devices_) indices.push_back(d.index());
   comms_.assign(devices_.size(), nullptr);

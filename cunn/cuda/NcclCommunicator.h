@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "cunn/Communicator.h"
+#include "nn/backend/Communicator.h"
 
 struct ncclComm;  // nccl.h's ncclComm_t is a pointer to it; the header stays out of here
 

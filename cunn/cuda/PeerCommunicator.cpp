@@ -1,7 +1,6 @@
 // PeerCommunicator: reduce by copies to the first device and an add kernel there.
 #include "cunn/cuda/PeerCommunicator.h"
 
-#include "cunn/cuda/CollectiveChecks.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Kernels.h"
@@ -9,7 +8,7 @@
 namespace nn {
 
 PeerCommunicator::PeerCommunicator(std::vector<Device> devices) : devices_(std::move(devices)) {
-  checkCollectiveDevices(devices_, "PeerCommunicator");
+  checkCudaDevices(devices_, "PeerCommunicator");
 }
 
 void PeerCommunicator::reduce(const std::vector<Tensor>& tensors) {

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "cunn/Communicator.h"
+#include "nn/backend/Communicator.h"
 
 namespace nn {
 

@@ -3,12 +3,12 @@
 // which the CPU table adds them (row-major over the windows), so no atomics and the same sums.
 // The window math is nn/math/Pooling.h, as on the CPU: CUDA and the CPU agree bit for bit. Each
 // entry makes its device current and queues its kernel on the device's stream (Note [One stream
-// per device] in CudaBackend.h). Registered with nn when //cunn is linked.
+// per device] in CudaBackend.h). Part of CudaBackend (cunn/cuda/Tables.h).
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Launch.h"
-#include "nn/PoolingKernels.h"
+#include "cunn/cuda/Tables.h"
 #include "nn/math/Pooling.h"
 
 namespace nn {
@@ -110,7 +110,7 @@ void maxUpdateOutput(const Device& device, const PoolingShape& s, const float* i
 }
 
 // Indices that name no cell of their window pass their gradient to no cell; checking them would
-// mean waiting for the device (nn/PoolingKernels.h).
+// mean waiting for the device (nn/backend/PoolingKernels.h).
 bool maxUpdateGradInput(const Device& device, const PoolingShape& s, const float* gradOutput, const float* indices,
                         float* gradInput) {
   launch(device, inputCells(s), maxGradInputKernel, s, disjointWindows(s), gradOutput, indices, gradInput);
@@ -127,11 +127,10 @@ void averageUpdateGradInput(const Device& device, const PoolingShape& s, bool co
   launch(device, inputCells(s), averageGradInputKernel, s, countIncludePad, gradOutput, gradInput);
 }
 
-constexpr PoolingKernels kCudaKernels{&maxUpdateOutput, &maxUpdateGradInput, &averageUpdateOutput,
-                                      &averageUpdateGradInput};
-
-const bool kRegistered = (registerPoolingKernels(DeviceType::CUDA, kCudaKernels), true);
-
 }  // namespace
+
+PoolingKernels cuda::poolingKernels() {
+  return {&maxUpdateOutput, &maxUpdateGradInput, &averageUpdateOutput, &averageUpdateGradInput};
+}
 
 }  // namespace nn

@@ -5,13 +5,12 @@
 // mode: one softmax over C at each (n, h, w), which is Torch7's choice for every rank. For a
 // [C] or [N, C] input inner is 1, and channel mode is then instance mode (one softmax over
 // C x 1 x 1 per n). Descriptors are cached per device and shape (CudnnDescriptors.h); cuDNN
-// needs no scratch, so the modules' columns go unused here. Registered when //cunn is linked.
-#include "nn/SoftMaxKernels.h"
-
+// needs no scratch, so the modules' columns go unused here. Part of CudaBackend.
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/CudnnDescriptors.h"
 #include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Tables.h"
 
 namespace nn {
 
@@ -42,10 +41,8 @@ void updateGradInput(const Device& device, bool log, const float* y, const float
   });
 }
 
-constexpr SoftMaxKernels kCudaKernels{&updateOutput, &updateGradInput};
-
-const bool kRegistered = (registerSoftMaxKernels(DeviceType::CUDA, kCudaKernels), true);
-
 }  // namespace
+
+SoftMaxKernels cuda::softMaxKernels() { return {&updateOutput, &updateGradInput}; }
 
 }  // namespace nn

@@ -1,22 +1,64 @@
 // Element-wise activation formulas, shared by the CPU loops and the CUDA kernels.
+//
+// Each activation is a struct built from the module's parameter block (ActivationArgs) with
+// forward(x) and backward(x, y, gradOutput), where y = forward(x); the kernels of both
+// backends are templates over these structs, so that an activation with a parameter is a new
+// struct here and a new entry in each table (nn/backend/ElementwiseKernels.h), nothing more.
+// A backward that reads only the signs of x may be given y for x: the in-place modules,
+// whose input was overwritten by the output, do that (kInPlace says where it is correct).
+// kForwardLibm and kBackwardLibm say which pass calls exp, log or tanh, whose last bit the
+// host's libm and CUDA may round differently (the formula probe of tests/ compares the rest
+// bit for bit). Every activation is listed in All, so that the probe covers it.
 #pragma once
 
-#include <math.h>  // tanhf, expf: the float functions of both the host and nvcc device code
+#include <math.h>  // tanhf, expf, expm1f: the float functions of both the host and nvcc device code
 
 #include "nn/HostDevice.h"
 
 namespace nn::math {
 
+/// The parameters of an activation, as its module holds them; each struct says which it reads.
+struct ActivationArgs {
+  float a = 0.f;
+  float b = 0.f;
+};
+
+namespace activation {
+
 /// ReLU (Torch7's Threshold(0, 0)): the gradient passes where the input is > 0.
-NN_HD inline float reluForward(float x) { return x > 0.f ? x : 0.f; }
-NN_HD inline float reluBackward(float x, float gradOutput) { return x > 0.f ? gradOutput : 0.f; }
+struct ReLU {
+  static constexpr bool kInPlace = true;  // y > 0 exactly where x > 0
+  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
+  NN_HD explicit ReLU(const ActivationArgs&) {}
+  NN_HD float forward(float x) const { return x > 0.f ? x : 0.f; }
+  NN_HD float backward(float x, float, float gradOutput) const { return x > 0.f ? gradOutput : 0.f; }
+};
 
 /// Tanh. As in Torch7, the backward reads the output y = tanh(x): dy/dx = 1 - y^2.
-NN_HD inline float tanhForward(float x) { return tanhf(x); }
-NN_HD inline float tanhBackward(float y, float gradOutput) { return gradOutput * (1.f - y * y); }
+struct Tanh {
+  static constexpr bool kInPlace = true;
+  static constexpr bool kForwardLibm = true, kBackwardLibm = false;
+  NN_HD explicit Tanh(const ActivationArgs&) {}
+  NN_HD float forward(float x) const { return tanhf(x); }
+  NN_HD float backward(float, float y, float gradOutput) const { return gradOutput * (1.f - y * y); }
+};
 
 /// Sigmoid 1 / (1 + e^-x). As in Torch7, the backward reads the output y: dy/dx = y (1 - y).
-NN_HD inline float sigmoidForward(float x) { return 1.f / (1.f + expf(-x)); }
-NN_HD inline float sigmoidBackward(float y, float gradOutput) { return gradOutput * (1.f - y) * y; }
+struct Sigmoid {
+  static constexpr bool kInPlace = true;
+  static constexpr bool kForwardLibm = true, kBackwardLibm = false;
+  NN_HD explicit Sigmoid(const ActivationArgs&) {}
+  NN_HD float forward(float x) const { return 1.f / (1.f + expf(-x)); }
+  NN_HD float backward(float, float y, float gradOutput) const { return gradOutput * (1.f - y) * y; }
+};
 
+template <typename... A>
+struct List {
+  static constexpr int kCount = sizeof...(A);
+};
+
+/// Every activation above.
+using All = List<ReLU, Tanh, Sigmoid>;
+
+}  // namespace activation
 }  // namespace nn::math

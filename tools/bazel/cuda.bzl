@@ -6,11 +6,15 @@ is ordinary Bazel C++. Host code inside a .cu is compiled by the C++ toolchain's
 """
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
+load("@cuda//:defs.bzl", "CUDA_FOUND", "NVCC")
 load("//tools/bazel:copts.bzl", "NN_COPTS", "NN_GCC_COPTS")
 
-# The toolkit of the @cuda repository (WORKSPACE). nvcc runs from there, not through
-# Bazel's symlinks: it finds cicc, ptxas and its headers relative to its own location.
-_NVCC = "/usr/local/cuda/bin/nvcc"
+# The toolkit of the @cuda repository (tools/bazel/cuda_configure.bzl). nvcc runs from there,
+# not through Bazel's symlinks: it finds cicc, ptxas and its headers relative to its own location.
+_NVCC = NVCC
+
+# Whether this build has the CUDA backend: BUILD files choose CUDA-only targets with it.
+HAS_CUDA = CUDA_FOUND
 
 # Machine code for Turing, Ampere and Hopper, and PTX of the newest, which the driver
 # compiles for later GPUs.
@@ -99,7 +103,8 @@ _CUDA_LIBRARIES = [
 def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], **kwargs):
     """A cc_library of .cu and .cpp files, linked with the CUDA libraries.
 
-    Both kinds of source are compiled with NN_COPTS (warnings are errors).
+    Both kinds of source are compiled with NN_COPTS (warnings are errors). In a build without
+    a CUDA toolkit (HAS_CUDA false) it defines nothing: depend on it only under HAS_CUDA.
 
     Args:
       name: the cc_library's name.
@@ -110,6 +115,8 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], **kwargs):
       copts: extra flags for the host compiler, for both kinds of source.
       **kwargs: passed to cc_library (visibility, testonly, alwayslink, ...).
     """
+    if not HAS_CUDA:
+        return
     cu_srcs = [s for s in srcs if s.endswith(".cu")]
     _cuda_objects(
         name = name + "_cu",

@@ -1,0 +1,121 @@
+// The CUDA table of nn::TensorKernels (fill, the tensor arithmetic of nn/math/TensorOps.h over
+// contiguous floats), and the backend's own kernels behind the launchers of Kernels.h (the
+// strided copy, the sum of the peer communicator).
+#include "cunn/cuda/Check.h"
+#include "cunn/cuda/CudaBackend.h"
+#include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Kernels.h"
+#include "cunn/cuda/Launch.h"
+#include "cunn/cuda/Tables.h"
+#include "nn/math/TensorOps.h"
+
+namespace nn {
+
+namespace {
+
+using cuda::blocksFor;
+using cuda::kThreads;
+
+// Offset of element e (row-major) of a strided view from its first element.
+__device__ int64_t offsetOf(int64_t e, const StridedView& view) {
+  int64_t offset = 0;
+  for (int d = view.dims - 1; d >= 0; --d) {
+    offset += (e % view.sizes[d]) * view.strides[d];
+    e /= view.sizes[d];
+  }
+  return offset;
+}
+
+__global__ void fillKernel(float* ptr, size_t count, float value) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
+    ptr[i] = value;
+}
+
+__global__ void fillStridedKernel(float* ptr, StridedView view, size_t count, float value) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
+    ptr[offsetOf(static_cast<int64_t>(i), view)] = value;
+}
+
+__global__ void addKernel(float* dst, const float* src, size_t count) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
+    dst[i] += src[i];
+}
+
+__global__ void addScaledKernel(float* dst, const float* src, size_t count, float alpha) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
+    dst[i] = math::addScaled(dst[i], alpha, src[i]);
+}
+
+__global__ void scaleKernel(float* ptr, size_t count, float value) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
+    ptr[i] = math::multiply(ptr[i], value);
+}
+
+__global__ void multiplyKernel(float* dst, const float* src, size_t count) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
+    dst[i] = math::multiply(dst[i], src[i]);
+}
+
+__global__ void copyStridedKernel(float* dst, StridedView dstView, const float* src, StridedView srcView,
+                                  size_t count) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+    const auto e = static_cast<int64_t>(i);
+    dst[offsetOf(e, dstView)] = src[offsetOf(e, srcView)];
+  }
+}
+
+cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
+
+void fill(const Device& device, float* ptr, const StridedView& view, int64_t count, float value) {
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  const auto n = static_cast<size_t>(count);
+  if (view.isContiguous())
+    fillKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(ptr, n, value);
+  else
+    fillStridedKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(ptr, view, n, value);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void addScaled(const Device& device, float* dst, const float* src, int64_t count, float alpha) {
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  const auto n = static_cast<size_t>(count);
+  addScaledKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(dst, src, n, alpha);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void scale(const Device& device, float* ptr, int64_t count, float value) {
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  const auto n = static_cast<size_t>(count);
+  scaleKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(ptr, n, value);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void multiply(const Device& device, float* dst, const float* src, int64_t count) {
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  const auto n = static_cast<size_t>(count);
+  multiplyKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(dst, src, n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+TensorKernels cuda::tensorKernels() { return {&fill, &addScaled, &scale, &multiply}; }
+
+void launchAdd(float* dst, const float* src, size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  addKernel<<<blocksFor(count), kThreads, 0, stream>>>(dst, src, count);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launchCopyStrided(float* dst, const StridedView& dstView, const float* src, const StridedView& srcView,
+                       size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  copyStridedKernel<<<blocksFor(count), kThreads, 0, stream>>>(dst, dstView, src, srcView, count);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace nn

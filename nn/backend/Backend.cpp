@@ -1,0 +1,65 @@
+// Finding a device's backend, and the checks that every communicator shares.
+#include "nn/backend/Backend.h"
+
+#include <atomic>
+#include <set>
+
+#include "nn/Error.h"
+#include "nn/backend/Communicator.h"
+#include "nn/cpu/CpuBackend.h"
+
+namespace nn {
+
+namespace {
+
+// The backends of the types other than the CPU's, installed when their library is linked.
+std::atomic<Backend*> gCudaBackend{nullptr};
+
+}  // namespace
+
+Backend* findBackend(DeviceType type) {
+  return type == DeviceType::CPU ? &cpuBackend() : gCudaBackend.load(std::memory_order_acquire);
+}
+
+Backend& backendOf(const Device& device) {
+  Backend* backend = findBackend(device.type());
+  NN_CHECK(backend != nullptr, "nn.Device: no CUDA device available for "
+                                   << device.str()
+                                   << ": this build has no CUDA backend (no CUDA toolkit was found when it was "
+                                      "built, or the program does not link //cunn)");
+  return *backend;
+}
+
+void installBackend(Backend& backend) {
+  NN_CHECK(backend.type() != DeviceType::CPU, "nn::installBackend: the CPU backend is built in");
+  gCudaBackend.store(&backend, std::memory_order_release);
+}
+
+std::unique_ptr<Communicator> makeCommunicator(const std::vector<Device>& devices, bool useNCCL,
+                                               Backend::ParallelFor parallel) {
+  NN_CHECK(!devices.empty(), "makeCommunicator: expected at least one device");
+  std::set<Device> seen;
+  for (const Device& d : devices) {
+    NN_CHECK(d.type() == devices[0].type(),
+             "makeCommunicator: expected devices of one type, got " << devices[0].str() << " and " << d.str());
+    NN_CHECK(seen.insert(d).second, "makeCommunicator: device " << d.str() << " is listed twice");
+    checkDeviceExists(d);
+  }
+  return backendOf(devices[0]).communicator(devices, useNCCL, std::move(parallel));
+}
+
+void checkCollectiveTensors(const std::vector<Tensor>& tensors, const std::vector<Device>& devices, const char* who) {
+  NN_CHECK(tensors.size() == devices.size(), who << ": expected one tensor per device of the communicator ("
+                                                 << devices.size() << "), got " << tensors.size()
+                                                 << "; every rank takes part in every call");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    NN_CHECK(t.device() == devices[i],
+             who << ": expected tensor " << i << " on " << devices[i].str() << ", got one on " << t.device().str());
+    NN_CHECK(t.isContiguous() && t.sizes() == tensors[0].sizes(), who << ": tensor " << i << " has sizes "
+                                                                      << t.shapeString() << ", expected contiguous "
+                                                                      << tensors[0].shapeString());
+  }
+}
+
+}  // namespace nn

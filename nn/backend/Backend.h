@@ -1,0 +1,91 @@
+// nn::Backend: all that a device type does for the library, in one object per type: its
+// devices, their memory, copies, the collectives over several of them, and the kernels of
+// every module and tensor operation (nn/backend/Kernels.h). Tensors and modules find it from
+// a device (backendOf, kernelsOf) and never ask which type a device is.
+//
+// Note [Backends]
+// The CPU backend (nn/cpu) is always there. The CUDA backend (cunn/cuda) is built only where
+// a CUDA toolkit was found, and installs itself (installBackend) when its library is linked,
+// during static initialisation; nn never includes a CUDA header. A build without it is a
+// whole CPU build, in which asking for a CUDA device is the same nn::Error as on a machine
+// without a GPU. Each backend's folder holds its memory, its copies, its communicators and
+// one table of kernels per module, filled in with the same function names and argument
+// orders (Torch7's THNN and THCUNN); the formulas those kernels compute are in nn/math.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/Device.h"
+#include "nn/FunctionRef.h"
+#include "nn/backend/Kernels.h"
+
+namespace nn {
+
+class Communicator;
+
+class Backend {
+ public:
+  /// Runs task(i) for i < count at once and returns when all are done.
+  using ParallelFor = std::function<void(size_t count, FunctionRef<void(size_t)> task)>;
+
+  Backend(DeviceType type, const Kernels& kernels) : type_(type), kernels_(kernels) {}
+  virtual ~Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  DeviceType type() const { return type_; }
+  /// The kernels of every module and tensor operation on this type's devices.
+  const Kernels& kernels() const { return kernels_; }
+
+  /// How many devices of this type the process can use; 0 where none can.
+  virtual int deviceCount() = 0;
+  /// Why deviceCount() is 0, as the runtime said it; empty otherwise.
+  virtual std::string unavailableReason() = 0;
+  /// Makes `device` current on the calling thread, for a thread that serves one device.
+  virtual void makeCurrent(const Device& device) = 0;
+
+  /// At least `bytes` of memory on `device`; an nn::Error where there is none.
+  virtual void* allocate(const Device& device, size_t bytes) = 0;
+  /// Gives back memory from allocate(). Must not throw: Storage's destructor calls it.
+  virtual void deallocate(const Device& device, void* ptr) noexcept = 0;
+  /// True where this type's memory is the host's (the CPU): the other backend of a copy
+  /// between the host and a device is then the one that copies.
+  virtual bool isHost() const = 0;
+  /// Copies `count` floats, element e of src (seen as srcView) to element e of dst (seen as
+  /// dstView), between any two devices of this type or of the host; the views may be strided
+  /// where copiesStrided(dstDevice, srcDevice), else both are contiguous. Returns when host
+  /// memory on either side may be used again, and later operations on either device see the copy.
+  virtual void copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src,
+                    const Device& srcDevice, const StridedView& srcView, int64_t count) = 0;
+  /// Whether copy() takes strided views between these two devices (Tensor::copy_ makes the
+  /// views contiguous first where not).
+  virtual bool copiesStrided(const Device& dstDevice, const Device& srcDevice) const = 0;
+
+  /// The collectives over `devices`, all of this type (nn/backend/Communicator.h). useNCCL
+  /// asks for NCCL where this type has it; `parallel`, where given, runs a call's work on the
+  /// devices' threads.
+  virtual std::unique_ptr<Communicator> communicator(const std::vector<Device>& devices, bool useNCCL,
+                                                     ParallelFor parallel) = 0;
+
+ private:
+  DeviceType type_;
+  Kernels kernels_;
+};
+
+/// The backend of a device type; for a type this build has no backend for, an nn::Error
+/// that names `device` and says so.
+Backend& backendOf(const Device& device);
+/// The kernels of `device`'s type: backendOf(device).kernels().
+inline const Kernels& kernelsOf(const Device& device) { return backendOf(device).kernels(); }
+/// Installs the backend of a type other than the CPU's; the CUDA backend calls it once, at
+/// static initialisation, when it is linked.
+void installBackend(Backend& backend);
+/// The installed backend of `type`, or nullptr (for tests and the test runner).
+Backend* findBackend(DeviceType type);
+
+}  // namespace nn

@@ -1,0 +1,47 @@
+// BatchNormKernels: the work of nn::BatchNormalization and nn::SpatialBatchNormalization on
+// one device type, over a contiguous input seen as [batch, features, positions] (positions = 1
+// for a 2-D input). CPU: nn/cpu, CUDA: cunn/cuda (kernels over the same nn/math/BatchNorm.h
+// formulas); see nn/backend/Backend.h.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/Device.h"
+
+namespace nn {
+
+struct BatchNormShape {
+  int64_t batch = 0;
+  int64_t features = 0;
+  int64_t positions = 0;
+};
+
+/// The module's per-feature tensors, [features] each on the input's device, and its settings.
+struct BatchNormState {
+  /// Null without affine parameters (weight 1, bias 0).
+  const float* weight;
+  const float* bias;
+  float* runningMean;
+  float* runningVar;
+  /// The batch mean and 1 / sqrt(biased var + eps) of the last training forward: written by
+  /// a training forward, read by a training backward; unused (and may be null) otherwise.
+  float* saveMean;
+  float* saveInvstd;
+  float eps;
+  float momentum;
+  bool train;
+};
+
+struct BatchNormKernels {
+  /// Training: y from the batch statistics, which it saves and moves the running statistics
+  /// towards (the variance unbiased). Evaluation: y from the running statistics.
+  void (*updateOutput)(const Device& device, const float* x, float* y, const BatchNormShape& shape,
+                       const BatchNormState& state);
+  void (*updateGradInput)(const Device& device, const float* x, const float* gradOut, float* gradIn,
+                          const BatchNormShape& shape, const BatchNormState& state);
+  /// gradWeight += scale * dotp * invstd and gradBias += scale * gsum, per feature.
+  void (*accGradParameters)(const Device& device, const float* x, const float* gradOut, float* gradWeight,
+                            float* gradBias, const BatchNormShape& shape, const BatchNormState& state, float scale);
+};
+
+}  // namespace nn

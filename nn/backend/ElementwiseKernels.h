@@ -1,0 +1,33 @@
+// ElementwiseKernels: the element-wise work of the library on one device type: an entry per
+// activation (each the loops of one nn/math/Activation.h formula over contiguous floats, with
+// the module's parameter block) and the SGD step (nn/math/Sgd.h).
+#pragma once
+
+#include <cstdint>
+
+#include "nn/Device.h"
+#include "nn/math/Activation.h"
+#include "nn/math/Sgd.h"
+
+namespace nn {
+
+/// The two passes of one activation over n contiguous elements on `device`.
+struct ActivationKernels {
+  /// out[i] = forward(in[i]); out may be in (in place).
+  void (*forward)(const Device& device, const math::ActivationArgs& args, const float* in, float* out, int64_t n);
+  /// gradIn[i] = backward(in[i], out[i], gradOut[i]); in may be out where the formula allows
+  /// it (kInPlace), gradIn may be gradOut.
+  void (*backward)(const Device& device, const math::ActivationArgs& args, const float* in, const float* out,
+                   const float* gradOut, float* gradIn, int64_t n);
+};
+
+struct ElementwiseKernels {
+  ActivationKernels relu;
+  ActivationKernels tanh;
+  ActivationKernels sigmoid;
+  /// One SGD step over n elements; velocity is null without momentum.
+  void (*sgdStep)(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,
+                  const math::SgdStep& step);
+};
+
+}  // namespace nn

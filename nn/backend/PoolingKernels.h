@@ -1,0 +1,76 @@
+// PoolingKernels: the work of nn::SpatialMaxPooling and nn::SpatialAveragePooling on one device
+// type, over raw contiguous arrays of planes (a plane is one channel of one sample): input and
+// gradInput [planes, height, width], output, indices and gradOutput [planes, outHeight,
+// outWidth]. The CPU table is in nn/cpu, the CUDA table in cunn/cuda; see nn/backend/Backend.h.
+// The modules check shapes and devices and size the outputs; window math is nn/math/Pooling.h.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/Device.h"
+#include "nn/math/Pooling.h"
+
+namespace nn {
+
+/// The sizes of one call.
+struct PoolingShape {
+  int64_t planes, height, width, outHeight, outWidth;
+  int64_t kH, kW, dH, dW, padH, padW;
+};
+
+/// The shape of `planes` planes of height x width cells under kH x kW windows moved by dH, dW over
+/// an input padded by padH, padW; output sizes by math::poolOutputSize.
+inline PoolingShape poolingShape(int64_t planes, int64_t height, int64_t width, int64_t kH, int64_t kW, int64_t dH,
+                                 int64_t dW, int64_t padH, int64_t padW, bool ceilMode) {
+  return PoolingShape{planes,
+                      height,
+                      width,
+                      math::poolOutputSize(height, kH, dH, padH, ceilMode),
+                      math::poolOutputSize(width, kW, dW, padW, ceilMode),
+                      kH,
+                      kW,
+                      dH,
+                      dW,
+                      padH,
+                      padW};
+}
+
+/// math::poolWindow of output cell (oy, ox) under this shape.
+inline NN_HD math::PoolWindow poolWindowOf(const PoolingShape& s, int64_t oy, int64_t ox) {
+  return math::poolWindow(oy, ox, s.kH, s.kW, s.dH, s.dW, s.padH, s.padW, s.height, s.width);
+}
+
+/// math::avgPoolDivisor of window `w` under this shape.
+inline NN_HD int64_t avgPoolDivisorOf(const PoolingShape& s, const math::PoolWindow& w, bool countIncludePad) {
+  return math::avgPoolDivisor(w.startY, w.startX, s.kH, s.kW, s.height, s.width, s.padH, s.padW, countIncludePad);
+}
+
+/// Windows that tile the input without overlap or padding, each window whole: every input cell
+/// lies in at most one window. Max pooling's CPU table takes faster paths there, and writes each
+/// gradInput cell once instead of adding to 0 (so a gradient of -0 stays -0); the CUDA table does
+/// the same.
+inline bool disjointWindows(const PoolingShape& s) {
+  return math::poolWindowsDisjoint(s.height, s.kH, s.dH, s.padH, s.outHeight) &&
+         math::poolWindowsDisjoint(s.width, s.kW, s.dW, s.padW, s.outWidth);
+}
+
+struct PoolingKernels {
+  /// output = the maximum of each window, indices = its plane index (y * width + x) as a float;
+  /// the first of equal maxima wins.
+  void (*maxUpdateOutput)(const Device& device, const PoolingShape& shape, const float* input, float* output,
+                          float* indices);
+  /// gradInput = each gradOutput element at the cell its window's index names, summed where
+  /// windows share a winner. Returns false where some index names no cell of the plane (the
+  /// indices are not of a forward on this input's sizes); the CUDA table does not look (that
+  /// would wait for the device) and passes such a window's gradient to no cell.
+  bool (*maxUpdateGradInput)(const Device& device, const PoolingShape& shape, const float* gradOutput,
+                             const float* indices, float* gradInput);
+  /// output = the mean of each window, over math::avgPoolDivisor's count.
+  void (*averageUpdateOutput)(const Device& device, const PoolingShape& shape, bool countIncludePad, const float* input,
+                              float* output);
+  /// gradInput = each window's gradOutput spread evenly over its cells, summed over windows.
+  void (*averageUpdateGradInput)(const Device& device, const PoolingShape& shape, bool countIncludePad,
+                                 const float* gradOutput, float* gradInput);
+};
+
+}  // namespace nn

@@ -1,0 +1,23 @@
+// SoftMaxKernels: the work of nn::SoftMax and nn::LogSoftMax on one device type, over a
+// contiguous input seen as [outer, classes, inner] (nn/math/SoftMax.h). The CPU table is in
+// nn/cpu (loops over the nn/math formulas), the CUDA table in cunn/cuda (cuDNN); see
+// nn/backend/Backend.h. The modules' side is nn/SoftMaxPasses.h.
+#pragma once
+
+#include "nn/Device.h"
+#include "nn/math/SoftMax.h"
+
+namespace nn {
+
+struct SoftMaxKernels {
+  /// y = softmax(x) or, where log is true, log-softmax(x), over the classes of each column.
+  /// columns: scratch of 2 * inner floats on the device (the CPU loops keep each column's
+  /// running max and sum there).
+  void (*updateOutput)(const Device& device, bool log, const float* x, float* y, const math::SoftMaxShape& shape,
+                       float* columns);
+  /// gradIn from the forward's output y and gradOut; columns: scratch of inner floats.
+  void (*updateGradInput)(const Device& device, bool log, const float* y, const float* gradOut, float* gradIn,
+                          const math::SoftMaxShape& shape, float* columns);
+};
+
+}  // namespace nn

@@ -1,0 +1,47 @@
+// TensorKernels: the element-wise tensor operations of nn::Tensor (fill_, add_, mul_, cmul_)
+// on one device type, and StridedView, the way a backend sees a strided tensor.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/Device.h"
+
+namespace nn {
+
+/// The elements of a strided tensor in row-major order of their indices: element e lies at
+/// offset sum_d index_d(e) * strides[d] from the tensor's first element. Dimensions of size 1
+/// are left out and dimensions that follow one another in memory are merged, so that a
+/// contiguous tensor has one dimension of stride 1, however many it had (none if it holds
+/// one element).
+struct StridedView {
+  static constexpr int kMaxDims = 16;
+  int dims = 0;
+  int64_t sizes[kMaxDims] = {};
+  int64_t strides[kMaxDims] = {};
+
+  /// The view of `count` contiguous elements.
+  static StridedView contiguous(int64_t count) {
+    StridedView v;
+    if (count != 1) {
+      v.dims = 1;
+      v.sizes[0] = count;
+      v.strides[0] = 1;
+    }
+    return v;
+  }
+  /// True when element e lies at offset e.
+  bool isContiguous() const { return dims == 0 || (dims == 1 && strides[0] == 1); }
+};
+
+struct TensorKernels {
+  /// Element e of the tensor at ptr (seen as view) = value, for e < count.
+  void (*fill)(const Device& device, float* ptr, const StridedView& view, int64_t count, float value);
+  /// dst[i] = math::addScaled(dst[i], alpha, src[i]) for i < count (Tensor::add_).
+  void (*addScaled)(const Device& device, float* dst, const float* src, int64_t count, float alpha);
+  /// ptr[i] = math::multiply(ptr[i], value) for i < count (Tensor::mul_).
+  void (*scale)(const Device& device, float* ptr, int64_t count, float value);
+  /// dst[i] = math::multiply(dst[i], src[i]) for i < count (Tensor::cmul_).
+  void (*multiply)(const Device& device, float* dst, const float* src, int64_t count);
+};
+
+}  // namespace nn

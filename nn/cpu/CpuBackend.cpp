@@ -1,0 +1,79 @@
+// CpuBackend: memory, copies and collectives of the logical CPU devices.
+#include "nn/cpu/CpuBackend.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <vector>
+
+#include "nn/Error.h"
+#include "nn/cpu/HostCommunicator.h"
+#include "nn/cpu/Strided.h"
+#include "nn/cpu/Tables.h"
+
+namespace nn {
+
+namespace {
+
+Kernels cpuKernels() {
+  return Kernels{cpu::tensorKernels(),      cpu::elementwiseKernels(), cpu::linearKernels(),
+                 cpu::convolutionKernels(), cpu::poolingKernels(),     cpu::batchNormKernels(),
+                 cpu::softMaxKernels(),     cpu::criterionKernels(),   cpu::concatKernels()};
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend() : Backend(DeviceType::CPU, cpuKernels()) {}
+
+CpuBackend& cpuBackend() {
+  // Never destroyed: tensors destroyed at exit still give their memory back to it.
+  static CpuBackend* backend = new CpuBackend();
+  return *backend;
+}
+
+void* CpuBackend::allocate(const Device& device, size_t bytes) {
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  void* ptr = std::aligned_alloc(64, rounded);
+  NN_CHECK(ptr != nullptr, "nn.Storage: out of memory allocating " << bytes << " bytes on " << device.str());
+  return ptr;
+}
+
+void CpuBackend::deallocate(const Device&, void* ptr) noexcept { std::free(ptr); }
+
+void CpuBackend::copy(float* dst, const Device&, const StridedView& dstView, const float* src, const Device&,
+                      const StridedView& srcView, int64_t count) {
+  // The logical devices share the address space: a copy between them is a copy in memory.
+  if (count == 0) return;
+  if (dstView.isContiguous() && srcView.isContiguous()) {
+    if (dst != src) std::memmove(dst, src, static_cast<size_t>(count) * sizeof(float));
+    return;
+  }
+  if (srcView.isContiguous()) {
+    cpu::forEachRun(dstView, count, [&](int64_t e, int64_t offset, int64_t length) {
+      std::memcpy(dst + offset, src + e, static_cast<size_t>(length) * sizeof(float));
+    });
+    return;
+  }
+  if (dstView.isContiguous()) {
+    cpu::forEachRun(srcView, count, [&](int64_t e, int64_t offset, int64_t length) {
+      std::memcpy(dst + e, src + offset, static_cast<size_t>(length) * sizeof(float));
+    });
+    return;
+  }
+  // Strided on both sides: through a contiguous copy of the source.
+  std::vector<float> staged(static_cast<size_t>(count));
+  copy(staged.data(), Device(), StridedView::contiguous(count), src, Device(), srcView, count);
+  copy(dst, Device(), dstView, staged.data(), Device(), StridedView::contiguous(count), count);
+}
+
+std::unique_ptr<Communicator> CpuBackend::communicator(const std::vector<Device>& devices, bool useNCCL,
+                                                       ParallelFor parallel) {
+  static std::atomic<bool> said{false};
+  if (useNCCL && !said.exchange(true))
+    std::cerr << "nn.DataParallelTable: NCCL runs on CUDA devices only; using host copies for " << devices[0].str()
+              << (devices.size() > 1 ? ", ..." : "") << "\n";
+  return std::make_unique<HostCommunicator>(devices, std::move(parallel));
+}
+
+}  // namespace nn

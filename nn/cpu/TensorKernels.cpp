@@ -1,0 +1,33 @@
+// The CPU table of TensorKernels: plain loops over the nn/math/TensorOps.h formulas.
+#include <algorithm>
+
+#include "nn/cpu/Strided.h"
+#include "nn/cpu/Tables.h"
+#include "nn/math/TensorOps.h"
+
+namespace nn::cpu {
+
+namespace {
+
+void fill(const Device&, float* ptr, const StridedView& view, int64_t count, float value) {
+  forEachRun(view, count,
+             [&](int64_t, int64_t offset, int64_t length) { std::fill(ptr + offset, ptr + offset + length, value); });
+}
+
+void addScaled(const Device&, float* dst, const float* src, int64_t count, float alpha) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = math::addScaled(dst[i], alpha, src[i]);
+}
+
+void scale(const Device&, float* ptr, int64_t count, float value) {
+  for (int64_t i = 0; i < count; ++i) ptr[i] = math::multiply(ptr[i], value);
+}
+
+void multiply(const Device&, float* dst, const float* src, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = math::multiply(dst[i], src[i]);
+}
+
+}  // namespace
+
+TensorKernels tensorKernels() { return {&fill, &addScaled, &scale, &multiply}; }
+
+}  // namespace nn::cpu
