@@ -5,19 +5,21 @@
 #include <catch2/catch.hpp>
 
 #include "nn/Random.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 using nn::Tensor;
 
-TEST_CASE("Linear forward and backward match hand-computed values", "[Linear]") {
+NN_DEVICE_TEST_CASE("Linear forward and backward match hand-computed values", "[Linear]") {
   nn::Linear linear(2, 3);
   linear.weight.copy_(Tensor::fromVector({3, 2}, {1, 2, 3, 4, 5, 6}));
   linear.bias.copy_(Tensor::fromVector({3}, {0.5f, -1, 2}));
-  const Tensor x = Tensor::fromVector({2, 2}, {1, -1, 0, 2});
+  linear.to(kind.device());
+  const Tensor x = kind.on(Tensor::fromVector({2, 2}, {1, -1, 0, 2}));
   // Row 1: [1-2+0.5, 3-4-1, 5-6+2]; row 2: [0+4+0.5, 0+8-1, 0+12+2].
   REQUIRE(nn::test::maxAbsDiff(linear.forward(x), {-0.5f, -2, 1, 4.5f, 7, 14}) == 0);
 
-  const Tensor g = Tensor::fromVector({2, 3}, {1, 0, -1, 0, 1, 0});
+  const Tensor g = kind.on(Tensor::fromVector({2, 3}, {1, 0, -1, 0, 1, 0}));
   linear.zeroGradParameters();
   linear.backward(x, g);
   // gradInput = g W: row 1 = [1-5, 2-6], row 2 = [3, 4].
