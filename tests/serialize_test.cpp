@@ -15,13 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "cunn/DataParallelTable.h"
 #include "nn/BatchNormalization.h"
 #include "nn/Linear.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
 #include "nn/Sequential.h"
+#include "nn/SpatialAveragePooling.h"
 #include "nn/SpatialBatchNormalization.h"
 #include "nn/SpatialConvolution.h"
+#include "nn/SpatialMaxPooling.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"
 
@@ -62,9 +65,9 @@ std::string rawFile(const std::string& header, const std::string& data) {
 
 // A file holding no tensors and a module tree of one module.
 void writeLeafTree(const std::string& path, const std::string& type, const std::string& config) {
-  nn::writeSafetensors(path, {},
-                       {{"nn.module", R"({"type":")" + type + R"(","config":)" + config +
-                                          R"(,"training":true,"children":[]})"}});
+  nn::writeSafetensors(
+      path, {},
+      {{"nn.module", R"({"type":")" + type + R"(","config":)" + config + R"(,"training":true,"children":[]})"}});
 }
 
 std::string floatBytes(const std::vector<float>& values) {
@@ -380,8 +383,8 @@ TEST_CASE("offsets that overlap, leave gaps or disagree with the shape are error
   expectError(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4611686018427387904],"data_offsets":[0,12]}})",
               twelve, "needs more than 2^62");
   // No bytes, but strides over 2^62 x 2^62 elements.
-  expectError(R"({"a":{"dtype":"F32","shape":[0,4611686018427387904,4611686018427387904],"data_offsets":[0,0]}})",
-              "", "is too large");
+  expectError(R"({"a":{"dtype":"F32","shape":[0,4611686018427387904,4611686018427387904],"data_offsets":[0,0]}})", "",
+              "is too large");
   expectError(R"({"a":{"dtype":"F32","shape":[3]}})", twelve, "data_offsets");
   expectError(R"({"__metadata__":{"epoch":3},"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})", twelve,
               "metadata 'epoch'");
@@ -452,8 +455,7 @@ TEST_CASE("a module tree whose sizes overflow is an error naming the file", "[Se
   expectError("nn.Linear", R"({"inputSize":2147483648,"outputSize":2147483648,"bias":1})");
 }
 
-TEST_CASE("a module tree that would allocate far more than the file's tensors is an error naming it",
-          "[Serialize]") {
+TEST_CASE("a module tree that would allocate far more than the file's tensors is an error naming it", "[Serialize]") {
   TempDir dir;
   const std::string path = dir.file("tree.safetensors");
   // 6.4 GB of weights and as much of gradients, for a file without tensors.
@@ -518,4 +520,71 @@ TEST_CASE("a failed save leaves the old file intact and no temporary file behind
   // And a save that works replaces the file.
   nn::save(*big, path);
   REQUIRE(nn::load(path)->stateDict()[0].value.hasSizes({100, 100}));
+}
+
+TEST_CASE("a file written before module arguments were typed loads with every setting", "[Serialize]") {
+  // tests/data/every-module-before-options.safetensors was written by an earlier version, which
+  // stored every number as a double (flags as 0 and 1, integers as integral doubles): a
+  // DataParallelTable on cpu:0,cpu:1 (buffer policy Average, NCCL off) around one of every
+  // module with settings other than the defaults, in evaluation mode.
+  const nn::ModulePtr loaded = nn::load("tests/data/every-module-before-options.safetensors");
+  const std::string expected = R"(nn.DataParallelTable(dim 0, cpu:0, cpu:1) {
+  (1): nn.Sequential {
+    [input -> (1) -> (2) -> (3) -> (4) -> (5) -> (6) -> (7) -> (8) -> (9) -> (10) -> (11) -> (12) -> (13) -> (14) -> output]
+    (1): nn.SpatialConvolution(1 -> 3, 3x2, 2,1, 1,0)
+    (2): nn.SpatialBatchNormalization(3, eps=0.001, momentum=0.2)
+    (3): nn.ReLU(true)
+    (4): nn.SpatialAveragePooling(2x2, 1,1, 1,1)
+    (5): nn.SpatialMaxPooling(3x3, 2,2, 1,1)
+    (6): nn.View(-1, 12)
+    (7): nn.Concat {
+      input
+        |`-> (1): nn.Sequential {
+        |      [input -> (1) -> (2) -> output]
+        |      (1): nn.Linear(12 -> 4) without bias
+        |      (2): nn.Tanh
+        |    }
+         `-> (2): nn.Sequential {
+               [input -> (1) -> (2) -> (3) -> output]
+               (1): nn.Linear(12 -> 2)
+               (2): nn.Sigmoid
+               (3): nn.Dropout(0.25)
+             }
+         ... -> output
+    }
+    (8): nn.BatchNormalization(6, affine=false)
+    (9): nn.Reshape(3x2)
+    (10): nn.Reshape(6)
+    (11): nn.Identity
+    (12): nn.ReLU
+    (13): nn.SoftMax
+    (14): nn.LogSoftMax
+  }
+})";
+  CHECK(loaded->toString() == expected);
+  auto table = std::dynamic_pointer_cast<nn::DataParallelTable>(loaded);
+  REQUIRE(table);
+  CHECK(table->bufferPolicy() == nn::DataParallelTable::BufferPolicy::Average);
+  CHECK(table->devices() == std::vector<nn::Device>{nn::Device::cpu(0), nn::Device::cpu(1)});
+  CHECK_FALSE(table->isTraining());
+  const std::vector<nn::ModulePtr> modules = table->get(0)->listModules();
+  // The settings toString() leaves out: ceil mode, the divisor without padding, batch mode.
+  auto average = std::dynamic_pointer_cast<nn::SpatialAveragePooling>(modules[4]);
+  REQUIRE(average);
+  CHECK(average->ceilMode());
+  CHECK_FALSE(average->countIncludePad());
+  auto max = std::dynamic_pointer_cast<nn::SpatialMaxPooling>(modules[5]);
+  REQUIRE(max);
+  CHECK(max->ceilMode());
+  // The output the writing version computed for this input, to the last bit.
+  std::vector<float> values(112);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 13) * 0.25f - 1.f;
+  const Tensor x = Tensor::fromVector({2, 1, 7, 8}, values);
+  CHECK(table->forward(x).toVector() ==
+        std::vector<float>{-1.82559657f, -1.8160367f,  -1.81026244f, -1.82559657f, -1.75499511f, -1.72278285f,
+                           -1.81564522f, -1.81064951f, -1.82261515f, -1.82261515f, -1.75730312f, -1.72594547f,
+                           -1.82010305f, -1.81943405f, -1.82022798f, -1.81983817f, -1.74140072f, -1.73410547f,
+                           -1.81532657f, -1.80316806f, -1.82033443f, -1.82540131f, -1.7573452f,  -1.73266578f,
+                           -1.8212564f,  -1.81880951f, -1.8212564f,  -1.8212564f,  -1.75471246f, -1.71837509f,
+                           -1.82032728f, -1.82032728f, -1.82032728f, -1.82032728f, -1.74155331f, -1.73239076f});
 }
