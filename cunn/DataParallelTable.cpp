@@ -37,6 +37,7 @@
 #include <tuple>
 
 #include "nn/Error.h"
+#include "nn/Options.h"
 
 namespace nn {
 
@@ -80,11 +81,20 @@ DataParallelTable::DataParallelTable(int dim, bool flattenParams, bool useNCCL)
 DataParallelTable::~DataParallelTable() = default;
 
 ModulePtr DataParallelTable::create(const Config& c, std::vector<ModulePtr> children) {
-  auto table = std::make_shared<DataParallelTable>(static_cast<int>(c.integer("dim")), c.flag("flattenParams"),
-                                                   c.flag("useNCCL"));
-  table->setBufferPolicy(c.integer("bufferPolicy") == 1 ? BufferPolicy::Average : BufferPolicy::BroadcastFirst);
+  const char* who = "nn.DataParallelTable";
+  int dim = 0;
+  bool flattenParams = true, useNCCL = true;
+  int64_t bufferPolicy = 0;
+  std::string devices;
+  c.read("dim", dim, who);
+  c.read("flattenParams", flattenParams, who);
+  c.read("useNCCL", useNCCL, who);
+  c.read("bufferPolicy", bufferPolicy, who);
+  c.read("devices", devices, who);
+  auto table = std::make_shared<DataParallelTable>(dim, flattenParams, useNCCL);
+  table->setBufferPolicy(bufferPolicy == 1 ? BufferPolicy::Average : BufferPolicy::BroadcastFirst);
   NN_CHECK(children.size() <= 1, "nn.DataParallelTable: expected at most one module, got " << children.size());
-  if (!children.empty()) table->add(children[0], parseDevices(c.text("devices")));
+  if (!children.empty()) table->add(children[0], parseDevices(devices));
   return table;
 }
 

@@ -12,15 +12,15 @@ namespace nn {
 
 NN_REGISTER_MODULE(BatchNormalization);
 
-BatchNormalization::BatchNormalization(int64_t nOutput, float eps, float momentum, bool affine)
-    : BatchNormalization("nn.BatchNormalization", nOutput, eps, momentum, affine, 2) {}
+BatchNormalization::BatchNormalization(const Options& options)
+    : BatchNormalization("nn.BatchNormalization", options, 2) {}
 
-BatchNormalization::BatchNormalization(const char* name, int64_t nOutput, float eps, float momentum, bool affine,
-                                       int inputDim)
-    : typeName_(name), nOutput_(nOutput), eps_(eps), momentum_(momentum), affine_(affine), inputDim_(inputDim) {
+BatchNormalization::BatchNormalization(const char* name, const Options& options, int inputDim)
+    : WithOptions(options), typeName_(name), inputDim_(inputDim) {
+  const auto [nOutput, eps, momentum, affine] = options;
   NN_CHECK(nOutput > 0, typeName_ << ": expected a positive number of features, got " << nOutput);
   NN_CHECK(eps >= 0, typeName_ << ": expected eps >= 0, got " << eps);
-  if (affine_) {
+  if (affine) {
     weight.resize_({nOutput});
     bias.resize_({nOutput});
     gradWeight = Tensor::zeros({nOutput});
@@ -35,17 +35,8 @@ BatchNormalization::BatchNormalization(const char* name, int64_t nOutput, float 
   reset();
 }
 
-ModulePtr BatchNormalization::create(const Config& c, std::vector<ModulePtr>) {
-  return std::make_shared<BatchNormalization>(c.integer("nOutput"), static_cast<float>(c.number("eps")),
-                                              static_cast<float>(c.number("momentum")), c.flag("affine"));
-}
-
-Config BatchNormalization::config() const {
-  return Config().set("nOutput", nOutput_).set("eps", eps_).set("momentum", momentum_).set("affine", affine_);
-}
-
 void BatchNormalization::reset() {
-  if (affine_) {
+  if (options_.affine) {
     weight.uniform_(defaultGenerator(), 0.f, 1.f);
     bias.zero_();
   }
@@ -55,18 +46,18 @@ void BatchNormalization::reset() {
 
 std::string BatchNormalization::toString() const {
   std::ostringstream s;
-  s << typeName() << "(" << nOutput_;
-  if (eps_ != 1e-5f) s << ", eps=" << eps_;
-  if (momentum_ != 0.1f) s << ", momentum=" << momentum_;
-  if (!affine_) s << ", affine=false";
+  s << typeName() << "(" << options_.nOutput;
+  if (options_.eps != 1e-5f) s << ", eps=" << options_.eps;
+  if (options_.momentum != 0.1f) s << ", momentum=" << options_.momentum;
+  if (!options_.affine) s << ", affine=false";
   s << ")";
   return s.str();
 }
 
 void BatchNormalization::checkInput(const Tensor& input) const {
-  NN_CHECK(input.dim() == inputDim_ && input.size(1) == nOutput_,
-           toString() << ": expected input of size [batch, " << nOutput_ << (inputDim_ == 4 ? ", height, width]" : "]")
-                      << ", got " << input.shapeString());
+  NN_CHECK(input.dim() == inputDim_ && input.size(1) == options_.nOutput,
+           toString() << ": expected input of size [batch, " << options_.nOutput
+                      << (inputDim_ == 4 ? ", height, width]" : "]") << ", got " << input.shapeString());
   checkDevice(input, runningMean.device(), "input");
 }
 
@@ -74,23 +65,23 @@ void BatchNormalization::checkGradOutput(const Tensor& input, const Tensor& grad
   NN_CHECK(gradOutput.sizes() == input.sizes(), toString() << ": expected gradOutput of size " << input.shapeString()
                                                            << ", got " << gradOutput.shapeString());
   checkDevice(gradOutput, runningMean.device(), "gradOutput");
-  NN_CHECK(!train_ || saveMean_.hasSizes({nOutput_}),
+  NN_CHECK(!train_ || saveMean_.hasSizes({options_.nOutput}),
            toString() << ": backward in training mode needs a forward in training mode first");
 }
 
 BatchNormShape BatchNormalization::shapeOf(const Tensor& input) const {
-  return {input.size(0), nOutput_, inputDim_ == 4 ? input.size(2) * input.size(3) : 1};
+  return {input.size(0), options_.nOutput, inputDim_ == 4 ? input.size(2) * input.size(3) : 1};
 }
 
 BatchNormState BatchNormalization::state() {
-  return {affine_ ? weight.rawData() : nullptr,
-          affine_ ? bias.rawData() : nullptr,
+  return {options_.affine ? weight.rawData() : nullptr,
+          options_.affine ? bias.rawData() : nullptr,
           runningMean.rawData(),
           runningVar.rawData(),
           saveMean_.rawData(),
           saveInvstd_.rawData(),
-          eps_,
-          momentum_,
+          options_.eps,
+          options_.momentum,
           train_};
 }
 
@@ -104,8 +95,8 @@ const Tensor& BatchNormalization::updateOutput(const Tensor& input) {
   const Tensor x = input.contiguous();
   output.resize_(input.sizes(), input.device());
   if (train_) {
-    saveMean_.resize_({nOutput_}, input.device());
-    saveInvstd_.resize_({nOutput_}, input.device());
+    saveMean_.resize_({options_.nOutput}, input.device());
+    saveInvstd_.resize_({options_.nOutput}, input.device());
   }
   kernelsOf(input.device()).batchNorm.updateOutput(input.device(), x.rawData(), output.rawData(), shape, state());
   return output;
@@ -130,7 +121,7 @@ const Tensor& BatchNormalization::updateGradInput(const Tensor& input, const Ten
 }
 
 void BatchNormalization::accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) {
-  if (!affine_) return;
+  if (!options_.affine) return;
   checkInput(input);
   checkGradOutput(input, gradOutput);
   const Tensor x = input.contiguous();

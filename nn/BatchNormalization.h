@@ -2,17 +2,33 @@
 // batch statistics in training mode and by running statistics in evaluation mode.
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/Options.h"
 #include "nn/backend/BatchNormKernels.h"
 
 namespace nn {
 
-class BatchNormalization : public Module {
+/// nOutput features; eps is added to the variance; momentum weighs the batch statistics in the
+/// running ones; affine adds a learnt weight and bias per feature.
+struct BatchNormalizationOptions {
+  int64_t nOutput = 0;
+  float eps = 1e-5f;
+  float momentum = 0.1f;
+  bool affine = true;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("nOutput", nOutput);
+    field("eps", eps);
+    field("momentum", momentum);
+    field("affine", affine);
+  }
+};
+
+class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
  public:
-  /// nOutput features; eps is added to the variance; momentum weighs the batch statistics
-  /// in the running ones; affine adds a learnt weight and bias per feature.
-  explicit BatchNormalization(int64_t nOutput, float eps = 1e-5f, float momentum = 0.1f, bool affine = true);
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
+  explicit BatchNormalization(int64_t nOutput, float eps = 1e-5f, float momentum = 0.1f, bool affine = true)
+      : BatchNormalization(Options{nOutput, eps, momentum, affine}) {}
+  explicit BatchNormalization(const Options& options);
 
   /// Torch7's reset: weight uniform in [0, 1) from the default generator, bias zero,
   /// running mean zero, running variance one.
@@ -31,12 +47,11 @@ class BatchNormalization : public Module {
   /// "nn.BatchNormalization(20)", with ", eps=...", ", momentum=..." and ", affine=false"
   /// where they differ from the defaults.
   std::string toString() const override;
-  Config config() const override;
 
-  int64_t nOutput() const { return nOutput_; }
-  float eps() const { return eps_; }
-  float momentum() const { return momentum_; }
-  bool affine() const { return affine_; }
+  int64_t nOutput() const { return options_.nOutput; }
+  float eps() const { return options_.eps; }
+  float momentum() const { return options_.momentum; }
+  bool affine() const { return options_.affine; }
 
   /// [nOutput] each; weight, bias and their gradients are empty when the module is not affine.
   Tensor weight, bias, gradWeight, gradBias;
@@ -46,7 +61,7 @@ class BatchNormalization : public Module {
  protected:
   /// For SpatialBatchNormalization (name "nn.SpatialBatchNormalization", inputDim 4): input
   /// [batch, nOutput, height, width], the statistics of a feature over batch and positions.
-  BatchNormalization(const char* name, int64_t nOutput, float eps, float momentum, bool affine, int inputDim);
+  BatchNormalization(const char* name, const Options& options, int inputDim);
 
  private:
   void checkInput(const Tensor& input) const;
@@ -57,10 +72,6 @@ class BatchNormalization : public Module {
   BatchNormState state();
 
   const char* typeName_;
-  int64_t nOutput_;
-  float eps_;
-  float momentum_;
-  bool affine_;
   int inputDim_;
   // The batch mean and 1 / sqrt(biased var + eps) of the last training-mode forward.
   Tensor saveMean_, saveInvstd_;

@@ -40,46 +40,46 @@ std::string joinableShape(const Tensor& t, int dim) {
 
 }  // namespace
 
-Concat::Concat(int dim) : dim_(dim) {
-  NN_CHECK(dim >= 0, "nn.Concat: expected a dimension >= 0 (dimensions count from 0), got " << dim);
+Concat::Concat(const Options& options) : WithOptions(options) {
+  NN_CHECK(options.dim >= 0, "nn.Concat: expected a dimension >= 0 (dimensions count from 0), got " << options.dim);
 }
 
 ModulePtr Concat::create(const Config& c, std::vector<ModulePtr> children) {
-  auto concat = std::make_shared<Concat>(static_cast<int>(c.integer("dim")));
+  auto concat = std::make_shared<Concat>(fromConfig<Options>(c, "nn.Concat"));
   for (ModulePtr& child : children) concat->add(std::move(child));
   return concat;
 }
-
-Config Concat::config() const { return Config().set("dim", dim_); }
 
 const Tensor& Concat::updateOutput(const Tensor& input) {
   checkNotEmpty();
   for (size_t i = 0; i < modules_.size(); ++i) childUpdateOutput(i, input);
   const Tensor& first = modules_[0]->output;
-  NN_CHECK(dim_ < first.dim(), typeName() << ": cannot join along dimension " << dim_ << " outputs of size "
-                                          << first.shapeString() << " (dimensions count from 0)");
+  NN_CHECK(options_.dim < first.dim(), typeName()
+                                           << ": cannot join along dimension " << options_.dim << " outputs of size "
+                                           << first.shapeString() << " (dimensions count from 0)");
   int64_t joined = 0;
   for (size_t i = 0; i < modules_.size(); ++i) {
     const Tensor& out = modules_[i]->output;
-    NN_CHECK(matchOutside(out, first, dim_), typeName() << ": expected the output of (" << i + 1 << ") to be "
-                                                        << joinableShape(first, dim_) << " to join along dimension "
-                                                        << dim_ << " with that of (1), got " << out.shapeString());
+    NN_CHECK(matchOutside(out, first, options_.dim), typeName() << ": expected the output of (" << i + 1 << ") to be "
+                                                                << joinableShape(first, options_.dim)
+                                                                << " to join along dimension " << options_.dim
+                                                                << " with that of (1), got " << out.shapeString());
     NN_CHECK(out.device() == first.device(), typeName() << ": expected the output of (" << i + 1 << ") on "
                                                         << first.device().str() << " as that of (1), got "
                                                         << out.device().str());
-    joined += out.size(dim_);
+    joined += out.size(options_.dim);
   }
   sizes_.assign(first.sizes().begin(), first.sizes().end());
-  sizes_[dim_] = joined;
+  sizes_[options_.dim] = joined;
   output.resize_(sizes_, first.device());
 
-  const int64_t outer = outerOf(first, dim_);
-  const int64_t inner = innerOf(first, dim_);
+  const int64_t outer = outerOf(first, options_.dim);
+  const int64_t inner = innerOf(first, options_.dim);
   const ConcatKernels& kernels = kernelsOf(output.device()).concat;
   int64_t offset = 0;  // of child i's part within one run of joined * inner elements
   for (const ModulePtr& child : modules_) {
     const Tensor part = child->output.contiguous();
-    const int64_t run = part.size(dim_) * inner;
+    const int64_t run = part.size(options_.dim) * inner;
     kernels.copyRuns(output.device(), output.rawData() + offset, joined * inner, part.rawData(), run, outer, run);
     offset += run;
   }
@@ -92,27 +92,27 @@ void Concat::splitGradOutput(const Tensor& gradOutput) {
   int64_t joined = 0;
   for (const ModulePtr& child : modules_) {
     const Tensor& out = child->output;
-    NN_CHECK(matchOutside(out, gradOutput, dim_), typeName() << ": backward needs the outputs of a forward that gave "
-                                                             << gradOutput.shapeString() << ", found a child output of "
-                                                             << out.shapeString());
-    joined += out.size(dim_);
+    NN_CHECK(matchOutside(out, gradOutput, options_.dim),
+             typeName() << ": backward needs the outputs of a forward that gave " << gradOutput.shapeString()
+                        << ", found a child output of " << out.shapeString());
+    joined += out.size(options_.dim);
   }
-  NN_CHECK(joined == gradOutput.size(dim_), typeName() << ": backward needs the outputs of a forward that gave "
-                                                       << gradOutput.shapeString() << ", found children's outputs of "
-                                                       << joined << " along dimension " << dim_);
+  NN_CHECK(joined == gradOutput.size(options_.dim),
+           typeName() << ": backward needs the outputs of a forward that gave " << gradOutput.shapeString()
+                      << ", found children's outputs of " << joined << " along dimension " << options_.dim);
   if (gradOutputParts_.size() != modules_.size()) gradOutputParts_.resize(modules_.size());
 
   const Tensor g = gradOutput.contiguous();
-  const int64_t outer = outerOf(g, dim_);
-  const int64_t inner = innerOf(g, dim_);
+  const int64_t outer = outerOf(g, options_.dim);
+  const int64_t inner = innerOf(g, options_.dim);
   const ConcatKernels& kernels = kernelsOf(g.device()).concat;
   sizes_.assign(g.sizes().begin(), g.sizes().end());
   int64_t offset = 0;
   for (size_t i = 0; i < modules_.size(); ++i) {
-    sizes_[dim_] = modules_[i]->output.size(dim_);
+    sizes_[options_.dim] = modules_[i]->output.size(options_.dim);
     Tensor& part = gradOutputParts_[i];
     part.resize_(sizes_, g.device());
-    const int64_t run = sizes_[dim_] * inner;
+    const int64_t run = sizes_[options_.dim] * inner;
     kernels.copyRuns(g.device(), part.rawData(), run, g.rawData() + offset, joined * inner, outer, run);
     offset += run;
   }

@@ -3,13 +3,25 @@
 #pragma once
 
 #include "nn/Container.h"
+#include "nn/Options.h"
 
 namespace nn {
 
-class Concat : public Container {
+struct ConcatOptions {
+  /// The dimension of the children's outputs (counted from 0) along which they are joined.
+  int dim = 0;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("dim", dim);
+  }
+};
+
+class Concat : public WithOptions<ConcatOptions, Container> {
  public:
-  /// dim: the dimension of the children's outputs (counted from 0) along which they are joined.
-  explicit Concat(int dim);
+  explicit Concat(int dim) : Concat(Options{dim}) {}
+  explicit Concat(const Options& options);
+  /// The module of a saved config, with its branches.
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Also sets it on every branch: each sees this container's input.
@@ -23,16 +35,14 @@ class Concat : public Container {
   std::string typeName() const override { return "nn.Concat"; }
   /// Torch7's block, the children drawn as branches from the input.
   std::string toString() const override;
-  Config config() const override;
 
-  int dim() const { return dim_; }
+  int dim() const { return options_.dim; }
 
  private:
   // Checks gradOutput against the children's outputs and copies child i's part of it into
   // gradOutputParts_[i], contiguous, as the children expect their own gradOutput.
   void splitGradOutput(const Tensor& gradOutput);
 
-  int dim_;
   std::vector<int64_t> sizes_;  // scratch for output and part sizes, kept to avoid allocating
   std::vector<Tensor> gradOutputParts_;
 };

@@ -10,19 +10,13 @@ namespace nn {
 
 NN_REGISTER_MODULE(Dropout);
 
-Dropout::Dropout(float p) : p_(p), generator_(defaultGenerator().nextU32()) {
-  NN_CHECK(p >= 0.f && p < 1.f, "nn.Dropout: expected p in [0, 1), got " << p);
+Dropout::Dropout(const Options& options) : WithOptions(options), generator_(defaultGenerator().nextU32()) {
+  NN_CHECK(options.p >= 0.f && options.p < 1.f, "nn.Dropout: expected p in [0, 1), got " << options.p);
 }
-
-ModulePtr Dropout::create(const Config& c, std::vector<ModulePtr>) {
-  return std::make_shared<Dropout>(static_cast<float>(c.number("p")));
-}
-
-Config Dropout::config() const { return Config().set("p", p_); }
 
 std::string Dropout::toString() const {
   std::ostringstream s;
-  s << typeName() << "(" << p_ << ")";
+  s << typeName() << "(" << options_.p << ")";
   return s.str();
 }
 
@@ -35,7 +29,7 @@ const Tensor& Dropout::updateOutput(const Tensor& input) {
   // as one on the CPU from the same seed, and gives the same floats.
   hostNoise_.resize_(input.sizes(), Device());
   float* mask = hostNoise_.data();
-  for (int64_t i = 0, n = input.numel(); i < n; ++i) mask[i] = math::dropoutNoise(generator_.uniform(), p_);
+  for (int64_t i = 0, n = input.numel(); i < n; ++i) mask[i] = math::dropoutNoise(generator_.uniform(), options_.p);
   noise.resize_(input.sizes(), input.device());
   noise.copy_(hostNoise_);
   output.cmul_(noise);
@@ -45,8 +39,8 @@ const Tensor& Dropout::updateOutput(const Tensor& input) {
 const Tensor& Dropout::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   NN_CHECK(gradOutput.sizes() == input.sizes(), toString() << ": expected gradOutput of size " << input.shapeString()
                                                            << ", got " << gradOutput.shapeString());
-  NN_CHECK(gradOutput.device() == input.device(), toString() << ": expected gradOutput on " << input.device().str()
-                                                             << ", got " << gradOutput.device().str());
+  NN_CHECK(gradOutput.device() == input.device(),
+           toString() << ": expected gradOutput on " << input.device().str() << ", got " << gradOutput.device().str());
   gradInput.resize_(input.sizes(), input.device());
   gradInput.copy_(gradOutput);
   if (!train_) return gradInput;

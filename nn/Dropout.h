@@ -2,16 +2,25 @@
 // with probability 1 - p and 0 otherwise; in evaluation, output = input.
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/Options.h"
 #include "nn/Random.h"
 
 namespace nn {
 
-class Dropout : public Module {
+struct DropoutOptions {
+  /// The probability of zeroing each element, in [0, 1).
+  float p = 0.5f;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("p", p);
+  }
+};
+
+class Dropout : public WithOptions<DropoutOptions> {
  public:
-  /// p: the probability of zeroing each element, in [0, 1).
-  explicit Dropout(float p = 0.5f);
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
+  explicit Dropout(float p = 0.5f) : Dropout(Options{p}) {}
+  explicit Dropout(const Options& options);
 
   const Tensor& updateOutput(const Tensor& input) override;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
@@ -20,9 +29,8 @@ class Dropout : public Module {
   std::string typeName() const override { return "nn.Dropout"; }
   /// "nn.Dropout(0.5)"
   std::string toString() const override;
-  Config config() const override;
 
-  float p() const { return p_; }
+  float p() const { return options_.p; }
   /// The source of this module's masks, its own so that threads never share one; seeded at
   /// construction from defaultGenerator(). Reseeding it replays the same masks.
   Generator& generator() { return generator_; }
@@ -31,7 +39,6 @@ class Dropout : public Module {
   Tensor noise;
 
  private:
-  float p_;
   Generator generator_;
   // The mask as drawn, on the host, before it is copied to the input's device as `noise`.
   Tensor hostNoise_;

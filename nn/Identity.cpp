@@ -1,11 +1,11 @@
 // nn::Identity.
 #include "nn/Identity.h"
 
+#include "nn/Options.h"
+
 namespace nn {
 
 NN_REGISTER_MODULE(Identity);
-
-ModulePtr Identity::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<Identity>(); }
 
 const Tensor& Identity::updateOutput(const Tensor& input) {
   output.set_(input);

@@ -8,7 +8,6 @@ namespace nn {
 class Identity : public Module {
  public:
   Identity() = default;
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   const Tensor& updateOutput(const Tensor& input) override;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;

@@ -10,14 +10,14 @@ namespace nn {
 
 NN_REGISTER_MODULE(Linear);
 
-Linear::Linear(int64_t inputSize, int64_t outputSize, bool withBias)
-    : inputSize_(inputSize), outputSize_(outputSize), withBias_(withBias) {
+Linear::Linear(const Options& options) : WithOptions(options) {
+  const int64_t inputSize = options.inputSize, outputSize = options.outputSize;
   NN_CHECK(inputSize > 0 && outputSize > 0,
            "nn.Linear: expected positive sizes, got " << inputSize << " -> " << outputSize);
   weight.resize_({outputSize, inputSize});
   gradWeight = Tensor::zeros({outputSize, inputSize});
   registerParameter("weight", &weight, &gradWeight);
-  if (withBias_) {
+  if (options.bias) {
     bias.resize_({outputSize});
     gradBias = Tensor::zeros({outputSize});
     registerParameter("bias", &bias, &gradBias);
@@ -25,37 +25,30 @@ Linear::Linear(int64_t inputSize, int64_t outputSize, bool withBias)
   reset();
 }
 
-ModulePtr Linear::create(const Config& c, std::vector<ModulePtr>) {
-  return std::make_shared<Linear>(c.integer("inputSize"), c.integer("outputSize"), c.flag("bias"));
-}
-
-Config Linear::config() const {
-  return Config().set("inputSize", inputSize_).set("outputSize", outputSize_).set("bias", withBias_);
-}
-
 void Linear::reset() {
-  const float stdv = 1.0f / std::sqrt(static_cast<float>(inputSize_));
+  const float stdv = 1.0f / std::sqrt(static_cast<float>(options_.inputSize));
   weight.uniform_(defaultGenerator(), -stdv, stdv);
-  if (withBias_) bias.uniform_(defaultGenerator(), -stdv, stdv);
+  if (options_.bias) bias.uniform_(defaultGenerator(), -stdv, stdv);
 }
 
 std::string Linear::toString() const {
-  return "nn.Linear(" + std::to_string(inputSize_) + " -> " + std::to_string(outputSize_) + ")" +
-         (withBias_ ? "" : " without bias");
+  return "nn.Linear(" + std::to_string(options_.inputSize) + " -> " + std::to_string(options_.outputSize) + ")" +
+         (options_.bias ? "" : " without bias");
 }
 
 void Linear::checkInput(const Tensor& input) const {
-  NN_CHECK(input.dim() >= 1 && input.size(input.dim() - 1) == inputSize_,
-           toString() << ": expected input of size [" << inputSize_ << "] or [..., " << inputSize_ << "], got "
-                      << input.shapeString());
+  NN_CHECK(input.dim() >= 1 && input.size(input.dim() - 1) == options_.inputSize,
+           toString() << ": expected input of size [" << options_.inputSize << "] or [..., " << options_.inputSize
+                      << "], got " << input.shapeString());
   checkDevice(input, weight.device(), "input");
 }
 
 void Linear::checkGradOutput(const Tensor& gradOutput, const Tensor& input) const {
-  bool ok = gradOutput.dim() == input.dim() && gradOutput.size(input.dim() - 1) == outputSize_;
+  bool ok = gradOutput.dim() == input.dim() && gradOutput.size(input.dim() - 1) == options_.outputSize;
   for (int d = 0; ok && d + 1 < input.dim(); ++d) ok = gradOutput.size(d) == input.size(d);
   NN_CHECK(ok, toString() << ": expected gradOutput of the input's size " << input.shapeString()
-                          << " with the last dimension " << outputSize_ << ", got " << gradOutput.shapeString());
+                          << " with the last dimension " << options_.outputSize << ", got "
+                          << gradOutput.shapeString());
   checkDevice(gradOutput, weight.device(), "gradOutput");
 }
 
@@ -67,11 +60,11 @@ const Tensor& Linear::updateOutput(const Tensor& input) {
   checkInput(input);
   const Tensor x = input.contiguous();
   outputSizes_ = input.sizes();
-  outputSizes_.back() = outputSize_;
+  outputSizes_.back() = options_.outputSize;
   output.resize_(outputSizes_, input.device());
   kernelsOf(input.device())
-      .linear.updateOutput(input.device(), x.rawData(), weight.rawData(), withBias_ ? bias.rawData() : nullptr,
-                           output.rawData(), batchOf(input), inputSize_, outputSize_);
+      .linear.updateOutput(input.device(), x.rawData(), weight.rawData(), options_.bias ? bias.rawData() : nullptr,
+                           output.rawData(), batchOf(input), options_.inputSize, options_.outputSize);
   return output;
 }
 
@@ -82,7 +75,7 @@ const Tensor& Linear::updateGradInput(const Tensor& input, const Tensor& gradOut
   gradInput.resize_(input.sizes(), input.device());
   kernelsOf(input.device())
       .linear.updateGradInput(input.device(), g.rawData(), weight.rawData(), gradInput.rawData(), batchOf(input),
-                              inputSize_, outputSize_);
+                              options_.inputSize, options_.outputSize);
   return gradInput;
 }
 
@@ -93,8 +86,8 @@ void Linear::accGradParameters(const Tensor& input, const Tensor& gradOutput, fl
   const Tensor g = gradOutput.contiguous();
   kernelsOf(input.device())
       .linear.accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(),
-                                withBias_ ? gradBias.rawData() : nullptr, batchOf(input), inputSize_, outputSize_,
-                                scale);
+                                options_.bias ? gradBias.rawData() : nullptr, batchOf(input), options_.inputSize,
+                                options_.outputSize, scale);
 }
 
 }  // namespace nn

@@ -2,14 +2,29 @@
 // Input [inputSize], [batch, inputSize] or, as PyTorch, [..., inputSize].
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/Options.h"
 
 namespace nn {
 
-class Linear : public Module {
+struct LinearOptions {
+  int64_t inputSize = 0;
+  int64_t outputSize = 0;
+  /// Adds a learned bias b.
+  bool bias = true;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("inputSize", inputSize);
+    field("outputSize", outputSize);
+    field("bias", bias);
+  }
+};
+
+class Linear : public WithOptions<LinearOptions> {
  public:
-  Linear(int64_t inputSize, int64_t outputSize, bool withBias = true);
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
+  Linear(int64_t inputSize, int64_t outputSize, bool withBias = true)
+      : Linear(Options{inputSize, outputSize, withBias}) {}
+  explicit Linear(const Options& options);
 
   /// Uniform in +-1/sqrt(inputSize), from the default generator (Torch7's reset).
   void reset();
@@ -19,11 +34,11 @@ class Linear : public Module {
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
 
   std::string typeName() const override { return "nn.Linear"; }
+  /// "nn.Linear(800 -> 500)", then " without bias".
   std::string toString() const override;
-  Config config() const override;
 
-  int64_t inputSize() const { return inputSize_; }
-  int64_t outputSize() const { return outputSize_; }
+  int64_t inputSize() const { return options_.inputSize; }
+  int64_t outputSize() const { return options_.outputSize; }
 
   Tensor weight, bias, gradWeight, gradBias;
 
@@ -31,9 +46,6 @@ class Linear : public Module {
   void checkInput(const Tensor& input) const;
   void checkGradOutput(const Tensor& gradOutput, const Tensor& input) const;
 
-  int64_t inputSize_;
-  int64_t outputSize_;
-  bool withBias_;
   std::vector<int64_t> outputSizes_;
 };
 

@@ -1,13 +1,12 @@
 // nn::LogSoftMax: shapes and buffers here, the log-softmax itself in SoftMaxKernels (CPU loops or cuDNN).
 #include "nn/LogSoftMax.h"
 
+#include "nn/Options.h"
 #include "nn/SoftMaxPasses.h"
 
 namespace nn {
 
 NN_REGISTER_MODULE(LogSoftMax);
-
-ModulePtr LogSoftMax::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<LogSoftMax>(); }
 
 const Tensor& LogSoftMax::updateOutput(const Tensor& input) {
   softMaxUpdateOutput(*this, true, input, output, columns_);

@@ -161,8 +161,3 @@ struct ModuleRegistration {
 };
 
 }  // namespace nn
-
-/// In a module's .cpp: NN_REGISTER_MODULE(Linear) makes "nn.Linear" known to createModule,
-/// through the static `Linear::create(const Config&, std::vector<ModulePtr>)`.
-#define NN_REGISTER_MODULE(Type) \
-  static const ::nn::ModuleRegistration nn_module_registration_##Type("nn." #Type, &Type::create)

@@ -8,20 +8,12 @@
 
 namespace nn {
 
-PoolingWindow::PoolingWindow(const char* module, int64_t kW, int64_t kH, int64_t dW, int64_t dH, int64_t padW,
-                             int64_t padH)
-    : kW(kW), kH(kH), dW(dW), dH(dH), padW(padW), padH(padH) {
+void PoolingWindow::check(const char* module) const {
   NN_CHECK(kW > 0 && kH > 0 && dW > 0 && dH > 0 && padW >= 0 && padH >= 0,
            module << ": expected a positive kernel and stride and non-negative padding, got kernel " << kW << "x" << kH
                   << ", stride " << dW << "," << dH << ", padding " << padW << "," << padH);
   NN_CHECK(padW <= kW / 2 && padH <= kH / 2, module << ": expected padding at most half the kernel (" << kW / 2 << ","
                                                     << kH / 2 << "), got " << padW << "," << padH);
-}
-
-PoolingWindow::PoolingWindow(const char* module, const Config& c)
-    : PoolingWindow(module, c.integer("kW"), c.integer("kH"), c.integer("dW"), c.integer("dH"), c.integer("padW"),
-                    c.integer("padH")) {
-  ceilMode = c.flag("ceilMode");
 }
 
 PoolingShape PoolingWindow::shapeOf(const Tensor& input, const Module& who) const {
@@ -60,16 +52,6 @@ std::string PoolingWindow::describe() const {
   std::string s = std::to_string(kW) + "x" + std::to_string(kH) + ", " + std::to_string(dW) + "," + std::to_string(dH);
   if (padW != 0 || padH != 0) s += ", " + std::to_string(padW) + "," + std::to_string(padH);
   return s;
-}
-
-Config& PoolingWindow::addTo(Config& config) const {
-  return config.set("kW", kW)
-      .set("kH", kH)
-      .set("dW", dW)
-      .set("dH", dH)
-      .set("padW", padW)
-      .set("padH", padH)
-      .set("ceilMode", ceilMode);
 }
 
 }  // namespace nn

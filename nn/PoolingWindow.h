@@ -1,25 +1,37 @@
 // nn::PoolingWindow: the window of a spatial pooling module (kernel, stride, padding, ceil
-// mode) and what follows from it alone: the checks of its arguments and of an input, the
-// output sizes, the description and the saved settings. SpatialMaxPooling and
-// SpatialAveragePooling each hold one; what they do inside the windows is their own.
+// mode), an options struct (nn/Options.h), and what follows from it alone: the checks of its
+// arguments and of an input, the output sizes and the description. SpatialMaxPooling's
+// options are one; SpatialAveragePooling's hold one. What they do inside the windows is their own.
 #pragma once
 
 #include <string>
 
-#include "nn/Config.h"
 #include "nn/Module.h"
 #include "nn/Tensor.h"
 #include "nn/backend/PoolingKernels.h"
 
 namespace nn {
 
+/// kW x kH windows moved by dW, dH over an input padded by padW, padH cells on each side.
 struct PoolingWindow {
-  /// kW x kH windows moved by dW, dH over an input padded by padW, padH cells on each side.
+  int64_t kW = 0, kH = 0, dW = 1, dH = 1, padW = 0, padH = 0;
+  /// Output sizes rounded up (Torch7's :ceil()) rather than down.
+  bool ceilMode = false;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("kW", kW);
+    field("kH", kH);
+    field("dW", dW);
+    field("dH", dH);
+    field("padW", padW);
+    field("padH", padH);
+    field("ceilMode", ceilMode);
+  }
+
   /// Throws, naming `module`, unless kernel and stride are positive and the padding is
   /// non-negative and at most half the kernel (Torch7's check).
-  PoolingWindow(const char* module, int64_t kW, int64_t kH, int64_t dW, int64_t dH, int64_t padW, int64_t padH);
-  /// The window of a saved config (keys as config() writes them).
-  PoolingWindow(const char* module, const Config& config);
+  void check(const char* module) const;
 
   /// The shape of a call on `input`, [batch, planes, height, width] or [planes, height,
   /// width]; throws, naming `who` (only then is its description made: a steady step
@@ -34,12 +46,6 @@ struct PoolingWindow {
 
   /// "2x2, 2,2", then ", padW,padH" if padded.
   std::string describe() const;
-  /// kW, kH, dW, dH, padW, padH and ceilMode into `config`.
-  Config& addTo(Config& config) const;
-
-  int64_t kW, kH, dW, dH, padW, padH;
-  /// Output sizes rounded up (Torch7's :ceil()) rather than down.
-  bool ceilMode = false;
 };
 
 }  // namespace nn

@@ -1,27 +1,30 @@
 // nn::ReLU: y = max(0, x); Torch7's nn.ReLU([inplace]).
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/ActivationModule.h"
+#include "nn/Options.h"
 
 namespace nn {
 
-class ReLU : public Module {
+struct ReLUOptions {
+  /// Works in place (ActivationModule), as Torch7's nn.ReLU(true).
+  bool inplace = false;
+
+  template <typename F>
+  void visit(F&& field) {
+    // Files written before in-place ReLU existed have no such entry.
+    field("inplace", inplace, DefaultIfAbsent{});
+  }
+};
+
+class ReLU : public WithOptions<ReLUOptions, ActivationModule> {
  public:
-  /// inplace: the output is the input, overwritten, and gradInput is gradOutput, overwritten
-  /// (Torch7's nn.ReLU(true)). It saves a buffer and a pass over memory each way; the module
-  /// before must not need its output again, nor the module after its gradInput.
-  explicit ReLU(bool inplace = false) : inplace_(inplace) {}
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
+  explicit ReLU(bool inplace = false) : ReLU(Options{inplace}) {}
+  explicit ReLU(const Options& options);
 
-  const Tensor& updateOutput(const Tensor& input) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
-  bool inplace() const { return inplace_; }
   std::string typeName() const override { return "nn.ReLU"; }
+  /// "nn.ReLU", or "nn.ReLU(true)" in place, as Torch7 prints them.
   std::string toString() const override;
-  Config config() const override;
-
- private:
-  bool inplace_;
 };
 
 }  // namespace nn

@@ -1,6 +1,8 @@
 // nn::Sequential.
 #include "nn/Sequential.h"
 
+#include "nn/Options.h"
+
 namespace nn {
 
 NN_REGISTER_MODULE(Sequential);

@@ -232,27 +232,22 @@ Header readHeader(InputFile& file, const std::string& path) {
 // The module tree.
 
 Json describe(const Module& module) {
-  const Config moduleConfig = module.config();
   Json config = Json::object();
+  const Config moduleConfig = module.config();
   for (const auto& [key, value] : moduleConfig.values()) {
-    if (value.isText) {
-      config[key] = value.text;
-      continue;
+    if (const bool* b = std::get_if<bool>(&value)) {
+      config[key] = *b;
+    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+      config[key] = *i;
+    } else if (const double* d = std::get_if<double>(&value)) {
+      NN_CHECK(std::isfinite(*d), module.toString()
+                                      << ": config entry '" << key << "' is not a finite number, cannot save it");
+      config[key] = *d;
+    } else if (const std::string* t = std::get_if<std::string>(&value)) {
+      config[key] = *t;
+    } else {
+      config[key] = std::get<std::vector<int64_t>>(value);
     }
-    if (value.isList) {
-      Json list = Json::array();
-      for (double v : value.numbers) list.push_back(static_cast<int64_t>(v));
-      config[key] = list;
-      continue;
-    }
-    NN_CHECK(value.numbers.size() == 1 && std::isfinite(value.numbers[0]),
-             module.toString() << ": config entry '" << key << "' is not one finite number, cannot save it");
-    const double v = value.numbers[0];
-    // Integers print as integers ("outputSize": 10, not 10.0), for people reading the header.
-    if (std::floor(v) == v && std::fabs(v) < 9.0e15)
-      config[key] = static_cast<int64_t>(v);
-    else
-      config[key] = v;
   }
   Json children = Json::array();
   for (const ModulePtr& child : module.children()) children.push_back(describe(*child));
@@ -280,23 +275,26 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
   Config config;
   for (const auto& item : node["config"].items()) {
     const Json& v = item.value();
-    if (v.is_number()) {
+    const std::string where = at + type + " config entry '" + item.key() + "': ";
+    if (v.is_boolean()) {
+      config.set(item.key(), v.get<bool>());
+    } else if (v.is_number_integer()) {
+      NN_CHECK(!(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX), where << "integer out of range");
+      config.set(item.key(), v.get<int64_t>());
+    } else if (v.is_number_float()) {
       config.set(item.key(), v.get<double>());
-      continue;
-    }
-    if (v.is_string()) {
+    } else if (v.is_string()) {
       config.set(item.key(), v.get<std::string>());
-      continue;
+    } else {
+      NN_CHECK(v.is_array(), where << "expected a flag, a number, text or a list, got " << brief(v));
+      std::vector<int64_t> values;
+      for (const Json& x : v) {
+        NN_CHECK(x.is_number_integer() && !(x.is_number_unsigned() && x.get<uint64_t>() > INT64_MAX),
+                 where << "expected a list of integers, got " << brief(v));
+        values.push_back(x.get<int64_t>());
+      }
+      config.set(item.key(), values);
     }
-    NN_CHECK(v.is_array(),
-             at << type << " config entry '" << item.key() << "': expected a number, text or a list, got " << brief(v));
-    std::vector<int64_t> values;
-    for (const Json& x : v) {
-      NN_CHECK(x.is_number_integer() && !(x.is_number_unsigned() && x.get<uint64_t>() > INT64_MAX),
-               at << type << " config entry '" << item.key() << "': expected a list of integers, got " << brief(v));
-      values.push_back(x.get<int64_t>());
-    }
-    config.set(item.key(), values);
   }
   std::vector<ModulePtr> children;
   const Json& kids = node["children"];

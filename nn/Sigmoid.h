@@ -1,17 +1,13 @@
 // nn::Sigmoid: y = 1 / (1 + exp(-x)), element-wise; the backward reads the output, as Torch7's.
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/ActivationModule.h"
 
 namespace nn {
 
-class Sigmoid : public Module {
+class Sigmoid : public ActivationModule {
  public:
-  Sigmoid() = default;
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
-
-  const Tensor& updateOutput(const Tensor& input) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  Sigmoid() : ActivationModule(&ElementwiseKernels::sigmoid, math::ActivationArgs{}, false) {}
   std::string typeName() const override { return "nn.Sigmoid"; }
 };
 

@@ -1,13 +1,12 @@
 // nn::SoftMax: shapes and buffers here, the softmax itself in SoftMaxKernels (CPU loops or cuDNN).
 #include "nn/SoftMax.h"
 
+#include "nn/Options.h"
 #include "nn/SoftMaxPasses.h"
 
 namespace nn {
 
 NN_REGISTER_MODULE(SoftMax);
-
-ModulePtr SoftMax::create(const Config&, std::vector<ModulePtr>) { return std::make_shared<SoftMax>(); }
 
 const Tensor& SoftMax::updateOutput(const Tensor& input) {
   softMaxUpdateOutput(*this, false, input, output, columns_);

@@ -9,7 +9,6 @@ namespace nn {
 class SoftMax : public Module {
  public:
   SoftMax() = default;
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   const Tensor& updateOutput(const Tensor& input) override;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;

@@ -10,8 +10,9 @@ class SpatialBatchNormalization : public BatchNormalization {
  public:
   /// nOutput planes; the other arguments as for BatchNormalization.
   explicit SpatialBatchNormalization(int64_t nOutput, float eps = 1e-5f, float momentum = 0.1f, bool affine = true)
-      : BatchNormalization("nn.SpatialBatchNormalization", nOutput, eps, momentum, affine, 4) {}
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
+      : SpatialBatchNormalization(Options{nOutput, eps, momentum, affine}) {}
+  explicit SpatialBatchNormalization(const Options& options)
+      : BatchNormalization("nn.SpatialBatchNormalization", options, 4) {}
 };
 
 }  // namespace nn

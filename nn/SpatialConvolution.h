@@ -2,17 +2,35 @@
 // [N, C, H, W] or [C, H, W] input with an [nOutputPlane, nInputPlane, kH, kW] weight.
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/Options.h"
 #include "nn/backend/ConvolutionKernels.h"
 
 namespace nn {
 
-class SpatialConvolution : public Module {
+/// kW x kH kernel, stride dW, dH, zero padding padW, padH on each side.
+struct SpatialConvolutionOptions {
+  int64_t nInputPlane = 0, nOutputPlane = 0;
+  int64_t kW = 0, kH = 0, dW = 1, dH = 1, padW = 0, padH = 0;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("nInputPlane", nInputPlane);
+    field("nOutputPlane", nOutputPlane);
+    field("kW", kW);
+    field("kH", kH);
+    field("dW", dW);
+    field("dH", dH);
+    field("padW", padW);
+    field("padH", padH);
+  }
+};
+
+class SpatialConvolution : public WithOptions<SpatialConvolutionOptions> {
  public:
-  /// kW x kH kernel, stride dW, dH, zero padding padW, padH on each side.
   SpatialConvolution(int64_t nInputPlane, int64_t nOutputPlane, int64_t kW, int64_t kH, int64_t dW = 1, int64_t dH = 1,
-                     int64_t padW = 0, int64_t padH = 0);
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
+                     int64_t padW = 0, int64_t padH = 0)
+      : SpatialConvolution(Options{nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH}) {}
+  explicit SpatialConvolution(const Options& options);
 
   /// Weight, then bias, uniform in +-1/sqrt(kW * kH * nInputPlane) from the default
   /// generator (Torch7's reset).
@@ -28,7 +46,6 @@ class SpatialConvolution : public Module {
   /// "nn.SpatialConvolution(1 -> 20, 5x5)", then ", dW,dH" if strided or padded, then
   /// ", padW,padH" if padded.
   std::string toString() const override;
-  Config config() const override;
 
   /// [nOutputPlane, nInputPlane, kH, kW] and [nOutputPlane].
   Tensor weight, bias, gradWeight, gradBias;
@@ -36,9 +53,6 @@ class SpatialConvolution : public Module {
  private:
   ConvolutionShape checkInput(const Tensor& input) const;
   void checkGradOutput(const Tensor& gradOutput, const Tensor& input, const ConvolutionShape& s) const;
-
-  int64_t nInputPlane_, nOutputPlane_;
-  int64_t kW_, kH_, dW_, dH_, padW_, padH_;
 
   // Scratch memory of the kernels (nn/backend/ConvolutionKernels.h): on the CPU the unfolded input
   // (im2col) of a chunk of samples per compute thread, on CUDA cuDNN's workspace.

@@ -1,6 +1,7 @@
 // nn::SpatialMaxPooling: shapes and buffers here, the work in PoolingKernels (nn/backend/PoolingKernels.h).
 #include "nn/SpatialMaxPooling.h"
 
+#include "nn/Options.h"
 #include "nn/backend/Backend.h"
 
 namespace nn {
@@ -11,33 +12,26 @@ NN_REGISTER_MODULE(SpatialMaxPooling);
 static constexpr int64_t kMaxPlaneSize = int64_t{1} << 24;
 
 SpatialMaxPooling::SpatialMaxPooling(int64_t kW, int64_t kH, int64_t dW, int64_t dH, int64_t padW, int64_t padH)
-    : window_("nn.SpatialMaxPooling", kW, kH, dW == 0 ? kW : dW, dH == 0 ? kH : dH, padW, padH) {}
+    : SpatialMaxPooling(PoolingWindow{kW, kH, dW == 0 ? kW : dW, dH == 0 ? kH : dH, padW, padH}) {}
 
-SpatialMaxPooling::SpatialMaxPooling(const PoolingWindow& window) : window_(window) {}
-
-ModulePtr SpatialMaxPooling::create(const Config& c, std::vector<ModulePtr>) {
-  return std::make_shared<SpatialMaxPooling>(PoolingWindow("nn.SpatialMaxPooling", c));
-}
-
-Config SpatialMaxPooling::config() const {
-  Config c;
-  return window_.addTo(c);
+SpatialMaxPooling::SpatialMaxPooling(const PoolingWindow& window) : WithOptions(window) {
+  options_.check("nn.SpatialMaxPooling");
 }
 
 SpatialMaxPooling& SpatialMaxPooling::ceil() {
-  window_.ceilMode = true;
+  options_.ceilMode = true;
   return *this;
 }
 
 SpatialMaxPooling& SpatialMaxPooling::floor() {
-  window_.ceilMode = false;
+  options_.ceilMode = false;
   return *this;
 }
 
-std::string SpatialMaxPooling::toString() const { return "nn.SpatialMaxPooling(" + window_.describe() + ")"; }
+std::string SpatialMaxPooling::toString() const { return "nn.SpatialMaxPooling(" + options_.describe() + ")"; }
 
 PoolingShape SpatialMaxPooling::checkInput(const Tensor& input) const {
-  const PoolingShape s = window_.shapeOf(input, *this);
+  const PoolingShape s = options_.shapeOf(input, *this);
   NN_CHECK(s.height * s.width <= kMaxPlaneSize, toString() << ": expected input planes of at most " << kMaxPlaneSize
                                                            << " cells, got " << input.shapeString());
   return s;
@@ -46,8 +40,8 @@ PoolingShape SpatialMaxPooling::checkInput(const Tensor& input) const {
 const Tensor& SpatialMaxPooling::updateOutput(const Tensor& input) {
   const PoolingShape s = checkInput(input);
   const Tensor x = input.contiguous();
-  window_.resizeLikeOutput(output, input, s);
-  window_.resizeLikeOutput(indices, input, s);
+  options_.resizeLikeOutput(output, input, s);
+  options_.resizeLikeOutput(indices, input, s);
   kernelsOf(input.device())
       .pooling.maxUpdateOutput(input.device(), s, x.rawData(), output.rawData(), indices.rawData());
   return output;
@@ -55,7 +49,7 @@ const Tensor& SpatialMaxPooling::updateOutput(const Tensor& input) {
 
 const Tensor& SpatialMaxPooling::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   const PoolingShape s = checkInput(input);
-  window_.checkGradOutput(input, gradOutput, s, *this);
+  options_.checkGradOutput(input, gradOutput, s, *this);
   NN_CHECK(indices.sizes() == gradOutput.sizes() && indices.device() == input.device(),
            toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
   const Tensor g = gradOutput.contiguous();

@@ -2,27 +2,26 @@
 // [N, C, H, W] or [C, H, W] input.
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/Options.h"
 #include "nn/PoolingWindow.h"
 
 namespace nn {
 
-class SpatialMaxPooling : public Module {
+class SpatialMaxPooling : public WithOptions<PoolingWindow> {
  public:
   /// kW x kH windows moved by dW, dH (0 means by the kernel size, Torch7's default), over an
   /// input padded by padW, padH cells on each side that never win; the padding must be at
   /// most half the kernel (Torch7's check).
   SpatialMaxPooling(int64_t kW, int64_t kH, int64_t dW = 0, int64_t dH = 0, int64_t padW = 0, int64_t padH = 0);
-  /// The window of a saved config or another module (PoolingWindow checks its arguments).
+  /// The window as options (its stride as given, not 0).
   explicit SpatialMaxPooling(const PoolingWindow& window);
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Output sizes rounded up, so that windows may hang over the bottom and right edges
   /// (Torch7's :ceil()). Returns this module.
   SpatialMaxPooling& ceil();
   /// Output sizes rounded down, the default (Torch7's :floor()). Returns this module.
   SpatialMaxPooling& floor();
-  bool ceilMode() const { return window_.ceilMode; }
+  bool ceilMode() const { return options_.ceilMode; }
 
   const Tensor& updateOutput(const Tensor& input) override;
   /// Routes each gradOutput element to the input cell that won its window in the last
@@ -33,7 +32,6 @@ class SpatialMaxPooling : public Module {
   std::string typeName() const override { return "nn.SpatialMaxPooling"; }
   /// "nn.SpatialMaxPooling(2x2, 2,2)", then ", padW,padH" if padded.
   std::string toString() const override;
-  Config config() const override;
 
   /// Shaped like output: for each output, the flat index (y * width + x) within its input
   /// plane of the cell it took, counted from 0; the first of equal maxima wins.
@@ -41,8 +39,6 @@ class SpatialMaxPooling : public Module {
 
  private:
   PoolingShape checkInput(const Tensor& input) const;
-
-  PoolingWindow window_;
 };
 
 }  // namespace nn

@@ -1,17 +1,13 @@
 // nn::Tanh: y = tanh(x), element-wise; the backward reads the output, as Torch7's.
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/ActivationModule.h"
 
 namespace nn {
 
-class Tanh : public Module {
+class Tanh : public ActivationModule {
  public:
-  Tanh() = default;
-  static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
-
-  const Tensor& updateOutput(const Tensor& input) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  Tanh() : ActivationModule(&ElementwiseKernels::tanh, math::ActivationArgs{}, false) {}
   std::string typeName() const override { return "nn.Tanh"; }
 };
 

@@ -18,6 +18,7 @@
 #include "cunn/DataParallelTable.h"
 #include "nn/BatchNormalization.h"
 #include "nn/Linear.h"
+#include "nn/Options.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
 #include "nn/Sequential.h"
@@ -91,26 +92,37 @@ std::vector<std::vector<float>> stateValues(nn::Module& module) {
   return out;
 }
 
-// A module with a parameter, a buffer (like BatchNorm's running statistics) and a config
-// holding a list and a fraction: y = x + shift.
-class Shift : public nn::Module {
+// A module of a user's own, with a parameter, a buffer (like BatchNorm's running statistics)
+// and options holding a list and a fraction: y = x + shift.
+struct ShiftOptions {
+  int64_t size = 0;
+  std::vector<int64_t> pattern;
+  double momentum = 0.1;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("size", size);
+    field("pattern", pattern);
+    field("momentum", momentum);
+  }
+};
+
+class Shift : public nn::WithOptions<ShiftOptions> {
  public:
   Shift(int64_t size, std::vector<int64_t> pattern, double momentum)
-      : size_(size), pattern_(std::move(pattern)), momentum_(momentum) {
-    shift = Tensor::zeros({size});
-    gradShift = Tensor::zeros({size});
-    runningMean = Tensor::zeros({size});
+      : Shift(Options{size, std::move(pattern), momentum}) {}
+  explicit Shift(const Options& options) : WithOptions(options) {
+    shift = Tensor::zeros({options.size});
+    gradShift = Tensor::zeros({options.size});
+    runningMean = Tensor::zeros({options.size});
     registerParameter("shift", &shift, &gradShift);
     registerBuffer("running_mean", &runningMean);
-  }
-  static ModulePtr create(const nn::Config& c, std::vector<ModulePtr>) {
-    return std::make_shared<Shift>(c.integer("size"), c.integers("pattern"), c.number("momentum"));
   }
   const Tensor& updateOutput(const Tensor& input) override {
     output.resizeAs_(input);
     output.copy_(input);
     for (int64_t i = 0; i < input.size(0); ++i)
-      for (int64_t j = 0; j < size_; ++j) output.data()[i * size_ + j] += shift.data()[j];
+      for (int64_t j = 0; j < options_.size; ++j) output.data()[i * options_.size + j] += shift.data()[j];
     return output;
   }
   const Tensor& updateGradInput(const Tensor&, const Tensor& gradOutput) override {
@@ -118,17 +130,11 @@ class Shift : public nn::Module {
     return gradInput;
   }
   std::string typeName() const override { return "test.Shift"; }
-  nn::Config config() const override {
-    return nn::Config().set("size", size_).set("pattern", pattern_).set("momentum", momentum_);
-  }
 
   Tensor shift, gradShift, runningMean;
-  int64_t size_;
-  std::vector<int64_t> pattern_;
-  double momentum_;
 };
 
-const nn::ModuleRegistration shiftRegistration("test.Shift", &Shift::create);
+NN_REGISTER_MODULE_AS(Shift, "test.Shift");
 
 }  // namespace
 
@@ -185,11 +191,12 @@ TEST_CASE("the header is safetensors JSON with PyTorch's names, contiguous offse
 
   const nn::Metadata metadata = nn::readSafetensorsMetadata(path);
   REQUIRE(metadata.at("format") == "pt");
-  REQUIRE(metadata.at("nn.module") ==
-          R"({"type":"nn.Sequential","config":{},"training":true,"children":[)"
-          R"({"type":"nn.Linear","config":{"bias":1,"inputSize":3,"outputSize":4},"training":true,"children":[]},)"
-          R"({"type":"nn.ReLU","config":{},"training":true,"children":[]},)"
-          R"({"type":"nn.Linear","config":{"bias":1,"inputSize":4,"outputSize":2},"training":true,"children":[]}]})");
+  REQUIRE(
+      metadata.at("nn.module") ==
+      R"({"type":"nn.Sequential","config":{},"training":true,"children":[)"
+      R"({"type":"nn.Linear","config":{"inputSize":3,"outputSize":4,"bias":true},"training":true,"children":[]},)"
+      R"({"type":"nn.ReLU","config":{"inplace":false},"training":true,"children":[]},)"
+      R"({"type":"nn.Linear","config":{"inputSize":4,"outputSize":2,"bias":true},"training":true,"children":[]}]})");
 }
 
 TEST_CASE("a module with a buffer and list and fraction config entries round-trips", "[Serialize]") {
@@ -208,8 +215,8 @@ TEST_CASE("a module with a buffer and list and fraction config entries round-tri
   REQUIRE(names == std::vector<std::string>{"0.weight", "0.bias", "1.shift", "1.running_mean"});
   REQUIRE(stateValues(*loaded) == stateValues(*model));
   auto& copy = dynamic_cast<Shift&>(*loaded->children()[1]);
-  REQUIRE(copy.pattern_ == std::vector<int64_t>{2, 7, 1});
-  REQUIRE(copy.momentum_ == 0.1);
+  REQUIRE(copy.options().pattern == std::vector<int64_t>{2, 7, 1});
+  REQUIRE(copy.options().momentum == 0.1);
   REQUIRE(copy.runningMean.toVector() == std::vector<float>{0.125f, 3, -7});
 }
 
@@ -423,10 +430,27 @@ TEST_CASE("a corrupted module tree is an error naming the file and the module", 
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("nn.Nope"));
   withTree(R"({"type":"nn.Sequential","config":{},"training":true,"children":[)"
            R"({"type":"nn.Linear","config":{"inputSize":3},"training":true,"children":[]}]})");
-  REQUIRE_THROWS_WITH(nn::load(path),
-                      Catch::Contains(path) && Catch::Contains("module '0'") && Catch::Contains("missing entry"));
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("module '0'") &&
+                                          Catch::Contains("nn.Linear: config entry 'outputSize' is missing"));
   withTree(R"({"type":"nn.ReLU","config":{"x":"y"},"training":true,"children":[]})");
-  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("'x'"));
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("unknown config entry 'x'"));
+  // Each entry must have its field's type: a flag, an integer, a list.
+  withTree(
+      R"({"type":"nn.Linear","config":{"inputSize":3,"outputSize":4,"bias":"yes"},"training":true,"children":[]})");
+  REQUIRE_THROWS_WITH(nn::load(path),
+                      Catch::Contains("config entry 'bias': expected a flag (true or false), got text 'yes'"));
+  withTree(
+      R"({"type":"nn.Linear","config":{"inputSize":3.5,"outputSize":4,"bias":true},"training":true,"children":[]})");
+  REQUIRE_THROWS_WITH(nn::load(path),
+                      Catch::Contains("config entry 'inputSize': expected an integer, got a number 3.5"));
+  withTree(R"({"type":"nn.Linear","config":{"inputSize":3,"outputSize":4,"bias":2},"training":true,"children":[]})");
+  REQUIRE_THROWS_WITH(nn::load(path),
+                      Catch::Contains("config entry 'bias': expected a flag (true or false), got an integer 2"));
+  withTree(R"({"type":"nn.View","config":{"sizes":4},"training":true,"children":[]})");
+  REQUIRE_THROWS_WITH(nn::load(path),
+                      Catch::Contains("config entry 'sizes': expected a list of integers, got an integer 4"));
+  withTree(R"({"type":"nn.Tanh","config":{"inplace":true},"training":true,"children":[]})");
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains("nn.Tanh: takes no arguments, got config entry 'inplace'"));
   withTree(R"({"type":"nn.ReLU"})");
   REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("root"));
   std::string deep;

@@ -77,7 +77,7 @@ TEST_CASE("View rejects sizes that do not fit the input, naming itself, the inpu
       Catch::Contains("nn.View(-1, 800)") && Catch::Contains("[2, 800]") && Catch::Contains("[800, 2]"));
   REQUIRE_THROWS_WITH(nn::View({-1, -1}), Catch::Contains("nn.View(-1, -1)") && Catch::Contains("at most one"));
   REQUIRE_THROWS_WITH(nn::View({0, 4}), Catch::Contains("nn.View(0, 4)"));
-  REQUIRE_THROWS_AS(nn::View({}), nn::Error);
+  REQUIRE_THROWS_AS(nn::View(std::vector<int64_t>{}), nn::Error);
 }
 
 TEST_CASE("View of a strided input copies it once into its own buffer", "[View]") {

@@ -1,0 +1,39 @@
+// nn::ActivationModule: what the element-wise activation modules share (ReLU, Tanh, Sigmoid,
+// ...): shape and device checks, buffer sizes and the in-place variant, around one call to the
+// activation's entry of the ElementwiseKernels of the input's device. A module says only which
+// entry, with which parameters (nn/math/Activation.h), and whether it works in place.
+#pragma once
+
+#include "nn/Module.h"
+#include "nn/backend/ElementwiseKernels.h"
+
+namespace nn {
+
+class ActivationModule : public Module {
+ public:
+  /// The activation's entry in ElementwiseKernels, e.g. &ElementwiseKernels::relu.
+  using Entry = ActivationKernels ElementwiseKernels::*;
+
+  /// Out of place: output = f(input), gradInput = f'(input) gradOutput, in buffers of the
+  /// module. In place: the output is the input, overwritten, and gradInput is gradOutput,
+  /// overwritten (Torch7's nn.ReLU(true)); both must be contiguous. It saves a buffer and a
+  /// pass over memory each way; the module before must not need its output again, nor the
+  /// module after its gradInput.
+  const Tensor& updateOutput(const Tensor& input) final;
+  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) final;
+  bool inplace() const { return inplace_; }
+
+ protected:
+  /// In place only for a formula whose backward may read the output for the input (kInPlace).
+  ActivationModule(Entry entry, const math::ActivationArgs& args, bool inplace)
+      : entry_(entry), args_(args), inplace_(inplace) {}
+
+ private:
+  void checkGradOutput(const Tensor& like, const Tensor& gradOutput) const;
+
+  Entry entry_;
+  math::ActivationArgs args_;
+  bool inplace_;
+};
+
+}  // namespace nn
