@@ -25,6 +25,8 @@ struct ElementwiseKernels {
   ActivationKernels relu;
   ActivationKernels tanh;
   ActivationKernels sigmoid;
+  ActivationKernels leakyRelu;
+  ActivationKernels elu;
   /// One SGD step over n elements; velocity is null without momentum.
   void (*sgdStep)(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,
                   const math::SgdStep& step);

@@ -83,7 +83,8 @@ void sgdStep(const Device& device, float* x, const float* gradient, float* veloc
 
 ElementwiseKernels elementwiseKernels() {
   namespace a = math::activation;
-  return {activation<a::ReLU>(), activation<a::Tanh>(), activation<a::Sigmoid>(), &sgdStep};
+  return {activation<a::ReLU>(),      activation<a::Tanh>(), activation<a::Sigmoid>(),
+          activation<a::LeakyReLU>(), activation<a::ELU>(),  &sgdStep};
 }
 
 }  // namespace nn::cpu

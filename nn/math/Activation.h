@@ -52,13 +52,36 @@ struct Sigmoid {
   NN_HD float backward(float, float y, float gradOutput) const { return gradOutput * (1.f - y) * y; }
 };
 
+/// LeakyReLU (Torch7's nn.LeakyReLU(negval)): x where x > 0, else negval x. a = negval.
+struct LeakyReLU {
+  static constexpr bool kInPlace = true;  // y > 0 exactly where x > 0 while negval >= 0 (the module checks)
+  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
+  float negval;
+  NN_HD explicit LeakyReLU(const ActivationArgs& args) : negval(args.a) {}
+  NN_HD float forward(float x) const { return x > 0.f ? x : negval * x; }
+  NN_HD float backward(float x, float, float gradOutput) const { return x > 0.f ? gradOutput : negval * gradOutput; }
+};
+
+/// ELU (Torch7's nn.ELU(alpha)): x where x > 0, else alpha (e^x - 1), through expm1 as PyTorch.
+/// As in Torch7, the backward reads the output: dy/dx = y + alpha where y <= 0. a = alpha.
+struct ELU {
+  static constexpr bool kInPlace = true;  // y > 0 exactly where x > 0 while alpha >= 0 (the module checks)
+  static constexpr bool kForwardLibm = true, kBackwardLibm = false;
+  float alpha;
+  NN_HD explicit ELU(const ActivationArgs& args) : alpha(args.a) {}
+  NN_HD float forward(float x) const { return x > 0.f ? x : alpha * expm1f(x); }
+  NN_HD float backward(float, float y, float gradOutput) const {
+    return y > 0.f ? gradOutput : gradOutput * (y + alpha);
+  }
+};
+
 template <typename... A>
 struct List {
   static constexpr int kCount = sizeof...(A);
 };
 
 /// Every activation above.
-using All = List<ReLU, Tanh, Sigmoid>;
+using All = List<ReLU, Tanh, Sigmoid, LeakyReLU, ELU>;
 
 }  // namespace activation
 }  // namespace nn::math
