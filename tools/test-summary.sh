@@ -2,13 +2,27 @@
 # Adds up the test cases of every test target and prints "N passed, N failed, N skipped".
 # Reads the output of `bazel test` (file $1) for each target's status: a target that passed
 # or failed contributes the counts its log printed; one that failed to build, timed out or
-# did not run counts as one failed test case. Exits non-zero if anything failed.
+# did not run counts as one failed test case, and so does one whose log counts no test case.
+# Finding no test target at all is a failure too. Exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bazel_output=$1
 
+if ! targets=$(bazel query --noshow_progress 'tests(//...)' 2>&1); then
+  echo "tools/test-summary.sh: bazel query found no test targets:" >&2
+  echo "$targets" >&2
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+targets=$(echo "$targets" | grep '^//' || true)
+if [ -z "$targets" ]; then
+  echo "tools/test-summary.sh: no test target under //..." >&2
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
 passed=0 failed=0 skipped=0
-for target in $(bazel query --noshow_progress 'tests(//...)' 2>/dev/null); do
+for target in $targets; do
   status=$(grep -E "^${target}[[:space:]]" "$bazel_output" | tail -n 1 | sed -E 's/^[^[:space:]]+[[:space:]]+//')
   path=${target#//}
   log="bazel-testlogs/${path/://}/test.log"
@@ -23,6 +37,10 @@ for target in $(bazel query --noshow_progress 'tests(//...)' 2>/dev/null); do
     continue
   fi
   read -r p f s < <(echo "$line" | awk '{print $2, $4, $6}')
+  if [ $((p + f + s)) -eq 0 ]; then
+    echo "$target ran no test case: counted as one failure" >&2
+    f=1
+  fi
   passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 done
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"
