@@ -1,7 +1,9 @@
-// nn::AtomicFile: temporary file, fsync, rename, fsync of the folder.
+// nn::AtomicFile: the target through symbolic links, a temporary file beside it, fsync,
+// rename, fsync of the folder.
 #include "nn/AtomicFile.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,14 +15,60 @@
 namespace nn {
 
 namespace {
+
 std::string errnoText() { return std::strerror(errno); }
+
+std::string folderOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+const char* kindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// The path that `path` names once every symbolic link on its last component is followed
+// (links in the folders above are the kernel's to follow): the file a save replaces.
+std::string targetOf(const std::string& path) {
+  std::string target = path;
+  for (int hops = 0;; ++hops) {
+    struct stat st;
+    if (lstat(target.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return target;
+    NN_CHECK(hops < 40, path << ": too many levels of symbolic links");
+    char link[PATH_MAX];
+    const ssize_t n = readlink(target.c_str(), link, sizeof(link) - 1);
+    NN_CHECK(n >= 0, path << ": cannot read the symbolic link " << target << ": " << errnoText());
+    link[n] = '\0';
+    target = link[0] == '/' ? std::string(link) : folderOf(target) + "/" + link;
+  }
+}
+
+// Throws unless the target is absent or a regular file.
+void checkTarget(const std::string& path, const std::string& target) {
+  struct stat st;
+  if (stat(target.c_str(), &st) != 0) {
+    NN_CHECK(errno == ENOENT, path << ": cannot save there: " << errnoText());
+    return;
+  }
+  NN_CHECK(S_ISREG(st.st_mode),
+           path << ": cannot save there: " << (target == path ? "it is " : "it links to " + target + ", which is ")
+                << kindOf(st.st_mode) << ", not a regular file");
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   NN_CHECK(!path.empty() && path.back() != '/', "nn::AtomicFile: expected a file path, got '" << path << "'");
-  const size_t slash = path.rfind('/');
-  folder_ = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  target_ = targetOf(path);
+  checkTarget(path, target_);
+  folder_ = folderOf(target_);
+  const size_t slash = target_.rfind('/');
+  const std::string name = slash == std::string::npos ? target_ : target_.substr(slash + 1);
   std::string pattern = folder_ + "/." + name + ".tmp.XXXXXX";
   fd_ = mkstemp(&pattern[0]);
   NN_CHECK(fd_ >= 0, path << ": cannot create a temporary file in " << folder_ << ": " << errnoText());
@@ -50,7 +98,9 @@ void AtomicFile::commit() {
   const int closed = close(fd_);
   fd_ = -1;
   NN_CHECK(closed == 0, path_ << ": cannot write (close): " << errnoText());
-  NN_CHECK(rename(tempPath_.c_str(), path_.c_str()) == 0, path_ << ": cannot replace: " << errnoText());
+  // Checked again: the target may have become something else while the data was written.
+  checkTarget(path_, target_);
+  NN_CHECK(rename(tempPath_.c_str(), target_.c_str()) == 0, path_ << ": cannot replace: " << errnoText());
   committed_ = true;
   const int folder = open(folder_.c_str(), O_RDONLY | O_DIRECTORY);
   NN_CHECK(folder >= 0, path_ << ": written, but cannot open " << folder_ << " to sync it: " << errnoText());
@@ -63,6 +113,37 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
   AtomicFile file(path);
   file.write(contents.data(), contents.size());
   file.commit();
+}
+
+void checkWritable(const std::string& path) {
+  NN_CHECK(!path.empty() && path.back() != '/', path << ": cannot save there: expected a file path");
+  const std::string target = targetOf(path);
+  checkTarget(path, target);
+  const std::string folder = folderOf(target);
+  struct stat st;
+  NN_CHECK(stat(folder.c_str(), &st) == 0, path << ": cannot save there: the folder " << folder << ": " << errnoText());
+  NN_CHECK(S_ISDIR(st.st_mode), path << ": cannot save there: " << folder << " is not a folder");
+  NN_CHECK(access(folder.c_str(), W_OK | X_OK) == 0,
+           path << ": cannot save there: the folder " << folder << " is not writable: " << errnoText());
+}
+
+void appendToFile(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  NN_CHECK(fd >= 0, path << ": cannot open to append: " << errnoText());
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = errnoText();
+      close(fd);
+      throw Error(path + ": cannot append: " + why);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  NN_CHECK(close(fd) == 0, path << ": cannot append (close): " << errnoText());
 }
 
 }  // namespace nn
