@@ -30,7 +30,8 @@ DevicePool& poolOf(const Device& device) {
 }  // namespace
 
 void setNumThreads(int threads) {
-  NN_CHECK(threads >= 1, "nn::setNumThreads: expected at least 1 thread, got " << threads);
+  NN_CHECK(threads >= 1 && threads <= kMaxThreads,
+           "nn::setNumThreads: expected 1 to " << kMaxThreads << " threads per device, got " << threads);
   blas::setNumThreads(1);
   gThreads = threads;
 }

@@ -12,7 +12,11 @@
 
 namespace nn {
 
-/// Sets the compute threads of each CPU device (at least 1). OpenBLAS then runs
+/// The most compute threads a CPU device may have: far more than any machine's cores, and few
+/// enough that every CPU device's threads together stay within a system's process limits.
+constexpr int kMaxThreads = 256;
+
+/// Sets the compute threads of each CPU device (1 to kMaxThreads). OpenBLAS then runs
 /// single-threaded inside each part, so that the threads do not oversubscribe the cores.
 void setNumThreads(int threads);
 /// The compute threads of each CPU device.

@@ -23,16 +23,28 @@ constexpr std::chrono::microseconds kLastWatch{2000};
 WorkerThreads::WorkerThreads(size_t count, std::function<void(size_t)> start)
     : errors_(count), start_(std::move(start)) {
   threads_.reserve(count);
-  for (size_t i = 0; i < count; ++i) threads_.emplace_back([this, i] { loop(i); });
+  try {
+    for (size_t i = 0; i < count; ++i) threads_.emplace_back([this, i] { loop(i); });
+  } catch (const std::exception& e) {
+    // The system refused a thread (a process limit, memory for its stack): the ones started
+    // so far stop and are joined before the members they use go away.
+    const size_t started = threads_.size();
+    stop();
+    throw Error("nn::WorkerThreads: cannot start thread " + std::to_string(started + 1) + " of " +
+                std::to_string(count) + ": " + e.what());
+  }
 }
 
-WorkerThreads::~WorkerThreads() {
+WorkerThreads::~WorkerThreads() { stop(); }
+
+void WorkerThreads::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (std::thread& t : threads_) t.join();
+  threads_.clear();
 }
 
 void WorkerThreads::loop(size_t index) {

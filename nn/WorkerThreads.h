@@ -21,6 +21,7 @@ namespace nn {
 class WorkerThreads {
  public:
   /// Starts `count` workers; worker i calls start(i), where given, before its first task.
+  /// Where the system cannot start one, an nn::Error saying so, with those started joined.
   explicit WorkerThreads(size_t count, std::function<void(size_t)> start = nullptr);
   ~WorkerThreads();
   WorkerThreads(const WorkerThreads&) = delete;
@@ -38,6 +39,8 @@ class WorkerThreads {
 
  private:
   void loop(size_t index);
+  /// Stops and joins every worker started.
+  void stop();
 
   std::vector<std::thread> threads_;
   std::vector<std::exception_ptr> errors_;  // of each worker's task in the current round

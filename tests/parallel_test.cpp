@@ -1,7 +1,12 @@
 // The compute threads of a CPU device (nn/Parallel.h): how work is cut into parts, that each
 // part runs once and failures come back, and that every module that cuts its work gives with
 // several threads what it gives with one.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -10,6 +15,7 @@
 #include <vector>
 
 #include "examples/LeNet.h"
+#include "nn/WorkerThreads.h"
 #include "nn/nn.h"
 #include "tests/GradCheck.h"
 
@@ -81,7 +87,9 @@ TEST_CASE("parallelParts follows the compute threads, at most the work, on CPU d
   CHECK(nn::parallelParts(Device::cpu(1), 3) == 3);
   CHECK(nn::parallelParts(Device::cpu(0), 0) == 1);
   CHECK(nn::parallelParts(Device(nn::DeviceType::CUDA, 0), 100) == 1);
-  CHECK_THROWS_WITH(nn::setNumThreads(0), Contains("expected at least 1 thread, got 0"));
+  CHECK_THROWS_WITH(nn::setNumThreads(0), Contains("expected 1 to 256 threads per device, got 0"));
+  CHECK_THROWS_WITH(nn::setNumThreads(100000), Contains("expected 1 to 256 threads per device, got 100000"));
+  CHECK(nn::numThreads() == 4);
 }
 
 TEST_CASE("parallelFor runs each part once, part 0 on the calling thread, the rest on other threads", "[parallel]") {
@@ -214,4 +222,39 @@ TEST_CASE("LeNet trains on two compute threads as on one, to float rounding", "[
   REQUIRE(one.size() == two.size());
   CHECK(one.back() < one.front());  // it learns
   for (size_t i = 0; i < one.size(); ++i) CHECK(two[i] == Approx(one[i]).epsilon(1e-4));
+}
+
+TEST_CASE("a worker thread the system cannot start is an nn::Error, with the others joined",
+          "[parallel][nosanitizer]") {
+  // In a child process whose address space leaves room for a few thread stacks only (a limit
+  // that holds for root too), asking for 200 workers must end in an error, not in a hang or a
+  // crash; an alarm ends a hung child.
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    alarm(20);
+    rlimit limit{};
+    getrlimit(RLIMIT_AS, &limit);
+    std::ifstream status("/proc/self/statm");
+    size_t pages = 0;
+    status >> pages;
+    limit.rlim_cur = pages * static_cast<size_t>(sysconf(_SC_PAGESIZE)) + (size_t{64} << 20);
+    setrlimit(RLIMIT_AS, &limit);
+    try {
+      nn::WorkerThreads workers(200);
+      _exit(2);  // every thread started: the limit did not bite
+    } catch (const nn::Error& e) {
+      const std::string message = e.what();
+      _exit(message.find("cannot start thread") != std::string::npos && message.find("of 200") != std::string::npos
+                ? 0
+                : 3);
+    } catch (...) {
+      _exit(4);
+    }
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  INFO("child status " << status);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
