@@ -1,12 +1,14 @@
-// nn::IdxFile: the IDX reader, through zlib's gzread (which passes plain files through).
+// nn::IdxFile: the IDX reader, of plain or gzip-compressed files.
 #include "nn/IdxFile.h"
 
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iomanip>
+#include <sstream>
 
 #include "nn/Error.h"
 
@@ -18,52 +20,93 @@ namespace {
 // every count gzread returns, fits its type without overflow.
 constexpr int64_t kMaxDataBytes = int64_t{1} << 31;
 
-// A gzFile that closes itself and reads exactly what was asked, or less at the end.
-class GzReader {
+// A file read plainly or, where it starts with gzip's magic bytes, through zlib's inflate. The
+// gzip stream must end properly: inflate checks the trailer's CRC-32 and length, and a stream
+// cut short (its trailer dropped) is an error, not data that merely ends. (zlib's gzread
+// reports neither a missing trailer nor, without it, a corrupted stream.)
+class Reader {
  public:
-  explicit GzReader(const std::string& path) : path_(path) {
-    errno = 0;
-    file_ = gzopen(path.c_str(), "rb");
-    NN_CHECK(file_ != nullptr, path << ": cannot open: " << (errno != 0 ? std::strerror(errno) : "gzopen failed"));
+  explicit Reader(const std::string& path) : path_(path) {
+    file_ = std::fopen(path.c_str(), "rb");
+    NN_CHECK(file_ != nullptr, path << ": cannot open: " << std::strerror(errno));
+    fillInput();
+    gzip_ = stream_.avail_in >= 2 && input_[0] == 0x1f && input_[1] == 0x8b;
+    if (gzip_) NN_CHECK(inflateInit2(&stream_, 16 + MAX_WBITS) == Z_OK, path << ": cannot start zlib");
   }
-  ~GzReader() { gzclose(file_); }
-  GzReader(const GzReader&) = delete;
-  GzReader& operator=(const GzReader&) = delete;
+  ~Reader() {
+    if (gzip_) inflateEnd(&stream_);
+    std::fclose(file_);
+  }
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
 
-  /// Reads up to `count` bytes; fewer only where the data ends. A read error (a corrupt
-  /// gzip stream, a folder) is an nn::Error.
+  /// Reads up to `count` bytes; fewer only where the data ends. A read error (a corrupt or
+  /// truncated gzip stream, a folder) is an nn::Error.
   int64_t read(void* destination, int64_t count) {
+    auto* out = static_cast<uint8_t*>(destination);
     int64_t got = 0;
     while (got < count) {
-      const auto chunk = static_cast<unsigned>(std::min<int64_t>(count - got, int64_t{1} << 30));
-      const int n = gzread(file_, static_cast<char*>(destination) + got, chunk);
-      NN_CHECK(n >= 0, path_ << ": read error: " << problem());
+      const int64_t n = gzip_ ? inflateSome(out + got, count - got) : copySome(out + got, count - got);
       if (n == 0) break;
       got += n;
     }
     return got;
   }
 
-  /// zlib's account of a stream that ended early ("unexpected end of file"), or "".
-  std::string problem() {
-    int code = Z_OK;
-    const char* message = gzerror(file_, &code);
-    if (code == Z_OK) return "";
-    if (code == Z_ERRNO) return std::strerror(errno);
-    // zlib puts the path in front of its message; ours is already there.
-    const std::string text = message;
-    return text.rfind(path_ + ": ", 0) == 0 ? text.substr(path_.size() + 2) : text;
-  }
-
-  /// " (gzip: ...)" when zlib saw a problem, for the end of a message.
-  std::string problemSuffix() {
-    const std::string p = problem();
-    return p.empty() ? "" : " (gzip: " + p + ")";
+  /// True once the data has ended (a gzip stream with its trailer checked).
+  bool ended() {
+    if (gzip_) return ended_;
+    if (stream_.avail_in == 0) fillInput();
+    return stream_.avail_in == 0;
   }
 
  private:
+  void fillInput() {
+    const size_t n = std::fread(input_, 1, sizeof input_, file_);
+    NN_CHECK(n > 0 || !std::ferror(file_), path_ << ": read error: " << std::strerror(errno));
+    stream_.next_in = input_;
+    stream_.avail_in = static_cast<uInt>(n);
+  }
+
+  int64_t copySome(uint8_t* out, int64_t count) {
+    if (stream_.avail_in == 0) fillInput();
+    const int64_t n = std::min<int64_t>(count, stream_.avail_in);
+    std::memcpy(out, stream_.next_in, static_cast<size_t>(n));
+    stream_.next_in += n;
+    stream_.avail_in -= static_cast<uInt>(n);
+    return n;
+  }
+
+  int64_t inflateSome(uint8_t* out, int64_t count) {
+    if (ended_) return 0;
+    stream_.next_out = out;
+    stream_.avail_out = static_cast<uInt>(std::min<int64_t>(count, int64_t{1} << 30));
+    const uInt before = stream_.avail_out;
+    while (stream_.avail_out == before) {
+      if (stream_.avail_in == 0) {
+        fillInput();
+        NN_CHECK(stream_.avail_in > 0,
+                 path_ << ": truncated: the gzip stream ends before its end (its trailer, with the CRC, is missing)");
+      }
+      const int status = inflate(&stream_, Z_NO_FLUSH);
+      NN_CHECK(status == Z_OK || status == Z_STREAM_END,
+               path_ << ": corrupt gzip stream: " << (stream_.msg != nullptr ? stream_.msg : zError(status)));
+      if (status == Z_STREAM_END) {
+        ended_ = true;
+        if (stream_.avail_in == 0) fillInput();
+        NN_CHECK(stream_.avail_in == 0, path_ << ": bytes after the end of the gzip stream");
+        break;
+      }
+    }
+    return static_cast<int64_t>(before - stream_.avail_out);
+  }
+
   std::string path_;
-  gzFile file_ = nullptr;
+  std::FILE* file_ = nullptr;
+  bool gzip_ = false;
+  bool ended_ = false;
+  z_stream stream_{};
+  uint8_t input_[1 << 16];
 };
 
 std::string hexByte(uint8_t b) {
@@ -75,11 +118,10 @@ std::string hexByte(uint8_t b) {
 }  // namespace
 
 IdxFile IdxFile::read(const std::string& path, const std::string& contents) {
-  GzReader file(path);
+  Reader file(path);
   uint8_t magic[4];
   int64_t got = file.read(magic, 4);
-  NN_CHECK(got == 4,
-           path << ": truncated: expected a 4-byte IDX magic number, got " << got << " bytes" << file.problemSuffix());
+  NN_CHECK(got == 4, path << ": truncated: expected a 4-byte IDX magic number, got " << got << " bytes");
   NN_CHECK(magic[0] == 0 && magic[1] == 0,
            path << ": not an IDX file: the magic number should start with 0x00 0x00, got " << hexByte(magic[0]) << " "
                 << hexByte(magic[1]));
@@ -90,8 +132,8 @@ IdxFile IdxFile::read(const std::string& path, const std::string& contents) {
 
   uint8_t sizeBytes[16];
   got = file.read(sizeBytes, 4 * rank);
-  NN_CHECK(got == 4 * rank, path << ": truncated: expected " << 4 * rank << " bytes of sizes for rank " << rank
-                                 << ", got " << got << file.problemSuffix());
+  NN_CHECK(got == 4 * rank,
+           path << ": truncated: expected " << 4 * rank << " bytes of sizes for rank " << rank << ", got " << got);
   IdxFile out;
   for (int d = 0; d < rank; ++d) {
     const uint8_t* b = sizeBytes + 4 * d;
@@ -115,16 +157,14 @@ IdxFile IdxFile::read(const std::string& path, const std::string& contents) {
     got += n;
     if (n < chunk) break;
   }
-  NN_CHECK(got == total, path << ": truncated: expected " << total << " bytes of " << contents << ", got " << got
-                              << file.problemSuffix());
+  NN_CHECK(got == total, path << ": truncated: expected " << total << " bytes of " << contents << ", got " << got);
   uint8_t rest[4096];
   int64_t trailing = 0;
   for (int64_t n; (n = file.read(rest, sizeof rest)) > 0;) trailing += n;
   NN_CHECK(trailing == 0, path << ": " << trailing << " trailing bytes after the " << total << " bytes of " << contents
                                << " that sizes " << shapeString(out.sizes) << " declare");
-  // A gzip stream cut just before its trailer delivers all data, then reports the cut.
-  const std::string problem = file.problem();
-  NN_CHECK(problem.empty(), path << ": truncated: " << problem);
+  // Reading on to the end checks a gzip stream's trailer (its CRC and length) too.
+  NN_CHECK(file.ended(), path << ": the data does not end where sizes " << shapeString(out.sizes) << " say");
   return out;
 }
 

@@ -32,12 +32,14 @@ Bytes idx(const std::vector<uint32_t>& sizes, const Bytes& data, uint8_t type = 
   return out;
 }
 
-Bytes gzip(const Bytes& bytes) {
+// `level` 0 stores the data uncompressed in the stream: a flipped data byte then leaves a
+// well-formed stream whose data is wrong, which only the trailer's CRC shows.
+Bytes gzip(const Bytes& bytes, int level = Z_BEST_COMPRESSION) {
   uLongf size = compressBound(static_cast<uLong>(bytes.size())) + 32;
   Bytes out(size);
   z_stream s{};
   // windowBits 15 + 16: a gzip wrapper, as gzip(1) writes.
-  REQUIRE(deflateInit2(&s, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  REQUIRE(deflateInit2(&s, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
   s.next_in = const_cast<Bytes::value_type*>(bytes.data());
   s.avail_in = static_cast<uInt>(bytes.size());
   s.next_out = out.data();
@@ -139,6 +141,26 @@ TEST_CASE("IdxFile rejects files truncated anywhere and files with trailing byte
   corrupt[corrupt.size() - 6] ^= 0xff;  // inside the CRC-32 of the trailer
   writeFile(path + ".gz", corrupt);
   REQUIRE_THROWS_WITH(nn::IdxFile::read(path + ".gz"), Catch::Contains(path + ".gz: "));
+}
+
+TEST_CASE("IdxFile refuses a gzip file whose data changed, with its trailer or without it", "[IdxFile]") {
+  // 200 KB stored uncompressed in the stream, one bit of the data flipped: the stream stays
+  // well formed, so only the CRC-32 of the trailer shows the damage, and a file whose last 8
+  // bytes (the trailer) are gone must not load as if it had ended.
+  TempDir dir;
+  const std::string path = dir.file("flipped.idx.gz");
+  const Bytes stored = gzip(idx({200, 1024}, counting(200 * 1024)), 0);
+  Bytes flipped = stored;
+  flipped[stored.size() / 2] ^= 0x10;
+  writeFile(path, flipped);
+  REQUIRE_THROWS_WITH(nn::IdxFile::read(path), Catch::Contains(path + ": corrupt gzip stream: incorrect data check"));
+  writeFile(path, prefix(flipped, flipped.size() - 8));
+  REQUIRE_THROWS_WITH(nn::IdxFile::read(path),
+                      Catch::Contains(path + ": truncated: the gzip stream ends before its end"));
+  writeFile(path, prefix(stored, stored.size() - 8));
+  REQUIRE_THROWS_WITH(nn::IdxFile::read(path), Catch::Contains("its trailer, with the CRC, is missing"));
+  writeFile(path, stored);
+  REQUIRE(nn::IdxFile::read(path).data == counting(200 * 1024));
 }
 
 namespace {
