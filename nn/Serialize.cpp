@@ -32,6 +32,49 @@ constexpr const char* kMetadataKey = "__metadata__";
 constexpr const char* kModuleKey = "nn.module";
 constexpr const char* kFormatKey = "format";
 constexpr int kMaxTreeDepth = 100;
+// A safetensors header nests three levels deep ({name: {"shape": [...]}}); a few more are
+// allowed. Its values: a handful per tensor, far below this for any model.
+constexpr int kMaxHeaderDepth = 8;
+constexpr int64_t kMaxJsonValues = int64_t{1} << 22;
+// A module tree nests two levels per module (the module and its children) and its config.
+constexpr int kMaxTreeJsonDepth = 2 * kMaxTreeDepth + 4;
+
+// Throws unless parsing `text` costs little: at most `maxDepth` levels of arrays and objects
+// and kMaxJsonValues values. One pass over the bytes, before the parser builds anything: a
+// 100 MB header of nested brackets or of zeros would otherwise take gigabytes to refuse.
+void checkJsonCost(const std::string& text, int maxDepth, const std::string& what) {
+  int depth = 0;
+  int64_t values = 1;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    switch (c) {
+      case '"':
+        inString = true;
+        break;
+      case '[':
+      case '{':
+        NN_CHECK(++depth <= maxDepth, what << " is nested more than " << maxDepth << " levels deep");
+        break;
+      case ']':
+      case '}':
+        --depth;
+        break;
+      case ',':
+        NN_CHECK(++values <= kMaxJsonValues, what << " holds more than " << kMaxJsonValues << " values");
+        break;
+      default:
+        break;
+    }
+  }
+}
 
 std::string errnoText() { return std::strerror(errno); }
 
@@ -191,6 +234,7 @@ Header readHeader(InputFile& file, const std::string& path) {
                                            << " bytes, the file has " << file.size() - 8 << " after it");
   std::string text(length, ' ');
   file.read(&text[0], length, 8, "the header");
+  checkJsonCost(text, kMaxHeaderDepth, path + ": the header");
   Json json;
   try {
     json = Json::parse(text);
@@ -392,6 +436,7 @@ Metadata readSafetensorsMetadata(const std::string& path) {
 std::string describeModuleTree(const Module& module) { return describe(module).dump(); }
 
 ModulePtr buildModuleTree(const std::string& description, const std::string& source, int64_t stateBytes) {
+  checkJsonCost(description, kMaxTreeJsonDepth, source + ": module tree: the description");
   Json tree;
   try {
     tree = Json::parse(description);
