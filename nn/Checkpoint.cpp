@@ -17,7 +17,13 @@ constexpr const char* kPermutation = "training.permutation";
 // Sample indices are stored as floats, exact below 2^24 (saveCheckpoint checks the count).
 constexpr float kMaxSampleIndex = 16777216.f;
 
-int64_t integer(const Metadata& metadata, const std::string& key, const std::string& path) {
+// Far beyond any training run, and small enough that the counts fit an int (epochs) or a
+// double exactly (steps) in the code that uses them.
+constexpr int64_t kMaxEpochs = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxSteps = int64_t{1} << 53;
+
+// Metadata `key` as a count from 0 to `maximum`.
+int64_t integer(const Metadata& metadata, const std::string& key, const std::string& path, int64_t maximum) {
   auto it = metadata.find(key);
   NN_CHECK(it != metadata.end(), path << ": not a checkpoint: no '" << key << "' metadata");
   size_t used = 0;
@@ -27,8 +33,9 @@ int64_t integer(const Metadata& metadata, const std::string& key, const std::str
   } catch (const std::exception&) {
     used = 0;
   }
-  NN_CHECK(used == it->second.size() && v >= 0,
-           path << ": metadata '" << key << "' should be a count, got '" << it->second << "'");
+  NN_CHECK(used == it->second.size() && v >= 0 && v <= maximum, path << ": metadata '" << key
+                                                                     << "' should be a count from 0 to " << maximum
+                                                                     << ", got '" << it->second << "'");
   return v;
 }
 
@@ -64,10 +71,10 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
            "nn::loadCheckpoint: model, optimizer and batches are needed");
   const SafetensorsContents contents = readSafetensors(path);
   const Metadata& m = contents.metadata;
-  const int64_t epochsDone = integer(m, "training.epochs_done", path);
-  const int64_t steps = integer(m, "training.sgd_steps", path);
-  const int64_t dataEpoch = integer(m, "training.data_epoch", path);
-  const int64_t dataPosition = integer(m, "training.data_position", path);
+  const int64_t epochsDone = integer(m, "training.epochs_done", path, kMaxEpochs);
+  const int64_t steps = integer(m, "training.sgd_steps", path, kMaxSteps);
+  const int64_t dataEpoch = integer(m, "training.data_epoch", path, kMaxEpochs);
+  const int64_t dataPosition = integer(m, "training.data_position", path, kMaxSteps);
   auto generatorState = m.find("training.generator");
   NN_CHECK(generatorState != m.end(), path << ": not a checkpoint: no 'training.generator' metadata");
   std::mt19937 engine;
@@ -102,7 +109,11 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
            path << ": tensor '" << kPermutation << "' orders " << order.size() << " samples, the data set has "
                 << state.batches->size());
   BatchIterator batches = *state.batches;
-  batches.restore(dataEpoch, dataPosition, order);
+  try {
+    batches.restore(dataEpoch, dataPosition, order);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
   loadStateDict(*state.model, contents.tensors, path);
   *state.batches = batches;
   state.optimizer->setMomentumBuffer(momentum != nullptr ? momentum->view({-1}) : Tensor());

@@ -1,12 +1,11 @@
 // A writer killed at any moment of a save leaves the previous file whole: every kill point
 // finds either the old or the new contents, never a mix or a truncated file. A corrupted
 // checkpoint is an error naming it.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -17,9 +16,7 @@
 namespace {
 
 // Two versions of a file of 8 MB of floats: every value of version v is v.
-std::vector<nn::NamedTensor> version(float v) {
-  return {{"weights", nn::Tensor::full({2 * 1024 * 1024}, v)}};
-}
+std::vector<nn::NamedTensor> version(float v) { return {{"weights", nn::Tensor::full({2 * 1024 * 1024}, v)}}; }
 
 }  // namespace
 
@@ -28,6 +25,7 @@ TEST_CASE("killing the writer at any point leaves the old file or the new, whole
   const std::string path = dir.file("model.safetensors");
   nn::writeSafetensors(path, version(1), {{"version", "1"}});
   int sawOld = 0, sawNew = 0;
+  bool replaced = false;
   for (int point = 0; point < 12; ++point) {
     const pid_t child = fork();
     REQUIRE(child >= 0);
@@ -38,7 +36,15 @@ TEST_CASE("killing the writer at any point leaves the old file or the new, whole
         nn::writeSafetensors(path, version(v), {{"version", v == 2.f ? "2" : "1"}});
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(3 + 7 * point));
+    // Until the kill, the file is watched: each look must find a whole version, and the writer
+    // must be seen replacing it (a writer that never does would leave version 1 throughout).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(3 + 7 * point);
+    while (std::chrono::steady_clock::now() < until) {
+      const std::string seen = nn::readSafetensorsMetadata(path).at("version");
+      REQUIRE((seen == "1" || seen == "2"));
+      replaced = replaced || seen == "2";
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
     kill(child, SIGKILL);
     int status = 0;
     REQUIRE(waitpid(child, &status, 0) == child);
@@ -56,8 +62,8 @@ TEST_CASE("killing the writer at any point leaves the old file or the new, whole
     (v == "1" ? sawOld : sawNew)++;
   }
   INFO("old " << sawOld << ", new " << sawNew);
-  // The kills landed at different moments of the writes.
   REQUIRE(sawOld + sawNew == 12);
+  REQUIRE((replaced || sawNew > 0));
 }
 
 TEST_CASE("a checkpoint whose data order holds no sample indices is an error naming the file", "[checkpoint]") {
@@ -80,4 +86,32 @@ TEST_CASE("a checkpoint whose data order holds no sample indices is an error nam
                                                              Catch::Contains("'training.permutation': element 1") &&
                                                              Catch::Contains("not a sample index"));
   }
+}
+
+TEST_CASE("a checkpoint whose counts are out of range is refused, not wrapped", "[checkpoint]") {
+  nn::test::TempDir dir;
+  const std::string path = dir.file("checkpoint.safetensors");
+  auto model = std::make_shared<nn::Linear>(2, 2);
+  nn::SGD sgd(model->getParameters());
+  nn::BatchIterator batches(nn::Tensor::zeros({3, 2}), nn::Tensor::zeros({3}), 2);
+  nn::TrainingState state{model.get(), &sgd, &batches, 0};
+  nn::saveCheckpoint(state, path);
+  const nn::SafetensorsContents saved = nn::readSafetensors(path);
+  // 4294967295 epochs once became -1 as an int, and training went on from epoch 0.
+  const std::vector<std::pair<std::string, std::string>> crafted{
+      {"training.epochs_done", "4294967295"}, {"training.epochs_done", "-1"},
+      {"training.epochs_done", "1e3"},        {"training.sgd_steps", "99999999999999999999"},
+      {"training.data_epoch", "2147483648"},  {"training.data_position", "4"}};
+  for (const auto& [key, value] : crafted) {
+    INFO(key << " = " << value);
+    nn::Metadata metadata = saved.metadata;
+    metadata[key] = value;
+    nn::writeSafetensors(path, saved.tensors, metadata);
+    REQUIRE_THROWS_WITH(nn::loadCheckpoint(state, path), Catch::Contains(path));
+    CHECK(state.epochsDone == 0);
+  }
+  nn::Metadata metadata = saved.metadata;
+  metadata["training.epochs_done"] = "2147483647";  // the largest count an int holds
+  nn::writeSafetensors(path, saved.tensors, metadata);
+  CHECK(nn::loadCheckpoint(state, path) == 2147483647);
 }
