@@ -1,26 +1,28 @@
 // LeNet on Fashion-MNIST: trains the network of Torch7's tutorials with SGD and momentum,
 // on one device or, with --devices listing several, through a DataParallelTable.
+#include "examples/LeNet.h"
+
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cunn/cunn.h"
-#include "examples/LeNet.h"
 
 namespace {
 
 struct Options {
-  int epochs = 5;
+  int64_t epochs = 5;
   int64_t batchSize = 128;
   float learningRate = 0.05f;
   float momentum = 0.9f;
@@ -50,16 +52,43 @@ const char* kUsage =
     "  --threads N        compute threads of each device (1)\n"
     "  --devices LIST     devices, e.g. cpu:0,cpu:1 (cpu:0); several train data-parallel\n"
     "  --data-dir DIR     Fashion-MNIST IDX files (/usr/share/datasets/fashion-mnist)\n"
-    "  --save FILE        save a checkpoint (safetensors) after every epoch and on Ctrl-C\n"
+    "  --save FILE        save a checkpoint (safetensors) after every epoch and on Ctrl-C or SIGTERM\n"
     "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
-    "  --metrics FILE     write one JSON object per epoch (JSON lines)\n"
+    "  --metrics FILE     append one JSON object per epoch (JSON lines)\n"
     "  --limit N          train on the first N training images only (all)\n"
     "  --check-numerics   stop at the first NaN or Inf, naming the module and the pass\n"
     "  --profile          after each epoch, print the time of each module's forward and backward\n"
     "                     (with several devices, the first device's replica) and of the step's other parts\n";
 
+// An integer flag's value: decimal digits only (no sign, exponent or hex), from low to high.
+uint64_t integer(const std::string& flag, const std::string& value, uint64_t low, uint64_t high) {
+  uint64_t v = 0;
+  bool ok = !value.empty();
+  for (char c : value) {
+    ok = ok && std::isdigit(static_cast<unsigned char>(c));
+    ok = ok && !__builtin_mul_overflow(v, uint64_t{10}, &v) && !__builtin_add_overflow(v, uint64_t(c - '0'), &v);
+    if (!ok) break;
+  }
+  NN_CHECK(ok && v >= low && v <= high,
+           "lenet: " << flag << " expects an integer from " << low << " to " << high << ", got '" << value << "'");
+  return v;
+}
+
+// A number flag's value: a decimal number (digits, a point, an exponent) that a float holds
+// as a finite value, at least low.
+float number(const std::string& flag, const std::string& value, float low) {
+  bool ok = !value.empty() && value.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  char* end = nullptr;
+  const double v = ok ? std::strtod(value.c_str(), &end) : 0.0;
+  ok = ok && end == value.c_str() + value.size() && std::isfinite(static_cast<float>(v)) && v >= low;
+  NN_CHECK(ok, "lenet: " << flag << " expects a number >= " << low << " that a float holds, got '" << value << "'");
+  return static_cast<float>(v);
+}
+
 Options parse(int argc, char** argv) {
   Options o;
+  constexpr uint64_t kMaxInt = std::numeric_limits<int32_t>::max();
+  constexpr uint64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -76,29 +105,22 @@ Options parse(int argc, char** argv) {
     }
     NN_CHECK(i + 1 < argc, "lenet: option " << arg << " needs a value\n" << kUsage);
     const std::string value = argv[++i];
-    auto number = [&](double low) {
-      char* end = nullptr;
-      const double v = std::strtod(value.c_str(), &end);
-      NN_CHECK(end && *end == '\0' && std::isfinite(v) && v >= low,
-               "lenet: " << arg << " expects a number >= " << low << ", got '" << value << "'");
-      return v;
-    };
     if (arg == "--epochs")
-      o.epochs = static_cast<int>(number(1));
+      o.epochs = static_cast<int64_t>(integer(arg, value, 1, kMaxInt));
     else if (arg == "--batch-size")
-      o.batchSize = static_cast<int64_t>(number(1));
+      o.batchSize = static_cast<int64_t>(integer(arg, value, 1, kMaxInt));
     else if (arg == "--lr")
-      o.learningRate = static_cast<float>(number(0));
+      o.learningRate = number(arg, value, 0);
     else if (arg == "--momentum")
-      o.momentum = static_cast<float>(number(0));
+      o.momentum = number(arg, value, 0);
     else if (arg == "--weight-decay")
-      o.weightDecay = static_cast<float>(number(0));
+      o.weightDecay = number(arg, value, 0);
     else if (arg == "--lr-decay")
-      o.learningRateDecay = static_cast<float>(number(0));
+      o.learningRateDecay = number(arg, value, 0);
     else if (arg == "--seed")
-      o.seed = static_cast<uint64_t>(number(0));
+      o.seed = integer(arg, value, 0, std::numeric_limits<uint64_t>::max());
     else if (arg == "--threads")
-      o.threads = static_cast<int>(number(1));
+      o.threads = static_cast<int>(integer(arg, value, 1, nn::kMaxThreads));
     else if (arg == "--devices")
       o.devices = value;
     else if (arg == "--data-dir")
@@ -110,7 +132,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--metrics")
       o.metrics = value;
     else if (arg == "--limit")
-      o.limit = static_cast<int64_t>(number(1));
+      o.limit = static_cast<int64_t>(integer(arg, value, 1, kMaxInt64));
     else
       NN_CHECK(false, "lenet: unknown option " << arg << "\n" << kUsage);
   }
@@ -132,18 +154,40 @@ void standardize(nn::Tensor& images) {
   for (int64_t i = 0, n = images.numel(); i < n; ++i) p[i] = (p[i] - mean) / deviation;
 }
 
-std::atomic<bool> gInterrupted{false};
-void onInterrupt(int) { gInterrupted = true; }
+// The signal that asked training to stop (SIGINT or SIGTERM), 0 while none has.
+std::atomic<int> gStopSignal{0};
+void onStopSignal(int signal) { gStopSignal = signal; }
 
-// The lines of an earlier metrics file for epochs up to `epochs`, so a resumed run extends it.
-std::string metricsUpTo(const std::string& path, int64_t epochs) {
-  std::ifstream in(path);
-  std::string kept, line;
-  while (std::getline(in, line)) {
-    const auto at = line.find("\"epoch\": ");
-    if (at != std::string::npos && std::atoll(line.c_str() + at + 9) <= epochs) kept += line + "\n";
+// A metrics value: the number, or null where it is not finite (JSON has no NaN).
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// Parameters that are NaN or infinite, of all the model's.
+int64_t nonFinite(nn::Module& model) {
+  int64_t count = 0;
+  for (const nn::Tensor& p : model.parameters().first)
+    for (float v : p.toVector()) count += !std::isfinite(v);
+  return count;
+}
+
+// Saves a checkpoint at `path`, unless the parameters hold NaN or infinite values: then beside
+// it, at path.nonfinite, with a warning, so that `path` keeps the last finite checkpoint.
+void saveFinite(const nn::TrainingState& state, const std::string& path) {
+  const int64_t bad = nonFinite(*state.model);
+  if (bad == 0) {
+    nn::saveCheckpoint(state, path);
+    return;
   }
-  return kept;
+  const std::string beside = path + ".nonfinite";
+  nn::saveCheckpoint(state, beside);
+  std::fprintf(stderr,
+               "\nwarning: %lld parameters are NaN or infinite; this checkpoint went to %s, and %s keeps the "
+               "last finite one\n",
+               static_cast<long long>(bad), beside.c_str(), path.c_str());
 }
 
 double seconds() {
@@ -172,8 +216,13 @@ double accuracy(nn::Module& model, const nn::FashionMnist& test, const nn::Devic
 }
 
 int run(const Options& o) {
-  // From the start: Ctrl-C while the data loads stops after the first step, with a checkpoint.
-  std::signal(SIGINT, onInterrupt);
+  // From the start: Ctrl-C or SIGTERM while the data loads stops after the first step, with a
+  // checkpoint.
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
+  if (!o.save.empty()) nn::checkWritable(o.save);
+  if (!o.metrics.empty()) nn::checkAppendable(o.metrics);
   const std::vector<nn::Device> devices = parseDevices(o.devices);
   nn::setNumThreads(o.threads);
   nn::setCheckNumerics(o.checkNumerics);
@@ -200,7 +249,8 @@ int run(const Options& o) {
   } else {
     model->to(devices[0]);
   }
-  std::cout << model->toString() << "\n";
+  // Flushed, so that a log shows the model before the first epoch's progress on stderr.
+  std::cout << model->toString() << std::endl;
   nn::ClassNLLCriterion criterion;
   nn::SgdOptions sgdOptions;
   sgdOptions.learningRate = o.learningRate;
@@ -212,18 +262,21 @@ int run(const Options& o) {
 
   nn::BatchIterator batches(train.images, train.labels, o.batchSize, nn::BatchOptions{true, false, o.seed});
   nn::TrainingState state{model.get(), &sgd, &batches, 0};
-  std::string metricsText;
   if (!o.resume.empty()) {
     nn::loadCheckpoint(state, o.resume);
-    std::printf("resumed from %s after %lld epoch(s)\n", o.resume.c_str(), static_cast<long long>(state.epochsDone));
-    if (!o.metrics.empty()) metricsText = metricsUpTo(o.metrics, state.epochsDone);
+    std::printf("resumed from %s after %lld epoch(s)%s\n", o.resume.c_str(), static_cast<long long>(state.epochsDone),
+                state.epochSteps > 0 ? " and some steps of the next" : "");
   }
   nn::Tensor x, y;
   const bool interactive = isatty(fileno(stderr));
-  for (int epoch = static_cast<int>(state.epochsDone) + 1; epoch <= o.epochs; ++epoch) {
+  for (int64_t epoch = state.epochsDone + 1; epoch <= o.epochs; ++epoch) {
     const double start = seconds();
-    double lossSum = 0;
-    int64_t seen = 0, steps = 0;
+    // The loss of the steps before a resume in this epoch, from the checkpoint.
+    double lossSum = state.epochLossSum;
+    int64_t steps = state.epochSteps;
+    int64_t seen = 0, stepsHere = 0;
+    state.epochLossSum = 0;
+    state.epochSteps = 0;
     // --profile: the step's parts outside the modules; the modules time themselves.
     nn::resetProfile(*model);
     nn::PassTime dataTime, zeroTime, criterionTime, sgdTime, computeTime;
@@ -253,22 +306,26 @@ int run(const Options& o) {
       }
       seen += x.size(0);
       ++steps;
-      if (gInterrupted) {
+      ++stepsHere;
+      if (const int signal = gStopSignal) {
         // The step is whole; the checkpoint resumes at the next batch of this epoch.
         state.epochsDone = epoch - 1;
-        if (!o.save.empty()) nn::saveCheckpoint(state, o.save);
-        std::fprintf(stderr, "\ninterrupted in epoch %d after %lld images%s%s\n", epoch, static_cast<long long>(seen),
-                     o.save.empty() ? "; no checkpoint written (no --save)" : "; checkpoint written to ",
-                     o.save.c_str());
-        return 130;
+        state.epochLossSum = lossSum;
+        state.epochSteps = steps;
+        if (!o.save.empty()) saveFinite(state, o.save);
+        std::fprintf(
+            stderr, "\n%s: stopped in epoch %lld after %lld images%s%s\n",
+            signal == SIGTERM ? "SIGTERM" : "interrupted", static_cast<long long>(epoch), static_cast<long long>(seen),
+            o.save.empty() ? "; no checkpoint written (no --save)" : "; checkpoint written to ", o.save.c_str());
+        return 128 + signal;
       }
       // A live line on a terminal; four lines an epoch into a log.
       const bool report =
-          interactive ? steps % 20 == 0 : steps % std::max<int64_t>(1, batches.batchesPerEpoch() / 4) == 0;
+          interactive ? stepsHere % 20 == 0 : stepsHere % std::max<int64_t>(1, batches.batchesPerEpoch() / 4) == 0;
       if (report)
-        std::fprintf(stderr, "%sepoch %d  %6lld/%lld  loss %.4f  %.0f images/s%s", interactive ? "\r" : "", epoch,
-                     static_cast<long long>(seen), static_cast<long long>(train.size()), lossSum / steps,
-                     seen / (seconds() - start), interactive ? "" : "\n");
+        std::fprintf(stderr, "%sepoch %lld  %6lld/%lld  loss %.4f  %.0f images/s%s", interactive ? "\r" : "",
+                     static_cast<long long>(epoch), static_cast<long long>(seen), static_cast<long long>(train.size()),
+                     lossSum / steps, seen / (seconds() - start), interactive ? "" : "\n");
     }
     const double elapsed = seconds() - start;
     if (o.profile) {
@@ -282,22 +339,24 @@ int run(const Options& o) {
                                          step)
                             .c_str());
     }
-    const double trainLoss = lossSum / steps;
+    const double trainLoss = steps > 0 ? lossSum / static_cast<double>(steps) : std::nan("");
     const double testAccuracy = accuracy(*model, test, devices[0]);
     if (interactive) std::fprintf(stderr, "\r%72s\r", "");
-    std::printf("epoch %d  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n", epoch, trainLoss,
-                testAccuracy, elapsed, seen / elapsed);
+    std::printf("epoch %lld  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n",
+                static_cast<long long>(epoch), trainLoss, testAccuracy, elapsed, seen / elapsed);
     std::fflush(stdout);
     state.epochsDone = epoch;
-    if (!o.save.empty()) nn::saveCheckpoint(state, o.save);
+    if (!o.save.empty()) saveFinite(state, o.save);
     if (!o.metrics.empty()) {
+      // Appended, a line per epoch: the file may be a pipe or a terminal, and a resumed run
+      // adds to what is there (readers take the last line of each epoch).
       std::ostringstream line;
-      line << "{\"epoch\": " << epoch << ", \"train_loss\": " << trainLoss << ", \"test_accuracy\": " << testAccuracy
-           << ", \"seconds\": " << elapsed << ", \"images_per_second\": " << seen / elapsed << ", \"devices\": [";
+      line << "{\"epoch\": " << epoch << ", \"train_loss\": " << jsonNumber(trainLoss)
+           << ", \"test_accuracy\": " << jsonNumber(testAccuracy) << ", \"seconds\": " << jsonNumber(elapsed)
+           << ", \"images_per_second\": " << jsonNumber(seen / elapsed) << ", \"devices\": [";
       for (size_t i = 0; i < devices.size(); ++i) line << (i ? ", " : "") << "\"" << devices[i].str() << "\"";
       line << "], \"threads\": " << o.threads << ", \"batch_size\": " << o.batchSize << "}\n";
-      metricsText += line.str();
-      nn::writeFileAtomically(o.metrics, metricsText);
+      nn::appendToFile(o.metrics, line.str());
     }
   }
   return 0;

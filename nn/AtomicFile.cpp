@@ -127,6 +127,20 @@ void checkWritable(const std::string& path) {
            path << ": cannot save there: the folder " << folder << " is not writable: " << errnoText());
 }
 
+void checkAppendable(const std::string& path) {
+  NN_CHECK(!path.empty() && path.back() != '/', path << ": cannot write there: expected a file path");
+  const std::string target = targetOf(path);
+  struct stat st;
+  if (stat(target.c_str(), &st) == 0) {
+    NN_CHECK(!S_ISDIR(st.st_mode), path << ": cannot write there: it is a folder");
+    return;
+  }
+  const std::string folder = folderOf(target);
+  NN_CHECK(stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode), path << ": cannot write there: no folder " << folder);
+  NN_CHECK(access(folder.c_str(), W_OK | X_OK) == 0,
+           path << ": cannot write there: the folder " << folder << " is not writable: " << errnoText());
+}
+
 void appendToFile(const std::string& path, const std::string& text) {
   const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   NN_CHECK(fd >= 0, path << ": cannot open to append: " << errnoText());

@@ -46,6 +46,10 @@ void writeFileAtomically(const std::string& path, const std::string& contents);
 /// before long work (the example checks --save before it trains).
 void checkWritable(const std::string& path);
 
+/// Throws an nn::Error naming `path` unless appendToFile could write there: it exists (a file,
+/// a FIFO, a terminal) or its folder exists and may be written.
+void checkAppendable(const std::string& path);
+
 /// Appends `text` to the file at `path` (through symbolic links, to a FIFO or a terminal too),
 /// creating it where absent, in one write. For logs such as the example's metrics, which grow
 /// line by line and which a reader may be following.

@@ -2,6 +2,8 @@
 #include "nn/Checkpoint.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "nn/Error.h"
@@ -39,6 +41,17 @@ int64_t integer(const Metadata& metadata, const std::string& key, const std::str
   return v;
 }
 
+// Optional metadata `key` as a finite number; 0 where absent (files of earlier versions).
+double number(const Metadata& metadata, const std::string& key, const std::string& path) {
+  auto it = metadata.find(key);
+  if (it == metadata.end()) return 0.0;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  NN_CHECK(!it->second.empty() && end == it->second.c_str() + it->second.size() && std::isfinite(v),
+           path << ": metadata '" << key << "' should be a finite number, got '" << it->second << "'");
+  return v;
+}
+
 }  // namespace
 
 void saveCheckpoint(const TrainingState& state, const std::string& path) {
@@ -63,6 +76,10 @@ void saveCheckpoint(const TrainingState& state, const std::string& path) {
   metadata["training.data_epoch"] = std::to_string(state.batches->epoch());
   metadata["training.data_position"] = std::to_string(state.batches->position());
   metadata["training.generator"] = generator.str();
+  char lossSum[32];
+  std::snprintf(lossSum, sizeof lossSum, "%.17g", state.epochLossSum);  // every bit of the double
+  metadata["training.epoch_loss_sum"] = lossSum;
+  metadata["training.epoch_steps"] = std::to_string(state.epochSteps);
   writeSafetensors(path, tensors, metadata);
 }
 
@@ -75,6 +92,8 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   const int64_t steps = integer(m, "training.sgd_steps", path, kMaxSteps);
   const int64_t dataEpoch = integer(m, "training.data_epoch", path, kMaxEpochs);
   const int64_t dataPosition = integer(m, "training.data_position", path, kMaxSteps);
+  const double epochLossSum = number(m, "training.epoch_loss_sum", path);
+  const int64_t epochSteps = m.count("training.epoch_steps") ? integer(m, "training.epoch_steps", path, kMaxSteps) : 0;
   auto generatorState = m.find("training.generator");
   NN_CHECK(generatorState != m.end(), path << ": not a checkpoint: no 'training.generator' metadata");
   std::mt19937 engine;
@@ -120,6 +139,8 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   state.optimizer->setStepCount(steps);
   defaultGenerator().engine() = engine;
   state.epochsDone = epochsDone;
+  state.epochLossSum = epochLossSum;
+  state.epochSteps = epochSteps;
   return epochsDone;
 }
 

@@ -5,7 +5,9 @@
 // tensor) with the training state added: tensors "training.momentum" (SGD's velocity, when it
 // has one) and "training.permutation" (the data order of the epoch in progress), and
 // metadata "training.epochs_done", "training.sgd_steps", "training.data_epoch",
-// "training.data_position" and "training.generator" (nn::defaultGenerator's state).
+// "training.data_position", "training.generator" (nn::defaultGenerator's state) and, for the
+// epoch in progress, "training.epoch_loss_sum" and "training.epoch_steps" (files without them
+// load with 0).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,10 @@ struct TrainingState {
   BatchIterator* batches = nullptr;
   /// Whole epochs finished.
   int64_t epochsDone = 0;
+  /// The sum of the training losses and the number of steps of the epoch in progress, so that
+  /// a run resumed in the middle of an epoch reports the loss of the whole epoch.
+  double epochLossSum = 0.0;
+  int64_t epochSteps = 0;
 };
 
 /// Writes model, optimizer and data order atomically to `path`.

@@ -1,6 +1,7 @@
 // nn::IdxFile: the IDX reader, of plain or gzip-compressed files.
 #include "nn/IdxFile.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -27,6 +28,10 @@ constexpr int64_t kMaxDataBytes = int64_t{1} << 31;
 class Reader {
  public:
   explicit Reader(const std::string& path) : path_(path) {
+    // A FIFO or a device would block the read until someone writes to it, or forever.
+    struct stat st;
+    NN_CHECK(stat(path.c_str(), &st) == 0, path << ": cannot open: " << std::strerror(errno));
+    NN_CHECK(S_ISREG(st.st_mode), path << ": not a regular file (a FIFO, a device or a folder): data sets are files");
     file_ = std::fopen(path.c_str(), "rb");
     NN_CHECK(file_ != nullptr, path << ": cannot open: " << std::strerror(errno));
     fillInput();

@@ -4,6 +4,8 @@
 #include <map>
 #include <mutex>
 
+#include "nn/Random.h"
+
 namespace nn {
 
 const Tensor& Module::backward(const Tensor& input, const Tensor& gradOutput, float scale) {
@@ -126,10 +128,15 @@ void Module::evaluate() {
 }
 
 ModulePtr Module::clone() const {
+  // The constructors below draw initial values from the default generator, which the copied
+  // state then replaces: the generator is put back, so that a program's random numbers do not
+  // depend on how many copies it made (a DataParallelTable on two devices makes one).
+  const std::mt19937 generator = defaultGenerator().engine();
   std::vector<ModulePtr> kids;
   for (const ModulePtr& child : children()) kids.push_back(child->clone());
   ModulePtr copy = createModule(typeName(), config(), std::move(kids));
   copy->copyLocalStateFrom(*this);
+  defaultGenerator().engine() = generator;
   return copy;
 }
 

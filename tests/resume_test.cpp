@@ -1,129 +1,123 @@
-// The LeNet example resumes exactly: a run stopped after an epoch, or by Ctrl-C mid-epoch,
-// and resumed ends with the same bytes as an uninterrupted run; a checkpoint saved on two
-// devices resumes on one. The example runs as a child process on small synthetic data.
-#include <catch2/catch.hpp>
-
-#include <fcntl.h>
+// The LeNet example resumes exactly: a run stopped after an epoch, or by Ctrl-C or SIGTERM
+// mid-epoch, and resumed ends with the same bytes as an uninterrupted run; a checkpoint saved on
+// two devices resumes on one. The example runs as a child process on small synthetic data.
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
+#include <catch2/catch.hpp>
 #include <cmath>
-#include <fstream>
-#include <thread>
+#include <map>
 
 #include "nn/nn.h"
+#include "tests/ExampleRun.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"
 
+using nn::test::fileBytes;
+using nn::test::runExample;
+
 namespace {
 
-void writeIdx(const std::string& path, const std::vector<uint32_t>& sizes, const std::vector<uint8_t>& data) {
-  std::ofstream out(path, std::ios::binary);
-  const uint8_t magic[4] = {0, 0, 0x08, static_cast<uint8_t>(sizes.size())};
-  out.write(reinterpret_cast<const char*>(magic), 4);
-  for (uint32_t s : sizes)
-    for (int shift = 24; shift >= 0; shift -= 8) out.put(static_cast<char>((s >> shift) & 0xff));
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+// The line the example prints when it resumes: proof that it did not start afresh.
+std::string resumedLine(const std::string& path, int epochs) {
+  return "resumed from " + path + " after " + std::to_string(epochs) + " epoch(s)";
 }
 
-// A learnable data set: class c is a bright horizontal band at rows 2c..2c+3, plus noise.
-void writeSplit(const nn::test::TempDir& dir, const std::string& prefix, uint32_t n, uint32_t seed) {
-  nn::Generator g(seed);
-  std::vector<uint8_t> pixels(n * 28 * 28), labels(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    labels[i] = static_cast<uint8_t>(g.below(10));
-    for (uint32_t r = 0; r < 28; ++r)
-      for (uint32_t c = 0; c < 28; ++c) {
-        const bool band = r >= 2u * labels[i] && r < 2u * labels[i] + 4;
-        pixels[(i * 28 + r) * 28 + c] = static_cast<uint8_t>((band ? 160 : 0) + g.below(90));
-      }
-  }
-  writeIdx(dir.file(prefix + "-images-idx3-ubyte"), {n, 28, 28}, pixels);
-  writeIdx(dir.file(prefix + "-labels-idx1-ubyte"), {n}, labels);
-}
-
-// Runs the example with `args`; returns its exit status. With interruptAfter > 0, sends it
-// SIGINT once that many seconds have passed.
-int lenet(const std::vector<std::string>& args, double interruptAfter = 0) {
-  std::vector<std::string> all{"examples/lenet"};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    const int devnull = open("/dev/null", O_WRONLY);
-    if (devnull >= 0) dup2(devnull, STDOUT_FILENO);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  if (interruptAfter > 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(interruptAfter));
-    kill(child, SIGINT);
-  }
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// The tensors of a file by name.
+std::map<std::string, nn::Tensor> byName(const nn::SafetensorsContents& contents) {
+  std::map<std::string, nn::Tensor> out;
+  for (const nn::NamedTensor& t : contents.tensors) out.emplace(t.name, t.value);
+  return out;
 }
 
 }  // namespace
 
 TEST_CASE("a resumed run ends bit-identical to an uninterrupted one", "[resume]") {
   nn::test::TempDir dir;
-  writeSplit(dir, "train", 600, 1);
-  writeSplit(dir, "t10k", 100, 2);
+  nn::test::writeSyntheticSplit(dir, "train", 600, 1);
+  nn::test::writeSyntheticSplit(dir, "t10k", 100, 2);
   const std::vector<std::string> common{"--data-dir", dir.path(), "--batch-size", "32"};
   auto with = [&](std::vector<std::string> more) {
     more.insert(more.begin(), common.begin(), common.end());
     return more;
   };
   const std::string straight = dir.file("straight.safetensors");
-  REQUIRE(lenet(with({"--epochs", "3", "--save", straight})) == 0);
+  REQUIRE(runExample(with({"--epochs", "3", "--save", straight})).exitStatus == 0);
 
   SECTION("stopped after an epoch") {
     const std::string resumed = dir.file("resumed.safetensors");
-    REQUIRE(lenet(with({"--epochs", "1", "--save", resumed})) == 0);
-    REQUIRE(bytes(resumed) != bytes(straight));
-    REQUIRE(lenet(with({"--epochs", "3", "--resume", resumed, "--save", resumed})) == 0);
-    REQUIRE(bytes(resumed) == bytes(straight));
+    REQUIRE(runExample(with({"--epochs", "1", "--save", resumed})).exitStatus == 0);
+    REQUIRE(fileBytes(resumed) != fileBytes(straight));
+    // A copy whose weights were changed must end elsewhere: the run continues from the file,
+    // it does not train afresh from the same seed.
+    const std::string altered = dir.file("altered.safetensors");
+    nn::SafetensorsContents contents = nn::readSafetensors(resumed);
+    for (nn::NamedTensor& t : contents.tensors)
+      if (t.name == "0.weight") t.value.mul_(0.5f);
+    nn::writeSafetensors(altered, contents.tensors, contents.metadata);
+    const nn::test::ExampleResult run = runExample(with({"--epochs", "3", "--resume", resumed, "--save", resumed}));
+    REQUIRE(run.exitStatus == 0);
+    CHECK(run.stdoutText.find(resumedLine(resumed, 1)) != std::string::npos);
+    REQUIRE(fileBytes(resumed) == fileBytes(straight));
+    REQUIRE(runExample(with({"--epochs", "3", "--resume", altered, "--save", altered})).exitStatus == 0);
+    CHECK(fileBytes(altered) != fileBytes(straight));
   }
 
-  SECTION("interrupted by Ctrl-C in the middle of an epoch") {
-    const std::string resumed = dir.file("interrupted.safetensors");
-    // Train long enough to be interrupted: 30 epochs would take many seconds.
-    const int status = lenet(with({"--epochs", "30", "--save", resumed}), 1.5);
-    REQUIRE(status == 130);
-    const nn::Metadata m = nn::readSafetensorsMetadata(resumed);
-    INFO("interrupted after " << m.at("training.epochs_done") << " epochs at sample " << m.at("training.data_position"));
-    REQUIRE(m.at("training.data_position") != "0");
-    // Resuming to the epoch count of the interrupted run's checkpoint + 1 and comparing
-    // with a straight run to that count checks the mid-epoch continuation.
-    const int epochs = std::stoi(m.at("training.epochs_done")) + 1;
-    const std::string reference = dir.file("reference.safetensors");
-    REQUIRE(lenet(with({"--epochs", std::to_string(epochs), "--save", reference})) == 0);
-    REQUIRE(lenet(with({"--epochs", std::to_string(epochs), "--resume", resumed, "--save", resumed})) == 0);
-    REQUIRE(bytes(resumed) == bytes(reference));
+  for (const int signal : {SIGINT, SIGTERM}) {
+    DYNAMIC_SECTION("stopped by " << (signal == SIGINT ? "Ctrl-C" : "SIGTERM") << " in the middle of an epoch") {
+      const std::string resumed = dir.file("interrupted.safetensors");
+      // The signal comes once the first epoch's checkpoint exists: in the middle of epoch 2 or
+      // later. The example finishes its step, writes the checkpoint and exits 128 + signal,
+      // which a death by the signal would not give.
+      nn::test::SignalPlan plan;
+      plan.signal = signal;
+      plan.afterFile = resumed;
+      plan.delaySeconds = 0.05;
+      const nn::test::ExampleResult stopped = runExample(with({"--epochs", "30", "--save", resumed}), plan);
+      REQUIRE(stopped.killedBy == 0);
+      REQUIRE(stopped.exitStatus == 128 + signal);
+      const nn::Metadata m = nn::readSafetensorsMetadata(resumed);
+      INFO("stopped after " << m.at("training.epochs_done") << " epochs at sample " << m.at("training.data_position"));
+      REQUIRE(m.at("training.data_position") != "0");
+      // Resuming to the epoch count of the interrupted run's checkpoint + 1 and comparing with a
+      // straight run to that count checks the mid-epoch continuation.
+      const int done = std::stoi(m.at("training.epochs_done"));
+      const std::string epochs = std::to_string(done + 1);
+      const std::string reference = dir.file("reference.safetensors");
+      REQUIRE(runExample(with({"--epochs", epochs, "--save", reference})).exitStatus == 0);
+      const nn::test::ExampleResult run =
+          runExample(with({"--epochs", epochs, "--resume", resumed, "--save", resumed}));
+      REQUIRE(run.exitStatus == 0);
+      CHECK(run.stdoutText.find(resumedLine(resumed, done) + " and some steps of the next") != std::string::npos);
+      REQUIRE(fileBytes(resumed) == fileBytes(reference));
+    }
   }
 
   SECTION("a checkpoint from two devices resumes on one") {
     const std::string two = dir.file("two.safetensors");
-    REQUIRE(lenet(with({"--epochs", "1", "--devices", "cpu:0,cpu:1", "--save", two})) == 0);
-    REQUIRE(lenet(with({"--epochs", "3", "--resume", two, "--save", two})) == 0);
-    // Two devices sum gradients in another order, so the results agree to rounding only.
-    auto a = nn::readSafetensors(two), b = nn::readSafetensors(straight);
-    REQUIRE(a.tensors.size() == b.tensors.size());
-    for (size_t i = 0; i < a.tensors.size(); ++i) {
-      if (a.tensors[i].name == "training.permutation") continue;
-      CAPTURE(a.tensors[i].name);
-      REQUIRE(nn::test::maxAbsDiff(a.tensors[i].value, b.tensors[i].value) < 2e-3);
+    REQUIRE(runExample(with({"--epochs", "1", "--devices", "cpu:0,cpu:1", "--save", two})).exitStatus == 0);
+    const nn::test::ExampleResult run = runExample(with({"--epochs", "3", "--resume", two, "--save", two}));
+    REQUIRE(run.exitStatus == 0);
+    CHECK(run.stdoutText.find(resumedLine(two, 1)) != std::string::npos);
+    // The same tensors by name, the same data order and metadata (steps, data position,
+    // generator, module tree); two devices sum a batch's gradient in another order, so the
+    // values agree to rounding only, which three epochs of SGD amplify.
+    const nn::SafetensorsContents a = nn::readSafetensors(two), b = nn::readSafetensors(straight);
+    for (const auto& [key, value] : b.metadata) {
+      CAPTURE(key, value);
+      CHECK(a.metadata.count(key) == 1);
+      if (a.metadata.count(key) == 1) CHECK(a.metadata.at(key) == value);
+    }
+    CHECK(a.metadata.size() == b.metadata.size());
+    const std::map<std::string, nn::Tensor> ta = byName(a), tb = byName(b);
+    REQUIRE(ta.size() == tb.size());
+    for (const auto& [name, value] : ta) {
+      CAPTURE(name);
+      REQUIRE(tb.count(name) == 1);
+      REQUIRE(value.sizes() == tb.at(name).sizes());
+      if (name == "training.permutation")
+        CHECK(value.toVector() == tb.at(name).toVector());
+      else
+        CHECK(nn::test::maxAbsDiff(value, tb.at(name)) < 1e-3);
     }
   }
 }

@@ -1,0 +1,160 @@
+// The LeNet example against misuse: numbers on the command line, paths it cannot write, a FIFO
+// for a data file, SIGTERM, metrics that stay valid JSON, a checkpoint whose parameters are not
+// finite. It runs as a child process on small synthetic data.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "nn/nn.h"
+#include "tests/ExampleRun.h"
+#include "tests/TempDir.h"
+
+namespace fs = std::filesystem;
+using nn::test::fileBytes;
+using nn::test::runExample;
+
+namespace {
+
+// The data of a small run: 64 training and 32 test images.
+struct Data {
+  Data() {
+    nn::test::writeSyntheticSplit(dir, "train", 64, 1);
+    nn::test::writeSyntheticSplit(dir, "t10k", 32, 2);
+  }
+  std::vector<std::string> args(std::vector<std::string> more) const {
+    more.insert(more.begin(), {"--data-dir", dir.path(), "--batch-size", "32"});
+    return more;
+  }
+  nn::test::TempDir dir;
+};
+
+// The metrics file's lines, each parsed as JSON (a line that is not fails the test).
+std::vector<nlohmann::json> metricsLines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(fileBytes(path));
+  for (std::string line; std::getline(in, line);) {
+    INFO(line);
+    REQUIRE_NOTHROW(out.push_back(nlohmann::json::parse(line)));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the example refuses malformed and out-of-range numbers, naming the flag and the value", "[lenet]") {
+  // Each is refused before anything loads: the flag, and the value as given, in the message.
+  const std::vector<std::pair<std::string, std::string>> bad{{"--lr", ""},
+                                                             {"--lr", "1e39"},
+                                                             {"--lr", "nan"},
+                                                             {"--lr", "0x2"},
+                                                             {"--lr", "-0.1"},
+                                                             {"--epochs", "1e10"},
+                                                             {"--epochs", "0x2"},
+                                                             {"--epochs", "0"},
+                                                             {"--epochs", "-3"},
+                                                             {"--epochs", "2147483648"},
+                                                             {"--limit", "1e19"},
+                                                             {"--limit", "99999999999999999999"},
+                                                             {"--seed", "18446744073709551616"},
+                                                             {"--seed", "1.5"},
+                                                             {"--batch-size", " 32"},
+                                                             {"--threads", "100000"},
+                                                             {"--momentum", "inf"}};
+  for (const auto& [flag, value] : bad) {
+    CAPTURE(flag, value);
+    const nn::test::ExampleResult run = runExample({flag, value, "--data-dir", "/nonexistent"});
+    CHECK(run.exitStatus == 1);
+    CHECK(run.stderrText.find("lenet: " + flag + " expects") != std::string::npos);
+    CHECK(run.stderrText.find("'" + value + "'") != std::string::npos);
+  }
+  const nn::test::ExampleResult threads = runExample({"--threads", "100000"});
+  CHECK(threads.stderrText.find("from 1 to 256") != std::string::npos);
+  // The largest seed is a seed: the run gets as far as the missing data.
+  const nn::test::ExampleResult seed = runExample({"--seed", "18446744073709551615", "--data-dir", "/nonexistent"});
+  CHECK(seed.stderrText.find("/nonexistent") != std::string::npos);
+  CHECK(seed.stderrText.find("--seed") == std::string::npos);
+}
+
+TEST_CASE("a --save or --metrics path that cannot be written fails before training", "[lenet]") {
+  Data data;
+  for (const std::string& path : {data.dir.file("missing/model.safetensors"), data.dir.path()}) {
+    CAPTURE(path);
+    const auto start = std::chrono::steady_clock::now();
+    const nn::test::ExampleResult run = runExample(data.args({"--epochs", "50", "--save", path}));
+    CHECK(run.exitStatus == 1);
+    CHECK(run.stderrText.find(path + ": cannot save there") != std::string::npos);
+    CHECK(run.stdoutText.find("epoch 1") == std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  }
+  const nn::test::ExampleResult metrics = runExample(data.args({"--metrics", data.dir.file("missing/metrics.jsonl")}));
+  CHECK(metrics.exitStatus == 1);
+  CHECK(metrics.stderrText.find("cannot write there") != std::string::npos);
+}
+
+TEST_CASE("a FIFO in place of a data file is refused at once, not read for ever", "[lenet]") {
+  Data data;
+  fs::remove(data.dir.file("train-images-idx3-ubyte"));
+  REQUIRE(mkfifo(data.dir.file("train-images-idx3-ubyte").c_str(), 0600) == 0);
+  const nn::test::ExampleResult run = runExample(data.args({}), {}, 30);
+  CHECK(run.exitStatus == 1);
+  CHECK(run.stderrText.find("not a regular file") != std::string::npos);
+}
+
+TEST_CASE("metrics are appended as valid JSON, and a resume on an epoch's last step reports its loss", "[lenet]") {
+  // One step an epoch, long enough (4096 images, batch 4096) for the signal to land in it.
+  // Interrupted during that step, the run writes its checkpoint after it: the epoch's only
+  // step is done, and the resumed run has none left. Its loss must still be the epoch's (it
+  // was NaN, written as -nan, which is not JSON).
+  nn::test::TempDir dir;
+  nn::test::writeSyntheticSplit(dir, "train", 4096, 3);
+  nn::test::writeSyntheticSplit(dir, "t10k", 32, 2);
+  const std::string checkpoint = dir.file("model.safetensors");
+  const std::string metrics = dir.file("metrics.jsonl");
+  auto oneStep = [&](const std::string& metricsPath, std::vector<std::string> more) {
+    more.insert(more.begin(),
+                {"--data-dir", dir.path(), "--batch-size", "4096", "--epochs", "1", "--metrics", metricsPath});
+    return more;
+  };
+  nn::test::SignalPlan plan;
+  plan.signal = SIGINT;
+  plan.afterOutput = "nn.Sequential";  // the model is printed once the handler is installed
+  const nn::test::ExampleResult stopped = runExample(oneStep(metrics, {"--save", checkpoint}), plan);
+  REQUIRE(stopped.exitStatus == 130);
+  REQUIRE(nn::readSafetensorsMetadata(checkpoint).at("training.epoch_steps") == "1");
+  REQUIRE(runExample(oneStep(metrics, {"--resume", checkpoint})).exitStatus == 0);
+  const std::string straight = dir.file("straight.jsonl");
+  const std::vector<std::string> uninterrupted = oneStep(straight, {});
+  REQUIRE(runExample(uninterrupted).exitStatus == 0);
+  const std::vector<nlohmann::json> resumed = metricsLines(metrics), reference = metricsLines(straight);
+  REQUIRE(resumed.size() == 1);
+  REQUIRE(reference.size() == 1);
+  REQUIRE(resumed[0]["train_loss"].is_number());
+  CHECK(resumed[0]["train_loss"] == reference[0]["train_loss"]);
+  // A second run appends its line to what is there.
+  REQUIRE(runExample(uninterrupted).exitStatus == 0);
+  CHECK(metricsLines(straight).size() == 2);
+  // Through a symbolic link, the link stays and its target grows.
+  fs::create_symlink(straight, dir.file("link.jsonl"));
+  REQUIRE(runExample(oneStep(dir.file("link.jsonl"), {})).exitStatus == 0);
+  CHECK(fs::is_symlink(dir.file("link.jsonl")));
+  CHECK(metricsLines(straight).size() == 3);
+}
+
+TEST_CASE("a checkpoint whose parameters are not finite goes beside the last good one", "[lenet]") {
+  Data data;
+  const std::string checkpoint = data.dir.file("model.safetensors");
+  REQUIRE(runExample(data.args({"--epochs", "1", "--save", checkpoint})).exitStatus == 0);
+  const std::string good = fileBytes(checkpoint);
+  // A learning rate of 1e30 sends the weights to infinity and NaN within the epoch's two steps.
+  const nn::test::ExampleResult run =
+      runExample(data.args({"--epochs", "2", "--lr", "1e30", "--resume", checkpoint, "--save", checkpoint}));
+  CHECK(run.exitStatus == 0);
+  CHECK(run.stderrText.find("NaN or infinite") != std::string::npos);
+  CHECK(fileBytes(checkpoint) == good);
+  CHECK(fs::exists(checkpoint + ".nonfinite"));
+}
