@@ -13,6 +13,7 @@
 #include "nn/Error.h"
 #include "nn/FashionMnist.h"
 #include "nn/IdxFile.h"
+#include "tests/Skip.h"
 #include "tests/TempDir.h"
 
 using nn::test::TempDir;
@@ -233,10 +234,8 @@ TEST_CASE("FashionMnist rejects bad labels, count mismatches and wrong image siz
 }
 
 TEST_CASE("FashionMnist test split from the installed data set", "[FashionMnist]") {
-  if (!std::filesystem::exists(nn::FashionMnist::kDefaultFolder)) {
-    WARN("no data set in " << nn::FashionMnist::kDefaultFolder << ": install dataset-fashion-mnist to run this");
-    return;
-  }
+  if (!std::filesystem::exists(nn::FashionMnist::kDefaultFolder))
+    NN_SKIP("no data set in " << nn::FashionMnist::kDefaultFolder << ": install dataset-fashion-mnist to run this");
   const nn::FashionMnist test(nn::FashionMnist::Split::Test);
   REQUIRE(test.images.sizes() == std::vector<int64_t>{10000, 1, 28, 28});
   // The published test set holds exactly 1000 pictures of each class.

@@ -1,6 +1,9 @@
 // Catch2's main for every test binary, and a listener that prints one line counting test
 // cases, "nn-test-cases: N passed, N failed, N skipped", which tools/test-summary.sh adds up.
 //
+// A test case that makes no assertion counts as failed, not passed: it checked nothing. One that
+// cannot run here says so with NN_SKIP (tests/Skip.h) and counts as skipped.
+//
 // Test cases tagged [gpu] need a usable CUDA device, those tagged [multigpu] two; those tagged
 // [nosanitizer] cannot run under a sanitizer. Where the machine has fewer devices, or the
 // build runs a sanitizer, they are left out of the run (Catch2 v2 cannot skip a test case that
@@ -14,12 +17,18 @@
 #include <vector>
 
 #include "nn/backend/Backend.h"
+#include "tests/Skip.h"
 
 namespace {
 
 // Set by main before the run: the test cases left out, and why.
 int gSkipped = 0;
 std::string gSkipReason;
+// Set by NN_SKIP in the test case running now.
+std::string gSkippedHere;
+bool gSkippedHereSet = false;
+// Failures the listener counted that Catch does not (test cases without assertions).
+int gUncheckedFailures = 0;
 
 void printSummary(int passed, int failed) {
   if (gSkipped > 0) std::printf("skipped %d test case(s): %s\n", gSkipped, gSkipReason.c_str());
@@ -32,10 +41,20 @@ class TestCaseCounter : public Catch::TestEventListenerBase {
   using TestEventListenerBase::TestEventListenerBase;
 
   void testCaseEnded(const Catch::TestCaseStats& stats) override {
-    if (stats.totals.assertions.failed > 0 || stats.totals.testCases.failed > 0)
+    const std::string& name = stats.testInfo.name;
+    if (stats.totals.assertions.failed > 0 || stats.totals.testCases.failed > 0) {
       ++failed_;
-    else
+    } else if (gSkippedHereSet) {
+      ++gSkipped;
+      std::printf("skipped test case '%s': %s\n", name.c_str(), gSkippedHere.c_str());
+    } else if (stats.totals.assertions.total() == 0) {
+      ++failed_;
+      ++gUncheckedFailures;
+      std::printf("FAILED: test case '%s' made no assertion\n", name.c_str());
+    } else {
       ++passed_;
+    }
+    gSkippedHereSet = false;
   }
 
   void testRunEnded(const Catch::TestRunStats&) override { printSummary(passed_, failed_); }
@@ -93,6 +112,17 @@ std::vector<std::string> withExclusions(const std::vector<std::string>& spec, co
 
 CATCH_REGISTER_LISTENER(TestCaseCounter)
 
+void nn::test::markSkipped(const std::string& reason) {
+  gSkippedHere = reason;
+  gSkippedHereSet = true;
+}
+
+// session.run(), failing where the listener counted failures that Catch does not.
+static int runCounted(Catch::Session& session) {
+  const int status = session.run();
+  return status != 0 ? status : gUncheckedFailures > 0 ? 1 : 0;
+}
+
 int main(int argc, char* argv[]) {
   Catch::Session session;
   const int status = session.applyCommandLine(argc, argv);
@@ -140,7 +170,7 @@ int main(int argc, char* argv[]) {
                         std::to_string(available));
     }
   }
-  if (excludedTags.empty()) return session.run();
+  if (excludedTags.empty()) return runCounted(session);
   for (const std::string& r : reasons) gSkipReason += (gSkipReason.empty() ? "" : "; ") + r;
   if (gSkipped == static_cast<int>(selected.size())) {
     // Nothing is left to run; Catch would only complain that the spec matches nothing.
@@ -150,5 +180,5 @@ int main(int argc, char* argv[]) {
   Catch::ConfigData reduced = data;
   reduced.testsOrTags = withExclusions(data.testsOrTags, excludedTags);
   session.useConfigData(reduced);
-  return session.run();
+  return runCounted(session);
 }
