@@ -1,9 +1,11 @@
-// A steady training step allocates no memory: the test binary counts every operator new.
+// A steady training step allocates no memory: the test binary counts every operator new, the
+// aligned ones too, and every tensor storage (which comes from the backend, not from new).
 // The replacement operator new clashes with a sanitizer's allocator, so these test cases are
 // tagged [nosanitizer] and reported as skipped in sanitizer builds (tests/main.cpp).
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <memory>
 #include <new>
 
 #include "cunn/cunn.h"
@@ -21,15 +23,29 @@ void* operator new(std::size_t size) {
   throw std::bad_alloc();
 }
 void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new(std::size_t size, std::align_val_t alignment) {
+  gAllocations.fetch_add(1, std::memory_order_relaxed);
+  const auto a = static_cast<std::size_t>(alignment);
+  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a + (size == 0 ? a : 0))) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) { return operator new(size, alignment); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 #endif
 
 using nn::Tensor;
 
 namespace {
+
+// Every allocation so far: operator new of any kind, and tensor storage.
+int64_t allocations() { return gAllocations.load() + nn::storageAllocationCount(); }
 
 std::shared_ptr<nn::Sequential> lenet() {
   nn::manualSeed(1);
@@ -50,7 +66,7 @@ int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps) {
   nn::BatchIterator batches(images, targets, 16, nn::BatchOptions{true, false, 3});
   int64_t before = 0;
   for (int step = 0; step < warmup + steps; ++step) {
-    if (step == warmup) before = gAllocations.load();
+    if (step == warmup) before = allocations();
     if (!batches.next()) batches.next();
     model.zeroGradParameters();
     const Tensor& out = model.forward(batches.input);
@@ -58,7 +74,7 @@ int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps) {
     model.backward(batches.input, criterion.backward(out, batches.target));
     sgd.step();
   }
-  return gAllocations.load() - before;
+  return allocations() - before;
 }
 
 }  // namespace
@@ -91,9 +107,21 @@ TEST_CASE("a steady LeNet training step with profiling on allocates nothing", "[
   REQUIRE(allocations == 0);
 }
 
-TEST_CASE("the counter sees allocations", "[allocation][nosanitizer]") {
-  // The check above could not fail if operator new were not counted.
-  const int64_t before = gAllocations.load();
-  const Tensor t = Tensor::zeros({10});
-  REQUIRE(gAllocations.load() - before >= 1);
+TEST_CASE("the counter sees allocations of every kind", "[allocation][nosanitizer]") {
+  // The checks above could not fail if an allocation went uncounted.
+  int64_t before = allocations();
+  auto plain = std::make_unique<int>(3);
+  CHECK(allocations() - before == 1);
+  struct alignas(64) Line {
+    float values[16];
+  };
+  before = allocations();
+  auto aligned = std::make_unique<Line>();
+  CHECK(allocations() - before == 1);
+  before = nn::storageAllocationCount();
+  Tensor t;
+  t.resize_({10});
+  CHECK(nn::storageAllocationCount() - before == 1);
+  t.resize_({5});  // fits the storage it has
+  CHECK(nn::storageAllocationCount() - before == 1);
 }

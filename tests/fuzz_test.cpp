@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,13 +49,17 @@ int64_t peakMemoryMb() {
 // Linux resets VmHWM to the current memory when "5" is written to clear_refs.
 void resetPeakMemory() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
-// Feeds every seed and regression input of `target` to `read`.
+// Feeds every seed and regression input of `target` to `read`. A valid seed must be accepted
+// by exactly the readers `accepting` names for it (a checkpoint by all four), a broken one by
+// none. The seeds and the regression inputs are committed: fewer than `minimumRegressions`
+// means the test looks in the wrong place.
 template <typename Read>
-void readAll(const std::string& target, Read read) {
+void readAll(const std::string& target, Read read, const std::map<std::string, int>& accepting,
+             size_t minimumRegressions) {
   const std::vector<fs::path> seeds = filesIn("corpus", target);
   const std::vector<fs::path> regressions = filesIn("regressions", target);
-  // The seeds are committed: finding none means the test looks in the wrong place.
   REQUIRE(seeds.size() >= 4);
+  REQUIRE(regressions.size() >= minimumRegressions);
   resetPeakMemory();
   size_t valid = 0, broken = 0;
   for (const std::vector<fs::path>* files : {&seeds, &regressions}) {
@@ -64,7 +69,8 @@ void readAll(const std::string& target, Read read) {
       int accepted = -1;
       REQUIRE_NOTHROW(accepted = read(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
       if (startsWith(path.filename().string(), "valid-")) {
-        CHECK(accepted > 0);
+        REQUIRE(accepting.count(path.filename().string()) == 1);
+        CHECK(accepted == accepting.at(path.filename().string()));
         ++valid;
       }
       if (startsWith(path.filename().string(), "broken-")) {
@@ -73,7 +79,7 @@ void readAll(const std::string& target, Read read) {
       }
     }
   }
-  CHECK(valid > 0);
+  CHECK(valid == accepting.size());
   CHECK(broken > 0);
   CHECK(peakMemoryMb() < 1024);
 }
@@ -81,9 +87,19 @@ void readAll(const std::string& target, Read read) {
 }  // namespace
 
 TEST_CASE("IDX seeds and regression inputs are read or rejected with nn::Error", "[fuzz]") {
-  readAll("idx", nn::fuzz::readIdx);
+  // Plain files are read as they are and gzip-compressed; compressed ones as they are.
+  readAll("idx", nn::fuzz::readIdx,
+          {{"valid-rank1.idx", 2}, {"valid-rank3.idx", 2}, {"valid-rank3.idx.gz", 1}, {"valid-rank4-empty.idx", 2}}, 3);
 }
 
 TEST_CASE("checkpoint seeds and regression inputs are read or rejected with nn::Error", "[fuzz]") {
-  readAll("checkpoint", nn::fuzz::readCheckpoint);
+  // readSafetensors, load, loadStateInto and loadCheckpoint: a checkpoint of the fuzz setup
+  // passes all four; a module tree of its own loads but fits neither the setup's model nor its
+  // training state; tensors without a module tree load into the setup's model only.
+  readAll("checkpoint", nn::fuzz::readCheckpoint,
+          {{"valid-checkpoint.safetensors", 4},
+           {"valid-empty.safetensors", 1},
+           {"valid-every-module.safetensors", 2},
+           {"valid-tensors-only.safetensors", 2}},
+          10);
 }

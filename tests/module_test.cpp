@@ -79,7 +79,7 @@ TEST_CASE("backward accumulates gradients until zeroGradParameters", "[Module]")
   net->forward(x);
   net->backward(x, g);
   const std::vector<float> twice = net->getParameters().second.toVector();
-  for (size_t i = 0; i < once.size(); ++i) REQUIRE(twice[i] == Approx(2 * once[i]).margin(1e-6));
+  for (size_t i = 0; i < once.size(); ++i) REQUIRE(twice[i] == Approx(2 * once[i]).epsilon(1e-6).margin(1e-7));
   net->zeroGradParameters();
   for (float v : net->getParameters().second.toVector()) REQUIRE(v == 0);
 }
