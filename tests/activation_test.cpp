@@ -52,8 +52,8 @@ TEST_CASE("Tanh and Sigmoid gradients agree with finite differences", "[Tanh][Si
   nn::Tanh tanh;
   nn::Sigmoid sigmoid;
   const Tensor x = nn::test::randomTensor({2, 3, 4}, 5, -2, 2);
-  REQUIRE(nn::test::inputGradientError(tanh, x) < 1e-3);
-  REQUIRE(nn::test::inputGradientError(sigmoid, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(tanh, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkInputGradient(sigmoid, x), nn::test::AgreesWithin(1e-3));
   REQUIRE(tanh.parameters().first.empty());
   REQUIRE(sigmoid.parameters().first.empty());
 }

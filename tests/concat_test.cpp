@@ -85,7 +85,7 @@ TEST_CASE("Concat joins along any dimension", "[Concat]") {
             REQUIRE(y.at({n, c, h, w}) == x.at({n, c, h, w}));
             REQUIRE(y.at({n, c + 3, h, w}) == Approx(std::tanh(x.at({n, c, h, w}))));
           }
-    REQUIRE(nn::test::inputGradientError(concat, x) < 1e-3);
+    REQUIRE_THAT(nn::test::checkInputGradient(concat, x), nn::test::AgreesWithin(1e-3));
   }
 }
 
@@ -93,10 +93,8 @@ TEST_CASE("Concat gradients agree with finite differences", "[Concat]") {
   auto concat = branchyNet();
   const Tensor x = nn::test::randomTensor({3, 4}, 2);
   REQUIRE(concat->forward(x).sizes() == std::vector<int64_t>{3, 9});
-  REQUIRE(nn::test::inputGradientError(*concat, x) < 1e-3);
-  const std::vector<double> errors = nn::test::parameterGradientErrors(*concat, x);
-  REQUIRE(errors.size() == 4);
-  for (double e : errors) REQUIRE(e < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(*concat, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(*concat, x), nn::test::EachAgreesWithin(1e-3, 4));
 }
 
 TEST_CASE("Concat errors name the child or the shapes", "[Concat]") {

@@ -128,13 +128,11 @@ TEST_CASE("SpatialConvolution gradients agree with finite differences", "[Spatia
   nn::manualSeed(3);
   nn::SpatialConvolution conv(2, 3, 3, 2, 2, 1, 1, 1);
   const Tensor x = nn::test::randomTensor({2, 2, 5, 6}, 11);
-  REQUIRE(nn::test::inputGradientError(conv, x) < 1e-3);
-  const std::vector<double> errors = nn::test::parameterGradientErrors(conv, x);
-  REQUIRE(errors.size() == 2);
-  for (double e : errors) REQUIRE(e < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(conv, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(conv, x), nn::test::EachAgreesWithin(1e-3, 2));
   const Tensor single = nn::test::randomTensor({2, 4, 3}, 12);
-  REQUIRE(nn::test::inputGradientError(conv, single) < 1e-3);
-  for (double e : nn::test::parameterGradientErrors(conv, single)) REQUIRE(e < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(conv, single), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(conv, single), nn::test::EachAgreesWithin(1e-3, 2));
 }
 
 TEST_CASE("SpatialConvolution without padding or stride agrees with the padded case and finite differences",
@@ -164,8 +162,8 @@ TEST_CASE("SpatialConvolution without padding or stride agrees with the padded c
     REQUIRE(nn::test::maxAbsDiff(plain.backward(x, g), padded.backward(x, gPadded)) < 1e-6);
     REQUIRE(nn::test::maxAbsDiff(plain.gradWeight, padded.gradWeight) < 1e-5);
     REQUIRE(nn::test::maxAbsDiff(plain.gradBias, padded.gradBias) < 1e-5);
-    REQUIRE(nn::test::inputGradientError(plain, x) < 1e-3);
-    for (double e : nn::test::parameterGradientErrors(plain, x)) REQUIRE(e < 1e-3);
+    REQUIRE_THAT(nn::test::checkInputGradient(plain, x), nn::test::AgreesWithin(1e-3));
+    REQUIRE_THAT(nn::test::checkParameterGradients(plain, x), nn::test::EachAgreesWithin(1e-3, 2));
   }
 }
 

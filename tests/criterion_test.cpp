@@ -70,9 +70,9 @@ TEST_CASE("ClassNLLCriterion matches hand-computed values", "[ClassNLLCriterion]
 
 TEST_CASE("ClassNLLCriterion gradient agrees with finite differences", "[ClassNLLCriterion]") {
   nn::ClassNLLCriterion nll;
-  REQUIRE(nn::test::criterionGradientError(nll, scores({4, 5}), labels(4, 5)) < 1e-3);
+  REQUIRE_THAT(nn::test::checkCriterionGradient(nll, scores({4, 5}), labels(4, 5)), nn::test::AgreesWithin(1e-3));
   nn::ClassNLLCriterion summed(false);
-  REQUIRE(nn::test::criterionGradientError(summed, scores({4, 5}), labels(4, 5)) < 1e-3);
+  REQUIRE_THAT(nn::test::checkCriterionGradient(summed, scores({4, 5}), labels(4, 5)), nn::test::AgreesWithin(1e-3));
 }
 
 TEST_CASE("ClassNLLCriterion rejects bad input naming the criterion, shapes and targets", "[ClassNLLCriterion]") {
@@ -128,9 +128,10 @@ TEST_CASE("MSECriterion matches hand-computed values", "[MSECriterion]") {
 
 TEST_CASE("MSECriterion gradient agrees with finite differences", "[MSECriterion]") {
   nn::MSECriterion mse;
-  REQUIRE(nn::test::criterionGradientError(mse, scores({3, 2, 4}), cosines({3, 2, 4})) < 1e-3);
+  REQUIRE_THAT(nn::test::checkCriterionGradient(mse, scores({3, 2, 4}), cosines({3, 2, 4})),
+               nn::test::AgreesWithin(1e-3));
   nn::MSECriterion summed(false);
-  REQUIRE(nn::test::criterionGradientError(summed, scores({7}), cosines({7})) < 1e-3);
+  REQUIRE_THAT(nn::test::checkCriterionGradient(summed, scores({7}), cosines({7})), nn::test::AgreesWithin(1e-3));
 }
 
 TEST_CASE("MSECriterion rejects bad input naming the criterion and shapes", "[MSECriterion]") {
@@ -196,10 +197,11 @@ TEST_CASE("CrossEntropyCriterion equals ClassNLLCriterion after a log-softmax", 
 
 TEST_CASE("CrossEntropyCriterion gradient agrees with finite differences", "[CrossEntropyCriterion]") {
   nn::CrossEntropyCriterion ce;
-  REQUIRE(nn::test::criterionGradientError(ce, scores({4, 5}), labels(4, 5)) < 1e-3);
+  REQUIRE_THAT(nn::test::checkCriterionGradient(ce, scores({4, 5}), labels(4, 5)), nn::test::AgreesWithin(1e-3));
   nn::CrossEntropyCriterion summed(false);
-  REQUIRE(nn::test::criterionGradientError(summed, scores({3, 6}, 2), labels(3, 6)) < 1e-3);
-  REQUIRE(nn::test::criterionGradientError(summed, scores({6}), Tensor::fromVector({1}, {4})) < 1e-3);
+  REQUIRE_THAT(nn::test::checkCriterionGradient(summed, scores({3, 6}, 2), labels(3, 6)), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkCriterionGradient(summed, scores({6}), Tensor::fromVector({1}, {4})),
+               nn::test::AgreesWithin(1e-3));
 }
 
 TEST_CASE("CrossEntropyCriterion rejects bad input naming the criterion, shapes and targets",

@@ -102,7 +102,7 @@ TEST_CASE("Dropout's gradient agrees with finite differences for a fixed mask", 
   fixed.forward(x);
   REQUIRE(countOf(fixed.dropout.noise, 0.f) > 0);
   REQUIRE(countOf(fixed.dropout.noise, 0.f) < 24);
-  REQUIRE(nn::test::inputGradientError(fixed, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(fixed, x), nn::test::AgreesWithin(1e-3));
 }
 
 TEST_CASE("Dropout rejects a bad p and mismatched gradients, naming itself and the shapes", "[Dropout]") {

@@ -38,10 +38,10 @@ TEST_CASE("Linear gradients agree with finite differences", "[Linear]") {
   nn::manualSeed(3);
   nn::Linear linear(7, 5);
   const Tensor x = nn::test::randomTensor({4, 7}, 11);
-  REQUIRE(nn::test::inputGradientError(linear, x) < 1e-3);
-  for (double e : nn::test::parameterGradientErrors(linear, x)) REQUIRE(e < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(linear, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(linear, x), nn::test::EachAgreesWithin(1e-3, 2));
   const Tensor single = nn::test::randomTensor({7}, 12);
-  REQUIRE(nn::test::inputGradientError(linear, single) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(linear, single), nn::test::AgreesWithin(1e-3));
 }
 
 TEST_CASE("Linear rejects a wrong input size with a message naming it", "[Linear]") {

@@ -186,21 +186,21 @@ TEST_CASE("SpatialAveragePooling forward and backward match hand-computed values
 TEST_CASE("SpatialMaxPooling gradients agree with finite differences", "[SpatialMaxPooling]") {
   const Tensor x = distinct({2, 2, 5, 6});
   nn::SpatialMaxPooling pool(2, 2);
-  REQUIRE(nn::test::inputGradientError(pool, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(pool, x), nn::test::AgreesWithin(1e-3));
   nn::SpatialMaxPooling padded(3, 2, 2, 1, 1, 1);
-  REQUIRE(nn::test::inputGradientError(padded, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(padded, x), nn::test::AgreesWithin(1e-3));
   padded.ceil();
-  REQUIRE(nn::test::inputGradientError(padded, x) < 1e-3);
-  REQUIRE(nn::test::inputGradientError(padded, distinct({3, 7, 5})) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(padded, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkInputGradient(padded, distinct({3, 7, 5})), nn::test::AgreesWithin(1e-3));
 }
 
 TEST_CASE("SpatialAveragePooling gradients agree with finite differences", "[SpatialAveragePooling]") {
   const Tensor x = nn::test::randomTensor({2, 2, 5, 6}, 7);
   nn::SpatialAveragePooling pool(3, 2, 2, 1, 1, 1);
-  REQUIRE(nn::test::inputGradientError(pool, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(pool, x), nn::test::AgreesWithin(1e-3));
   pool.ceil().setCountExcludePad();
-  REQUIRE(nn::test::inputGradientError(pool, x) < 1e-3);
-  REQUIRE(nn::test::inputGradientError(pool, nn::test::randomTensor({3, 7, 5}, 8)) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(pool, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkInputGradient(pool, nn::test::randomTensor({3, 7, 5}, 8)), nn::test::AgreesWithin(1e-3));
 }
 
 TEST_CASE("Pooling rejects bad input with a message naming the module", "[SpatialMaxPooling][SpatialAveragePooling]") {

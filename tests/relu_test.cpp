@@ -1,8 +1,9 @@
 // nn::ReLU, out of place and in place (Torch7's nn.ReLU(true)): reference values, finite
 // differences, the in-place contract, and errors.
+#include "nn/ReLU.h"
+
 #include <catch2/catch.hpp>
 
-#include "nn/ReLU.h"
 #include "nn/Sequential.h"
 #include "nn/Tanh.h"
 #include "tests/GradCheck.h"
@@ -59,7 +60,7 @@ TEST_CASE("ReLU in place overwrites its input and its gradOutput, and shares the
 
 TEST_CASE("ReLU gradients agree with finite differences, in place or not", "[ReLU]") {
   nn::ReLU relu;
-  REQUIRE(nn::test::inputGradientError(relu, awayFromKink()) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(relu, awayFromKink()), nn::test::AgreesWithin(1e-3));
   REQUIRE(relu.parameters().first.empty());
   // In place inside a network, as it is used: Tanh before it keeps the checker's input
   // intact, Tanh after it owns the gradOutput the ReLU overwrites. Same numbers either way.
@@ -70,7 +71,7 @@ TEST_CASE("ReLU gradients agree with finite differences, in place or not", "[ReL
   };
   auto plain = net(false), inplace = net(true);
   const Tensor x = awayFromKink();
-  REQUIRE(nn::test::inputGradientError(*inplace, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(*inplace, x), nn::test::AgreesWithin(1e-3));
   const Tensor g = nn::test::randomTensor(x.sizes(), 3);
   REQUIRE(nn::test::maxAbsDiff(inplace->forward(x), plain->forward(x)) == 0);
   REQUIRE(nn::test::maxAbsDiff(inplace->backward(x, g), plain->backward(x, g)) == 0);

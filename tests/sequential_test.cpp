@@ -2,14 +2,13 @@
 #include "nn/Sequential.h"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "nn/Dropout.h"
 #include "nn/Identity.h"
 #include "nn/Linear.h"
-#include "nn/Numerics.h"
 #include "nn/LogSoftMax.h"
+#include "nn/Numerics.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
 #include "nn/Tanh.h"
@@ -119,10 +118,8 @@ TEST_CASE("Sequential gradients agree with finite differences through every kind
       .add(std::make_shared<nn::LogSoftMax>());
   const Tensor x = nn::test::randomTensor({2, 2, 3}, 3);
   REQUIRE(net.forward(x).sizes() == std::vector<int64_t>{2, 3});
-  REQUIRE(nn::test::inputGradientError(net, x) < 1e-3);
-  const std::vector<double> errors = nn::test::parameterGradientErrors(net, x);
-  REQUIRE(errors.size() == 4);
-  for (double e : errors) REQUIRE(e < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(net, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(net, x), nn::test::EachAgreesWithin(1e-3, 4));
 }
 
 TEST_CASE("An empty Sequential refuses to run", "[Sequential]") {

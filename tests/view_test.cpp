@@ -24,7 +24,7 @@ TEST_CASE("Identity passes input and gradOutput through, sharing them", "[Identi
   const Tensor g = Tensor::fromVector({2, 3}, {6, 5, 4, 3, 2, 1});
   REQUIRE(identity.backward(x, g).storage() == g.storage());
   REQUIRE(identity.gradInput.toVector() == g.toVector());
-  REQUIRE(nn::test::inputGradientError(identity, nn::test::randomTensor({3, 2}, 1)) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(identity, nn::test::randomTensor({3, 2}, 1)), nn::test::AgreesWithin(1e-3));
   REQUIRE_THROWS_WITH(identity.backward(x, Tensor::zeros({3, 2})),
                       Catch::Contains("nn.Identity") && Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));
 }
@@ -61,7 +61,7 @@ TEST_CASE("View shows the input under new sizes, inferring -1, without copying",
 
   REQUIRE(nn::View({2, 8}).forward(x).sizes() == std::vector<int64_t>{2, 8});
   REQUIRE(nn::View({4, -1, 2}).forward(x).sizes() == std::vector<int64_t>{4, 2, 2});
-  REQUIRE(nn::test::inputGradientError(view, nn::test::randomTensor({2, 8}, 4)) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(view, nn::test::randomTensor({2, 8}, 4)), nn::test::AgreesWithin(1e-3));
 }
 
 TEST_CASE("View rejects sizes that do not fit the input, naming itself, the input and the sizes", "[View]") {
@@ -134,7 +134,7 @@ TEST_CASE("Reshape keeps the first dimension as a batch, as Torch7's does", "[Re
   const Tensor& gi = reshape.backward(x, g);
   REQUIRE(gi.sizes() == std::vector<int64_t>{3, 4, 4});
   REQUIRE(gi.toVector() == g.toVector());
-  REQUIRE(nn::test::inputGradientError(reshape, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(reshape, x), nn::test::AgreesWithin(1e-3));
 }
 
 TEST_CASE("Reshape rejects inputs that hold no whole number of samples, naming itself and the input", "[Reshape]") {
