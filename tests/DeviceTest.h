@@ -39,10 +39,25 @@ class DeviceKind {
   int available() const;
   /// A copy of `t` on device(index).
   Tensor on(const Tensor& t, int index = 0) const { return t.to(device(index)); }
+  /// The device on which a body runs a module to compare it with a reference module on the
+  /// host's cpu:0: cuda:0, or cpu:1 on CPU runs, so that either way the module, its inputs and
+  /// its results are moved between two memory domains.
+  Device compared() const { return isCpu() ? Device::cpu(1) : device(0); }
+  /// A device other than device(0) that every run has, for the errors of a tensor on the wrong
+  /// device: cpu:1 on CPU runs, the host's cpu:0 on CUDA runs.
+  Device other() const { return isCpu() ? Device::cpu(1) : Device::cpu(0); }
+  /// The largest difference a body allows between a module on compared() and the reference
+  /// on cpu:0: none on CPU runs, where both run the same kernels, else `cudaBound`, which the
+  /// body derives from the order in which the CUDA kernels sum.
+  double tolerance(double cudaBound) const { return isCpu() ? 0 : cudaBound; }
 
  private:
   DeviceType type_;
 };
+
+/// `host`'s values on `device` in a non-contiguous tensor: every other float of a tensor with
+/// one more dimension, of size 2.
+Tensor stridedOn(const Tensor& host, const Device& device);
 
 }  // namespace nn::test
 
