@@ -109,7 +109,7 @@ Statistics statistics(const Tensor& x, double eps) {
 //   gradWeight += dotp invstd, |dotp| <= m G X:  8 kEps m G X s;   gradBias += gsum: 2 kEps m G
 //   the running mean moves by a part of the batch mean, off by 2 kEps M, and is rounded once;
 //   the running variance by a part of the unbiased variance (<= X^2 m / (m - 1)), off by 1 ulp.
-// (tests in gpu_modules_test.cpp took |x|, |g| <= 1, X <= 2, W <= 1.5.)
+// (The comparison at the end of this file takes |x|, |g| <= 1, X <= 2, W <= 1.5.)
 struct BatchNormBound {
   double output, gradInput, gradWeight, gradBias, runningMean, runningVar;
 };
