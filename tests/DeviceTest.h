@@ -46,9 +46,11 @@ class DeviceKind {
   /// A device other than device(0) that every run has, for the errors of a tensor on the wrong
   /// device: cpu:1 on CPU runs, the host's cpu:0 on CUDA runs.
   Device other() const { return isCpu() ? Device::cpu(1) : Device::cpu(0); }
-  /// The largest difference a body allows between a module on compared() and the reference
-  /// on cpu:0: none on CPU runs, where both run the same kernels, else `cudaBound`, which the
-  /// body derives from the order in which the CUDA kernels sum.
+  /// How far a body lets a result lie from the CPU's: not at all on CPU runs, where every
+  /// device runs the same kernels, and `cudaBound` on CUDA runs, which the body derives from
+  /// how the CUDA kernels differ (sums in other orders, CUDA's own exp, log and tanh). A
+  /// comparison with the module on cpu:0 allows this; a reference value that the CPU meets
+  /// within t allows t plus this.
   double tolerance(double cudaBound) const { return isCpu() ? 0 : cudaBound; }
 
  private:
