@@ -1,4 +1,4 @@
-// DeviceKind: the devices of the type a test body runs on.
+// DeviceKind: the devices of the type a test body runs on; strided copies of host tensors.
 #include "tests/DeviceTest.h"
 
 #include "nn/backend/Backend.h"
@@ -18,6 +18,16 @@ std::vector<Device> DeviceKind::devices(int count) const {
   std::vector<Device> out;
   for (int i = 0; i < count; ++i) out.push_back(device(i));
   return out;
+}
+
+Tensor stridedOn(const Tensor& host, const Device& device) {
+  std::vector<int64_t> sizes = host.sizes();
+  sizes.push_back(2);
+  Tensor wide = Tensor::zeros(sizes);
+  wide.select(host.dim(), 0).copy_(host);
+  const Tensor t = wide.to(device).select(host.dim(), 0);
+  REQUIRE_FALSE(t.isContiguous());
+  return t;
 }
 
 }  // namespace nn::test

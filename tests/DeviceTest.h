@@ -39,10 +39,27 @@ class DeviceKind {
   int available() const;
   /// A copy of `t` on device(index).
   Tensor on(const Tensor& t, int index = 0) const { return t.to(device(index)); }
+  /// The device on which a body runs a module to compare it with a reference module on the
+  /// host's cpu:0: cuda:0, or cpu:1 on CPU runs, so that either way the module, its inputs and
+  /// its results are moved between two memory domains.
+  Device compared() const { return isCpu() ? Device::cpu(1) : device(0); }
+  /// A device other than device(0) that every run has, for the errors of a tensor on the wrong
+  /// device: cpu:1 on CPU runs, the host's cpu:0 on CUDA runs.
+  Device other() const { return isCpu() ? Device::cpu(1) : Device::cpu(0); }
+  /// How far a body lets a result lie from the CPU's: not at all on CPU runs, where every
+  /// device runs the same kernels, and `cudaBound` on CUDA runs, which the body derives from
+  /// how the CUDA kernels differ (sums in other orders, CUDA's own exp, log and tanh). A
+  /// comparison with the module on cpu:0 allows this; a reference value that the CPU meets
+  /// within t allows t plus this.
+  double tolerance(double cudaBound) const { return isCpu() ? 0 : cudaBound; }
 
  private:
   DeviceType type_;
 };
+
+/// `host`'s values on `device` in a non-contiguous tensor: every other float of a tensor with
+/// one more dimension, of size 2.
+Tensor stridedOn(const Tensor& host, const Device& device);
 
 }  // namespace nn::test
 

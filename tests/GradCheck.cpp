@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <ostream>
+#include <sstream>
 
 #include "nn/Random.h"
 
@@ -11,11 +13,11 @@ namespace nn::test {
 
 namespace {
 
-double dot(const Tensor& a, const Tensor& w) {
+// sum(a * w) in double; `a` on any device, `w` its values in row-major order.
+double dot(const Tensor& a, const std::vector<float>& w) {
   const std::vector<float> x = a.toVector();
-  const std::vector<float> y = w.toVector();
   double s = 0;
-  for (size_t i = 0; i < x.size(); ++i) s += static_cast<double>(x[i]) * y[i];
+  for (size_t i = 0; i < x.size(); ++i) s += static_cast<double>(x[i]) * w[i];
   return s;
 }
 
@@ -23,32 +25,62 @@ double relativeError(double analytic, double numeric) {
   return std::fabs(analytic - numeric) / std::max(1.0, std::fabs(numeric));
 }
 
-// Worst error over the elements of `x` (a CPU tensor that f reads), where `analytic`
-// holds df/dx as computed by the code under test.
+// Compares `analytic`, df/dx in row-major order as computed by the code under test, with
+// central differences of f over the elements of `x` (a tensor on any device, of any strides,
+// that f reads). Each element is perturbed in a host copy of x, which is then copied into x,
+// so that f sees the perturbation wherever x lives; x holds its own values again at the end.
 template <typename F>
-double compare(Tensor x, const Tensor& analytic, F f, float step) {
-  const std::vector<float> a = analytic.toVector();
-  if (static_cast<int64_t>(a.size()) != x.numel()) return std::numeric_limits<double>::infinity();
-  Tensor flat = x.contiguous();
-  const bool copied = !flat.is(x) && flat.storage() != x.storage();
-  double worst = 0;
-  for (int64_t i = 0; i < flat.numel(); ++i) {
-    float& v = flat.data()[i];
+GradientCheck compare(Tensor x, const std::vector<float>& analytic, F f, float step) {
+  if (static_cast<int64_t>(analytic.size()) != x.numel()) return {std::numeric_limits<double>::infinity(), 0};
+  Tensor host = Tensor::fromVector(x.sizes(), x.toVector());
+  GradientCheck check{0, 0};
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    float& v = host.data()[i];
     const float saved = v;
     v = saved + step;
-    if (copied) x.copy_(flat);
+    x.copy_(host);
     const double plus = f();
     v = saved - step;
-    if (copied) x.copy_(flat);
+    x.copy_(host);
     const double minus = f();
     v = saved;
-    if (copied) x.copy_(flat);
-    worst = std::max(worst, relativeError(a[i], (plus - minus) / (2.0 * step)));
+    x.copy_(host);
+    const double numeric = (plus - minus) / (2.0 * step);
+    check.error = std::max(check.error, relativeError(analytic[i], numeric));
+    check.largest = std::max(check.largest, std::fabs(numeric));
   }
-  return worst;
+  return check;
 }
 
 }  // namespace
+
+std::ostream& operator<<(std::ostream& os, const GradientCheck& check) {
+  return os << "{worst error " << check.error << ", largest numeric derivative " << check.largest << "}";
+}
+
+bool AgreesWithin::match(const GradientCheck& check) const {
+  return check.error < tolerance_ && check.largest >= kNontrivial * tolerance_;
+}
+
+std::string AgreesWithin::describe() const {
+  std::ostringstream os;
+  os << "agrees with finite differences within " << tolerance_ << ", with a numeric gradient of at least "
+     << kNontrivial * tolerance_ << " somewhere";
+  return os.str();
+}
+
+bool EachAgreesWithin::match(const std::vector<GradientCheck>& checks) const {
+  if (parameters_ == 0 || checks.size() != parameters_) return false;
+  const AgreesWithin each(tolerance_);
+  return std::all_of(checks.begin(), checks.end(), [&](const GradientCheck& c) { return each.match(c); });
+}
+
+std::string EachAgreesWithin::describe() const {
+  std::ostringstream os;
+  os << "is one check for each of " << parameters_ << " parameters, each of which "
+     << AgreesWithin(tolerance_).describe();
+  return os.str();
+}
 
 Tensor randomTensor(const std::vector<int64_t>& sizes, uint64_t seed, float low, float high) {
   Generator g(seed);
@@ -57,36 +89,39 @@ Tensor randomTensor(const std::vector<int64_t>& sizes, uint64_t seed, float low,
   return t;
 }
 
-double inputGradientError(Module& module, const Tensor& input, const GradCheckOptions& options) {
+GradientCheck checkInputGradient(Module& module, const Tensor& input, const GradCheckOptions& options) {
   Tensor x = input.clone();
   const Tensor& out = module.forward(x);
   const Tensor w = randomTensor(out.sizes(), options.seed);
-  const Tensor analytic = module.updateGradInput(x, w).clone();
+  const std::vector<float> weights = w.toVector();
+  const std::vector<float> analytic = module.updateGradInput(x, w.to(out.device())).toVector();
   return compare(
-      x, analytic, [&] { return dot(module.forward(x), w); }, options.step);
+      x, analytic, [&] { return dot(module.forward(x), weights); }, options.step);
 }
 
-std::vector<double> parameterGradientErrors(Module& module, const Tensor& input, const GradCheckOptions& options) {
+std::vector<GradientCheck> checkParameterGradients(Module& module, const Tensor& input,
+                                                   const GradCheckOptions& options) {
   Tensor x = input.clone();
   const Tensor& out = module.forward(x);
   const Tensor w = randomTensor(out.sizes(), options.seed);
+  const std::vector<float> weights = w.toVector();
   module.zeroGradParameters();
-  module.backward(x, w);
+  module.backward(x, w.to(out.device()));
   auto [values, gradients] = module.parameters();
-  std::vector<double> errors;
+  std::vector<GradientCheck> checks;
   for (size_t p = 0; p < values.size(); ++p) {
-    const Tensor analytic = gradients[p].clone();
-    errors.push_back(compare(
-        values[p], analytic, [&] { return dot(module.forward(x), w); }, options.step));
+    const std::vector<float> analytic = gradients[p].toVector();
+    checks.push_back(compare(
+        values[p], analytic, [&] { return dot(module.forward(x), weights); }, options.step));
   }
-  return errors;
+  return checks;
 }
 
-double criterionGradientError(Criterion& criterion, const Tensor& input, const Tensor& target,
-                              const GradCheckOptions& options) {
+GradientCheck checkCriterionGradient(Criterion& criterion, const Tensor& input, const Tensor& target,
+                                     const GradCheckOptions& options) {
   Tensor x = input.clone();
   criterion.forward(x, target);
-  const Tensor analytic = criterion.backward(x, target).clone();
+  const std::vector<float> analytic = criterion.backward(x, target).toVector();
   return compare(
       x, analytic, [&] { return static_cast<double>(criterion.forward(x, target)); }, options.step);
 }

@@ -1,4 +1,10 @@
-// nn::SpatialConvolution: reference values, gradient checks, errors, and a PyTorch cross-check.
+// nn::SpatialConvolution: reference values, gradient checks, errors and a PyTorch cross-check
+// on every device type, the module on another device compared with the one on the host, and
+// the CPU kernel's own paths (unfolding in chunks, whole rows without padding).
+//
+// On CUDA the module runs through cuDNN, which adds the products of each output, gradInput and
+// parameter gradient in another order than the CPU's im2col and OpenBLAS: where two results of
+// one value are compared, they may differ by twoOrdersBound of that value's sum.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -7,6 +13,7 @@
 
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 using nn::Tensor;
@@ -20,23 +27,34 @@ Tensor formula(const std::vector<int64_t>& sizes, const std::function<double(int
   return Tensor::fromVector(sizes, values);
 }
 
+// The worst rounding error of a float sum of `terms` terms (products rounded once more) whose
+// magnitudes add up to at most `magnitude`, in any order: gamma(terms + 1) * magnitude with
+// gamma(n) = n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability of Numerical Algorithms,
+// 3.1). Two computations summing in different orders differ by at most twice that.
+double twoOrdersBound(int64_t terms, double magnitude) {
+  const double u = std::ldexp(1.0, -24), nu = static_cast<double>(terms + 1) * u;
+  return 2 * nu / (1 - nu) * magnitude;
+}
+
 }  // namespace
 
-TEST_CASE("SpatialConvolution forward and backward match hand-computed values", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution forward and backward match hand-computed values", "[SpatialConvolution]") {
+  // Sums of small integers and halves: exact in any order, on every device.
   nn::SpatialConvolution conv(1, 1, 2, 2);
   conv.weight.copy_(Tensor::fromVector({1, 1, 2, 2}, {1, 2, 3, 4}));
   conv.bias.fill_(0.5f);
+  conv.to(kind.device());
   // x = [[1, 2, 3], [4, 5, 6], [7, 8, 9]]; each output is the 2x2 window dotted with [1, 2, 3, 4]:
   // (0,0): 1 + 4 + 12 + 20 = 37, (0,1): 2 + 6 + 15 + 24 = 47, (1,0): 4 + 10 + 21 + 32 = 67,
   // (1,1): 5 + 12 + 24 + 36 = 77; plus the bias 0.5.
-  const Tensor x = Tensor::fromVector({1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const Tensor x = kind.on(Tensor::fromVector({1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
   const Tensor& y = conv.forward(x);
   REQUIRE(y.sizes() == std::vector<int64_t>{1, 2, 2});
   REQUIRE(nn::test::maxAbsDiff(y, {37.5f, 47.5f, 67.5f, 77.5f}) == 0);
 
   // g = [[1, 0], [0, 2]]: gradInput is W placed at (0,0) plus 2 W placed at (1,1):
   // [[1, 2, 0], [3, 4 + 2, 4], [0, 6, 8]].
-  const Tensor g = Tensor::fromVector({1, 2, 2}, {1, 0, 0, 2});
+  const Tensor g = kind.on(Tensor::fromVector({1, 2, 2}, {1, 0, 0, 2}));
   conv.zeroGradParameters();
   conv.backward(x, g);
   REQUIRE(nn::test::maxAbsDiff(conv.gradInput, {1, 2, 0, 3, 6, 4, 0, 6, 8}) == 0);
@@ -51,22 +69,23 @@ TEST_CASE("SpatialConvolution forward and backward match hand-computed values", 
   REQUIRE(nn::test::maxAbsDiff(conv.gradBias, {4.5f}) == 0);
 }
 
-TEST_CASE("SpatialConvolution pads with zeros and strides over several planes", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution pads with zeros and strides over several planes", "[SpatialConvolution]") {
   // kW = 3, kH = 1, dW = 2, dH = 1, padW = 1, padH = 0: a 1-D convolution along the width.
   nn::SpatialConvolution conv(2, 1, 3, 1, 2, 1, 1, 0);
   REQUIRE(conv.toString() == "nn.SpatialConvolution(2 -> 1, 3x1, 2,1, 1,0)");
   conv.weight.copy_(Tensor::fromVector({1, 2, 1, 3}, {1, 1, 1, 1, 0, -1}));
   conv.bias.zero_();
+  conv.to(kind.device());
   // Padded planes [0, 1, 2, 3, 4, 0] and [0, 10, 20, 30, 40, 0]; outW = (4 + 2 - 3) / 2 + 1 = 2,
   // windows at padded columns 0..2 and 2..4:
   // out0 = (0 + 1 + 2) + (0 - 20) = -17, out1 = (2 + 3 + 4) + (20 - 40) = -11.
-  const Tensor x = Tensor::fromVector({1, 2, 1, 4}, {1, 2, 3, 4, 10, 20, 30, 40});
+  const Tensor x = kind.on(Tensor::fromVector({1, 2, 1, 4}, {1, 2, 3, 4, 10, 20, 30, 40}));
   REQUIRE(nn::test::maxAbsDiff(conv.forward(x), {-17, -11}) == 0);
   REQUIRE(conv.output.sizes() == std::vector<int64_t>{1, 1, 1, 2});
   // gradOutput [1, 1]: each input cell gets the sum of the taps that read it. Input column j
   // is padded column j + 1: window 0 reads it with tap j + 1, window 1 with tap j - 1.
   // Plane 0 (taps 1, 1, 1): [1, 1 + 1, 1, 1]. Plane 1 (taps 1, 0, -1): [0, -1 + 1, 0, -1].
-  conv.backward(x, Tensor::fromVector({1, 1, 1, 2}, {1, 1}));
+  conv.backward(x, kind.on(Tensor::fromVector({1, 1, 1, 2}, {1, 1})));
   REQUIRE(nn::test::maxAbsDiff(conv.gradInput, {1, 2, 1, 1, 0, 0, 0, -1}) == 0);
   // gradWeight[c][t] = window 0's cell t + window 1's cell t: plane 0 [0 + 2, 1 + 3, 2 + 4],
   // plane 1 [0 + 20, 10 + 30, 20 + 40]; gradBias = 2.
@@ -74,11 +93,20 @@ TEST_CASE("SpatialConvolution pads with zeros and strides over several planes", 
   REQUIRE(nn::test::maxAbsDiff(conv.gradBias, {2}) == 0);
 }
 
-TEST_CASE("SpatialConvolution treats each sample of a batch alone", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution treats each sample of a batch alone", "[SpatialConvolution]") {
   nn::manualSeed(5);
   nn::SpatialConvolution conv(3, 4, 3, 2, 2, 1, 1, 1);
-  const Tensor x = nn::test::randomTensor({3, 3, 6, 7}, 21);
-  const Tensor g = nn::test::randomTensor({3, 4, 7, 4}, 22);
+  conv.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({3, 3, 6, 7}, 21));
+  const Tensor g = kind.on(nn::test::randomTensor({3, 4, 7, 4}, 22));
+  // cuDNN may pick other algorithms, summing in other orders, for one sample than for three:
+  // an output sums n = 3 * 2 * 3 = 18 products of |x| < 1 and |w| <= 1 / sqrt(18) and the
+  // bias; an input cell at most 4 planes x 6 taps of |g| < 1 and w; a weight gradient the
+  // 3 * 7 * 4 = 84 products of the batch's positions, a bias gradient 84 terms.
+  const double w = 1 / std::sqrt(18.0);
+  const double output = 1e-6 + kind.tolerance(twoOrdersBound(19, 19 * w));
+  const double input = 1e-6 + kind.tolerance(twoOrdersBound(24, 24 * w));
+  const double parameters = 1e-4 + kind.tolerance(twoOrdersBound(84, 84));
   conv.zeroGradParameters();
   const Tensor y = conv.forward(x).clone();
   const Tensor gi = conv.backward(x, g).clone();
@@ -87,11 +115,11 @@ TEST_CASE("SpatialConvolution treats each sample of a batch alone", "[SpatialCon
   conv.zeroGradParameters();
   for (int64_t n = 0; n < 3; ++n) {
     const Tensor xn = x.select(0, n);
-    REQUIRE(nn::test::maxAbsDiff(conv.forward(xn), y.select(0, n)) < 1e-6);
-    REQUIRE(nn::test::maxAbsDiff(conv.backward(xn, g.select(0, n)), gi.select(0, n)) < 1e-6);
+    REQUIRE(nn::test::maxAbsDiff(conv.forward(xn), y.select(0, n)) < output);
+    REQUIRE(nn::test::maxAbsDiff(conv.backward(xn, g.select(0, n)), gi.select(0, n)) < input);
   }
-  REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, gw) < 1e-4);
-  REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) < 1e-4);
+  REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, gw) < parameters);
+  REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) < parameters);
 }
 
 TEST_CASE("SpatialConvolution gives a large batch, unfolded in chunks, the results of each sample alone",
@@ -124,17 +152,16 @@ TEST_CASE("SpatialConvolution gives a large batch, unfolded in chunks, the resul
   }
 }
 
-TEST_CASE("SpatialConvolution gradients agree with finite differences", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution gradients agree with finite differences", "[SpatialConvolution]") {
   nn::manualSeed(3);
   nn::SpatialConvolution conv(2, 3, 3, 2, 2, 1, 1, 1);
-  const Tensor x = nn::test::randomTensor({2, 2, 5, 6}, 11);
-  REQUIRE(nn::test::inputGradientError(conv, x) < 1e-3);
-  const std::vector<double> errors = nn::test::parameterGradientErrors(conv, x);
-  REQUIRE(errors.size() == 2);
-  for (double e : errors) REQUIRE(e < 1e-3);
-  const Tensor single = nn::test::randomTensor({2, 4, 3}, 12);
-  REQUIRE(nn::test::inputGradientError(conv, single) < 1e-3);
-  for (double e : nn::test::parameterGradientErrors(conv, single)) REQUIRE(e < 1e-3);
+  conv.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({2, 2, 5, 6}, 11));
+  REQUIRE_THAT(nn::test::checkInputGradient(conv, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(conv, x), nn::test::EachAgreesWithin(1e-3, 2));
+  const Tensor single = kind.on(nn::test::randomTensor({2, 4, 3}, 12));
+  REQUIRE_THAT(nn::test::checkInputGradient(conv, single), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(conv, single), nn::test::EachAgreesWithin(1e-3, 2));
 }
 
 TEST_CASE("SpatialConvolution without padding or stride agrees with the padded case and finite differences",
@@ -164,60 +191,67 @@ TEST_CASE("SpatialConvolution without padding or stride agrees with the padded c
     REQUIRE(nn::test::maxAbsDiff(plain.backward(x, g), padded.backward(x, gPadded)) < 1e-6);
     REQUIRE(nn::test::maxAbsDiff(plain.gradWeight, padded.gradWeight) < 1e-5);
     REQUIRE(nn::test::maxAbsDiff(plain.gradBias, padded.gradBias) < 1e-5);
-    REQUIRE(nn::test::inputGradientError(plain, x) < 1e-3);
-    for (double e : nn::test::parameterGradientErrors(plain, x)) REQUIRE(e < 1e-3);
+    REQUIRE_THAT(nn::test::checkInputGradient(plain, x), nn::test::AgreesWithin(1e-3));
+    REQUIRE_THAT(nn::test::checkParameterGradients(plain, x), nn::test::EachAgreesWithin(1e-3, 2));
   }
 }
 
-TEST_CASE("SpatialConvolution rejects bad input with a message naming it", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution rejects bad input with a message naming it", "[SpatialConvolution]") {
   nn::SpatialConvolution conv(3, 8, 5, 5);
+  conv.to(kind.device());
   const std::string name = "nn.SpatialConvolution(3 -> 8, 5x5)";
-  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({4, 2, 28, 28})), Catch::Contains(name) &&
-                                                                       Catch::Contains("[4, 2, 28, 28]") &&
-                                                                       Catch::Contains("[batch, 3, height, width]"));
-  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({4, 3, 28, 4})),
+  REQUIRE_THROWS_WITH(
+      conv.forward(Tensor::zeros({4, 2, 28, 28}, kind.device())),
+      Catch::Contains(name) && Catch::Contains("[4, 2, 28, 28]") && Catch::Contains("[batch, 3, height, width]"));
+  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({4, 3, 28, 4}, kind.device())),
                       Catch::Contains(name) && Catch::Contains("[4, 3, 28, 4]") && Catch::Contains("width at least 5"));
-  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({3, 28})), Catch::Contains(name) && Catch::Contains("[3, 28]"));
-  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({1, 1, 3, 28, 28})),
+  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({3, 28}, kind.device())),
+                      Catch::Contains(name) && Catch::Contains("[3, 28]"));
+  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({1, 1, 3, 28, 28}, kind.device())),
                       Catch::Contains(name) && Catch::Contains("[1, 1, 3, 28, 28]"));
-  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({1, 3, 8, 8}, nn::Device::cpu(1))),
-                      Catch::Contains(name) && Catch::Contains("cpu:1") && Catch::Contains("cpu:0"));
+  REQUIRE_THROWS_WITH(
+      conv.forward(Tensor::zeros({1, 3, 8, 8}, kind.other())),
+      Catch::Contains(name) && Catch::Contains(kind.other().str()) && Catch::Contains(kind.device().str()));
 
-  const Tensor x = Tensor::zeros({2, 3, 8, 9});
+  const Tensor x = Tensor::zeros({2, 3, 8, 9}, kind.device());
   conv.forward(x);
   REQUIRE(conv.output.sizes() == std::vector<int64_t>{2, 8, 4, 5});
-  REQUIRE_THROWS_WITH(conv.backward(x, Tensor::zeros({2, 8, 5, 4})),
+  REQUIRE_THROWS_WITH(conv.backward(x, Tensor::zeros({2, 8, 5, 4}, kind.device())),
                       Catch::Contains(name) && Catch::Contains("[2, 8, 5, 4]") && Catch::Contains("[2, 8, 4, 5]"));
 
   // Padding 2 on each side lets a 5x5 kernel see a 1x1 input; no padding does not.
   nn::SpatialConvolution padded(3, 8, 5, 5, 1, 1, 2, 2);
-  REQUIRE(padded.forward(Tensor::zeros({3, 1, 1})).sizes() == std::vector<int64_t>{8, 1, 1});
-  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({3, 1, 1})), Catch::Contains(name) && Catch::Contains("[3, 1, 1]"));
+  padded.to(kind.device());
+  REQUIRE(padded.forward(Tensor::zeros({3, 1, 1}, kind.device())).sizes() == std::vector<int64_t>{8, 1, 1});
+  REQUIRE_THROWS_WITH(conv.forward(Tensor::zeros({3, 1, 1}, kind.device())),
+                      Catch::Contains(name) && Catch::Contains("[3, 1, 1]"));
 
   REQUIRE_THROWS_WITH(nn::SpatialConvolution(3, 8, 0, 5), Catch::Contains("nn.SpatialConvolution"));
   REQUIRE_THROWS_WITH(nn::SpatialConvolution(3, 8, 5, 5, 1, 1, -1, 0), Catch::Contains("-1"));
 }
 
-TEST_CASE("SpatialConvolution backward needs a forward on the same input shape", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution backward needs a forward on the same input shape", "[SpatialConvolution]") {
   nn::SpatialConvolution conv(1, 2, 3, 3);
-  const Tensor x = Tensor::zeros({2, 1, 5, 5});
-  const Tensor g = Tensor::zeros({2, 2, 3, 3});
+  conv.to(kind.device());
+  const Tensor x = Tensor::zeros({2, 1, 5, 5}, kind.device());
+  const Tensor g = Tensor::zeros({2, 2, 3, 3}, kind.device());
   REQUIRE_THROWS_WITH(conv.accGradParameters(x, g, 1.f), Catch::Contains("forward"));
-  conv.forward(Tensor::zeros({1, 1, 5, 5}));
+  conv.forward(Tensor::zeros({1, 1, 5, 5}, kind.device()));
   REQUIRE_THROWS_WITH(conv.accGradParameters(x, g, 1.f), Catch::Contains("forward"));
   conv.forward(x);
   conv.clearState();
   REQUIRE_THROWS_WITH(conv.accGradParameters(x, g, 1.f), Catch::Contains("forward"));
 }
 
-TEST_CASE("SpatialConvolution gives the same results for non-contiguous input", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution gives the same results for non-contiguous input", "[SpatialConvolution]") {
   nn::manualSeed(4);
   nn::SpatialConvolution conv(2, 3, 3, 2, 2, 2, 1, 0);
-  const Tensor stored = nn::test::randomTensor({2, 2, 7, 5}, 31);
+  conv.to(kind.device());
+  const Tensor stored = kind.on(nn::test::randomTensor({2, 2, 7, 5}, 31));
   const Tensor strided = stored.transpose(2, 3);  // [2, 2, 5, 7]
   REQUIRE_FALSE(strided.isContiguous());
   const Tensor copy = strided.contiguous();
-  const Tensor gStrided = nn::test::randomTensor({2, 3, 4, 2}, 32).transpose(2, 3);
+  const Tensor gStrided = kind.on(nn::test::randomTensor({2, 3, 4, 2}, 32)).transpose(2, 3);
   REQUIRE_FALSE(gStrided.isContiguous());
 
   conv.zeroGradParameters();
@@ -232,10 +266,11 @@ TEST_CASE("SpatialConvolution gives the same results for non-contiguous input", 
   REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) == 0);
 }
 
-TEST_CASE("SpatialConvolution clone is independent and computes the same output", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution clone is independent and computes the same output", "[SpatialConvolution]") {
   nn::manualSeed(6);
   auto conv = std::make_shared<nn::SpatialConvolution>(2, 4, 3, 3, 2, 2, 1, 1);
-  const Tensor x = nn::test::randomTensor({3, 2, 6, 5}, 41);
+  conv->to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({3, 2, 6, 5}, 41));
   const Tensor y = conv->forward(x).clone();
   const nn::ModulePtr copy = conv->clone();
   REQUIRE(copy->typeName() == "nn.SpatialConvolution");
@@ -250,20 +285,26 @@ TEST_CASE("SpatialConvolution clone is independent and computes the same output"
   REQUIRE(nn::test::maxAbsDiff(copy->forward(x), std::vector<float>(y.numel(), 0.f)) == 0);
 }
 
-TEST_CASE("SpatialConvolution moved to another device computes the same there", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution moved to another device computes the same there", "[SpatialConvolution]") {
+  // From cpu:0 to cpu:1 the same kernels: the same bits. To a CUDA device, cuDNN sums an
+  // output's 18 products (|w| <= 1 / sqrt(18)) and the bias, and an input cell's 3 planes x 9
+  // taps, in other orders.
+  const nn::Device device = kind.compared();
+  const double w = 1 / std::sqrt(18.0);
   nn::manualSeed(7);
   auto conv = std::make_shared<nn::SpatialConvolution>(2, 3, 3, 3, 1, 1, 1, 1);
   const Tensor x = nn::test::randomTensor({2, 2, 5, 4}, 45);
   const Tensor g = nn::test::randomTensor({2, 3, 5, 4}, 46);
   const Tensor y = conv->forward(x).clone();
   const Tensor gi = conv->backward(x, g).clone();
-  conv->to(nn::Device::cpu(1));
-  REQUIRE(conv->weight.device() == nn::Device::cpu(1));
-  const Tensor x1 = x.to(nn::Device::cpu(1));
-  REQUIRE(conv->forward(x1).device() == nn::Device::cpu(1));
-  REQUIRE(nn::test::maxAbsDiff(conv->output.to(nn::Device()), y) == 0);
-  REQUIRE(nn::test::maxAbsDiff(conv->backward(x1, g.to(nn::Device::cpu(1))).to(nn::Device()), gi) == 0);
-  REQUIRE_THROWS_WITH(conv->forward(x), Catch::Contains("cpu:1") && Catch::Contains("cpu:0"));
+  conv->to(device);
+  REQUIRE(conv->weight.device() == device);
+  const Tensor x1 = x.to(device);
+  REQUIRE(conv->forward(x1).device() == device);
+  REQUIRE(nn::test::maxAbsDiff(conv->output.to(nn::Device()), y) <= kind.tolerance(twoOrdersBound(19, 19 * w)));
+  REQUIRE(nn::test::maxAbsDiff(conv->backward(x1, g.to(device)).to(nn::Device()), gi) <=
+          kind.tolerance(twoOrdersBound(27, 27 * w)));
+  REQUIRE_THROWS_WITH(conv->forward(x), Catch::Contains(device.str()) && Catch::Contains("cpu:0"));
 }
 
 TEST_CASE("SpatialConvolution prints as Torch7 does", "[SpatialConvolution]") {
@@ -290,10 +331,11 @@ TEST_CASE("SpatialConvolution initialises uniformly in +-1/sqrt(kW*kH*nInputPlan
   REQUIRE(nn::test::maxAbsDiff(conv.bias, again.bias) == 0);
 }
 
-TEST_CASE("SpatialConvolution allocates nothing in a repeated training step", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution allocates nothing in a repeated training step", "[SpatialConvolution]") {
   nn::SpatialConvolution conv(3, 6, 5, 5, 1, 1, 2, 2);
-  const Tensor x = nn::test::randomTensor({4, 3, 12, 12}, 51);
-  const Tensor g = nn::test::randomTensor({4, 6, 12, 12}, 52);
+  conv.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({4, 3, 12, 12}, 51));
+  const Tensor g = kind.on(nn::test::randomTensor({4, 6, 12, 12}, 52));
   conv.forward(x);
   conv.backward(x, g);
   const int64_t before = nn::storageAllocationCount();
@@ -389,17 +431,88 @@ const std::vector<float> kConvGradBias = {
 
 }  // namespace
 
-TEST_CASE("SpatialConvolution matches PyTorch's conv2d with stride 2 and padding 1", "[SpatialConvolution]") {
+NN_DEVICE_TEST_CASE("SpatialConvolution matches PyTorch's conv2d with stride 2 and padding 1", "[SpatialConvolution]") {
   nn::SpatialConvolution conv(2, 3, 3, 5, 2, 2, 1, 1);
   conv.weight.copy_(formula({3, 2, 5, 3}, [](int64_t i) { return 0.3 * std::cos(0.23 * i); }));
   conv.bias.copy_(formula({3}, [](int64_t o) { return 0.05 * (o + 1) - 0.1; }));
-  const Tensor x = formula({2, 2, 7, 9}, [](int64_t i) { return std::sin(0.37 * i); });
-  const Tensor g = formula({2, 3, 3, 5}, [](int64_t i) { return std::cos(0.11 * i); });
+  conv.to(kind.device());
+  const Tensor x = kind.on(formula({2, 2, 7, 9}, [](int64_t i) { return std::sin(0.37 * i); }));
+  const Tensor g = kind.on(formula({2, 3, 3, 5}, [](int64_t i) { return std::cos(0.11 * i); }));
+  // cuDNN's sums against the CPU's, with |x|, |g| <= 1 and |w| <= 0.3: an output 30 products
+  // and the bias (0.1); an input cell at most 3 planes x 15 taps; a weight or bias gradient the
+  // 2 * 3 * 5 = 30 positions of the batch.
+  const double output = 1e-5 + kind.tolerance(twoOrdersBound(31, 30 * 0.3 + 0.1));
+  const double input = 1e-5 + kind.tolerance(twoOrdersBound(45, 45 * 0.3));
+  const double parameters = 1e-5 + kind.tolerance(twoOrdersBound(30, 30));
   conv.zeroGradParameters();
   const Tensor& y = conv.forward(x);
   REQUIRE(y.sizes() == std::vector<int64_t>{2, 3, 3, 5});
-  REQUIRE(nn::test::maxAbsDiff(y, kConvOutput) < 1e-5);
-  REQUIRE(nn::test::maxAbsDiff(conv.backward(x, g), kConvGradInput) < 1e-5);
-  REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, kConvGradWeight) < 1e-5);
-  REQUIRE(nn::test::maxAbsDiff(conv.gradBias, kConvGradBias) < 1e-5);
+  REQUIRE(nn::test::maxAbsDiff(y, kConvOutput) < output);
+  REQUIRE(nn::test::maxAbsDiff(conv.backward(x, g), kConvGradInput) < input);
+  REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, kConvGradWeight) < parameters);
+  REQUIRE(nn::test::maxAbsDiff(conv.gradBias, kConvGradBias) < parameters);
+}
+
+NN_DEVICE_TEST_CASE("SpatialConvolution on another device gives the host's results within the rounding of a sum",
+                    "[SpatialConvolution]") {
+  const nn::Device device = kind.compared();
+  struct Case {
+    const char* name;
+    std::vector<int64_t> sizes;  // the input's; 3 planes
+    int64_t kW, kH, d, pad;
+    bool strided;  // a non-contiguous input
+  };
+  const std::vector<Case> cases = {
+      {"3x3 stride 2 pad 1", {3, 3, 11, 9}, 3, 3, 2, 1, false},
+      {"5x3 stride 1", {5, 3, 8, 13}, 5, 3, 1, 0, false},
+      {"3-D input", {3, 7, 9}, 3, 3, 2, 1, false},
+      {"non-contiguous input", {3, 3, 9, 11}, 3, 3, 2, 1, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    nn::manualSeed(7);
+    nn::SpatialConvolution reference(3, 5, c.kW, c.kH, c.d, c.d, c.pad, c.pad);
+    auto tested = std::dynamic_pointer_cast<nn::SpatialConvolution>(reference.clone());
+    tested->to(device);
+    // The non-contiguous input is a transposed view of a tensor stored [3, 3, 11, 9].
+    const Tensor stored = c.strided ? nn::test::randomTensor({c.sizes[0], c.sizes[1], c.sizes[3], c.sizes[2]}, 31)
+                                    : nn::test::randomTensor(c.sizes, 31);
+    const Tensor x = c.strided ? stored.transpose(2, 3) : stored;
+    REQUIRE(x.isContiguous() != c.strided);
+    const Tensor xOn = x.to(device);
+    const Tensor y = reference.forward(x).clone();
+    const Tensor g = nn::test::randomTensor(y.sizes(), 32);
+    const Tensor gOn = g.to(device);
+    const Tensor yOn = tested->forward(xOn).clone();
+    REQUIRE(yOn.device() == device);
+    // Two backward passes of scale 0.5 from zero: accGradParameters adds to the gradients.
+    reference.zeroGradParameters();
+    tested->zeroGradParameters();
+    for (int pass = 0; pass < 2; ++pass) {
+      reference.backward(x, g, 0.5f);
+      tested->backward(xOn, gOn, 0.5f);
+    }
+
+    // Every value is a sum of products, which the CPU (im2col and OpenBLAS) and cuDNN add in
+    // different orders. Inputs and gradOutput lie in [-1, 1), weight and bias within
+    // w = 1 / sqrt(n), n = 3 kH kW (the module's reset), outputs are summed over the positions
+    // p = batch outH outW:
+    //   output:     at most n products below w, plus the bias below w;
+    //   gradInput:  at most 5 kH kW products below w (5 output planes, every tap);
+    //   gradWeight: p products below 1, twice times 0.5;
+    //   gradBias:   p terms below 1, twice times 0.5.
+    // Two passes: each side's error is at most the bound of one sum of 2p terms (+ 2 for the
+    // scaling and the adding to what is there).
+    const int64_t n = 3 * c.kH * c.kW, p = y.numel() / 5;
+    const double w = 1 / std::sqrt(static_cast<double>(n));
+    REQUIRE(nn::test::maxAbsDiff(yOn, y) <= kind.tolerance(twoOrdersBound(n + 1, (n + 1) * w)));
+    REQUIRE(nn::test::maxAbsDiff(tested->gradInput, reference.gradInput) <=
+            kind.tolerance(twoOrdersBound(5 * c.kH * c.kW, 5 * c.kH * c.kW * w)));
+    REQUIRE(nn::test::maxAbsDiff(tested->gradWeight, reference.gradWeight) <=
+            kind.tolerance(twoOrdersBound(2 * p + 2, p)));
+    REQUIRE(nn::test::maxAbsDiff(tested->gradBias, reference.gradBias) <= kind.tolerance(twoOrdersBound(2 * p + 2, p)));
+    // A strided view of the device's memory is made contiguous there (the backend's strided
+    // copy): the same output as from the contiguous copy made on the host.
+    if (c.strided) REQUIRE(tested->forward(stored.to(device).transpose(2, 3)).toVector() == yOn.toVector());
+  }
 }

@@ -1,15 +1,24 @@
 // The CUDA backend on any machine: its installation, the errors for CUDA devices that cannot
-// be used (on a machine without a GPU: every cuda:N), and the check macros' messages. The
-// tests that need a GPU are in gpu_test.cpp.
+// be used (on a machine without a GPU: every cuda:N), and the check macros' messages; and,
+// tagged [gpu] or [gpu][multigpu], what only the CUDA backend has: its allocator's cache (no
+// cudaMalloc in a steady loop), the current device of each device's thread, copies through
+// host memory and event ordering between two GPUs, and the peer communicator's buffer. What
+// every backend does is tested on CUDA devices by the bodies of backend_test.cpp and of each
+// module's test.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaAllocator.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/PeerCommunicator.h"
 #include "cunn/cunn.h"
+#include "tests/GradCheck.h"
 
 using Catch::Contains;
 using nn::Device;
@@ -17,7 +26,16 @@ using nn::Tensor;
 
 namespace {
 
-int cudaDevices() { return nn::CudaBackend::instance().deviceCount(); }
+nn::CudaBackend& backend() { return nn::CudaBackend::instance(); }
+
+int cudaDevices() { return backend().deviceCount(); }
+
+// Every CUDA device of the machine, up to 8.
+std::vector<Device> allCudaDevices() {
+  std::vector<Device> devices;
+  for (int i = 0; i < std::min(cudaDevices(), 8); ++i) devices.push_back(Device::cuda(i));
+  return devices;
+}
 
 }  // namespace
 
@@ -135,4 +153,144 @@ TEST_CASE("CudaAllocator serves requests in whole 512-byte units", "[CudaBackend
   CHECK(nn::CudaAllocator::roundedSize(512) == 512);
   CHECK(nn::CudaAllocator::roundedSize(513) == 1024);
   CHECK(nn::CudaAllocator::roundedSize(4000) == 4096);
+}
+
+TEST_CASE("a steady loop of CUDA tensors makes no cudaMalloc", "[gpu]") {
+  nn::CudaAllocator& allocator = backend().allocator(0);
+  const Device gpu = Device::cuda(0);
+  const Tensor host = nn::test::randomTensor({64, 33}, 2);
+  // One step's temporaries, made, used and freed, as in a training step.
+  const auto step = [&] {
+    Tensor a = host.to(gpu);
+    Tensor b = Tensor::zeros({1000}, gpu);
+    Tensor c = Tensor::empty({64, 33}, gpu);
+    c.copy_(a);
+    return c.toVector();
+  };
+  step();
+  const int64_t mallocs = allocator.mallocCount();
+  for (int i = 0; i < 100; ++i) REQUIRE(step() == host.toVector());
+  REQUIRE(allocator.mallocCount() == mallocs);
+}
+
+TEST_CASE("steady convolution and pooling steps on CUDA make no cudaMalloc", "[gpu]") {
+  const Device gpu = Device::cuda(0);
+  nn::CudaAllocator& allocator = backend().allocator(0);
+  nn::manualSeed(3);
+  nn::SpatialConvolution conv(3, 4, 3, 3, 1, 1, 1, 1);
+  nn::SpatialMaxPooling maxPool(2, 2);
+  nn::SpatialAveragePooling avgPool(3, 3, 2, 2, 1, 1);
+  conv.to(gpu);
+  const Tensor x = nn::test::randomTensor({5, 3, 12, 12}, 41).to(gpu);
+  const Tensor g = nn::test::randomTensor({5, 4, 6, 6}, 42).to(gpu);
+  const auto step = [&] {
+    const Tensor& y = conv.forward(x);
+    const Tensor& pooled = maxPool.forward(y);
+    avgPool.forward(y);
+    conv.backward(x, maxPool.backward(y, g));
+    avgPool.backward(y, avgPool.output);
+    return pooled.toVector();
+  };
+  const std::vector<float> first = step();
+  const int64_t mallocs = allocator.mallocCount();
+  for (int i = 0; i < 5; ++i) {
+    conv.zeroGradParameters();
+    REQUIRE(step() == first);  // deterministic algorithms: the same forward every time
+  }
+  REQUIRE(allocator.mallocCount() == mallocs);
+}
+
+TEST_CASE("CudaAllocator reuses a freed block for a request of a fitting size", "[gpu]") {
+  nn::CudaAllocator allocator(0);
+  void* first = allocator.allocate(1000);  // served with 1024 bytes
+  REQUIRE(allocator.mallocCount() == 1);
+  REQUIRE(allocator.bytesInUse() == 1024);
+  allocator.deallocate(first);
+  REQUIRE(allocator.bytesInUse() == 0);
+  REQUIRE(allocator.bytesCached() == 1024);
+  REQUIRE(allocator.allocate(900) == first);
+  REQUIRE(allocator.mallocCount() == 1);
+
+  void* second = allocator.allocate(600);  // 1024 again, but the cached one is in use
+  REQUIRE(second != first);
+  REQUIRE(allocator.mallocCount() == 2);
+  allocator.deallocate(first);
+  allocator.deallocate(second);
+
+  // A cached block of twice the request or more is not given to it.
+  void* small = allocator.allocate(100);  // 512 bytes; the cached blocks have 1024
+  REQUIRE(allocator.mallocCount() == 3);
+  void* big = allocator.allocate(size_t{1} << 20);
+  allocator.deallocate(big);
+  REQUIRE(allocator.allocate((size_t{1} << 19) + 1) == big);  // 525312 bytes: the 1 MiB block fits
+  REQUIRE(allocator.mallocCount() == 4);
+
+  // A pointer it never gave out is reported, not freed and not a crash.
+  allocator.deallocate(reinterpret_cast<void*>(uintptr_t{0x10}));
+  allocator.deallocate(big);
+  allocator.deallocate(small);
+  REQUIRE(allocator.bytesInUse() == 0);
+  allocator.releaseCache();
+  REQUIRE(allocator.bytesCached() == 0);
+  allocator.deallocate(allocator.allocate(1000));
+  REQUIRE(allocator.mallocCount() == 5);
+}
+
+TEST_CASE("the thread of each CUDA device runs its tasks with that device current", "[gpu]") {
+  const std::vector<Device> devices = allCudaDevices();
+  nn::DeviceThreads threads(devices);
+  std::vector<int> current(devices.size(), -1);
+  std::vector<cudaError_t> status(devices.size(), cudaErrorUnknown);
+  // Catch2's assertions are for the test's thread: the workers only record.
+  threads.runAll([&](size_t i) { status[i] = cudaGetDevice(&current[i]); });
+  for (size_t i = 0; i < devices.size(); ++i) {
+    REQUIRE(status[i] == cudaSuccess);
+    REQUIRE(current[i] == devices[i].index());
+  }
+}
+
+TEST_CASE("copies between two CUDA devices through host memory keep every value", "[gpu][multigpu]") {
+  const Device a = Device::cuda(0), b = Device::cuda(1);
+  INFO("peer access between cuda:0 and cuda:1: " << backend().peerAccess(0, 1));
+  // 12 MB: more than one chunk of the 8 MB staging buffer. The staged path, whatever the
+  // hardware allows (backend_test.cpp copies by the path the backend picks).
+  const Tensor host = nn::test::randomTensor({3 << 20}, 3);
+  const Tensor onA = host.to(a);
+  Tensor staged = Tensor::empty({3 << 20}, b);
+  backend().copyThroughHost(staged.rawData(), 1, onA.rawData(), 0, host.numel() * sizeof(float));
+  REQUIRE(staged.toVector() == host.toVector());
+}
+
+TEST_CASE("copies between CUDA devices are ordered by events with the work on both devices", "[gpu][multigpu]") {
+  // A chain of queued work across two devices with no host wait until the end: each copy must
+  // wait for the kernel before it on its source and the one after it must wait for the copy.
+  // 48 MB, so that a copy or kernel out of order would be caught midway.
+  const int64_t n = int64_t{12} << 20;
+  Tensor onA = Tensor::empty({n}, Device::cuda(0));
+  Tensor onB = Tensor::empty({n}, Device::cuda(1));
+  for (int round = 1; round <= 5; ++round) {
+    onA.fill_(1.f);  // queued on cuda:0
+    onB.copy_(onA);  // after the fill
+    onB.mul_(3.f);   // after the copy, on cuda:1
+    onA.fill_(0.f);  // on cuda:0 again, before the copy back, which must overwrite it
+    onA.copy_(onB);
+    onA.add_(onA);  // after the copy back: 6 everywhere
+    const std::vector<float> v = onA.toVector();
+    INFO("round " << round);
+    REQUIRE(std::count(v.begin(), v.end(), 6.f) == n);
+  }
+}
+
+TEST_CASE("PeerCommunicator sums on the first device's buffer, made once", "[gpu][multigpu]") {
+  // Its sums are compared with the host's in backend_test.cpp; here its buffer: a second
+  // allReduce, as a training step would make, takes no new memory.
+  const std::vector<Device> devices = allCudaDevices();
+  nn::PeerCommunicator communicator(devices);
+  REQUIRE(communicator.name() == "peer copies");
+  std::vector<Tensor> t;
+  for (size_t r = 0; r < devices.size(); ++r) t.push_back(nn::test::randomTensor({129, 7}, 100 + r).to(devices[r]));
+  communicator.allReduce(t);
+  const int64_t mallocs = backend().allocator(0).mallocCount();
+  communicator.allReduce(t);
+  REQUIRE(backend().allocator(0).mallocCount() == mallocs);
 }

@@ -1,9 +1,11 @@
-// nn::Dropout: masks, scaling, evaluation mode, seeding, gradient with a fixed mask.
+// nn::Dropout: masks, scaling, evaluation mode, seeding, gradient with a fixed mask, on every
+// device type; the module on another device compared with the one on the host.
 #include "nn/Dropout.h"
 
 #include <catch2/catch.hpp>
 
 #include "nn/Random.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 using nn::Tensor;
@@ -37,13 +39,13 @@ int64_t countOf(const Tensor& t, float value) {
 
 }  // namespace
 
-TEST_CASE("Dropout zeroes a fraction p and scales the rest by 1 / (1 - p)", "[Dropout]") {
+NN_DEVICE_TEST_CASE("Dropout zeroes a fraction p and scales the rest by 1 / (1 - p)", "[Dropout]") {
   nn::manualSeed(1);
   nn::Dropout dropout(0.25f);
   REQUIRE(dropout.toString() == "nn.Dropout(0.25)");
   REQUIRE(nn::Dropout().toString() == "nn.Dropout(0.5)");
   // On ones, every output is a mask value: 0 with probability 1/4, else 1 / (1 - 1/4) = 4/3.
-  const Tensor ones = Tensor::full({100, 100}, 1.f);
+  const Tensor ones = Tensor::full({100, 100}, 1.f, kind.device());
   const Tensor& y = dropout.forward(ones);
   const int64_t zeros = countOf(y, 0.f);
   REQUIRE(zeros + countOf(y, 4.f / 3) == 10000);
@@ -52,7 +54,7 @@ TEST_CASE("Dropout zeroes a fraction p and scales the rest by 1 / (1 - p)", "[Dr
   REQUIRE(zeros < 2700);
   REQUIRE(dropout.noise.toVector() == y.toVector());
   // The output is input * noise, element by element.
-  const Tensor x = nn::test::randomTensor({100, 100}, 2);
+  const Tensor x = kind.on(nn::test::randomTensor({100, 100}, 2));
   dropout.forward(x);
   const std::vector<float> in = x.toVector(), noise = dropout.noise.toVector(), out = dropout.output.toVector();
   for (size_t i = 0; i < in.size(); ++i) REQUIRE(out[i] == in[i] * noise[i]);
@@ -63,10 +65,10 @@ TEST_CASE("Dropout zeroes a fraction p and scales the rest by 1 / (1 - p)", "[Dr
   REQUIRE(dropout.noise.toVector() != noise);
 }
 
-TEST_CASE("Dropout passes input and gradient through in evaluation, and with p = 0", "[Dropout]") {
+NN_DEVICE_TEST_CASE("Dropout passes input and gradient through in evaluation, and with p = 0", "[Dropout]") {
   nn::Dropout dropout(0.5f);
-  const Tensor x = nn::test::randomTensor({3, 7}, 3);
-  const Tensor g = nn::test::randomTensor({3, 7}, 4);
+  const Tensor x = kind.on(nn::test::randomTensor({3, 7}, 3));
+  const Tensor g = kind.on(nn::test::randomTensor({3, 7}, 4));
   dropout.evaluate();
   REQUIRE(nn::test::maxAbsDiff(dropout.forward(x), x) == 0);
   REQUIRE(nn::test::maxAbsDiff(dropout.backward(x, g), g) == 0);
@@ -77,8 +79,8 @@ TEST_CASE("Dropout passes input and gradient through in evaluation, and with p =
   REQUIRE(nn::test::maxAbsDiff(none.backward(x, g), g) == 0);
 }
 
-TEST_CASE("Dropout masks follow manualSeed, and each Dropout has its own generator", "[Dropout]") {
-  const Tensor x = nn::test::randomTensor({50}, 5);
+NN_DEVICE_TEST_CASE("Dropout masks follow manualSeed, and each Dropout has its own generator", "[Dropout]") {
+  const Tensor x = kind.on(nn::test::randomTensor({50}, 5));
   nn::manualSeed(42);
   nn::Dropout a;
   nn::Dropout b;  // seeded by the next number of the default generator
@@ -96,31 +98,31 @@ TEST_CASE("Dropout masks follow manualSeed, and each Dropout has its own generat
   REQUIRE(third.forward(x).toVector() == first);
 }
 
-TEST_CASE("Dropout's gradient agrees with finite differences for a fixed mask", "[Dropout]") {
+NN_DEVICE_TEST_CASE("Dropout's gradient agrees with finite differences for a fixed mask", "[Dropout]") {
   FixedMaskDropout fixed(0.4f);
-  const Tensor x = nn::test::randomTensor({4, 6}, 6);
+  const Tensor x = kind.on(nn::test::randomTensor({4, 6}, 6));
   fixed.forward(x);
   REQUIRE(countOf(fixed.dropout.noise, 0.f) > 0);
   REQUIRE(countOf(fixed.dropout.noise, 0.f) < 24);
-  REQUIRE(nn::test::inputGradientError(fixed, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(fixed, x), nn::test::AgreesWithin(1e-3));
 }
 
-TEST_CASE("Dropout rejects a bad p and mismatched gradients, naming itself and the shapes", "[Dropout]") {
+NN_DEVICE_TEST_CASE("Dropout rejects a bad p and mismatched gradients, naming itself and the shapes", "[Dropout]") {
   REQUIRE_THROWS_WITH(nn::Dropout(1.f), Catch::Contains("nn.Dropout") && Catch::Contains("[0, 1)"));
   REQUIRE_THROWS_WITH(nn::Dropout(-0.1f), Catch::Contains("nn.Dropout") && Catch::Contains("-0.1"));
   nn::Dropout dropout(0.5f);
-  const Tensor x = Tensor::zeros({2, 3});
+  const Tensor x = Tensor::zeros({2, 3}, kind.device());
   dropout.forward(x);
-  REQUIRE_THROWS_WITH(dropout.backward(x, Tensor::zeros({3, 2})),
+  REQUIRE_THROWS_WITH(dropout.backward(x, Tensor::zeros({3, 2}, kind.device())),
                       Catch::Contains("nn.Dropout(0.5)") && Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));
   // A training backward needs the mask of a training forward on an input of this size.
-  REQUIRE_THROWS_WITH(dropout.backward(Tensor::zeros({4}), Tensor::zeros({4})),
+  REQUIRE_THROWS_WITH(dropout.backward(Tensor::zeros({4}, kind.device()), Tensor::zeros({4}, kind.device())),
                       Catch::Contains("nn.Dropout(0.5)") && Catch::Contains("[4]") && Catch::Contains("[2, 3]"));
 }
 
-TEST_CASE("Dropout of a strided input equals that of its contiguous copy under the same mask", "[Dropout]") {
-  const Tensor strided = nn::test::randomTensor({5, 4}, 7).transpose(0, 1);
-  const Tensor stridedG = nn::test::randomTensor({5, 4}, 8).transpose(0, 1);
+NN_DEVICE_TEST_CASE("Dropout of a strided input equals that of its contiguous copy under the same mask", "[Dropout]") {
+  const Tensor strided = kind.on(nn::test::randomTensor({5, 4}, 7)).transpose(0, 1);
+  const Tensor stridedG = kind.on(nn::test::randomTensor({5, 4}, 8)).transpose(0, 1);
   nn::manualSeed(9);
   nn::Dropout a;
   nn::manualSeed(9);
@@ -130,9 +132,10 @@ TEST_CASE("Dropout of a strided input equals that of its contiguous copy under t
                                b.backward(strided.contiguous(), stridedG.contiguous())) == 0);
 }
 
-TEST_CASE("Dropout clones keep p and the mode, draw their own masks and leave the original alone", "[Dropout]") {
+NN_DEVICE_TEST_CASE("Dropout clones keep p and the mode, draw their own masks and leave the original alone",
+                    "[Dropout]") {
   nn::Dropout dropout(0.3f);
-  const Tensor x = nn::test::randomTensor({200}, 10);
+  const Tensor x = kind.on(nn::test::randomTensor({200}, 10));
   dropout.evaluate();
   const std::vector<float> out = dropout.forward(x).toVector();
   nn::ModulePtr copy = dropout.clone();
@@ -146,4 +149,28 @@ TEST_CASE("Dropout clones keep p and the mode, draw their own masks and leave th
   copy->forward(x);
   REQUIRE(std::dynamic_pointer_cast<nn::Dropout>(copy)->noise.toVector() != mask);
   REQUIRE(dropout.noise.toVector() == mask);
+}
+
+NN_DEVICE_TEST_CASE("Dropout on another device draws the host's mask from the same seed and gives its floats",
+                    "[Dropout]") {
+  const nn::Device device = kind.compared();
+  const Tensor x = nn::test::randomTensor({7, 13, 3}, 101);
+  const Tensor g = nn::test::randomTensor({7, 13, 3}, 102);
+  nn::Dropout reference(0.3f), tested(0.3f);
+  reference.generator().seed(7);
+  tested.generator().seed(7);
+  // Two steps: the second mask follows the first from the generator on both.
+  for (int step = 0; step < 2; ++step) {
+    const std::vector<float> y = reference.forward(x).toVector();
+    const Tensor& yOn = tested.forward(nn::test::stridedOn(x, device));
+    REQUIRE(yOn.device() == device);
+    // The same mask, multiplied in by one IEEE product per element: equal bit for bit.
+    REQUIRE(tested.noise.toVector() == reference.noise.toVector());
+    REQUIRE(yOn.toVector() == y);
+    REQUIRE(tested.backward(nn::test::stridedOn(x, device), nn::test::stridedOn(g, device)).toVector() ==
+            reference.backward(x, g).toVector());
+  }
+  tested.evaluate();
+  REQUIRE(tested.forward(nn::test::stridedOn(x, device)).toVector() == x.toVector());
+  REQUIRE(tested.backward(nn::test::stridedOn(x, device), nn::test::stridedOn(g, device)).toVector() == g.toVector());
 }

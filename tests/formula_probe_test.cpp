@@ -1,11 +1,16 @@
 // The nn/math formula headers give the same floats, bit for bit, compiled by g++ and compiled
-// by nvcc (host code): the CUDA build does not change what a formula computes on the CPU.
+// by nvcc (host code): the CUDA build does not change what a formula computes on the CPU. And,
+// tagged [gpu], in a kernel on a CUDA device they give the CPU's floats, within CUDA's own
+// exp, log and tanh.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <iomanip>
 #include <vector>
 
+#include "cunn/cuda/CudaBackend.h"
+#include "nn/Tensor.h"
 #include "tests/FormulaProbe.h"
 
 using nn::test::kProbeInputs;
@@ -86,4 +91,37 @@ TEST_CASE("the formula probe sees what each formula computes", "[FormulaProbe]")
   CHECK(out[nn::test::kFormulaOutputs + 1] == -1.f);                        // gradient passes where a > 0
   CHECK(out[nn::test::kFormulaOutputs + 3] == -1.f * (1.f - 0.5f * 0.5f));  // g (1 - y^2), y = d = 0.5
   REQUIRE(out[2] == Approx(1.0 / std::sqrt(0.25 + 1e-5)));
+}
+
+TEST_CASE("the nn/math formulas give the CPU's floats on the GPU", "[gpu]") {
+  const std::vector<float> in = nn::test::probeInputs(4096, 23);
+  const int64_t count = static_cast<int64_t>(in.size()) / kProbeInputs;
+  std::vector<float> cpu(count * kProbeOutputs);
+  for (int64_t i = 0; i < count; ++i)
+    nn::test::probeSample(in.data() + i * kProbeInputs, cpu.data() + i * kProbeOutputs);
+
+  const nn::Device gpu = nn::Device::cuda(0);
+  const nn::Tensor inGpu = nn::Tensor::fromVector({static_cast<int64_t>(in.size())}, in, gpu);
+  const nn::Tensor outGpu = nn::Tensor::empty({static_cast<int64_t>(cpu.size())}, gpu);
+  nn::test::probeFormulasDevice(inGpu.rawData(), count, outGpu.rawData(), nn::CudaBackend::instance().stream(0));
+  const std::vector<float> device = outGpu.toVector();
+
+  // Plain arithmetic, sqrt and division round the same on both (no fused multiply-add on
+  // either side, IEEE division and sqrt on the GPU): equal bit for bit. exp, log and tanh are
+  // CUDA's own on the GPU, within 2 ulp of the correctly rounded value; a subtraction after
+  // them (g - exp(y) * sum) can leave that error large against a small result, hence a bound
+  // relative to max(1, |value|), the inputs being at most 8 in size.
+  int64_t differing = 0;
+  for (int64_t i = 0; i < count; ++i)
+    for (int k = 0; k < kProbeOutputs; ++k) {
+      const size_t at = i * kProbeOutputs + k;
+      const float c = cpu[at], g = device[at];
+      const bool same = nn::test::probeIsTranscendental(k)
+                            ? (c == g || std::fabs(double(c) - g) <= 1e-5 * std::max(1.0, std::fabs(double(c))))
+                            : bits(c) == bits(g);
+      if (same || ++differing > 5) continue;
+      INFO("sample " << i << ", output " << k << ": CPU " << c << ", GPU " << g);
+      CHECK(same);
+    }
+  REQUIRE(differing == 0);
 }

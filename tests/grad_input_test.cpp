@@ -1,10 +1,12 @@
 // setGradInputNeeded(false): backward skips gradInput where the input needs no gradient (a
-// network's first layer), and every parameter gradient stays what it was.
+// network's first layer), and every parameter gradient stays what it was; on every device type
+// for single modules and containers, on logical CPU devices for DataParallelTable.
 #include <catch2/catch.hpp>
 #include <memory>
 #include <vector>
 
 #include "cunn/cunn.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 using Catch::Contains;
@@ -12,13 +14,14 @@ using nn::Tensor;
 
 namespace {
 
-std::shared_ptr<nn::Sequential> smallNet() {
+std::shared_ptr<nn::Sequential> smallNet(const nn::Device& device = nn::Device()) {
   nn::manualSeed(11);
   auto net = std::make_shared<nn::Sequential>();
   net->add(std::make_shared<nn::SpatialConvolution>(2, 3, 3, 3));
   net->add(std::make_shared<nn::ReLU>());
   net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 3 * 4 * 4}));
   net->add(std::make_shared<nn::Linear>(3 * 4 * 4, 5));
+  net->to(device);
   return net;
 }
 
@@ -26,7 +29,7 @@ std::shared_ptr<nn::Sequential> smallNet() {
 std::vector<std::vector<float>> gradientsOf(nn::Module& module, const Tensor& input) {
   module.zeroGradParameters();
   const Tensor& out = module.forward(input);
-  module.backward(input, nn::test::randomTensor(out.sizes(), 3));
+  module.backward(input, nn::test::randomTensor(out.sizes(), 3).to(out.device()));
   std::vector<std::vector<float>> out2;
   for (const Tensor& g : module.parameters().second) out2.push_back(g.toVector());
   return out2;
@@ -34,10 +37,11 @@ std::vector<std::vector<float>> gradientsOf(nn::Module& module, const Tensor& in
 
 }  // namespace
 
-TEST_CASE("a leaf without gradInput leaves it empty and accumulates the same gradients", "[gradinput]") {
+NN_DEVICE_TEST_CASE("a leaf without gradInput leaves it empty and accumulates the same gradients", "[gradinput]") {
   nn::manualSeed(2);
   nn::Linear linear(4, 3);
-  const Tensor input = nn::test::randomTensor({5, 4}, 1);
+  linear.to(kind.device());
+  const Tensor input = kind.on(nn::test::randomTensor({5, 4}, 1));
   const auto expected = gradientsOf(linear, input);
   REQUIRE(linear.gradInput.hasSizes({5, 4}));
   linear.setGradInputNeeded(false);
@@ -50,9 +54,9 @@ TEST_CASE("a leaf without gradInput leaves it empty and accumulates the same gra
   CHECK(linear.gradInput.hasSizes({5, 4}));
 }
 
-TEST_CASE("a Sequential without gradInput skips its first module's only", "[gradinput]") {
-  auto net = smallNet();
-  const Tensor input = nn::test::randomTensor({2, 2, 6, 6}, 1);
+NN_DEVICE_TEST_CASE("a Sequential without gradInput skips its first module's only", "[gradinput]") {
+  auto net = smallNet(kind.device());
+  const Tensor input = kind.on(nn::test::randomTensor({2, 2, 6, 6}, 1));
   const auto expected = gradientsOf(*net, input);
   net->setGradInputNeeded(false);
   CHECK_FALSE(net->get(0)->gradInputNeeded());
@@ -67,21 +71,22 @@ TEST_CASE("a Sequential without gradInput skips its first module's only", "[grad
   CHECK_FALSE(copy->children()[0]->gradInputNeeded());
 }
 
-TEST_CASE("a Sequential names the module that leaves its gradInput out above another", "[gradinput]") {
-  auto net = smallNet();
+NN_DEVICE_TEST_CASE("a Sequential names the module that leaves its gradInput out above another", "[gradinput]") {
+  auto net = smallNet(kind.device());
   net->get(3)->setGradInputNeeded(false);
-  const Tensor input = nn::test::randomTensor({2, 2, 6, 6}, 1);
+  const Tensor input = kind.on(nn::test::randomTensor({2, 2, 6, 6}, 1));
   const Tensor& out = net->forward(input);
-  CHECK_THROWS_WITH(net->backward(input, nn::test::randomTensor(out.sizes(), 3)),
+  CHECK_THROWS_WITH(net->backward(input, kind.on(nn::test::randomTensor(out.sizes(), 3))),
                     Contains("module (4) nn.Linear computes no gradInput") && Contains("module (3) below it"));
 }
 
-TEST_CASE("a Concat without gradInput gives none and the branches' gradients stay", "[gradinput]") {
+NN_DEVICE_TEST_CASE("a Concat without gradInput gives none and the branches' gradients stay", "[gradinput]") {
   nn::manualSeed(5);
   nn::Concat concat(1);
   concat.add(std::make_shared<nn::Linear>(4, 2));
   concat.add(std::make_shared<nn::Linear>(4, 3));
-  const Tensor input = nn::test::randomTensor({3, 4}, 1);
+  concat.to(kind.device());
+  const Tensor input = kind.on(nn::test::randomTensor({3, 4}, 1));
   const auto expected = gradientsOf(concat, input);
   concat.setGradInputNeeded(false);
   CHECK_FALSE(concat.get(1)->gradInputNeeded());

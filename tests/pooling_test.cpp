@@ -1,15 +1,20 @@
-// nn::SpatialMaxPooling and nn::SpatialAveragePooling: window math, reference values, gradient
-// checks, errors, and a PyTorch cross-check.
+// nn::SpatialMaxPooling and nn::SpatialAveragePooling: window math; reference values, gradient
+// checks, errors and a PyTorch cross-check on every device type; the modules on another device
+// compared bit for bit with those on the host on odd sizes, ceil mode and strided input. Every
+// kernel computes each value with the nn/math/Pooling.h formulas, from the same floats in the
+// same order on every device: the results are exact or equal bit for bit wherever the CPU's are.
 #include "nn/math/Pooling.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
 
 #include "nn/SpatialAveragePooling.h"
 #include "nn/SpatialMaxPooling.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 using nn::Tensor;
@@ -45,19 +50,19 @@ TEST_CASE("Pooling output sizes follow floor and ceil mode", "[SpatialMaxPooling
   REQUIRE(nn::math::poolOutputSize(7, 2, 2, 1, false) == 4);
 }
 
-TEST_CASE("SpatialMaxPooling forward and backward match hand-computed values", "[SpatialMaxPooling]") {
+NN_DEVICE_TEST_CASE("SpatialMaxPooling forward and backward match hand-computed values", "[SpatialMaxPooling]") {
   nn::SpatialMaxPooling pool(2, 2);
   REQUIRE(pool.toString() == "nn.SpatialMaxPooling(2x2, 2,2)");
-  const Tensor x = Tensor::fromVector({1, 4, 4}, {1, 5, 2, 0,  //
-                                                  3, 4, 8, 8,  //
-                                                  9, 0, 1, 2,  //
-                                                  9, 7, 3, 6});
+  const Tensor x = kind.on(Tensor::fromVector({1, 4, 4}, {1, 5, 2, 0,  //
+                                                          3, 4, 8, 8,  //
+                                                          9, 0, 1, 2,  //
+                                                          9, 7, 3, 6}));
   // Windows {1, 5, 3, 4}, {2, 0, 8, 8}, {9, 0, 9, 7}, {1, 2, 3, 6}. Of equal maxima the first
   // in row-major order wins: the 8 at (1, 2) = index 6 and the 9 at (2, 0) = index 8.
   REQUIRE(nn::test::maxAbsDiff(pool.forward(x), {5, 8, 9, 6}) == 0);
   REQUIRE(nn::test::maxAbsDiff(pool.indices, {1, 6, 8, 15}) == 0);
   // Each gradient goes to its window's winner.
-  pool.backward(x, Tensor::fromVector({1, 2, 2}, {1, 2, 3, 4}));
+  pool.backward(x, kind.on(Tensor::fromVector({1, 2, 2}, {1, 2, 3, 4})));
   REQUIRE(nn::test::maxAbsDiff(pool.gradInput, {0, 1, 0, 0, 0, 0, 2, 0, 3, 0, 0, 0, 0, 0, 0, 4}) == 0);
 
   // 3x3 windows, stride 2, padding 1: (4 + 2 - 3) / 2 + 1 = 2 windows each way, covering rows
@@ -68,25 +73,25 @@ TEST_CASE("SpatialMaxPooling forward and backward match hand-computed values", "
   REQUIRE(padded.toString() == "nn.SpatialMaxPooling(3x3, 2,2, 1,1)");
   REQUIRE(nn::test::maxAbsDiff(padded.forward(x), {5, 8, 9, 8}) == 0);
   REQUIRE(nn::test::maxAbsDiff(padded.indices, {1, 6, 8, 6}) == 0);
-  padded.backward(x, Tensor::fromVector({1, 2, 2}, {1, 2, 3, 4}));
+  padded.backward(x, kind.on(Tensor::fromVector({1, 2, 2}, {1, 2, 3, 4})));
   REQUIRE(nn::test::maxAbsDiff(padded.gradInput, {0, 1, 0, 0, 0, 0, 6, 0, 3, 0, 0, 0, 0, 0, 0, 0}) == 0);
 }
 
-TEST_CASE("SpatialMaxPooling never picks padding and propagates NaN", "[SpatialMaxPooling]") {
+NN_DEVICE_TEST_CASE("SpatialMaxPooling never picks padding and propagates NaN", "[SpatialMaxPooling]") {
   // All inputs -5: a padding cell taken as 0 would win; it must not.
   nn::SpatialMaxPooling pool(3, 3, 2, 2, 1, 1);
-  REQUIRE(nn::test::maxAbsDiff(pool.forward(Tensor::full({1, 3, 3}, -5.f)), {-5, -5, -5, -5}) == 0);
+  REQUIRE(nn::test::maxAbsDiff(pool.forward(Tensor::full({1, 3, 3}, -5.f, kind.device())), {-5, -5, -5, -5}) == 0);
   // Ceil mode: 3x3 input, 2x2 windows, stride 2 gives ceil(1 / 2) + 1 = 2 windows per axis;
   // the last ones hold only the cells that exist: {1, 2, 4, 5} -> 5, {3, 6} -> 6, {7, 8} -> 8, {9}.
   nn::SpatialMaxPooling ceil(2, 2);
   ceil.ceil();
   REQUIRE(ceil.ceilMode());
-  const Tensor x = Tensor::fromVector({1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const Tensor x = kind.on(Tensor::fromVector({1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
   REQUIRE(nn::test::maxAbsDiff(ceil.forward(x), {5, 6, 8, 9}) == 0);
   REQUIRE(nn::test::maxAbsDiff(ceil.floor().forward(x), {5}) == 0);
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const Tensor withNan = Tensor::fromVector({1, 2, 2}, {1, nan, 3, 2});
-  REQUIRE(std::isnan(ceil.forward(withNan).at({0, 0, 0})));
+  const Tensor withNan = kind.on(Tensor::fromVector({1, 2, 2}, {1, nan, 3, 2}));
+  REQUIRE(std::isnan(ceil.forward(withNan).toVector()[0]));
 }
 
 namespace {
@@ -130,7 +135,8 @@ bool sameValues(const Tensor& a, const std::vector<float>& b) {
 
 }  // namespace
 
-TEST_CASE("SpatialMaxPooling's path for windows that tile the input matches a plain scan", "[SpatialMaxPooling]") {
+NN_DEVICE_TEST_CASE("SpatialMaxPooling's path for windows that tile the input matches a plain scan",
+                    "[SpatialMaxPooling]") {
   // 27 x 26 planes under 2x2 windows: 13 x 13 windows, a row of input cells below them that no
   // window covers, and rows of 13 windows taken in blocks of 8 and 4 and one alone. Values
   // i * 7 mod 5 repeat within most windows, so ties decide the winners; a few NaN must win
@@ -139,37 +145,39 @@ TEST_CASE("SpatialMaxPooling's path for windows that tile the input matches a pl
   for (const int64_t k : {2, 3}) {
     Tensor x = formula({2, 3, 27, 26}, [](int64_t i) { return static_cast<double>((i * 7) % 5); });
     for (const int64_t i : {0, 31, 57, 58, 700, 2005}) x.data()[i] = nan;
+    const Tensor xOn = kind.on(x);
     const int64_t outH = 27 / k, outW = 26 / k;
     nn::SpatialMaxPooling pool(k, k);
-    const Tensor g1 = nn::test::randomTensor({2, 3, outH, outW}, 91);
-    const Tensor g2 = nn::test::randomTensor({2, 3, outH, outW}, 92);
+    const Tensor g1 = kind.on(nn::test::randomTensor({2, 3, outH, outW}, 91));
+    const Tensor g2 = kind.on(nn::test::randomTensor({2, 3, outH, outW}, 92));
     const PlainMaxPool expected1 = plainMaxPool(x, g1, k), expected2 = plainMaxPool(x, g2, k);
-    REQUIRE(sameValues(pool.forward(x), expected1.output));
+    REQUIRE(sameValues(pool.forward(xOn), expected1.output));
     REQUIRE(sameValues(pool.indices, expected1.indices));
-    REQUIRE(sameValues(pool.backward(x, g1), expected1.gradInput));
+    REQUIRE(sameValues(pool.backward(xOn, g1), expected1.gradInput));
     // A second backward writes every cell again, leaving nothing of the first.
-    REQUIRE(sameValues(pool.backward(x, g2), expected2.gradInput));
+    REQUIRE(sameValues(pool.backward(xOn, g2), expected2.gradInput));
   }
 }
 
-TEST_CASE("SpatialAveragePooling forward and backward match hand-computed values", "[SpatialAveragePooling]") {
+NN_DEVICE_TEST_CASE("SpatialAveragePooling forward and backward match hand-computed values",
+                    "[SpatialAveragePooling]") {
   // x = [[1, 2, 3], [4, 5, 6], [7, 8, 9]], 2x2 windows, stride 2, padding 1: (3 + 2 - 2) / 2 + 1
   // = 2 windows per axis, covering rows (and columns) -1..0 and 1..2. Counting padding, each
   // divides by 4: 1 / 4, (2 + 3) / 4, (4 + 7) / 4, (5 + 6 + 8 + 9) / 4.
   nn::SpatialAveragePooling pool(2, 2, 2, 2, 1, 1);
   REQUIRE(pool.toString() == "nn.SpatialAveragePooling(2x2, 2,2, 1,1)");
   REQUIRE(pool.countIncludePad());
-  const Tensor x = Tensor::fromVector({1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const Tensor x = kind.on(Tensor::fromVector({1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
   REQUIRE(nn::test::maxAbsDiff(pool.forward(x), {0.25f, 1.25f, 2.75f, 7}) == 0);
   // Each gradient spreads evenly, divided by the same 4, over the window's input cells.
-  pool.backward(x, Tensor::fromVector({1, 2, 2}, {4, 8, 12, 16}));
+  pool.backward(x, kind.on(Tensor::fromVector({1, 2, 2}, {4, 8, 12, 16})));
   REQUIRE(nn::test::maxAbsDiff(pool.gradInput, {1, 2, 2, 3, 4, 4, 3, 4, 4}) == 0);
 
   // Without the padding: divide by the input cells only: 1 / 1, 5 / 2, 11 / 2, 28 / 4.
   pool.setCountExcludePad();
   REQUIRE_FALSE(pool.countIncludePad());
   REQUIRE(nn::test::maxAbsDiff(pool.forward(x), {1, 2.5f, 5.5f, 7}) == 0);
-  pool.backward(x, Tensor::fromVector({1, 2, 2}, {4, 8, 12, 16}));
+  pool.backward(x, kind.on(Tensor::fromVector({1, 2, 2}, {4, 8, 12, 16})));
   REQUIRE(nn::test::maxAbsDiff(pool.gradInput, {4, 4, 4, 6, 4, 4, 6, 4, 4}) == 0);
   pool.setCountIncludePad();
   REQUIRE(nn::test::maxAbsDiff(pool.forward(x), {0.25f, 1.25f, 2.75f, 7}) == 0);
@@ -183,38 +191,41 @@ TEST_CASE("SpatialAveragePooling forward and backward match hand-computed values
   REQUIRE(nn::test::maxAbsDiff(ceil.floor().forward(x), {3}) == 0);
 }
 
-TEST_CASE("SpatialMaxPooling gradients agree with finite differences", "[SpatialMaxPooling]") {
-  const Tensor x = distinct({2, 2, 5, 6});
+NN_DEVICE_TEST_CASE("SpatialMaxPooling gradients agree with finite differences", "[SpatialMaxPooling]") {
+  const Tensor x = kind.on(distinct({2, 2, 5, 6}));
   nn::SpatialMaxPooling pool(2, 2);
-  REQUIRE(nn::test::inputGradientError(pool, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(pool, x), nn::test::AgreesWithin(1e-3));
   nn::SpatialMaxPooling padded(3, 2, 2, 1, 1, 1);
-  REQUIRE(nn::test::inputGradientError(padded, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(padded, x), nn::test::AgreesWithin(1e-3));
   padded.ceil();
-  REQUIRE(nn::test::inputGradientError(padded, x) < 1e-3);
-  REQUIRE(nn::test::inputGradientError(padded, distinct({3, 7, 5})) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(padded, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkInputGradient(padded, kind.on(distinct({3, 7, 5}))), nn::test::AgreesWithin(1e-3));
 }
 
-TEST_CASE("SpatialAveragePooling gradients agree with finite differences", "[SpatialAveragePooling]") {
-  const Tensor x = nn::test::randomTensor({2, 2, 5, 6}, 7);
+NN_DEVICE_TEST_CASE("SpatialAveragePooling gradients agree with finite differences", "[SpatialAveragePooling]") {
+  const Tensor x = kind.on(nn::test::randomTensor({2, 2, 5, 6}, 7));
   nn::SpatialAveragePooling pool(3, 2, 2, 1, 1, 1);
-  REQUIRE(nn::test::inputGradientError(pool, x) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(pool, x), nn::test::AgreesWithin(1e-3));
   pool.ceil().setCountExcludePad();
-  REQUIRE(nn::test::inputGradientError(pool, x) < 1e-3);
-  REQUIRE(nn::test::inputGradientError(pool, nn::test::randomTensor({3, 7, 5}, 8)) < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(pool, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkInputGradient(pool, kind.on(nn::test::randomTensor({3, 7, 5}, 8))),
+               nn::test::AgreesWithin(1e-3));
 }
 
-TEST_CASE("Pooling rejects bad input with a message naming the module", "[SpatialMaxPooling][SpatialAveragePooling]") {
+NN_DEVICE_TEST_CASE("Pooling rejects bad input with a message naming the module",
+                    "[SpatialMaxPooling][SpatialAveragePooling]") {
   nn::SpatialMaxPooling maxPool(3, 3, 2, 2);
   const std::string maxName = "nn.SpatialMaxPooling(3x3, 2,2)";
-  REQUIRE_THROWS_WITH(maxPool.forward(Tensor::zeros({5, 5})), Catch::Contains(maxName) && Catch::Contains("[5, 5]"));
-  REQUIRE_THROWS_WITH(maxPool.forward(Tensor::zeros({1, 1, 1, 5, 5})),
+  REQUIRE_THROWS_WITH(maxPool.forward(Tensor::zeros({5, 5}, kind.device())),
+                      Catch::Contains(maxName) && Catch::Contains("[5, 5]"));
+  REQUIRE_THROWS_WITH(maxPool.forward(Tensor::zeros({1, 1, 1, 5, 5}, kind.device())),
                       Catch::Contains(maxName) && Catch::Contains("[1, 1, 1, 5, 5]"));
-  REQUIRE_THROWS_WITH(maxPool.forward(Tensor::zeros({2, 2, 5})),
+  REQUIRE_THROWS_WITH(maxPool.forward(Tensor::zeros({2, 2, 5}, kind.device())),
                       Catch::Contains(maxName) && Catch::Contains("[2, 2, 5]") && Catch::Contains("height at least 3"));
-  const Tensor x = Tensor::zeros({2, 3, 7, 5});
+  const Tensor x = Tensor::zeros({2, 3, 7, 5}, kind.device());
   maxPool.forward(x);
   REQUIRE(maxPool.output.sizes() == std::vector<int64_t>{2, 3, 3, 2});
-  REQUIRE_THROWS_WITH(maxPool.backward(x, Tensor::zeros({2, 3, 2, 3})),
+  REQUIRE_THROWS_WITH(maxPool.backward(x, Tensor::zeros({2, 3, 2, 3}, kind.device())),
                       Catch::Contains(maxName) && Catch::Contains("[2, 3, 2, 3]") && Catch::Contains("[2, 3, 3, 2]"));
   REQUIRE_THROWS_WITH(nn::SpatialMaxPooling(3, 3, 1, 1, 2, 1),
                       Catch::Contains("nn.SpatialMaxPooling") && Catch::Contains("half the kernel"));
@@ -225,38 +236,40 @@ TEST_CASE("Pooling rejects bad input with a message naming the module", "[Spatia
 
   nn::SpatialAveragePooling avgPool(2, 4);
   const std::string avgName = "nn.SpatialAveragePooling(2x4, 1,1)";
-  REQUIRE_THROWS_WITH(avgPool.forward(Tensor::zeros({6})), Catch::Contains(avgName) && Catch::Contains("[6]"));
-  REQUIRE_THROWS_WITH(avgPool.forward(Tensor::zeros({3, 3, 8})),
+  REQUIRE_THROWS_WITH(avgPool.forward(Tensor::zeros({6}, kind.device())),
+                      Catch::Contains(avgName) && Catch::Contains("[6]"));
+  REQUIRE_THROWS_WITH(avgPool.forward(Tensor::zeros({3, 3, 8}, kind.device())),
                       Catch::Contains(avgName) && Catch::Contains("[3, 3, 8]") &&
                           Catch::Contains("height at least 4 and width at least 2"));
-  const Tensor y = Tensor::zeros({3, 4, 2});
+  const Tensor y = Tensor::zeros({3, 4, 2}, kind.device());
   REQUIRE(avgPool.forward(y).sizes() == std::vector<int64_t>{3, 1, 1});
-  REQUIRE_THROWS_WITH(avgPool.backward(y, Tensor::zeros({3, 1})),
+  REQUIRE_THROWS_WITH(avgPool.backward(y, Tensor::zeros({3, 1}, kind.device())),
                       Catch::Contains(avgName) && Catch::Contains("[3, 1]") && Catch::Contains("[3, 1, 1]"));
   REQUIRE_THROWS_WITH(nn::SpatialAveragePooling(2, 2, 1, 1, 0, 2),
                       Catch::Contains("nn.SpatialAveragePooling") && Catch::Contains("half the kernel"));
   REQUIRE_THROWS_WITH(nn::SpatialAveragePooling(2, 2, 0, 1), Catch::Contains("nn.SpatialAveragePooling"));
 }
 
-TEST_CASE("SpatialMaxPooling backward needs a forward on the same input", "[SpatialMaxPooling]") {
+NN_DEVICE_TEST_CASE("SpatialMaxPooling backward needs a forward on the same input", "[SpatialMaxPooling]") {
   nn::SpatialMaxPooling pool(2, 2);
-  const Tensor x = Tensor::zeros({2, 1, 4, 4});
-  const Tensor g = Tensor::zeros({2, 1, 2, 2});
+  const Tensor x = Tensor::zeros({2, 1, 4, 4}, kind.device());
+  const Tensor g = Tensor::zeros({2, 1, 2, 2}, kind.device());
   REQUIRE_THROWS_WITH(pool.backward(x, g), Catch::Contains("forward"));
   // A 5x5 input pools to 2x2 as well, but its winners can lie beyond a 4x4 plane.
-  pool.forward(formula({2, 1, 5, 5}, [](int64_t i) { return static_cast<double>(i % 25); }));
+  pool.forward(kind.on(formula({2, 1, 5, 5}, [](int64_t i) { return static_cast<double>(i % 25); })));
   REQUIRE_THROWS_WITH(pool.backward(x, g), Catch::Contains("forward"));
   pool.forward(x);
   pool.clearState();
   REQUIRE_THROWS_WITH(pool.backward(x, g), Catch::Contains("forward"));
 }
 
-TEST_CASE("Pooling gives the same results for non-contiguous input", "[SpatialMaxPooling][SpatialAveragePooling]") {
-  const Tensor stored = distinct({2, 3, 7, 5});
+NN_DEVICE_TEST_CASE("Pooling gives the same results for non-contiguous input",
+                    "[SpatialMaxPooling][SpatialAveragePooling]") {
+  const Tensor stored = kind.on(distinct({2, 3, 7, 5}));
   const Tensor strided = stored.transpose(2, 3);  // [2, 3, 5, 7]
   REQUIRE_FALSE(strided.isContiguous());
   const Tensor copy = strided.contiguous();
-  const Tensor g = nn::test::randomTensor({2, 3, 4, 3}, 61).transpose(2, 3);  // [2, 3, 3, 4]
+  const Tensor g = kind.on(nn::test::randomTensor({2, 3, 4, 3}, 61)).transpose(2, 3);  // [2, 3, 3, 4]
   REQUIRE_FALSE(g.isContiguous());
 
   nn::SpatialMaxPooling maxPool(3, 3, 2, 2, 1, 1);
@@ -269,8 +282,9 @@ TEST_CASE("Pooling gives the same results for non-contiguous input", "[SpatialMa
   }
 }
 
-TEST_CASE("Pooling clones keep their mode and are independent", "[SpatialMaxPooling][SpatialAveragePooling]") {
-  const Tensor x = nn::test::randomTensor({2, 3, 6, 7}, 71);
+NN_DEVICE_TEST_CASE("Pooling clones keep their mode and are independent",
+                    "[SpatialMaxPooling][SpatialAveragePooling]") {
+  const Tensor x = kind.on(nn::test::randomTensor({2, 3, 6, 7}, 71));
   auto maxPool = std::make_shared<nn::SpatialMaxPooling>(3, 3, 2, 2, 1, 1);
   maxPool->ceil();
   auto avgPool = std::make_shared<nn::SpatialAveragePooling>(3, 3, 2, 2, 1, 1);
@@ -298,17 +312,20 @@ TEST_CASE("Pooling clones keep their mode and are independent", "[SpatialMaxPool
   REQUIRE_FALSE(avgPool->countIncludePad());
 }
 
-TEST_CASE("Pooling strides default as in Torch7", "[SpatialMaxPooling][SpatialAveragePooling]") {
+NN_DEVICE_TEST_CASE("Pooling strides default as in Torch7", "[SpatialMaxPooling][SpatialAveragePooling]") {
   // SpatialMaxPooling's stride defaults to the kernel size, SpatialAveragePooling's to 1.
   REQUIRE(nn::SpatialMaxPooling(3, 2).toString() == "nn.SpatialMaxPooling(3x2, 3,2)");
-  REQUIRE(nn::SpatialMaxPooling(3, 2).forward(Tensor::zeros({1, 6, 9})).sizes() == std::vector<int64_t>{1, 3, 3});
+  REQUIRE(nn::SpatialMaxPooling(3, 2).forward(Tensor::zeros({1, 6, 9}, kind.device())).sizes() ==
+          std::vector<int64_t>{1, 3, 3});
   REQUIRE(nn::SpatialAveragePooling(2, 2).toString() == "nn.SpatialAveragePooling(2x2, 1,1)");
-  REQUIRE(nn::SpatialAveragePooling(3, 2).forward(Tensor::zeros({1, 6, 9})).sizes() == std::vector<int64_t>{1, 5, 7});
+  REQUIRE(nn::SpatialAveragePooling(3, 2).forward(Tensor::zeros({1, 6, 9}, kind.device())).sizes() ==
+          std::vector<int64_t>{1, 5, 7});
 }
 
-TEST_CASE("Pooling allocates nothing in a repeated training step", "[SpatialMaxPooling][SpatialAveragePooling]") {
-  const Tensor x = nn::test::randomTensor({4, 6, 12, 12}, 81);
-  const Tensor g = nn::test::randomTensor({4, 6, 6, 6}, 82);
+NN_DEVICE_TEST_CASE("Pooling allocates nothing in a repeated training step",
+                    "[SpatialMaxPooling][SpatialAveragePooling]") {
+  const Tensor x = kind.on(nn::test::randomTensor({4, 6, 12, 12}, 81));
+  const Tensor g = kind.on(nn::test::randomTensor({4, 6, 6, 6}, 82));
   nn::SpatialMaxPooling maxPool(2, 2);
   nn::SpatialAveragePooling avgPool(2, 2, 2, 2);
   for (nn::Module* pool : {static_cast<nn::Module*>(&maxPool), static_cast<nn::Module*>(&avgPool)}) {
@@ -436,11 +453,11 @@ const std::vector<float> kAvgCeilExcludePadGradInput = {
     -0.87153798f,  -0.43589482f, -1.082211f,    -0.64631623f,
 };
 
-// One PyTorch case: the module, the expected output, the expected input gradient.
-void crossCheck(nn::Module& pool, const std::vector<int64_t>& outputSizes, const std::vector<float>& output,
-                const std::vector<float>& gradInput) {
-  const Tensor x = formula({2, 1, 6, 7}, [](int64_t i) { return std::sin(0.37 * i); });
-  const Tensor g = formula(outputSizes, [](int64_t i) { return std::cos(0.11 * i); });
+// One PyTorch case on `device`: the module, the expected output, the expected input gradient.
+void crossCheck(nn::Module& pool, const nn::Device& device, const std::vector<int64_t>& outputSizes,
+                const std::vector<float>& output, const std::vector<float>& gradInput) {
+  const Tensor x = formula({2, 1, 6, 7}, [](int64_t i) { return std::sin(0.37 * i); }).to(device);
+  const Tensor g = formula(outputSizes, [](int64_t i) { return std::cos(0.11 * i); }).to(device);
   const Tensor& y = pool.forward(x);
   REQUIRE(y.sizes() == outputSizes);
   REQUIRE(nn::test::maxAbsDiff(y, output) < 1e-6);
@@ -449,24 +466,24 @@ void crossCheck(nn::Module& pool, const std::vector<int64_t>& outputSizes, const
 
 }  // namespace
 
-TEST_CASE("SpatialMaxPooling matches PyTorch's max_pool2d", "[SpatialMaxPooling]") {
+NN_DEVICE_TEST_CASE("SpatialMaxPooling matches PyTorch's max_pool2d", "[SpatialMaxPooling]") {
   nn::SpatialMaxPooling pool(3, 3, 2, 2, 1, 1);
-  crossCheck(pool, {2, 1, 3, 4}, kMaxFloorOutput, kMaxFloorGradInput);
+  crossCheck(pool, kind.device(), {2, 1, 3, 4}, kMaxFloorOutput, kMaxFloorGradInput);
   pool.ceil();
-  crossCheck(pool, {2, 1, 4, 4}, kMaxCeilOutput, kMaxCeilGradInput);
+  crossCheck(pool, kind.device(), {2, 1, 4, 4}, kMaxCeilOutput, kMaxCeilGradInput);
 }
 
-TEST_CASE("SpatialAveragePooling matches PyTorch's avg_pool2d", "[SpatialAveragePooling]") {
+NN_DEVICE_TEST_CASE("SpatialAveragePooling matches PyTorch's avg_pool2d", "[SpatialAveragePooling]") {
   nn::SpatialAveragePooling pool(3, 3, 2, 2, 1, 1);
-  crossCheck(pool, {2, 1, 3, 4}, kAvgFloorOutput, kAvgFloorGradInput);
+  crossCheck(pool, kind.device(), {2, 1, 3, 4}, kAvgFloorOutput, kAvgFloorGradInput);
   pool.ceil();
-  crossCheck(pool, {2, 1, 4, 4}, kAvgCeilOutput, kAvgCeilGradInput);
+  crossCheck(pool, kind.device(), {2, 1, 4, 4}, kAvgCeilOutput, kAvgCeilGradInput);
   pool.setCountExcludePad();
-  crossCheck(pool, {2, 1, 4, 4}, kAvgCeilExcludePadOutput, kAvgCeilExcludePadGradInput);
+  crossCheck(pool, kind.device(), {2, 1, 4, 4}, kAvgCeilExcludePadOutput, kAvgCeilExcludePadGradInput);
 }
 
-TEST_CASE("A cloned pooling module keeps its window, ceil mode and divisor",
-          "[SpatialMaxPooling][SpatialAveragePooling]") {
+NN_DEVICE_TEST_CASE("A cloned pooling module keeps its window, ceil mode and divisor",
+                    "[SpatialMaxPooling][SpatialAveragePooling]") {
   // clone() rebuilds a module from its saved settings (config() then create()).
   nn::SpatialMaxPooling max(3, 3, 2, 2, 1, 1);
   max.ceil();
@@ -483,7 +500,117 @@ TEST_CASE("A cloned pooling module keeps its window, ceil mode and divisor",
   REQUIRE(copy->ceilMode());
   REQUIRE_FALSE(copy->countIncludePad());
   // And they compute alike; 6x6 input under 3x3 windows, stride 2, padding 1: 4x4 in ceil mode.
-  const Tensor x = nn::test::randomTensor({2, 6, 6}, 7);
+  const Tensor x = kind.on(nn::test::randomTensor({2, 6, 6}, 7));
   REQUIRE(nn::test::maxAbsDiff(avgCopy->forward(x), avg.forward(x).toVector()) == 0);
   REQUIRE(maxCopy->forward(x).sizes() == std::vector<int64_t>{2, 4, 4});
+}
+
+namespace {
+
+// Elements whose bits differ (so -0 differs from 0, and NaN equals the same NaN); the sizes
+// must match.
+int64_t differingBits(const Tensor& a, const Tensor& b) {
+  const std::vector<float> x = a.toVector(), y = b.toVector();
+  if (x.size() != y.size()) return -1;
+  int64_t differing = 0;
+  for (size_t i = 0; i < x.size(); ++i) differing += std::memcmp(&x[i], &y[i], sizeof(float)) != 0;
+  return differing;
+}
+
+// Values on a grid of 0.25 in [-2, 2), so that many windows hold equal maxima, and a NaN,
+// which must win its windows on every device.
+Tensor poolingInput(const std::vector<int64_t>& sizes, uint64_t seed) {
+  Tensor x = nn::test::randomTensor(sizes, seed, -2.f, 2.f);
+  float* v = x.data();
+  for (int64_t i = 0; i < x.numel(); ++i) v[i] = std::floor(v[i] * 4.f) / 4.f;
+  v[x.numel() / 3] = std::numeric_limits<float>::quiet_NaN();
+  return x;
+}
+
+// Random gradients with some -0 among them: where windows are disjoint, max pooling writes a
+// winner's gradient as it is, elsewhere it adds it to 0, which makes -0 into 0.
+Tensor gradientWithNegativeZeros(const std::vector<int64_t>& sizes, uint64_t seed) {
+  Tensor g = nn::test::randomTensor(sizes, seed);
+  for (int64_t i = 0; i < g.numel(); i += 7) g.data()[i] = -0.f;
+  return g;
+}
+
+struct PoolingCase {
+  const char* name;
+  std::vector<int64_t> sizes;  // the input's
+  int64_t k, d, pad;
+  bool ceil;
+};
+
+// Odd batch and planes throughout. 13 x 11 under 3x3 windows, stride 2, padding 1, in both
+// modes (ceil mode adds a last window hanging over the edge); 9 x 8 under 2x2, stride 2: windows
+// that tile the input (the CPU's faster path) with a row below them that no window covers; a
+// 3-D input; 7 x 10 under 3x3, stride 2, no padding, in ceil mode.
+const std::vector<PoolingCase> kPoolingCases = {
+    {"3x3 stride 2 pad 1", {3, 5, 13, 11}, 3, 2, 1, false}, {"3x3 stride 2 pad 1 ceil", {3, 5, 13, 11}, 3, 2, 1, true},
+    {"2x2 stride 2, tiling", {3, 5, 9, 8}, 2, 2, 0, false}, {"3-D input", {5, 9, 8}, 3, 2, 1, true},
+    {"3x3 stride 2 ceil", {1, 3, 7, 10}, 3, 2, 0, true},
+};
+
+// Runs `reference` on the host and `tested` (a copy of it) on `device`, forward and backward
+// on x and g, and requires equal bits of output, indices and gradInput.
+void requireSameBits(nn::Module& reference, nn::Module& tested, const Tensor& x, const Tensor& g,
+                     const nn::Device& device) {
+  const Tensor xOn = x.to(device), gOn = g.to(device);
+  const Tensor& yOn = tested.forward(xOn);
+  REQUIRE(yOn.device() == device);
+  REQUIRE(differingBits(yOn, reference.forward(x)) == 0);
+  if (auto* referenceMax = dynamic_cast<nn::SpatialMaxPooling*>(&reference))
+    REQUIRE(differingBits(dynamic_cast<nn::SpatialMaxPooling&>(tested).indices, referenceMax->indices) == 0);
+  REQUIRE(differingBits(tested.backward(xOn, gOn), reference.backward(x, g)) == 0);
+}
+
+}  // namespace
+
+NN_DEVICE_TEST_CASE("SpatialMaxPooling and SpatialAveragePooling on another device give the host's bits",
+                    "[SpatialMaxPooling][SpatialAveragePooling]") {
+  const nn::Device device = kind.compared();
+  for (const PoolingCase& c : kPoolingCases) {
+    CAPTURE(c.name);
+    const Tensor x = poolingInput(c.sizes, 11);
+    nn::SpatialMaxPooling maxReference(c.k, c.k, c.d, c.d, c.pad, c.pad);
+    if (c.ceil) maxReference.ceil();
+    const Tensor g = gradientWithNegativeZeros(maxReference.forward(x).sizes(), 12);
+    auto maxTested = maxReference.clone();
+    maxTested->to(device);
+    requireSameBits(maxReference, *maxTested, x, g, device);
+    for (const bool includePad : {true, false}) {
+      CAPTURE(includePad);
+      nn::SpatialAveragePooling avgReference(c.k, c.k, c.d, c.d, c.pad, c.pad);
+      if (c.ceil) avgReference.ceil();
+      if (!includePad) avgReference.setCountExcludePad();
+      auto avgTested = avgReference.clone();
+      avgTested->to(device);
+      requireSameBits(avgReference, *avgTested, nn::test::randomTensor(c.sizes, 13), g, device);
+    }
+  }
+}
+
+NN_DEVICE_TEST_CASE("Pooling on another device takes a non-contiguous input as the host does",
+                    "[SpatialMaxPooling][SpatialAveragePooling]") {
+  const nn::Device device = kind.compared();
+  const Tensor stored = poolingInput({3, 5, 11, 13}, 21);
+  const Tensor x = stored.transpose(2, 3);  // [3, 5, 13, 11]
+  REQUIRE_FALSE(x.isContiguous());
+  nn::SpatialMaxPooling maxReference(3, 3, 2, 2, 1, 1);
+  nn::SpatialAveragePooling avgReference(3, 3, 2, 2, 1, 1);
+  maxReference.ceil();
+  avgReference.ceil();
+  const Tensor g = gradientWithNegativeZeros(maxReference.forward(x).sizes(), 22);
+  for (nn::Module* reference : {static_cast<nn::Module*>(&maxReference), static_cast<nn::Module*>(&avgReference)}) {
+    CAPTURE(reference->toString());
+    auto tested = reference->clone();
+    tested->to(device);
+    // The strided host view goes to the device as a contiguous copy.
+    requireSameBits(*reference, *tested, x, g, device);
+    // A strided view of the device's memory is made contiguous there (the backend's strided
+    // copy), with the same bits (compared as bits: the outputs hold the input's NaN).
+    const Tensor fromStrided = tested->forward(stored.to(device).transpose(2, 3)).clone();
+    REQUIRE(differingBits(fromStrided, reference->forward(x)) == 0);
+  }
 }

@@ -1,10 +1,14 @@
 // nn::ReLU, out of place and in place (Torch7's nn.ReLU(true)): reference values, finite
-// differences, the in-place contract, and errors.
-#include <catch2/catch.hpp>
-
+// differences, the in-place contract and errors on every device type, and the module on
+// another device compared with the one on the host.
 #include "nn/ReLU.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+
 #include "nn/Sequential.h"
 #include "nn/Tanh.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 using nn::Tensor;
@@ -24,54 +28,55 @@ Tensor awayFromKink() {
 
 }  // namespace
 
-TEST_CASE("ReLU matches hand-computed values, in place or not", "[ReLU]") {
+NN_DEVICE_TEST_CASE("ReLU matches hand-computed values, in place or not", "[ReLU]") {
   for (bool inplace : {false, true}) {
     CAPTURE(inplace);
     nn::ReLU relu(inplace);
     // max(0, x): the negatives and 0 become 0, the positives stay.
-    Tensor x = Tensor::fromVector({4}, {-1.5f, 0.f, 2.f, 0.25f});
+    Tensor x = kind.on(Tensor::fromVector({4}, {-1.5f, 0.f, 2.f, 0.25f}));
     REQUIRE(nn::test::maxAbsDiff(relu.forward(x), {0.f, 0.f, 2.f, 0.25f}) == 0);
     // gradInput = gradOutput where x > 0, else 0 (at 0 too, as Torch7's threshold 0).
-    Tensor g = Tensor::fromVector({4}, {1.f, 2.f, 3.f, 4.f});
+    Tensor g = kind.on(Tensor::fromVector({4}, {1.f, 2.f, 3.f, 4.f}));
     REQUIRE(nn::test::maxAbsDiff(relu.backward(x, g), {0.f, 0.f, 3.f, 4.f}) == 0);
   }
 }
 
-TEST_CASE("ReLU in place overwrites its input and its gradOutput, and shares them", "[ReLU]") {
+NN_DEVICE_TEST_CASE("ReLU in place overwrites its input and its gradOutput, and shares them", "[ReLU]") {
   nn::ReLU relu(true);
-  Tensor x = Tensor::fromVector({3}, {-1.f, 3.f, -2.f});
+  Tensor x = kind.on(Tensor::fromVector({3}, {-1.f, 3.f, -2.f}));
   const Tensor& y = relu.forward(x);
   REQUIRE(y.storage() == x.storage());
   REQUIRE(nn::test::maxAbsDiff(x, {0.f, 3.f, 0.f}) == 0);
-  Tensor g = Tensor::fromVector({3}, {5.f, 6.f, 7.f});
+  Tensor g = kind.on(Tensor::fromVector({3}, {5.f, 6.f, 7.f}));
   const Tensor& gi = relu.backward(x, g);
   REQUIRE(gi.storage() == g.storage());
   REQUIRE(nn::test::maxAbsDiff(g, {0.f, 6.f, 0.f}) == 0);
   // Out of place, both stay as they were.
   nn::ReLU copy;
-  Tensor a = Tensor::fromVector({2}, {-1.f, 1.f});
-  Tensor b = Tensor::fromVector({2}, {2.f, 2.f});
+  Tensor a = kind.on(Tensor::fromVector({2}, {-1.f, 1.f}));
+  Tensor b = kind.on(Tensor::fromVector({2}, {2.f, 2.f}));
   copy.forward(a);
   copy.backward(a, b);
   REQUIRE(nn::test::maxAbsDiff(a, {-1.f, 1.f}) == 0);
   REQUIRE(nn::test::maxAbsDiff(b, {2.f, 2.f}) == 0);
 }
 
-TEST_CASE("ReLU gradients agree with finite differences, in place or not", "[ReLU]") {
+NN_DEVICE_TEST_CASE("ReLU gradients agree with finite differences, in place or not", "[ReLU]") {
   nn::ReLU relu;
-  REQUIRE(nn::test::inputGradientError(relu, awayFromKink()) < 1e-3);
+  const Tensor x = kind.on(awayFromKink());
+  REQUIRE_THAT(nn::test::checkInputGradient(relu, x), nn::test::AgreesWithin(1e-3));
   REQUIRE(relu.parameters().first.empty());
   // In place inside a network, as it is used: Tanh before it keeps the checker's input
   // intact, Tanh after it owns the gradOutput the ReLU overwrites. Same numbers either way.
-  auto net = [](bool inplace) {
+  auto net = [&](bool inplace) {
     auto s = std::make_shared<nn::Sequential>();
     s->add(std::make_shared<nn::Tanh>()).add(std::make_shared<nn::ReLU>(inplace)).add(std::make_shared<nn::Tanh>());
+    s->to(kind.device());
     return s;
   };
   auto plain = net(false), inplace = net(true);
-  const Tensor x = awayFromKink();
-  REQUIRE(nn::test::inputGradientError(*inplace, x) < 1e-3);
-  const Tensor g = nn::test::randomTensor(x.sizes(), 3);
+  REQUIRE_THAT(nn::test::checkInputGradient(*inplace, x), nn::test::AgreesWithin(1e-3));
+  const Tensor g = kind.on(nn::test::randomTensor(x.sizes(), 3));
   REQUIRE(nn::test::maxAbsDiff(inplace->forward(x), plain->forward(x)) == 0);
   REQUIRE(nn::test::maxAbsDiff(inplace->backward(x, g), plain->backward(x, g)) == 0);
 }
@@ -86,15 +91,36 @@ TEST_CASE("ReLU in place is kept by clone and shown as Torch7 shows it", "[ReLU]
   REQUIRE_FALSE(std::dynamic_pointer_cast<nn::ReLU>(nn::ReLU().clone())->inplace());
 }
 
-TEST_CASE("ReLU refuses a gradOutput of another size, and in place a strided input", "[ReLU]") {
+NN_DEVICE_TEST_CASE("ReLU refuses a gradOutput of another size, and in place a strided input", "[ReLU]") {
   for (bool inplace : {false, true}) {
     nn::ReLU relu(inplace);
-    Tensor x = Tensor::zeros({2, 3});
+    Tensor x = Tensor::zeros({2, 3}, kind.device());
     relu.forward(x);
-    REQUIRE_THROWS_WITH(relu.backward(x, Tensor::zeros({3, 2})),
+    REQUIRE_THROWS_WITH(relu.backward(x, Tensor::zeros({3, 2}, kind.device())),
                         Catch::Contains("nn.ReLU") && Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));
   }
   nn::ReLU relu(true);
-  const Tensor strided = Tensor::zeros({3, 2}).transpose(0, 1);
+  const Tensor strided = Tensor::zeros({3, 2}, kind.device()).transpose(0, 1);
   REQUIRE_THROWS_WITH(relu.forward(strided), Catch::Contains("nn.ReLU(true)") && Catch::Contains("contiguous"));
+}
+
+NN_DEVICE_TEST_CASE("ReLU on another device gives the host module's floats, in place or not", "[ReLU]") {
+  // Odd sizes: more elements than one grid of CUDA blocks covers (2^20 a pass), and a single
+  // element. ReLU is a comparison and a copy: equal bit for bit on every device.
+  for (int64_t n : {int64_t{1}, int64_t{1} << 21 | 7}) {
+    CAPTURE(n);
+    const Tensor x = nn::test::randomTensor({n}, 31, -4, 4);
+    const Tensor g = nn::test::randomTensor({n}, 32);
+    for (bool inplace : {false, true}) {
+      CAPTURE(inplace);
+      nn::ReLU reference(inplace), tested(inplace);
+      Tensor xHost = x.clone(), gHost = g.clone();
+      Tensor xOn = x.to(kind.compared()), gOn = g.to(kind.compared());
+      const std::vector<float> y = reference.forward(xHost).toVector();
+      const Tensor& yOn = tested.forward(xOn);
+      REQUIRE(yOn.device() == kind.compared());
+      REQUIRE(yOn.toVector() == y);
+      REQUIRE(tested.backward(xOn, gOn).toVector() == reference.backward(xHost, gHost).toVector());
+    }
+  }
 }

@@ -1,19 +1,20 @@
-// nn::Sequential: managing the children, chaining forward and backward, printing, errors.
+// nn::Sequential: managing the children and printing; chaining forward and backward, errors
+// and numerics checks on every device type.
 #include "nn/Sequential.h"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "nn/Dropout.h"
 #include "nn/Identity.h"
 #include "nn/Linear.h"
-#include "nn/Numerics.h"
 #include "nn/LogSoftMax.h"
+#include "nn/Numerics.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
 #include "nn/Tanh.h"
 #include "nn/View.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 using nn::Tensor;
@@ -32,8 +33,8 @@ std::shared_ptr<nn::Sequential> linearRelu() {
 
 // The layout of Torch7's LeNet, with a View and fully connected layers in place of the
 // convolutions, and its 8th module Linear(800 -> 500). `hidden` is the output size of module
-// (4); anything but 800 feeds module (8) a wrong shape.
-std::shared_ptr<nn::Sequential> leNetLike(int64_t hidden) {
+// (4); anything but 800 feeds module (8) a wrong shape. On `device`.
+std::shared_ptr<nn::Sequential> leNetLike(int64_t hidden, const nn::Device& device) {
   nn::manualSeed(1);
   auto net = std::make_shared<nn::Sequential>();
   net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 784}))
@@ -47,6 +48,7 @@ std::shared_ptr<nn::Sequential> leNetLike(int64_t hidden) {
       .add(std::make_shared<nn::ReLU>())
       .add(std::make_shared<nn::Linear>(500, 10))
       .add(std::make_shared<nn::LogSoftMax>());
+  net->to(device);
   return net;
 }
 
@@ -97,19 +99,20 @@ TEST_CASE("Sequential prints Torch7's block", "[Sequential]") {
           "}");
 }
 
-TEST_CASE("Sequential chains forward and backward as computed by hand", "[Sequential]") {
+NN_DEVICE_TEST_CASE("Sequential chains forward and backward as computed by hand", "[Sequential]") {
   auto net = linearRelu();
-  const Tensor x = Tensor::fromVector({2, 2}, {1, -1, 0, 2});
+  net->to(kind.device());
+  const Tensor x = kind.on(Tensor::fromVector({2, 2}, {1, -1, 0, 2}));
   // Linear gives [[-0.5, -2, 1], [4.5, 7, 14]]; ReLU zeroes the negatives.
   REQUIRE(nn::test::maxAbsDiff(net->forward(x), {0, 0, 1, 4.5f, 7, 14}) == 0);
   // With gradOutput ones, ReLU passes [[0, 0, 1], [1, 1, 1]]; times W: [[5, 6], [1+3+5, 2+4+6]].
   net->zeroGradParameters();
-  REQUIRE(nn::test::maxAbsDiff(net->backward(x, Tensor::full({2, 3}, 1.f)), {5, 6, 9, 12}) == 0);
+  REQUIRE(nn::test::maxAbsDiff(net->backward(x, Tensor::full({2, 3}, 1.f, kind.device())), {5, 6, 9, 12}) == 0);
   // gradBias = column sums of what ReLU passed.
   REQUIRE(nn::test::maxAbsDiff(std::dynamic_pointer_cast<nn::Linear>(net->get(0))->gradBias, {1, 1, 2}) == 0);
 }
 
-TEST_CASE("Sequential gradients agree with finite differences through every kind of module", "[Sequential]") {
+NN_DEVICE_TEST_CASE("Sequential gradients agree with finite differences through every kind of module", "[Sequential]") {
   nn::manualSeed(2);
   nn::Sequential net;
   net.add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 6}))
@@ -117,26 +120,27 @@ TEST_CASE("Sequential gradients agree with finite differences through every kind
       .add(std::make_shared<nn::Tanh>())
       .add(std::make_shared<nn::Linear>(4, 3))
       .add(std::make_shared<nn::LogSoftMax>());
-  const Tensor x = nn::test::randomTensor({2, 2, 3}, 3);
+  net.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({2, 2, 3}, 3));
   REQUIRE(net.forward(x).sizes() == std::vector<int64_t>{2, 3});
-  REQUIRE(nn::test::inputGradientError(net, x) < 1e-3);
-  const std::vector<double> errors = nn::test::parameterGradientErrors(net, x);
-  REQUIRE(errors.size() == 4);
-  for (double e : errors) REQUIRE(e < 1e-3);
+  REQUIRE_THAT(nn::test::checkInputGradient(net, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(net, x), nn::test::EachAgreesWithin(1e-3, 4));
 }
 
-TEST_CASE("An empty Sequential refuses to run", "[Sequential]") {
+NN_DEVICE_TEST_CASE("An empty Sequential refuses to run", "[Sequential]") {
   nn::Sequential net;
-  REQUIRE_THROWS_WITH(net.forward(Tensor::zeros({2})), Catch::Contains("nn.Sequential") && Catch::Contains("empty"));
-  REQUIRE_THROWS_WITH(net.backward(Tensor::zeros({2}), Tensor::zeros({2})), Catch::Contains("nn.Sequential"));
+  REQUIRE_THROWS_WITH(net.forward(Tensor::zeros({2}, kind.device())),
+                      Catch::Contains("nn.Sequential") && Catch::Contains("empty"));
+  REQUIRE_THROWS_WITH(net.backward(Tensor::zeros({2}, kind.device()), Tensor::zeros({2}, kind.device())),
+                      Catch::Contains("nn.Sequential"));
 }
 
-TEST_CASE("An error inside a child carries the child's position", "[Sequential]") {
-  const Tensor x = nn::test::randomTensor({4, 1, 28, 28}, 4);
+NN_DEVICE_TEST_CASE("An error inside a child carries the child's position", "[Sequential]") {
+  const Tensor x = kind.on(nn::test::randomTensor({4, 1, 28, 28}, 4));
   // Sized right, the net runs.
-  REQUIRE(leNetLike(800)->forward(x).sizes() == std::vector<int64_t>{4, 10});
+  REQUIRE(leNetLike(800, kind.device())->forward(x).sizes() == std::vector<int64_t>{4, 10});
   // Module (4) gives 600 features where (8) takes 800.
-  auto net = leNetLike(600);
+  auto net = leNetLike(600, kind.device());
   REQUIRE(net->get(7)->toString() == "nn.Linear(800 -> 500)");
   REQUIRE_THROWS_WITH(net->forward(x), Catch::StartsWith("(8) nn.Linear(800 -> 500)") && Catch::Contains("[4, 600]"));
   // Nested, each level adds its position in front.
@@ -144,14 +148,16 @@ TEST_CASE("An error inside a child carries the child's position", "[Sequential]"
   outer.add(std::make_shared<nn::Identity>()).add(net);
   REQUIRE_THROWS_WITH(outer.forward(x), Catch::StartsWith("(2) (8) nn.Linear(800 -> 500)"));
   // The backward of a child names it too.
-  auto good = leNetLike(800);
+  auto good = leNetLike(800, kind.device());
   good->forward(x);
-  REQUIRE_THROWS_WITH(good->backward(x, Tensor::zeros({4, 9})), Catch::StartsWith("(11) nn.LogSoftMax"));
+  REQUIRE_THROWS_WITH(good->backward(x, Tensor::zeros({4, 9}, kind.device())), Catch::StartsWith("(11) nn.LogSoftMax"));
 }
 
-TEST_CASE("Sequential of a strided input equals that of its contiguous copy; clones are independent", "[Sequential]") {
+NN_DEVICE_TEST_CASE("Sequential of a strided input equals that of its contiguous copy; clones are independent",
+                    "[Sequential]") {
   auto net = linearRelu();
-  const Tensor strided = nn::test::randomTensor({2, 5}, 5).transpose(0, 1);
+  net->to(kind.device());
+  const Tensor strided = kind.on(nn::test::randomTensor({2, 5}, 5)).transpose(0, 1);
   const std::vector<float> out = net->forward(strided.contiguous()).toVector();
   REQUIRE(net->forward(strided).toVector() == out);
   nn::ModulePtr copy = net->clone();
@@ -161,21 +167,24 @@ TEST_CASE("Sequential of a strided input equals that of its contiguous copy; clo
   REQUIRE(net->forward(strided).toVector() == out);
 }
 
-TEST_CASE("numerics checks name the module and pass of the first NaN or Inf", "[Sequential][numerics]") {
+NN_DEVICE_TEST_CASE("numerics checks name the module and pass of the first NaN or Inf", "[Sequential][numerics]") {
   nn::manualSeed(1);
   auto net = std::make_shared<nn::Sequential>();
   net->add(std::make_shared<nn::Linear>(3, 4));
   net->add(std::make_shared<nn::ReLU>());
   net->add(std::make_shared<nn::Linear>(4, 2));
-  const nn::Tensor x = nn::Tensor::fromVector({1, 3}, {1, 2, 3});
-  std::dynamic_pointer_cast<nn::Linear>(net->get(2))->weight.data()[5] = NAN;
+  net->to(kind.device());
+  // Element 5 of the last Linear's weight, on any device.
+  Tensor weight5 = std::dynamic_pointer_cast<nn::Linear>(net->get(2))->weight.view({-1}).narrow(0, 5, 1);
+  const Tensor x = kind.on(Tensor::fromVector({1, 3}, {1, 2, 3}));
+  weight5.fill_(NAN);
   // Off: the NaN passes through silently, as in Torch7.
   REQUIRE_NOTHROW(net->forward(x));
   nn::setCheckNumerics(true);
   REQUIRE_THROWS_WITH(net->forward(x), Catch::StartsWith("(3) nn.Linear(4 -> 2): forward produced NaN"));
-  std::dynamic_pointer_cast<nn::Linear>(net->get(2))->weight.data()[5] = 0.5f;
+  weight5.fill_(0.5f);
   net->forward(x);
-  REQUIRE_THROWS_WITH(net->backward(x, nn::Tensor::fromVector({1, 2}, {1, INFINITY})),
+  REQUIRE_THROWS_WITH(net->backward(x, kind.on(Tensor::fromVector({1, 2}, {1, INFINITY}))),
                       Catch::StartsWith("(3) nn.Linear(4 -> 2): backward produced") && Catch::Contains("Inf"));
   nn::setCheckNumerics(false);
 }

@@ -1,4 +1,6 @@
-// nn::Tensor: views, copies, devices.
+// nn::Tensor: views, resizing and arithmetic on every device type; copies between logical CPU
+// devices and device names. The transfers, fills and copies of every backend are in
+// backend_test.cpp.
 #include "nn/Tensor.h"
 
 #include <catch2/catch.hpp>
@@ -6,13 +8,14 @@
 
 #include "nn/Error.h"
 #include "nn/backend/Backend.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 using nn::Device;
 using nn::Tensor;
 
-TEST_CASE("narrow, select, transpose and view share storage", "[Tensor]") {
-  Tensor t = Tensor::fromVector({2, 3}, {0, 1, 2, 3, 4, 5});
+NN_DEVICE_TEST_CASE("narrow, select, transpose and view share storage", "[Tensor]") {
+  Tensor t = kind.on(Tensor::fromVector({2, 3}, {0, 1, 2, 3, 4, 5}));
   Tensor row = t.select(0, 1);
   REQUIRE(row.toVector() == std::vector<float>{3, 4, 5});
   Tensor col = t.narrow(1, 1, 2);
@@ -40,13 +43,13 @@ TEST_CASE("copies between logical CPU devices keep values and change the device"
   REQUIRE(c.toVector() == std::vector<float>{1, 3, 2, 4});
 }
 
-TEST_CASE("resize_ keeps storage that fits and handles alias", "[Tensor]") {
-  Tensor t = Tensor::zeros({4, 4});
+NN_DEVICE_TEST_CASE("resize_ keeps storage that fits and handles alias", "[Tensor]") {
+  Tensor t = Tensor::zeros({4, 4}, kind.device());
   const auto storage = t.storage();
-  t.resize_({2, 8}, Device());
+  t.resize_({2, 8}, kind.device());
   REQUIRE(t.storage() == storage);
   Tensor alias = t;
-  alias.resize_({100}, Device());
+  alias.resize_({100}, kind.device());
   REQUIRE(t.numel() == 100);
   REQUIRE(t.storage() != storage);
 }
@@ -94,9 +97,9 @@ TEST_CASE("fromVector checks the number of values", "[Tensor]") {
   REQUIRE_THROWS_WITH(Tensor::fromVector({2, 2}, {1, 2, 3}), Catch::Contains("[2, 2]") && Catch::Contains("3"));
 }
 
-TEST_CASE("add_, mul_ and cmul_ work element by element on contiguous tensors", "[Tensor]") {
-  Tensor a = Tensor::fromVector({2, 2}, {1, 2, 3, 4});
-  const Tensor b = Tensor::fromVector({2, 2}, {0.5f, -1, 2, 0});
+NN_DEVICE_TEST_CASE("add_, mul_ and cmul_ work element by element on contiguous tensors", "[Tensor]") {
+  Tensor a = kind.on(Tensor::fromVector({2, 2}, {1, 2, 3, 4}));
+  const Tensor b = kind.on(Tensor::fromVector({2, 2}, {0.5f, -1, 2, 0}));
   a.add_(b, 2.f);  // 1 + 2 * 0.5, 2 + 2 * -1, 3 + 2 * 2, 4 + 0
   REQUIRE(a.toVector() == std::vector<float>{2, 0, 7, 4});
   a.mul_(0.5f);
@@ -104,5 +107,5 @@ TEST_CASE("add_, mul_ and cmul_ work element by element on contiguous tensors", 
   a.cmul_(b);
   REQUIRE(a.toVector() == std::vector<float>{0.5f, 0, 7, 0});
   REQUIRE_THROWS_WITH(a.cmul_(b.transpose(0, 1)), Catch::Contains("nn.Tensor.cmul_: needs contiguous tensors"));
-  REQUIRE_THROWS_WITH(a.cmul_(Tensor::zeros({4})), Catch::Contains("expected sizes [2, 2], got [4]"));
+  REQUIRE_THROWS_WITH(a.cmul_(Tensor::zeros({4}, kind.device())), Catch::Contains("expected sizes [2, 2], got [4]"));
 }

@@ -13,7 +13,7 @@
 //    GPU only, not by timing runs (cudnnFind*), whose winner can change from one run to the next;
 //  - only algorithms that sum the products themselves (the GEMM and direct ones), not the FFT
 //    and Winograd transforms, so that the results differ from the CPU's only in the order of
-//    each sum, which bounds the difference (tests/gpu_spatial_test.cpp).
+//    each sum, which bounds the difference (tests/convolution_test.cpp).
 #include <algorithm>
 #include <array>
 #include <iterator>
