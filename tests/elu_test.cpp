@@ -76,7 +76,7 @@ NN_DEVICE_TEST_CASE("ELU gradients agree with finite differences, in place insid
   }
   nn::ELU elu(1.3f);
   elu.to(kind.device());
-  CHECK(nn::test::inputGradientError(elu, kind.on(x)) < 1e-3);
+  CHECK_THAT(nn::test::checkInputGradient(elu, kind.on(x)), nn::test::AgreesWithin(1e-3));
   CHECK(elu.parameters().first.empty());
   // In place between two Linear layers, as it is used: it overwrites the first one's output,
   // which that layer does not read again, and the second one's gradInput. The first layer is
@@ -90,7 +90,7 @@ NN_DEVICE_TEST_CASE("ELU gradients agree with finite differences, in place insid
   auto net = std::make_shared<nn::Sequential>();
   net->add(first).add(std::make_shared<nn::ELU>(1.3f, true)).add(std::make_shared<nn::Linear>(11, 4));
   net->to(kind.device());
-  CHECK(nn::test::inputGradientError(*net, kind.on(x)) < 1e-3);
+  CHECK_THAT(nn::test::checkInputGradient(*net, kind.on(x)), nn::test::AgreesWithin(1e-3));
 }
 
 NN_DEVICE_TEST_CASE("ELU keeps its alpha and in-place setting through clone, save and load", "[ELU]") {

@@ -61,7 +61,7 @@ NN_DEVICE_TEST_CASE("LeakyReLU gradients agree with finite differences, in place
   }
   nn::LeakyReLU leaky(0.3f);
   leaky.to(kind.device());
-  CHECK(nn::test::inputGradientError(leaky, kind.on(x)) < 1e-3);
+  CHECK_THAT(nn::test::checkInputGradient(leaky, kind.on(x)), nn::test::AgreesWithin(1e-3));
   CHECK(leaky.parameters().first.empty());
   // In place between two Linear layers, as it is used: it overwrites the first one's output,
   // which that layer does not read again, and the second one's gradInput. The first layer is
@@ -75,7 +75,7 @@ NN_DEVICE_TEST_CASE("LeakyReLU gradients agree with finite differences, in place
   auto net = std::make_shared<nn::Sequential>();
   net->add(first).add(std::make_shared<nn::LeakyReLU>(0.3f, true)).add(std::make_shared<nn::Linear>(11, 4));
   net->to(kind.device());
-  CHECK(nn::test::inputGradientError(*net, kind.on(x)) < 1e-3);
+  CHECK_THAT(nn::test::checkInputGradient(*net, kind.on(x)), nn::test::AgreesWithin(1e-3));
 }
 
 NN_DEVICE_TEST_CASE("LeakyReLU keeps its slope and in-place setting through clone, save and load", "[LeakyReLU]") {
