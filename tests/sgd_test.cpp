@@ -45,7 +45,7 @@ void requireSteps(const std::vector<std::vector<float>>& actual, const std::vect
   for (size_t k = 0; k < actual.size(); ++k) {
     INFO("step " << k + 1);
     REQUIRE(actual[k].size() == expected[k].size());
-    for (size_t i = 0; i < actual[k].size(); ++i) REQUIRE(actual[k][i] == Approx(expected[k][i]).margin(1e-6));
+    for (size_t i = 0; i < actual[k].size(); ++i) REQUIRE(actual[k][i] == Approx(expected[k][i]).epsilon(1e-6).margin(1e-7));
   }
 }
 
@@ -131,8 +131,8 @@ NN_DEVICE_TEST_CASE("SGD with every option at once", "[SGD]") {
   const std::vector<float> expectedV{1.5f, 1.4625f, 1.42546875f};
   for (int k = 0; k < 3; ++k) {
     sgd.step();
-    REQUIRE(only(x) == Approx(expectedX[k]).margin(1e-6));
-    REQUIRE(only(sgd.momentumBuffer()) == Approx(expectedV[k]).margin(1e-6));
+    REQUIRE(only(x) == Approx(expectedX[k]).epsilon(1e-6).margin(1e-7));
+    REQUIRE(only(sgd.momentumBuffer()) == Approx(expectedV[k]).epsilon(1e-6).margin(1e-7));
   }
   REQUIRE(sgd.currentLearningRate() == Approx(0.025f));
 }

@@ -15,21 +15,13 @@
 #include "nn/LogSoftMax.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
+#include "tests/SoftMaxReference.h"
 
 using nn::Tensor;
 
 namespace {
 
 constexpr double kEps = 1.0 / (1 << 24);  // half the spacing of floats in [1, 2)
-
-// Sum of a[i] * w[i], in double.
-double dot(const Tensor& a, const Tensor& w) {
-  const std::vector<float> x = a.toVector();
-  const std::vector<float> y = w.toVector();
-  double s = 0;
-  for (size_t i = 0; i < x.size(); ++i) s += static_cast<double>(x[i]) * y[i];
-  return s;
-}
 
 std::vector<float> logOf(std::vector<float> v) {
   for (float& x : v) x = std::log(x);
@@ -41,9 +33,6 @@ double maxAbs(const Tensor& t) {
   for (float x : t.toVector()) largest = std::max(largest, std::fabs(double(x)));
   return largest;
 }
-
-// The element of `t` (on any device) at a full index.
-float hostAt(const Tensor& t, std::initializer_list<int64_t> index) { return t.to(nn::Device()).at(index); }
 
 // How far cuDNN's forward and backward may lie from the CPU module's, element by element, for
 // `classes` classes, inputs with |x - max| <= 10, gradOutputs in [-1, 1), and outputs of at
@@ -242,30 +231,33 @@ NN_DEVICE_TEST_CASE("LogSoftMax over dimension 0 of a 3-D input matches PyTorch"
 }
 
 NN_DEVICE_TEST_CASE("SoftMax and LogSoftMax match PyTorch on a [4, 10, 3, 5] input", "[SoftMax][LogSoftMax]") {
-  // Each output and gradInput is compared through its dot product with a fixed random w, which
-  // any wrong element changes, and through one element of each. On CUDA each of the 600
-  // elements may differ from the CPU's by softMaxBound (10 classes, |x - max| <= 10, outputs
-  // of log-softmax above -15), and |w| < 1: the dot products by 600 times that.
-  const Tensor x = kind.on(nn::test::randomTensor({4, 10, 3, 5}, 41, -5, 5));
-  const Tensor g = kind.on(nn::test::randomTensor({4, 10, 3, 5}, 42));
-  const Tensor w = nn::test::randomTensor({4, 10, 3, 5}, 43);
+  // Every element of both outputs and both input gradients against PyTorch 1.13's, from
+  // tests/SoftMaxReference.h (tests/make_softmax_reference.py). Inputs: x[i] = 5 sin(0.37 i),
+  // gradOutput[i] = cos(0.11 i). The CPU's loops and PyTorch's round differently in the last
+  // bits of each sum; on CUDA each element may differ from the CPU's by softMaxBound (10
+  // classes, |x - max| <= 10, outputs of log-softmax above -15).
+  std::vector<float> xs(600), gs(600);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = static_cast<float>(5 * std::sin(0.37 * static_cast<double>(i)));
+    gs[i] = static_cast<float>(std::cos(0.11 * static_cast<double>(i)));
+  }
+  const Tensor x = kind.on(Tensor::fromVector({4, 10, 3, 5}, xs));
+  const Tensor g = kind.on(Tensor::fromVector({4, 10, 3, 5}, gs));
   const SoftMaxBound plain = softMaxBound(false, 10, 1), log = softMaxBound(true, 10, 15);
+  auto requireClose = [&](const Tensor& got, const std::vector<float>& want, double bound) {
+    const std::vector<float> v = got.toVector();
+    REQUIRE(v.size() == want.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      CAPTURE(i, v[i], want[i]);
+      REQUIRE(std::fabs(double(v[i]) - want[i]) <= 1e-6 * std::max(1.0, std::fabs(double(want[i]))) + bound);
+    }
+  };
   nn::SoftMax softMax;
-  REQUIRE(dot(softMax.forward(x), w) == Approx(1.91493348).epsilon(1e-5).margin(kind.tolerance(600 * plain.forward)));
-  REQUIRE(hostAt(softMax.output, {1, 2, 0, 3}) ==
-          Approx(0.04041499).epsilon(1e-5).margin(kind.tolerance(plain.forward)));
-  REQUIRE(dot(softMax.backward(x, g), w) ==
-          Approx(-0.949984581).epsilon(1e-5).margin(kind.tolerance(600 * plain.backward)));
-  REQUIRE(hostAt(softMax.gradInput, {3, 9, 2, 4}) ==
-          Approx(0.0009077448).epsilon(1e-4).margin(kind.tolerance(plain.backward)));
+  requireClose(softMax.forward(x), nn::test::kTorchSoftMax, kind.tolerance(plain.forward));
+  requireClose(softMax.backward(x, g), nn::test::kTorchSoftMaxGradInput, kind.tolerance(plain.backward));
   nn::LogSoftMax logSoftMax;
-  REQUIRE(dot(logSoftMax.forward(x), w) == Approx(-54.4328806).epsilon(1e-5).margin(kind.tolerance(600 * log.forward)));
-  REQUIRE(hostAt(logSoftMax.output, {1, 2, 0, 3}) ==
-          Approx(-3.208554).epsilon(1e-5).margin(kind.tolerance(log.forward)));
-  REQUIRE(dot(logSoftMax.backward(x, g), w) ==
-          Approx(-6.04290778).epsilon(1e-5).margin(kind.tolerance(600 * log.backward)));
-  REQUIRE(hostAt(logSoftMax.gradInput, {3, 9, 2, 4}) ==
-          Approx(0.6811242).epsilon(1e-5).margin(kind.tolerance(log.backward)));
+  requireClose(logSoftMax.forward(x), nn::test::kTorchLogSoftMax, kind.tolerance(log.forward));
+  requireClose(logSoftMax.backward(x, g), nn::test::kTorchLogSoftMaxGradInput, kind.tolerance(log.backward));
 }
 
 NN_DEVICE_TEST_CASE("SoftMax and LogSoftMax on another device agree with the host modules", "[SoftMax][LogSoftMax]") {
