@@ -30,6 +30,12 @@
 // getParameters, stateDict, which nn::loadStateInto writes through). forward syncs
 // stale replicas and clears the flags. Writes through handles obtained before the last
 // forward are not seen: call syncParameters() (or getParameters() again) after those.
+//
+// Note [Moving a table]
+// Module::to moves a whole tree by walking apply(), which reaches the first replica alone, so
+// a table inside a moved tree would be left with its replicas apart and a communicator for
+// devices they are no longer on. to() asks every module first (checkMovable), and the table
+// refuses any device but its first replica's, before anything in the tree moves.
 #include "cunn/DataParallelTable.h"
 
 #include <algorithm>
@@ -430,20 +436,24 @@ void DataParallelTable::apply(const std::function<void(Module&)>& fn) {
   markStale();
 }
 
-void DataParallelTable::to(const Device& device) {
-  NN_CHECK(false, "nn.DataParallelTable: to(" << device.str()
-                                              << ") is not supported; the devices are the ones given to add()");
+void DataParallelTable::checkMovable(const Device& device) const {
+  NN_CHECK(replicas_.empty() || device == devices_[0], header() << ": cannot move to " << device.str()
+                                                                << "; its replicas stay on the devices given to add(), "
+                                                                << "the first on " << devices_[0].str());
+}
+
+std::string DataParallelTable::header() const {
+  std::string text = "nn.DataParallelTable(dim " + std::to_string(dim_);
+  for (const Device& d : devices_) text += ", " + d.str();
+  return text + ")";
 }
 
 std::string DataParallelTable::toString() const {
-  std::string header = "nn.DataParallelTable(dim " + std::to_string(dim_);
-  for (const Device& d : devices_) header += ", " + d.str();
-  header += ")";
-  if (replicas_.empty()) return header;
+  if (replicas_.empty()) return header();
   std::string child = replicas_[0]->toString();
   for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + 1))
     child.insert(pos + 1, "  ");
-  return header + " {\n  (1): " + child + "\n}";
+  return header() + " {\n  (1): " + child + "\n}";
 }
 
 }  // namespace nn

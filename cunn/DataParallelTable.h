@@ -65,7 +65,9 @@ class DataParallelTable : public Module {
   void evaluate() override;
   void clearState() override;
   void apply(const std::function<void(Module&)>& fn) override;
-  void to(const Device& device) override;
+  /// Refuses any device but the first replica's: the replicas stay on the devices given to
+  /// add(), so a parent's to() cannot leave them apart.
+  void checkMovable(const Device& device) const override;
 
   std::string typeName() const override { return "nn.DataParallelTable"; }
   std::string toString() const override;
@@ -75,6 +77,8 @@ class DataParallelTable : public Module {
  private:
   void checkReady() const;
   void checkGradOutput(const Tensor& gradOutput) const;
+  /// "nn.DataParallelTable(dim 0, cpu:0, cpu:1)": the first line of toString(), for messages.
+  std::string header() const;
   /// DeviceThreads::run, with failures named as this table's.
   void runReplicas(size_t count, FunctionRef<void(size_t)> task);
   void markStale();

@@ -101,8 +101,7 @@ TEST_CASE("DataParallelTable equals the plain module on the whole batch", "[Data
         }
 }
 
-TEST_CASE("gradients stay exact over steps whose batches use different numbers of devices",
-          "[DataParallelTable]") {
+TEST_CASE("gradients stay exact over steps whose batches use different numbers of devices", "[DataParallelTable]") {
   // After a reduce the other replicas' gradients are already counted in the first's (Note
   // [Counted gradients]); each later step must still add exactly its own batch, whether a
   // replica sat out the step before (batch 2 on 4 devices) or not.
@@ -461,4 +460,33 @@ TEST_CASE("replicas failing again and again never hang a thread or leave a repli
   REQUIRE(relDiff(table->forward(x), plain->forward(x)) < 1e-5);
   for (size_t r = 0; r < table->replicaCount(); ++r)
     REQUIRE(relDiff(table->get(r)->getParameters().first, plain->getParameters().first) < 1e-5);
+}
+
+TEST_CASE("moving a tree that holds a table is refused before anything moves, but to the first replica's device",
+          "[DataParallelTable]") {
+  auto table = std::make_shared<DataParallelTable>(0, true, false);
+  table->add(makeNet(5), cpus(2));
+  nn::manualSeed(6);
+  auto before = std::make_shared<nn::Linear>(6, 6);  // moved ahead of the table, were anything moved
+  auto plain = std::make_shared<nn::Sequential>();
+  plain->add(before->clone());
+  plain->add(makeNet(5));
+  before->to(Device::cpu(3));
+  auto outer = std::make_shared<nn::Sequential>();
+  outer->add(before);
+  outer->add(table);
+  const Tensor x = nn::test::randomTensor({5, 6}, 3);
+
+  REQUIRE_THROWS_WITH(outer->to(Device::cpu(4)),
+                      Catch::Contains("nn.DataParallelTable(dim 0, cpu:0, cpu:1)") && Catch::Contains("cpu:4"));
+  REQUIRE_THROWS_WITH(table->to(Device::cpu(1)), Catch::Contains("nn.DataParallelTable") && Catch::Contains("cpu:1"));
+  REQUIRE(before->weight.device() == Device::cpu(3));
+  REQUIRE(table->get(0)->device() == Device::cpu(0));
+  REQUIRE(table->get(1)->device() == Device::cpu(1));
+
+  // The first replica's device: the rest of the tree may go there, and the table stays whole.
+  outer->to(Device::cpu(0));
+  REQUIRE(before->weight.device() == Device::cpu(0));
+  REQUIRE(table->get(1)->device() == Device::cpu(1));
+  REQUIRE(relDiff(outer->forward(x), plain->forward(x)) < 1e-6);
 }
