@@ -123,7 +123,7 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   }
   module->to(devices[0]);
   replicas_.push_back(module);
-  firstReplica_ = {module};
+  modules_ = {module};
   for (size_t i = 1; i < devices.size(); ++i) {
     ModulePtr replica = module->clone();
     replica->to(devices[i]);
@@ -449,11 +449,7 @@ std::string DataParallelTable::header() const {
 }
 
 std::string DataParallelTable::toString() const {
-  if (replicas_.empty()) return header();
-  std::string child = replicas_[0]->toString();
-  for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + 1))
-    child.insert(pos + 1, "  ");
-  return header() + " {\n  (1): " + child + "\n}";
+  return replicas_.empty() ? header() : describeChildren(header(), "");
 }
 
 }  // namespace nn

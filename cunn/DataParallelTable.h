@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "cunn/DeviceThreads.h"
-#include "nn/Module.h"
+#include "nn/Container.h"
 #include "nn/backend/Communicator.h"
 
 namespace nn {
 
-class DataParallelTable : public Module {
+class DataParallelTable : public Container {
  public:
   /// What happens to buffers (BatchNorm running statistics) of the replicas.
   enum class BufferPolicy {
@@ -31,14 +31,15 @@ class DataParallelTable : public Module {
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Replicates `module` onto each device: the first replica is `module` itself, moved to
-  /// devices[0]; the others are deep copies. Starts one thread per device.
+  /// devices[0], and the table's only child; the others are deep copies. Starts one thread per
+  /// device. (Container::add, without devices, is hidden: a table's module comes with them.)
   DataParallelTable& add(ModulePtr module, const std::vector<Device>& devices);
   /// Runs init once on each device's thread, now (Torch7's threads()).
   DataParallelTable& threads(const std::function<void(const Device&)>& init);
   /// Copies the first replica's parameters (and buffers, by the buffer policy) to the others now.
   void syncParameters();
 
-  /// Replica i (0 is the first, whose parameters the optimizer updates).
+  /// Replica i (0 is the first, the table's child, whose parameters the optimizer updates).
   ModulePtr get(size_t index) const;
   size_t replicaCount() const { return replicas_.size(); }
   const std::vector<Device>& devices() const { return devices_; }
@@ -72,7 +73,6 @@ class DataParallelTable : public Module {
   std::string typeName() const override { return "nn.DataParallelTable"; }
   std::string toString() const override;
   Config config() const override;
-  const std::vector<ModulePtr>& children() const override { return firstReplica_; }
 
  private:
   void checkReady() const;
@@ -108,9 +108,7 @@ class DataParallelTable : public Module {
   bool useNCCL_;
   BufferPolicy bufferPolicy_ = BufferPolicy::BroadcastFirst;
   std::vector<Device> devices_;
-  std::vector<ModulePtr> replicas_;
-  // children(): the first replica alone (its parameters are the table's).
-  std::vector<ModulePtr> firstReplica_;
+  std::vector<ModulePtr> replicas_;  // modules_ (the table's children) holds the first alone
   std::vector<bool> stale_;
   bool buffersChanged_ = false;
   std::unique_ptr<DeviceThreads> threads_;
