@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "cunn/DataParallelSteps.h"
 #include "cunn/DeviceThreads.h"
 #include "nn/Container.h"
 #include "nn/backend/Communicator.h"
@@ -14,13 +15,9 @@ namespace nn {
 
 class DataParallelTable : public Container {
  public:
-  /// What happens to buffers (BatchNorm running statistics) of the replicas.
-  enum class BufferPolicy {
-    /// The first replica's buffers are copied to the others with its parameters (default).
-    BroadcastFirst,
-    /// The replicas' buffers are averaged into the first, then copied to all.
-    Average,
-  };
+  /// What happens to buffers (BatchNorm running statistics) of the replicas; the first
+  /// replica's are broadcast by default.
+  using BufferPolicy = ::nn::BufferPolicy;
 
   /// dim: the input dimension split across devices (0-based). flattenParams: keep each
   /// replica's parameters and gradients in one buffer each, so that a reduction or a
@@ -41,30 +38,47 @@ class DataParallelTable : public Container {
 
   /// Replica i (0 is the first, the table's child, whose parameters the optimizer updates).
   ModulePtr get(size_t index) const;
+  /// How many replicas (devices) the table has; 0 before add().
   size_t replicaCount() const { return replicas_.size(); }
+  /// The devices given to add(), replica i on devices()[i].
   const std::vector<Device>& devices() const { return devices_; }
+  /// The input dimension split across devices.
   int dim() const { return dim_; }
   /// True when replica i will be refreshed from the first before the next forward.
   bool isStale(size_t index) const;
+  /// Sets what syncParameters does with the replicas' buffers.
   void setBufferPolicy(BufferPolicy policy) { bufferPolicy_ = policy; }
+  /// What syncParameters does with the replicas' buffers.
   BufferPolicy bufferPolicy() const { return bufferPolicy_; }
   /// The communicator in use ("host copies", "nccl", "peer copies").
   std::string communicatorName() const;
 
   const Tensor& updateOutput(const Tensor& input) override;
+  /// Scatters gradOutput, runs each replica's and gathers their gradInputs.
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  /// Scatters gradOutput, runs each replica's on its slice, then sums the replicas' gradients
+  /// into the first's.
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
 
   /// Also sets it on every replica; without gradInput, backward gathers none.
   void setGradInputNeeded(bool needed) override;
+  /// Zeroes the first replica's gradients: the others' are counted (Note [Counted gradients]).
   void zeroGradParameters() override;
+  /// Updates the first replica's parameters and marks the others stale.
   void updateParameters(float learningRate) override;
+  /// The first replica's, marking the others stale (the caller may write through them).
   void collectParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients) override;
+  /// The first replica's, marking the others stale.
   std::pair<Tensor, Tensor> getParameters() override;
+  /// The first replica's, under its own names ("0.weight"), marking the others stale.
   std::vector<NamedTensor> stateDict() override;
+  /// On every replica.
   void training() override;
+  /// On every replica.
   void evaluate() override;
+  /// Also releases every replica's and the slices of the last step.
   void clearState() override;
+  /// fn on this table, then on the first replica's tree; marks the others stale.
   void apply(const std::function<void(Module&)>& fn) override;
   /// Refuses any device but the first replica's: the replicas stay on the devices given to
   /// add(), so a parent's to() cannot leave them apart.
@@ -81,27 +95,29 @@ class DataParallelTable : public Container {
   std::string header() const;
   /// DeviceThreads::run, with failures named as this table's.
   void runReplicas(size_t count, FunctionRef<void(size_t)> task);
+  /// Gathers the replicas' `part` (output or gradInput) of this step into `into`.
+  void gather(Tensor Module::*part, Tensor& into);
+  /// Scatters gradOutput into the plan's slices; runs `then(i)` on device i's thread after its
+  /// slice is there, for every replica (those without rows too, when `everyReplica`).
+  void withGradOutputSlices(const Tensor& gradOutput, bool everyReplica, FunctionRef<void(size_t)> then);
   void markStale();
-  size_t activeDevices(int64_t batch) const;
-  void split(int64_t batch, size_t active);
-  void gather(const std::vector<const Tensor*>& parts, Tensor& into, size_t active);
-  void reduceGradients();
-  void averageBuffers();
   static void mirrorModes(const Module& from, Module& to);
 
-  // What the collectives work on, per replica; the vectors keep their capacity between
-  // steps, so a training step allocates nothing.
-  struct ReplicaTensors {
-    Tensor flatValues, flatGradients;  // from getParameters() at add(), if flattenParams
-    bool flat = false;                 // the parameters are still views into them
-    std::vector<Tensor> values, gradients, buffers;
+  // What the steps of one training step work in (Note [Step plan]): kept from step to step,
+  // so that a steady step allocates nothing.
+  struct StepPlan {
+    /// The split of the last forward's batch: one slice per device that got rows.
+    std::vector<Slice> slices;
+    /// Per device: its slice of the input and of gradOutput.
+    std::vector<Tensor> inputs, gradOutputs;
+    /// The replicas' outputs or gradInputs, for gatherParts.
+    std::vector<const Tensor*> parts;
+    /// The replicas' tensors, for the collectives.
+    ReplicaTensors collectives;
+
+    /// The number of devices with rows in this step (0 before a forward).
+    size_t active() const { return slices.size(); }
   };
-  enum class Kind { Values, Gradients, Buffers };
-  void refreshTensors(size_t count);
-  /// Calls collective(group) with one tensor of each of the first `count` replicas: their
-  /// flat buffers (one call), or each parameter or buffer in turn.
-  template <typename Collective>
-  void forEachGroup(Kind kind, size_t count, Collective collective);
 
   int dim_;
   bool flattenParams_;
@@ -113,18 +129,7 @@ class DataParallelTable : public Container {
   bool buffersChanged_ = false;
   std::unique_ptr<DeviceThreads> threads_;
   std::unique_ptr<Communicator> communicator_;
-
-  // Per device: its slice of the input and of gradOutput, and where the slice starts.
-  std::vector<Tensor> inputs_;
-  std::vector<Tensor> gradOutputs_;
-  std::vector<int64_t> sliceStart_;
-  std::vector<int64_t> sliceLength_;
-  std::vector<std::vector<int64_t>> sliceSizes_;
-  std::vector<const Tensor*> parts_;
-  std::vector<int64_t> sizes_;
-  std::vector<ReplicaTensors> tensors_;
-  std::vector<Tensor> group_;
-  size_t active_ = 0;
+  StepPlan plan_;
 };
 
 }  // namespace nn
