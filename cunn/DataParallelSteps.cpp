@@ -95,7 +95,9 @@ void ReplicaTensors::collect(const std::vector<ModulePtr>& replicas) {
     t.buffers.clear();
     replicas[r]->collectParameters(t.values, t.gradients);
     replicas[r]->collectBuffers(t.buffers);
-    t.flat = isFlatView(t.values, t.flatValues) && isFlatView(t.gradients, t.flatGradients);
+    // Without parameters the flat buffers are empty tensors on the default device, not the
+    // replica's; the lists, empty too, make no call at all.
+    t.flat = !t.values.empty() && isFlatView(t.values, t.flatValues) && isFlatView(t.gradients, t.flatGradients);
   }
 }
 
