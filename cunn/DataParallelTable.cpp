@@ -15,8 +15,8 @@
 //   broadcast - broadcastParameters copies the first replica's parameters, and its buffers by
 //               the buffer policy, to the others (Note [Stale replicas]).
 // forward:  broadcast (where replicas are stale), scatter the input, run, gather the outputs.
-// backward: scatter gradOutput, run updateGradInput, gather the gradInputs; scatter gradOutput,
-//           run accGradParameters, reduce.
+// backward: scatter gradOutput (once: Note [One scatter per backward]), run updateGradInput,
+//           gather the gradInputs; run accGradParameters, reduce.
 // The first replica thus holds exactly the whole batch's gradient, also over several backward
 // calls, and the optimizer works on its parameters alone: they are the table's, and the first
 // replica is the table's only child (Container), so that a state dict has the plain module's
@@ -29,6 +29,16 @@
 // keeps its memory from step to step (vectors their capacity, slices their storage, resized in
 // place; copyAlong rather than narrow, which makes a view), so that a steady training step
 // allocates nothing (tests/allocation_test.cpp).
+//
+// Note [One scatter per backward]
+// Module::backward, which the table cannot override, calls updateGradInput and then
+// accGradParameters with one gradOutput. updateGradInput scatters it and the plan remembers
+// which tensor it scattered (its handle, storage and offset); accGradParameters given that same
+// tensor before the next forward uses the slices as they are. Either can still be called alone,
+// or with another gradOutput, and then scatters it itself. The slices stand for the gradOutput
+// tensor as a plain module's two passes share one: a replica's updateGradInput that writes into
+// its gradOutput (an in-place ReLU at the end) is seen by its accGradParameters, as a plain
+// module's would be; values the caller writes into gradOutput between the two calls are not.
 //
 // Note [Counted gradients]
 // The gradients of the replicas other than the first are always counted: already summed
@@ -233,6 +243,7 @@ const Tensor& DataParallelTable::updateOutput(const Tensor& input) {
       break;
     }
   const Tensor src = input.contiguous();
+  plan_.gradOutputScattered = false;
   splitBatch(src.size(dim_), replicas_.size(), plan_.slices);
   runReplicas(plan_.active(), [&](size_t i) {
     replicas_[i]->forward(scatterSlice(src, dim_, plan_.slices[i], devices_[i], plan_.inputs[i]));
@@ -248,13 +259,26 @@ void DataParallelTable::checkGradOutput(const Tensor& gradOutput) const {
                                                      << output.shapeString() << ", got " << gradOutput.shapeString());
 }
 
+bool DataParallelTable::StepPlan::holdsGradOutput(const Tensor& g) const {
+  return gradOutputScattered && g.is(gradOutput) && g.storage() == gradOutputStorage &&
+         g.storageOffset() == gradOutputOffset;
+}
+
 void DataParallelTable::withGradOutputSlices(const Tensor& gradOutput, bool everyReplica,
                                              FunctionRef<void(size_t)> then) {
-  const Tensor g = gradOutput.contiguous();
+  const bool scatter = !plan_.holdsGradOutput(gradOutput);
+  const Tensor g = scatter ? gradOutput.contiguous() : gradOutput;
+  // Remembered only once every slice is copied: a failure leaves the next call to scatter.
+  if (scatter) plan_.gradOutputScattered = false;
   runReplicas(everyReplica ? replicas_.size() : plan_.active(), [&](size_t i) {
-    if (i < plan_.active()) scatterSlice(g, dim_, plan_.slices[i], devices_[i], plan_.gradOutputs[i]);
+    if (scatter && i < plan_.active()) scatterSlice(g, dim_, plan_.slices[i], devices_[i], plan_.gradOutputs[i]);
     then(i);
   });
+  if (!scatter) return;
+  plan_.gradOutput = gradOutput;
+  plan_.gradOutputStorage = gradOutput.storage();
+  plan_.gradOutputOffset = gradOutput.storageOffset();
+  plan_.gradOutputScattered = true;
 }
 
 const Tensor& DataParallelTable::updateGradInput(const Tensor&, const Tensor& gradOutput) {
@@ -339,6 +363,9 @@ void DataParallelTable::clearState() {
   for (Tensor& t : plan_.inputs) t.set_(Tensor());
   for (Tensor& t : plan_.gradOutputs) t.set_(Tensor());
   plan_.slices.clear();
+  plan_.gradOutputScattered = false;
+  plan_.gradOutput = Tensor();
+  plan_.gradOutputStorage.reset();
   for (const ModulePtr& r : replicas_) r->clearState();
 }
 

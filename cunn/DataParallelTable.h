@@ -54,10 +54,11 @@ class DataParallelTable : public Container {
   std::string communicatorName() const;
 
   const Tensor& updateOutput(const Tensor& input) override;
-  /// Scatters gradOutput, runs each replica's and gathers their gradInputs.
+  /// Scatters gradOutput, unless this forward's gradOutput is scattered already (Note [One
+  /// scatter per backward]), runs each replica's and gathers their gradInputs.
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
-  /// Scatters gradOutput, runs each replica's on its slice, then sums the replicas' gradients
-  /// into the first's.
+  /// Runs each replica's on its slice of gradOutput (scattered by updateGradInput when it is
+  /// the same gradOutput), then sums the replicas' gradients into the first's.
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
 
   /// Also sets it on every replica; without gradInput, backward gathers none.
@@ -97,8 +98,9 @@ class DataParallelTable : public Container {
   void runReplicas(size_t count, FunctionRef<void(size_t)> task);
   /// Gathers the replicas' `part` (output or gradInput) of this step into `into`.
   void gather(Tensor Module::*part, Tensor& into);
-  /// Scatters gradOutput into the plan's slices; runs `then(i)` on device i's thread after its
-  /// slice is there, for every replica (those without rows too, when `everyReplica`).
+  /// Scatters gradOutput into the plan's slices unless they hold it already; runs `then(i)`
+  /// on device i's thread after its slice is there, for every replica (those without rows
+  /// too, when `everyReplica`).
   void withGradOutputSlices(const Tensor& gradOutput, bool everyReplica, FunctionRef<void(size_t)> then);
   void markStale();
   static void mirrorModes(const Module& from, Module& to);
@@ -110,6 +112,12 @@ class DataParallelTable : public Container {
     std::vector<Slice> slices;
     /// Per device: its slice of the input and of gradOutput.
     std::vector<Tensor> inputs, gradOutputs;
+    /// The gradOutput whose slices gradOutputs hold, as it was when they were copied: its
+    /// handle, storage and offset. Valid while gradOutputScattered.
+    bool gradOutputScattered = false;
+    Tensor gradOutput;
+    std::shared_ptr<Storage> gradOutputStorage;
+    int64_t gradOutputOffset = 0;
     /// The replicas' outputs or gradInputs, for gatherParts.
     std::vector<const Tensor*> parts;
     /// The replicas' tensors, for the collectives.
@@ -117,6 +125,8 @@ class DataParallelTable : public Container {
 
     /// The number of devices with rows in this step (0 before a forward).
     size_t active() const { return slices.size(); }
+    /// True when gradOutputs hold the slices of this very gradOutput.
+    bool holdsGradOutput(const Tensor& g) const;
   };
 
   int dim_;

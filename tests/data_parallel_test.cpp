@@ -1,5 +1,6 @@
 // DataParallelTable on logical CPU devices: the same numbers as one module on the whole
 // batch, stale-replica bookkeeping, errors and threads.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <mutex>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include "cunn/cunn.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"
 
@@ -489,4 +491,96 @@ TEST_CASE("moving a tree that holds a table is refused before anything moves, bu
   REQUIRE(before->weight.device() == Device::cpu(0));
   REQUIRE(table->get(1)->device() == Device::cpu(1));
   REQUIRE(relDiff(outer->forward(x), plain->forward(x)) < 1e-6);
+}
+
+namespace {
+
+// Writes 7 into its gradOutput in updateGradInput (as an in-place module does) and records
+// whether accGradParameters then saw the 7s: it does when both passes get one tensor.
+class MarksGradOutput : public nn::Module {
+ public:
+  static nn::ModulePtr create(const nn::Config&, std::vector<nn::ModulePtr>) {
+    return std::make_shared<MarksGradOutput>();
+  }
+  const Tensor& updateOutput(const Tensor& input) override {
+    output.set_(input);
+    return output;
+  }
+  const Tensor& updateGradInput(const Tensor&, const Tensor& gradOutput) override {
+    Tensor(gradOutput).fill_(7);
+    gradInput.set_(gradOutput);
+    return gradInput;
+  }
+  void accGradParameters(const Tensor&, const Tensor& gradOutput, float) override {
+    const std::vector<float> seen = gradOutput.toVector();
+    sawMark = std::all_of(seen.begin(), seen.end(), [](float v) { return v == 7; });
+  }
+  std::string typeName() const override { return "test.MarksGradOutput"; }
+
+  bool sawMark = false;
+};
+
+const nn::ModuleRegistration marksGradOutputRegistration("test.MarksGradOutput", &MarksGradOutput::create);
+
+}  // namespace
+
+NN_MULTI_DEVICE_TEST_CASE(
+    "backward scatters gradOutput once: a replica's two passes get one slice, as a plain "
+    "module's get one gradOutput",
+    "[DataParallelTable]") {
+  const int n = std::min(3, kind.available());
+  auto table = std::make_shared<DataParallelTable>(0, true, false);
+  table->add(std::make_shared<MarksGradOutput>(), kind.devices(n));
+  const Tensor x = nn::test::randomTensor({7, 4}, 1);
+  const Tensor g = nn::test::randomTensor({7, 4}, 2);
+  table->forward(x);
+  table->backward(x, g);
+  for (int i = 0; i < n; ++i) {
+    CAPTURE(i);
+    REQUIRE(std::dynamic_pointer_cast<MarksGradOutput>(table->get(i))->sawMark);
+  }
+  // The caller's gradOutput is the table's input, not a replica's: it is left alone.
+  REQUIRE(nn::test::maxAbsDiff(g, nn::test::randomTensor({7, 4}, 2)) == 0);
+}
+
+NN_MULTI_DEVICE_TEST_CASE("updateGradInput and accGradParameters called on their own each use the gradOutput given",
+                          "[DataParallelTable]") {
+  const int n = std::min(3, kind.available());
+  auto plain = makeNet(8);
+  auto table = std::make_shared<DataParallelTable>(0, true, false);
+  table->add(makeNet(8), kind.devices(n));
+  // As Torch7's Sequential, accGradParameters reads the gradInputs inside the module from the
+  // last updateGradInput: a table that kept g1's slices for g2 would differ in the last layer.
+  const Tensor x = nn::test::randomTensor({9, 6}, 1);
+  const Tensor g1 = nn::test::randomTensor({9, 3}, 2), g2 = nn::test::randomTensor({9, 3}, 3);
+  for (nn::Module* m : {static_cast<nn::Module*>(plain.get()), static_cast<nn::Module*>(table.get())}) {
+    m->zeroGradParameters();
+    m->forward(x);
+    m->updateGradInput(x, g1);
+    m->accGradParameters(x, g2, 1.f);
+  }
+  REQUIRE(relDiff(table->gradInput, plain->gradInput) < 1e-6);
+  auto [pv, pg] = plain->parameters();
+  auto [tv, tg] = table->parameters();
+  for (size_t i = 0; i < pg.size(); ++i) REQUIRE(relDiff(tg[i], pg[i]) < 1e-5);
+
+  // One gradOutput tensor, resized and refilled in place for the next batch: the forward in
+  // between makes a new split, so accGradParameters scatters it again.
+  nn::manualSeed(9);
+  auto plainLinear = std::make_shared<nn::Linear>(6, 3);
+  auto linearTable = std::make_shared<DataParallelTable>(0, true, false);
+  linearTable->add(plainLinear->clone(), kind.devices(n));
+  Tensor g = nn::test::randomTensor({9, 3}, 4);
+  const Tensor x8 = nn::test::randomTensor({8, 6}, 5);
+  for (nn::Module* m : {static_cast<nn::Module*>(plainLinear.get()), static_cast<nn::Module*>(linearTable.get())}) {
+    g.resize_({9, 3}).copy_(nn::test::randomTensor({9, 3}, 4));
+    m->zeroGradParameters();
+    m->forward(x);
+    m->updateGradInput(x, g);
+    g.resize_({8, 3}).copy_(nn::test::randomTensor({8, 3}, 6));
+    m->forward(x8);
+    m->accGradParameters(x8, g, 1.f);
+  }
+  REQUIRE(relDiff(linearTable->get(0)->parameters().second[0], plainLinear->gradWeight) < 1e-5);
+  REQUIRE(relDiff(linearTable->get(0)->parameters().second[1], plainLinear->gradBias) < 1e-5);
 }
