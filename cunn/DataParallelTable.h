@@ -53,6 +53,8 @@ class DataParallelTable : public Container {
   /// The communicator in use ("host copies", "nccl", "peer copies").
   std::string communicatorName() const;
 
+  /// Refreshes stale replicas, scatters the input, runs each replica on its slice and gathers
+  /// their outputs on the first device (Note [Data parallel steps]).
   const Tensor& updateOutput(const Tensor& input) override;
   /// Scatters gradOutput, unless this forward's gradOutput is scattered already (Note [One
   /// scatter per backward]), runs each replica's and gathers their gradInputs.
@@ -86,6 +88,7 @@ class DataParallelTable : public Container {
   void checkMovable(const Device& device) const override;
 
   std::string typeName() const override { return "nn.DataParallelTable"; }
+  /// "nn.DataParallelTable(dim 0, cpu:0, cpu:1)", then the first replica as a child block.
   std::string toString() const override;
   Config config() const override;
 
