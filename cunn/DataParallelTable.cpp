@@ -1,17 +1,44 @@
 // nn::DataParallelTable.
 //
 // Note [Data parallel steps]
-// A forward is four named steps, each a function below:
-//   sync     - if replicas are stale, the first replica's parameters (and buffers, by the
-//              buffer policy) are broadcast to the others (syncParameters);
-//   scatter  - the input is split along `dim`, sizes differing by at most one, the
-//              remainder going to the first devices; each device thread copies its slice;
-//   run      - each device thread runs its replica (one thread per device, DeviceThreads);
-//   gather   - the outputs are concatenated along `dim` on the first device.
-// backward scatters gradOutput the same way, gathers gradInput, and then reduces: the
-// replicas' gradients are summed onto the first replica, so the first replica holds
-// exactly the whole batch's gradient, also over several backward calls, and the
-// optimizer works on the first replica's parameters alone.
+// The table composes named steps, each a function of its own in cunn/DataParallelSteps.h
+// with tests of its own (tests/data_parallel_test.cpp, "step ..."):
+//   scatter   - splitBatch cuts a batch along `dim` into one slice per device, sizes differing
+//               by at most one, the remainder going to the first devices (a batch smaller than
+//               the device count uses the first devices); scatterSlice copies one device's
+//               slice onto it, on that device's thread;
+//   run       - each device's thread runs its replica on its slice (DeviceThreads);
+//   gather    - gatherParts concatenates the replicas' outputs (or gradInputs) along `dim` on
+//               the first device;
+//   reduce    - reduceGradients sums every replica's gradients onto the first replica through
+//               the Communicator, every replica taking part (Note [Counted gradients]);
+//   broadcast - broadcastParameters copies the first replica's parameters, and its buffers by
+//               the buffer policy, to the others (Note [Stale replicas]).
+// forward:  broadcast (where replicas are stale), scatter the input, run, gather the outputs.
+// backward: scatter gradOutput (once: Note [One scatter per backward]), run updateGradInput,
+//           gather the gradInputs; run accGradParameters, reduce.
+// The first replica thus holds exactly the whole batch's gradient, also over several backward
+// calls, and the optimizer works on its parameters alone: they are the table's, and the first
+// replica is the table's only child (Container), so that a state dict has the plain module's
+// names.
+//
+// Note [Step plan]
+// What the steps work in between calls is one member, plan_: the split of the last forward's
+// batch, each device's slices of input and gradOutput, the parts to gather and the replicas'
+// tensors for the collectives. A forward makes a new split, which backward reads. The plan
+// keeps its memory from step to step (vectors their capacity, slices their storage, resized in
+// place; copyAlong rather than narrow, which makes a view), so that a steady training step
+// allocates nothing (tests/allocation_test.cpp).
+//
+// Note [One scatter per backward]
+// Module::backward, which the table cannot override, calls updateGradInput and then
+// accGradParameters with one gradOutput. updateGradInput scatters it and the plan remembers
+// which tensor it scattered (its handle, storage and offset); accGradParameters given that same
+// tensor before the next forward uses the slices as they are. Either can still be called alone,
+// or with another gradOutput, and then scatters it itself. The slices stand for the gradOutput
+// tensor as a plain module's two passes share one: a replica's updateGradInput that writes into
+// its gradOutput (an in-place ReLU at the end) is seen by its accGradParameters, as a plain
+// module's would be; values the caller writes into gradOutput between the two calls are not.
 //
 // Note [Counted gradients]
 // The gradients of the replicas other than the first are always counted: already summed
@@ -30,11 +57,15 @@
 // getParameters, stateDict, which nn::loadStateInto writes through). forward syncs
 // stale replicas and clears the flags. Writes through handles obtained before the last
 // forward are not seen: call syncParameters() (or getParameters() again) after those.
+//
+// Note [Moving a table]
+// Module::to moves a whole tree by walking apply(), which reaches the first replica alone, so
+// a table inside a moved tree would be left with its replicas apart and a communicator for
+// devices they are no longer on. to() asks every module first (checkMovable), and the table
+// refuses any device but its first replica's, before anything in the tree moves.
 #include "cunn/DataParallelTable.h"
 
-#include <algorithm>
 #include <set>
-#include <tuple>
 
 #include "nn/Error.h"
 #include "nn/Options.h"
@@ -55,20 +86,6 @@ std::vector<Device> parseDevices(const std::string& text) {
     start = end + 1;
   }
   return devices;
-}
-
-// dst (resized on `device`) = src[..., start:start+length, ...] along dim; src contiguous.
-void scatterSlice(const Tensor& src, Tensor& dst, int dim, int64_t start, int64_t length, const Device& device,
-                  std::vector<int64_t>& sizes) {
-  sizes = src.sizes();
-  sizes[dim] = length;
-  dst.resize_(sizes, device);
-  copyAlong(dst, 0, src, start, dim, length);
-}
-
-// dst[..., start:start+part.size(dim), ...] = part.
-void gatherSlice(const Tensor& part, Tensor& dst, int dim, int64_t start) {
-  copyAlong(dst, start, part.contiguous(), 0, dim, part.size(dim));
 }
 
 }  // namespace
@@ -127,7 +144,7 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   }
   module->to(devices[0]);
   replicas_.push_back(module);
-  firstReplica_ = {module};
+  modules_ = {module};
   for (size_t i = 1; i < devices.size(); ++i) {
     ModulePtr replica = module->clone();
     replica->to(devices[i]);
@@ -135,17 +152,11 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   }
   if (!gradInputNeeded())
     for (const ModulePtr& r : replicas_) r->setGradInputNeeded(false);
-  tensors_.resize(replicas_.size());
-  if (flattenParams_)
-    for (size_t r = 0; r < replicas_.size(); ++r)
-      std::tie(tensors_[r].flatValues, tensors_[r].flatGradients) = replicas_[r]->getParameters();
+  if (flattenParams_) plan_.collectives.flatten(replicas_);
   devices_ = devices;
   stale_.assign(devices.size(), false);
-  inputs_.resize(devices.size());
-  gradOutputs_.resize(devices.size());
-  sliceStart_.assign(devices.size(), 0);
-  sliceLength_.assign(devices.size(), 0);
-  sliceSizes_.resize(devices.size());
+  plan_.inputs.resize(devices.size());
+  plan_.gradOutputs.resize(devices.size());
   threads_ = std::make_unique<DeviceThreads>(devices);
   DeviceThreads* threads = threads_.get();
   communicator_ = makeCommunicator(
@@ -189,65 +200,19 @@ void DataParallelTable::runReplicas(size_t count, FunctionRef<void(size_t)> task
   }
 }
 
-// --- sync ---------------------------------------------------------------------------
-
-void DataParallelTable::refreshTensors(size_t count) {
-  for (size_t r = 0; r < count; ++r) {
-    ReplicaTensors& t = tensors_[r];
-    t.values.clear();
-    t.gradients.clear();
-    t.buffers.clear();
-    replicas_[r]->collectParameters(t.values, t.gradients);
-    replicas_[r]->collectBuffers(t.buffers);
-    // Someone may have flattened a replica's parameters again, into another buffer (an outer
-    // module's getParameters()); then this call goes parameter by parameter.
-    t.flat = flattenParams_ && isFlatView(t.values, t.flatValues) && isFlatView(t.gradients, t.flatGradients);
-  }
-}
-
-template <typename Collective>
-void DataParallelTable::forEachGroup(Kind kind, size_t count, Collective collective) {
-  refreshTensors(count);
-  group_.resize(count);
-  bool flat = kind != Kind::Buffers;
-  for (size_t r = 0; r < count; ++r) flat = flat && tensors_[r].flat;
-  if (flat) {
-    for (size_t r = 0; r < count; ++r)
-      group_[r] = kind == Kind::Values ? tensors_[r].flatValues : tensors_[r].flatGradients;
-    collective(group_);
-    return;
-  }
-  auto list = [&](size_t r) -> const std::vector<Tensor>& {
-    return kind == Kind::Values      ? tensors_[r].values
-           : kind == Kind::Gradients ? tensors_[r].gradients
-                                     : tensors_[r].buffers;
-  };
-  for (size_t k = 0; k < list(0).size(); ++k) {
-    for (size_t r = 0; r < count; ++r) group_[r] = list(r)[k];
-    collective(group_);
-  }
-}
+// --- broadcast ------------------------------------------------------------------------
 
 void DataParallelTable::syncParameters() {
   checkReady();
-  if (bufferPolicy_ == BufferPolicy::Average && buffersChanged_) averageBuffers();
-  const size_t n = replicas_.size();
-  auto broadcast = [&](const std::vector<Tensor>& g) { communicator_->broadcast(g); };
-  forEachGroup(Kind::Values, n, broadcast);
-  forEachGroup(Kind::Buffers, n, broadcast);
-  for (size_t i = 1; i < n; ++i) {
+  // Buffers unchanged since they were last averaged are equal on every replica already, and
+  // the first replica's may have been loaded since: copying the first's is then exact.
+  const bool average = bufferPolicy_ == BufferPolicy::Average && buffersChanged_;
+  broadcastParameters(replicas_, *communicator_, plan_.collectives,
+                      average ? BufferPolicy::Average : BufferPolicy::BroadcastFirst);
+  for (size_t i = 1; i < replicas_.size(); ++i) {
     mirrorModes(*replicas_[0], *replicas_[i]);
     stale_[i] = false;
   }
-  buffersChanged_ = false;
-}
-
-void DataParallelTable::averageBuffers() {
-  const size_t n = replicas_.size();
-  forEachGroup(Kind::Buffers, n, [&](const std::vector<Tensor>& g) {
-    communicator_->allReduce(g);
-    for (const Tensor& t : g) Tensor(t).mul_(1.0f / static_cast<float>(n));
-  });
   buffersChanged_ = false;
 }
 
@@ -267,42 +232,13 @@ void DataParallelTable::mirrorModes(const Module& from, Module& to) {
 
 // --- scatter, run, gather -------------------------------------------------------------
 
-size_t DataParallelTable::activeDevices(int64_t batch) const {
-  return static_cast<size_t>(std::min<int64_t>(batch, static_cast<int64_t>(replicas_.size())));
-}
-
-void DataParallelTable::split(int64_t batch, size_t active) {
-  const int64_t base = batch / static_cast<int64_t>(active);
-  const int64_t remainder = batch % static_cast<int64_t>(active);
-  int64_t start = 0;
-  for (size_t i = 0; i < active; ++i) {
-    sliceStart_[i] = start;
-    sliceLength_[i] = base + (static_cast<int64_t>(i) < remainder ? 1 : 0);
-    start += sliceLength_[i];
-  }
-}
-
-void DataParallelTable::gather(const std::vector<const Tensor*>& parts, Tensor& into, size_t active) {
-  const Tensor& first = *parts[0];
-  NN_CHECK(first.dim() > dim_, "nn.DataParallelTable: cannot gather along dimension " << dim_ << " outputs of size "
-                                                                                      << first.shapeString());
-  int64_t total = 0;
-  for (size_t i = 0; i < active; ++i) {
-    const Tensor& p = *parts[i];
-    bool same = p.dim() == first.dim();
-    for (int d = 0; same && d < p.dim(); ++d) same = d == dim_ || p.size(d) == first.size(d);
-    NN_CHECK(same, "nn.DataParallelTable: replica on " << devices_[i].str() << " produced size " << p.shapeString()
-                                                       << ", which does not match " << first.shapeString()
-                                                       << " except along dimension " << dim_);
-    total += p.size(dim_);
-  }
-  sizes_ = first.sizes();
-  sizes_[dim_] = total;
-  into.resize_(sizes_, devices_[0]);
-  int64_t start = 0;
-  for (size_t i = 0; i < active; ++i) {
-    gatherSlice(*parts[i], into, dim_, start);
-    start += parts[i]->size(dim_);
+void DataParallelTable::gather(Tensor Module::*part, Tensor& into) {
+  plan_.parts.clear();
+  for (size_t i = 0; i < plan_.active(); ++i) plan_.parts.push_back(&(replicas_[i].get()->*part));
+  try {
+    gatherParts(plan_.parts, dim_, devices_, into);
+  } catch (const Error& e) {
+    throw Error(std::string("nn.DataParallelTable: ") + e.what());
   }
 }
 
@@ -317,64 +253,68 @@ const Tensor& DataParallelTable::updateOutput(const Tensor& input) {
       break;
     }
   const Tensor src = input.contiguous();
-  active_ = activeDevices(src.size(dim_));
-  split(src.size(dim_), active_);
-  runReplicas(active_, [&](size_t i) {
-    scatterSlice(src, inputs_[i], dim_, sliceStart_[i], sliceLength_[i], devices_[i], sliceSizes_[i]);
-    replicas_[i]->forward(inputs_[i]);
+  plan_.gradOutputScattered = false;
+  splitBatch(src.size(dim_), replicas_.size(), plan_.slices);
+  runReplicas(plan_.active(), [&](size_t i) {
+    replicas_[i]->forward(scatterSlice(src, dim_, plan_.slices[i], devices_[i], plan_.inputs[i]));
   });
   if (train_) buffersChanged_ = true;
-  parts_.clear();
-  for (size_t i = 0; i < active_; ++i) parts_.push_back(&replicas_[i]->output);
-  gather(parts_, output, active_);
+  gather(&Module::output, output);
   return output;
 }
 
 void DataParallelTable::checkGradOutput(const Tensor& gradOutput) const {
-  NN_CHECK(active_ > 0, "nn.DataParallelTable: backward needs a forward first");
+  NN_CHECK(plan_.active() > 0, "nn.DataParallelTable: backward needs a forward first");
   NN_CHECK(gradOutput.sizes() == output.sizes(), "nn.DataParallelTable: expected gradOutput of size "
                                                      << output.shapeString() << ", got " << gradOutput.shapeString());
+}
+
+bool DataParallelTable::StepPlan::holdsGradOutput(const Tensor& g) const {
+  return gradOutputScattered && g.is(gradOutput) && g.storage() == gradOutputStorage &&
+         g.storageOffset() == gradOutputOffset;
+}
+
+void DataParallelTable::withGradOutputSlices(const Tensor& gradOutput, bool everyReplica,
+                                             FunctionRef<void(size_t)> then) {
+  const bool scatter = !plan_.holdsGradOutput(gradOutput);
+  const Tensor g = scatter ? gradOutput.contiguous() : gradOutput;
+  // Remembered only once every slice is copied: a failure leaves the next call to scatter.
+  if (scatter) plan_.gradOutputScattered = false;
+  runReplicas(everyReplica ? replicas_.size() : plan_.active(), [&](size_t i) {
+    if (scatter && i < plan_.active()) scatterSlice(g, dim_, plan_.slices[i], devices_[i], plan_.gradOutputs[i]);
+    then(i);
+  });
+  if (!scatter) return;
+  plan_.gradOutput = gradOutput;
+  plan_.gradOutputStorage = gradOutput.storage();
+  plan_.gradOutputOffset = gradOutput.storageOffset();
+  plan_.gradOutputScattered = true;
 }
 
 const Tensor& DataParallelTable::updateGradInput(const Tensor&, const Tensor& gradOutput) {
   checkReady();
   checkGradOutput(gradOutput);
-  const Tensor g = gradOutput.contiguous();
-  runReplicas(active_, [&](size_t i) {
-    scatterSlice(g, gradOutputs_[i], dim_, sliceStart_[i], sliceLength_[i], devices_[i], sliceSizes_[i]);
-    replicas_[i]->updateGradInputIfNeeded(inputs_[i], gradOutputs_[i]);
-  });
+  withGradOutputSlices(gradOutput, false,
+                       [&](size_t i) { replicas_[i]->updateGradInputIfNeeded(plan_.inputs[i], plan_.gradOutputs[i]); });
   // A replica whose input needs no gradient (setGradInputNeeded(false) on it or on its
   // first layer) leaves its gradInput empty, and so does the table.
   if (replicas_[0]->gradInput.numel() == 0) {
     if (gradInput.numel() != 0) gradInput.set_(Tensor());
     return gradInput;
   }
-  parts_.clear();
-  for (size_t i = 0; i < active_; ++i) parts_.push_back(&replicas_[i]->gradInput);
-  gather(parts_, gradInput, active_);
+  gather(&Module::gradInput, gradInput);
   return gradInput;
 }
 
 void DataParallelTable::accGradParameters(const Tensor&, const Tensor& gradOutput, float scale) {
   checkReady();
   checkGradOutput(gradOutput);
-  const Tensor g = gradOutput.contiguous();
   markStale();
-  runReplicas(replicas_.size(), [&](size_t i) {
-    if (i > 0) replicas_[i]->zeroGradParameters();
-    if (i >= active_) return;
-    scatterSlice(g, gradOutputs_[i], dim_, sliceStart_[i], sliceLength_[i], devices_[i], sliceSizes_[i]);
-    replicas_[i]->accGradParameters(inputs_[i], gradOutputs_[i], scale);
+  withGradOutputSlices(gradOutput, true, [&](size_t i) {
+    if (i > 0) replicas_[i]->zeroGradParameters();  // Note [Counted gradients]
+    if (i < plan_.active()) replicas_[i]->accGradParameters(plan_.inputs[i], plan_.gradOutputs[i], scale);
   });
-  reduceGradients();
-}
-
-// --- reduce -------------------------------------------------------------------------
-
-void DataParallelTable::reduceGradients() {
-  if (replicas_.size() < 2) return;
-  forEachGroup(Kind::Gradients, replicas_.size(), [&](const std::vector<Tensor>& g) { communicator_->reduce(g); });
+  reduceGradients(replicas_, *communicator_, plan_.collectives);
 }
 
 // --- the rest of the module contract ------------------------------------------------
@@ -404,7 +344,10 @@ std::pair<Tensor, Tensor> DataParallelTable::getParameters() {
 
 std::vector<NamedTensor> DataParallelTable::stateDict() {
   if (replicas_.empty()) return {};
-  if (bufferPolicy_ == BufferPolicy::Average && buffersChanged_) averageBuffers();
+  if (bufferPolicy_ == BufferPolicy::Average && buffersChanged_) {
+    averageBuffers(replicas_, *communicator_, plan_.collectives);
+    buffersChanged_ = false;
+  }
   markStale();
   return replicas_[0]->stateDict();
 }
@@ -427,10 +370,13 @@ void DataParallelTable::evaluate() {
 void DataParallelTable::clearState() {
   output.set_(Tensor());
   gradInput.set_(Tensor());
-  for (Tensor& t : inputs_) t.set_(Tensor());
-  for (Tensor& t : gradOutputs_) t.set_(Tensor());
+  for (Tensor& t : plan_.inputs) t.set_(Tensor());
+  for (Tensor& t : plan_.gradOutputs) t.set_(Tensor());
+  plan_.slices.clear();
+  plan_.gradOutputScattered = false;
+  plan_.gradOutput = Tensor();
+  plan_.gradOutputStorage.reset();
   for (const ModulePtr& r : replicas_) r->clearState();
-  active_ = 0;
 }
 
 void DataParallelTable::apply(const std::function<void(Module&)>& fn) {
@@ -440,20 +386,20 @@ void DataParallelTable::apply(const std::function<void(Module&)>& fn) {
   markStale();
 }
 
-void DataParallelTable::to(const Device& device) {
-  NN_CHECK(false, "nn.DataParallelTable: to(" << device.str()
-                                              << ") is not supported; the devices are the ones given to add()");
+void DataParallelTable::checkMovable(const Device& device) const {
+  NN_CHECK(replicas_.empty() || device == devices_[0], header() << ": cannot move to " << device.str()
+                                                                << "; its replicas stay on the devices given to add(), "
+                                                                << "the first on " << devices_[0].str());
+}
+
+std::string DataParallelTable::header() const {
+  std::string text = "nn.DataParallelTable(dim " + std::to_string(dim_);
+  for (const Device& d : devices_) text += ", " + d.str();
+  return text + ")";
 }
 
 std::string DataParallelTable::toString() const {
-  std::string header = "nn.DataParallelTable(dim " + std::to_string(dim_);
-  for (const Device& d : devices_) header += ", " + d.str();
-  header += ")";
-  if (replicas_.empty()) return header;
-  std::string child = replicas_[0]->toString();
-  for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + 1))
-    child.insert(pos + 1, "  ");
-  return header + " {\n  (1): " + child + "\n}";
+  return replicas_.empty() ? header() : describeChildren(header(), "");
 }
 
 }  // namespace nn

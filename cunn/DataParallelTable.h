@@ -6,21 +6,18 @@
 #include <memory>
 #include <vector>
 
+#include "cunn/DataParallelSteps.h"
 #include "cunn/DeviceThreads.h"
-#include "nn/Module.h"
+#include "nn/Container.h"
 #include "nn/backend/Communicator.h"
 
 namespace nn {
 
-class DataParallelTable : public Module {
+class DataParallelTable : public Container {
  public:
-  /// What happens to buffers (BatchNorm running statistics) of the replicas.
-  enum class BufferPolicy {
-    /// The first replica's buffers are copied to the others with its parameters (default).
-    BroadcastFirst,
-    /// The replicas' buffers are averaged into the first, then copied to all.
-    Average,
-  };
+  /// What happens to buffers (BatchNorm running statistics) of the replicas; the first
+  /// replica's are broadcast by default.
+  using BufferPolicy = ::nn::BufferPolicy;
 
   /// dim: the input dimension split across devices (0-based). flattenParams: keep each
   /// replica's parameters and gradients in one buffer each, so that a reduction or a
@@ -31,98 +28,121 @@ class DataParallelTable : public Module {
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Replicates `module` onto each device: the first replica is `module` itself, moved to
-  /// devices[0]; the others are deep copies. Starts one thread per device.
+  /// devices[0], and the table's only child; the others are deep copies. Starts one thread per
+  /// device. (Container::add, without devices, is hidden: a table's module comes with them.)
   DataParallelTable& add(ModulePtr module, const std::vector<Device>& devices);
   /// Runs init once on each device's thread, now (Torch7's threads()).
   DataParallelTable& threads(const std::function<void(const Device&)>& init);
   /// Copies the first replica's parameters (and buffers, by the buffer policy) to the others now.
   void syncParameters();
 
-  /// Replica i (0 is the first, whose parameters the optimizer updates).
+  /// Replica i (0 is the first, the table's child, whose parameters the optimizer updates).
   ModulePtr get(size_t index) const;
+  /// How many replicas (devices) the table has; 0 before add().
   size_t replicaCount() const { return replicas_.size(); }
+  /// The devices given to add(), replica i on devices()[i].
   const std::vector<Device>& devices() const { return devices_; }
+  /// The input dimension split across devices.
   int dim() const { return dim_; }
   /// True when replica i will be refreshed from the first before the next forward.
   bool isStale(size_t index) const;
+  /// Sets what syncParameters does with the replicas' buffers.
   void setBufferPolicy(BufferPolicy policy) { bufferPolicy_ = policy; }
+  /// What syncParameters does with the replicas' buffers.
   BufferPolicy bufferPolicy() const { return bufferPolicy_; }
   /// The communicator in use ("host copies", "nccl", "peer copies").
   std::string communicatorName() const;
 
+  /// Refreshes stale replicas, scatters the input, runs each replica on its slice and gathers
+  /// their outputs on the first device (Note [Data parallel steps]).
   const Tensor& updateOutput(const Tensor& input) override;
+  /// Scatters gradOutput, unless this forward's gradOutput is scattered already (Note [One
+  /// scatter per backward]), runs each replica's and gathers their gradInputs.
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  /// Runs each replica's on its slice of gradOutput (scattered by updateGradInput when it is
+  /// the same gradOutput), then sums the replicas' gradients into the first's.
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
 
   /// Also sets it on every replica; without gradInput, backward gathers none.
   void setGradInputNeeded(bool needed) override;
+  /// Zeroes the first replica's gradients: the others' are counted (Note [Counted gradients]).
   void zeroGradParameters() override;
+  /// Updates the first replica's parameters and marks the others stale.
   void updateParameters(float learningRate) override;
+  /// The first replica's, marking the others stale (the caller may write through them).
   void collectParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients) override;
+  /// The first replica's, marking the others stale.
   std::pair<Tensor, Tensor> getParameters() override;
+  /// The first replica's, under its own names ("0.weight"), marking the others stale.
   std::vector<NamedTensor> stateDict() override;
+  /// On every replica.
   void training() override;
+  /// On every replica.
   void evaluate() override;
+  /// Also releases every replica's and the slices of the last step.
   void clearState() override;
+  /// fn on this table, then on the first replica's tree; marks the others stale.
   void apply(const std::function<void(Module&)>& fn) override;
-  void to(const Device& device) override;
+  /// Refuses any device but the first replica's: the replicas stay on the devices given to
+  /// add(), so a parent's to() cannot leave them apart.
+  void checkMovable(const Device& device) const override;
 
   std::string typeName() const override { return "nn.DataParallelTable"; }
+  /// "nn.DataParallelTable(dim 0, cpu:0, cpu:1)", then the first replica as a child block.
   std::string toString() const override;
   Config config() const override;
-  const std::vector<ModulePtr>& children() const override { return firstReplica_; }
 
  private:
   void checkReady() const;
   void checkGradOutput(const Tensor& gradOutput) const;
+  /// "nn.DataParallelTable(dim 0, cpu:0, cpu:1)": the first line of toString(), for messages.
+  std::string header() const;
   /// DeviceThreads::run, with failures named as this table's.
   void runReplicas(size_t count, FunctionRef<void(size_t)> task);
+  /// Gathers the replicas' `part` (output or gradInput) of this step into `into`.
+  void gather(Tensor Module::*part, Tensor& into);
+  /// Scatters gradOutput into the plan's slices unless they hold it already; runs `then(i)`
+  /// on device i's thread after its slice is there, for every replica (those without rows
+  /// too, when `everyReplica`).
+  void withGradOutputSlices(const Tensor& gradOutput, bool everyReplica, FunctionRef<void(size_t)> then);
   void markStale();
-  size_t activeDevices(int64_t batch) const;
-  void split(int64_t batch, size_t active);
-  void gather(const std::vector<const Tensor*>& parts, Tensor& into, size_t active);
-  void reduceGradients();
-  void averageBuffers();
   static void mirrorModes(const Module& from, Module& to);
 
-  // What the collectives work on, per replica; the vectors keep their capacity between
-  // steps, so a training step allocates nothing.
-  struct ReplicaTensors {
-    Tensor flatValues, flatGradients;  // from getParameters() at add(), if flattenParams
-    bool flat = false;                 // the parameters are still views into them
-    std::vector<Tensor> values, gradients, buffers;
+  // What the steps of one training step work in (Note [Step plan]): kept from step to step,
+  // so that a steady step allocates nothing.
+  struct StepPlan {
+    /// The split of the last forward's batch: one slice per device that got rows.
+    std::vector<Slice> slices;
+    /// Per device: its slice of the input and of gradOutput.
+    std::vector<Tensor> inputs, gradOutputs;
+    /// The gradOutput whose slices gradOutputs hold, as it was when they were copied: its
+    /// handle, storage and offset. Valid while gradOutputScattered.
+    bool gradOutputScattered = false;
+    Tensor gradOutput;
+    std::shared_ptr<Storage> gradOutputStorage;
+    int64_t gradOutputOffset = 0;
+    /// The replicas' outputs or gradInputs, for gatherParts.
+    std::vector<const Tensor*> parts;
+    /// The replicas' tensors, for the collectives.
+    ReplicaTensors collectives;
+
+    /// The number of devices with rows in this step (0 before a forward).
+    size_t active() const { return slices.size(); }
+    /// True when gradOutputs hold the slices of this very gradOutput.
+    bool holdsGradOutput(const Tensor& g) const;
   };
-  enum class Kind { Values, Gradients, Buffers };
-  void refreshTensors(size_t count);
-  /// Calls collective(group) with one tensor of each of the first `count` replicas: their
-  /// flat buffers (one call), or each parameter or buffer in turn.
-  template <typename Collective>
-  void forEachGroup(Kind kind, size_t count, Collective collective);
 
   int dim_;
   bool flattenParams_;
   bool useNCCL_;
   BufferPolicy bufferPolicy_ = BufferPolicy::BroadcastFirst;
   std::vector<Device> devices_;
-  std::vector<ModulePtr> replicas_;
-  // children(): the first replica alone (its parameters are the table's).
-  std::vector<ModulePtr> firstReplica_;
+  std::vector<ModulePtr> replicas_;  // modules_ (the table's children) holds the first alone
   std::vector<bool> stale_;
   bool buffersChanged_ = false;
   std::unique_ptr<DeviceThreads> threads_;
   std::unique_ptr<Communicator> communicator_;
-
-  // Per device: its slice of the input and of gradOutput, and where the slice starts.
-  std::vector<Tensor> inputs_;
-  std::vector<Tensor> gradOutputs_;
-  std::vector<int64_t> sliceStart_;
-  std::vector<int64_t> sliceLength_;
-  std::vector<std::vector<int64_t>> sliceSizes_;
-  std::vector<const Tensor*> parts_;
-  std::vector<int64_t> sizes_;
-  std::vector<ReplicaTensors> tensors_;
-  std::vector<Tensor> group_;
-  size_t active_ = 0;
+  StepPlan plan_;
 };
 
 }  // namespace nn

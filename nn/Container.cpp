@@ -1,4 +1,4 @@
-// nn::Container: child bookkeeping shared by Sequential and Concat.
+// nn::Container: child bookkeeping shared by Sequential, Concat and DataParallelTable.
 #include "nn/Container.h"
 
 #include "nn/Numerics.h"
@@ -58,7 +58,8 @@ void Container::checkNotEmpty() const {
 }
 
 std::string Container::describeChildren(const std::string& header, const std::string& flow) const {
-  std::string s = header + " {\n  " + flow + "\n";
+  std::string s = header + " {\n";
+  if (!flow.empty()) s += "  " + flow + "\n";
   for (size_t i = 0; i < modules_.size(); ++i) {
     std::string child = modules_[i]->toString();
     for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + 1))

@@ -35,7 +35,8 @@ class Container : public Module {
   const Tensor& childUpdateGradInput(size_t i, const Tensor& input, const Tensor& gradOutput);
   void childAccGradParameters(size_t i, const Tensor& input, const Tensor& gradOutput, float scale);
   void checkNotEmpty() const;
-  /// Each child's description on its own line, "(i): ", indented below a header.
+  /// Each child's description on its own line, "(i): ", indented below a header and, unless
+  /// `flow` is empty, a line that draws how data flows through them.
   std::string describeChildren(const std::string& header, const std::string& flow) const;
 
   std::vector<ModulePtr> modules_;

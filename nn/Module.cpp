@@ -194,6 +194,7 @@ void Module::to(const Device& device) {
     modules.push_back(&m);
     for (Tensor* t : m.localTensors()) tensors.push_back(t);
   });
+  for (const Module* m : modules) m->checkMovable(device);
   // One new storage per old storage, so views that shared memory still share it.
   std::map<Storage*, std::shared_ptr<Storage>> moved;
   for (Tensor* t : tensors) {
@@ -211,6 +212,8 @@ void Module::to(const Device& device) {
   }
   for (Module* m : modules) m->clearState();
 }
+
+void Module::checkMovable(const Device&) const {}
 
 Device Module::device() {
   for (const Parameter& p : parameters_)

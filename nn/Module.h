@@ -94,8 +94,13 @@ class Module : public std::enable_shared_from_this<Module> {
   /// This module and all below it, depth first. The module must be held by a shared_ptr.
   std::vector<ModulePtr> listModules();
   /// Moves parameters, gradients and buffers of the whole tree to `device`, keeping
-  /// tensors that shared storage (flattened parameters) sharing it there.
-  virtual void to(const Device& device);
+  /// tensors that shared storage (flattened parameters) sharing it there. Every module of the
+  /// tree is asked first (checkMovable), so that a refusal leaves the whole tree where it was.
+  /// Not virtual: a parent moves its children's tensors itself, without calling their to().
+  void to(const Device& device);
+  /// Throws an nn::Error if this module cannot go to `device` with its tree. Every module can
+  /// but a DataParallelTable, whose replicas stay on the devices given to its add().
+  virtual void checkMovable(const Device& device) const;
   /// Device of the first parameter or buffer; cpu:0 for a module without any.
   Device device();
   /// True when neither this module nor any below it has parameters or buffers.

@@ -1,0 +1,156 @@
+// The steps of data-parallel training: scatter, gather, reduce gradients, broadcast parameters.
+#include "cunn/DataParallelSteps.h"
+
+#include <algorithm>
+
+#include "nn/Error.h"
+
+namespace nn {
+
+namespace {
+
+// Scratch for the sizes handed to resize_, one per thread: each device's thread scatters its
+// own slice, and after the first step the vector has the capacity it needs, so a steady step
+// allocates nothing.
+std::vector<int64_t>& sizesScratch() {
+  thread_local std::vector<int64_t> sizes;
+  return sizes;
+}
+
+}  // namespace
+
+// --- scatter -------------------------------------------------------------------------
+
+void splitBatch(int64_t rows, size_t deviceCount, std::vector<Slice>& slices) {
+  NN_CHECK(rows > 0 && deviceCount > 0,
+           "nn::splitBatch: expected rows and devices, got " << rows << " rows over " << deviceCount << " devices");
+  const int64_t parts = std::min<int64_t>(rows, static_cast<int64_t>(deviceCount));
+  const int64_t base = rows / parts;
+  const int64_t remainder = rows % parts;
+  slices.resize(static_cast<size_t>(parts));
+  int64_t start = 0;
+  for (int64_t i = 0; i < parts; ++i) {
+    Slice& s = slices[static_cast<size_t>(i)];
+    s.start = start;
+    s.length = base + (i < remainder ? 1 : 0);
+    start += s.length;
+  }
+}
+
+const Tensor& scatterSlice(const Tensor& src, int dim, Slice slice, const Device& device, Tensor& into) {
+  std::vector<int64_t>& sizes = sizesScratch();
+  sizes = src.sizes();
+  sizes[dim] = slice.length;
+  into.resize_(sizes, device);
+  copyAlong(into, 0, src, slice.start, dim, slice.length);
+  return into;
+}
+
+// --- gather --------------------------------------------------------------------------
+
+void gatherParts(const std::vector<const Tensor*>& parts, int dim, const std::vector<Device>& devices, Tensor& into) {
+  const Tensor& first = *parts[0];
+  NN_CHECK(first.dim() > dim,
+           "nn::gatherParts: cannot join along dimension " << dim << " parts of size " << first.shapeString());
+  int64_t total = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Tensor& p = *parts[i];
+    bool same = p.dim() == first.dim();
+    for (int d = 0; same && d < p.dim(); ++d) same = d == dim || p.size(d) == first.size(d);
+    NN_CHECK(same, "nn::gatherParts: the part from " << devices[i].str() << " has size " << p.shapeString()
+                                                     << ", which does not match " << first.shapeString()
+                                                     << " except along dimension " << dim);
+    total += p.size(dim);
+  }
+  std::vector<int64_t>& sizes = sizesScratch();
+  sizes = first.sizes();
+  sizes[dim] = total;
+  into.resize_(sizes, devices[0]);
+  int64_t start = 0;
+  for (const Tensor* p : parts) {
+    copyAlong(into, start, p->contiguous(), 0, dim, p->size(dim));
+    start += p->size(dim);
+  }
+}
+
+// --- the replicas' tensors -----------------------------------------------------------
+
+void ReplicaTensors::flatten(const std::vector<ModulePtr>& replicas) {
+  replicas_.resize(replicas.size());
+  for (size_t r = 0; r < replicas.size(); ++r) {
+    auto [values, gradients] = replicas[r]->getParameters();
+    replicas_[r].flatValues = values;
+    replicas_[r].flatGradients = gradients;
+  }
+}
+
+// The lists are collected again at every call: a replica's parameters may have been rebound
+// since the last (flattened by an outer module, moved, loaded).
+void ReplicaTensors::collect(const std::vector<ModulePtr>& replicas) {
+  replicas_.resize(replicas.size());
+  for (size_t r = 0; r < replicas.size(); ++r) {
+    Replica& t = replicas_[r];
+    t.values.clear();
+    t.gradients.clear();
+    t.buffers.clear();
+    replicas[r]->collectParameters(t.values, t.gradients);
+    replicas[r]->collectBuffers(t.buffers);
+    // Without parameters the flat buffers are empty tensors on the default device, not the
+    // replica's; the lists, empty too, make no call at all.
+    t.flat = !t.values.empty() && isFlatView(t.values, t.flatValues) && isFlatView(t.gradients, t.flatGradients);
+  }
+}
+
+void ReplicaTensors::forEachGroup(const std::vector<ModulePtr>& replicas, Kind kind,
+                                  FunctionRef<void(const std::vector<Tensor>&)> collective) {
+  collect(replicas);
+  const size_t count = replicas.size();
+  group_.resize(count);
+  bool flat = kind != Kind::Buffers;
+  for (size_t r = 0; r < count; ++r) flat = flat && replicas_[r].flat;
+  if (flat) {
+    for (size_t r = 0; r < count; ++r)
+      group_[r] = kind == Kind::Values ? replicas_[r].flatValues : replicas_[r].flatGradients;
+    collective(group_);
+    return;
+  }
+  auto list = [&](size_t r) -> const std::vector<Tensor>& {
+    return kind == Kind::Values      ? replicas_[r].values
+           : kind == Kind::Gradients ? replicas_[r].gradients
+                                     : replicas_[r].buffers;
+  };
+  for (size_t k = 0; k < list(0).size(); ++k) {
+    for (size_t r = 0; r < count; ++r) group_[r] = list(r)[k];
+    collective(group_);
+  }
+}
+
+// --- reduce gradients, broadcast parameters ------------------------------------------
+
+void reduceGradients(const std::vector<ModulePtr>& replicas, Communicator& communicator, ReplicaTensors& tensors) {
+  if (replicas.size() < 2) return;
+  tensors.forEachGroup(replicas, ReplicaTensors::Kind::Gradients,
+                       [&](const std::vector<Tensor>& group) { communicator.reduce(group); });
+}
+
+void broadcastParameters(const std::vector<ModulePtr>& replicas, Communicator& communicator, ReplicaTensors& tensors,
+                         BufferPolicy buffers) {
+  if (replicas.size() < 2) return;
+  auto broadcast = [&](const std::vector<Tensor>& group) { communicator.broadcast(group); };
+  tensors.forEachGroup(replicas, ReplicaTensors::Kind::Values, broadcast);
+  if (buffers == BufferPolicy::Average)
+    averageBuffers(replicas, communicator, tensors);
+  else
+    tensors.forEachGroup(replicas, ReplicaTensors::Kind::Buffers, broadcast);
+}
+
+void averageBuffers(const std::vector<ModulePtr>& replicas, Communicator& communicator, ReplicaTensors& tensors) {
+  if (replicas.size() < 2) return;
+  const float share = 1.0f / static_cast<float>(replicas.size());
+  tensors.forEachGroup(replicas, ReplicaTensors::Kind::Buffers, [&](const std::vector<Tensor>& group) {
+    communicator.allReduce(group);
+    for (const Tensor& t : group) Tensor(t).mul_(share);
+  });
+}
+
+}  // namespace nn
