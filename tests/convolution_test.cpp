@@ -106,7 +106,9 @@ NN_DEVICE_TEST_CASE("SpatialConvolution treats each sample of a batch alone", "[
   const double w = 1 / std::sqrt(18.0);
   const double output = 1e-6 + kind.tolerance(twoOrdersBound(19, 19 * w));
   const double input = 1e-6 + kind.tolerance(twoOrdersBound(24, 24 * w));
-  const double parameters = 1e-4 + kind.tolerance(twoOrdersBound(84, 84));
+  // On the CPU a batch's weight and bias gradients add sample by sample, as the samples alone
+  // do: equal to the last bit.
+  const double parameters = kind.tolerance(twoOrdersBound(84, 84));
   conv.zeroGradParameters();
   const Tensor y = conv.forward(x).clone();
   const Tensor gi = conv.backward(x, g).clone();
@@ -118,8 +120,8 @@ NN_DEVICE_TEST_CASE("SpatialConvolution treats each sample of a batch alone", "[
     REQUIRE(nn::test::maxAbsDiff(conv.forward(xn), y.select(0, n)) < output);
     REQUIRE(nn::test::maxAbsDiff(conv.backward(xn, g.select(0, n)), gi.select(0, n)) < input);
   }
-  REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, gw) < parameters);
-  REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) < parameters);
+  REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, gw) <= parameters);
+  REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) <= parameters);
 }
 
 TEST_CASE("SpatialConvolution gives a large batch, unfolded in chunks, the results of each sample alone",
@@ -147,8 +149,9 @@ TEST_CASE("SpatialConvolution gives a large batch, unfolded in chunks, the resul
       REQUIRE(nn::test::maxAbsDiff(conv.forward(xn), y.select(0, n)) < 1e-5);
       REQUIRE(nn::test::maxAbsDiff(conv.backward(xn, g.select(0, n), 0.5f), gi.select(0, n)) < 1e-5);
     }
-    REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, gw) < 1e-4);
-    REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) < 1e-4);
+    // Chunks add their samples' gradients in sample order, as the samples alone do.
+    REQUIRE(nn::test::maxAbsDiff(conv.gradWeight, gw) == 0);
+    REQUIRE(nn::test::maxAbsDiff(conv.gradBias, gb) == 0);
   }
 }
 
