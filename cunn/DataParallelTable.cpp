@@ -63,6 +63,14 @@
 // a table inside a moved tree would be left with its replicas apart and a communicator for
 // devices they are no longer on. to() asks every module first (checkMovable), and the table
 // refuses any device but its first replica's, before anything in the tree moves.
+// Note [One call at a time]
+// A module is used by one thread at a time (README, "What the library promises"). A table
+// would not merely compute garbage when two threads call it at once: its step plan and its
+// device threads are shared, and such calls crashed, deadlocked or returned wrong outputs.
+// So every call that runs a step takes the table (OneCall): a second call from another thread
+// while one runs, or from inside the step (threads()'s init function calling forward, which
+// runs on a device thread), is an nn::Error that says so. Calls on the caller's own thread
+// nest (forward syncs stale replicas).
 #include "cunn/DataParallelTable.h"
 
 #include <set>
@@ -164,7 +172,26 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   return *this;
 }
 
+DataParallelTable::OneCall::OneCall(DataParallelTable& table, const char* what) : table_(table) {
+  const std::thread::id self = std::this_thread::get_id();
+  if (table.caller_.load(std::memory_order_acquire) == self) {
+    ++table.callDepth_;
+    return;
+  }
+  std::thread::id none;
+  NN_CHECK(table.caller_.compare_exchange_strong(none, self, std::memory_order_acq_rel),
+           "nn.DataParallelTable: " << what << " called while another call on this table runs (on another thread, or "
+                                    << "from inside its step, such as threads()'s init function): a module, a table "
+                                    << "included, is used by one thread at a time");
+  table.callDepth_ = 1;
+}
+
+DataParallelTable::OneCall::~OneCall() {
+  if (--table_.callDepth_ == 0) table_.caller_.store(std::thread::id(), std::memory_order_release);
+}
+
 DataParallelTable& DataParallelTable::threads(const std::function<void(const Device&)>& init) {
+  OneCall call(*this, "threads");
   checkReady();
   runReplicas(devices_.size(), [&](size_t i) { init(devices_[i]); });
   return *this;
@@ -203,6 +230,7 @@ void DataParallelTable::runReplicas(size_t count, FunctionRef<void(size_t)> task
 // --- broadcast ------------------------------------------------------------------------
 
 void DataParallelTable::syncParameters() {
+  OneCall call(*this, "syncParameters");
   checkReady();
   // Buffers unchanged since they were last averaged are equal on every replica already, and
   // the first replica's may have been loaded since: copying the first's is then exact.
@@ -243,6 +271,7 @@ void DataParallelTable::gather(Tensor Module::*part, Tensor& into) {
 }
 
 const Tensor& DataParallelTable::updateOutput(const Tensor& input) {
+  OneCall call(*this, "forward");
   checkReady();
   NN_CHECK(input.dim() > dim_ && input.size(dim_) > 0,
            "nn.DataParallelTable: expected input with a non-empty dimension " << dim_ << " to split, got "
@@ -292,6 +321,7 @@ void DataParallelTable::withGradOutputSlices(const Tensor& gradOutput, bool ever
 }
 
 const Tensor& DataParallelTable::updateGradInput(const Tensor&, const Tensor& gradOutput) {
+  OneCall call(*this, "updateGradInput");
   checkReady();
   checkGradOutput(gradOutput);
   withGradOutputSlices(gradOutput, false,
@@ -307,6 +337,7 @@ const Tensor& DataParallelTable::updateGradInput(const Tensor&, const Tensor& gr
 }
 
 void DataParallelTable::accGradParameters(const Tensor&, const Tensor& gradOutput, float scale) {
+  OneCall call(*this, "accGradParameters");
   checkReady();
   checkGradOutput(gradOutput);
   markStale();
@@ -320,11 +351,13 @@ void DataParallelTable::accGradParameters(const Tensor&, const Tensor& gradOutpu
 // --- the rest of the module contract ------------------------------------------------
 
 void DataParallelTable::zeroGradParameters() {
+  OneCall call(*this, "zeroGradParameters");
   checkReady();
   replicas_[0]->zeroGradParameters();  // the others' are counted: Note [Counted gradients]
 }
 
 void DataParallelTable::updateParameters(float learningRate) {
+  OneCall call(*this, "updateParameters");
   checkReady();
   replicas_[0]->updateParameters(learningRate);
   markStale();

@@ -2,8 +2,10 @@
 // DataParallelTable). See the note at the top of DataParallelTable.cpp for the design.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "cunn/DataParallelSteps.h"
@@ -93,6 +95,19 @@ class DataParallelTable : public Container {
   Config config() const override;
 
  private:
+  /// Marks a call of `what` on this table as running, for its lifetime; an nn::Error if one
+  /// runs already on another thread (Note [One call at a time]). Calls nest on one thread.
+  class OneCall {
+   public:
+    OneCall(DataParallelTable& table, const char* what);
+    ~OneCall();
+    OneCall(const OneCall&) = delete;
+    OneCall& operator=(const OneCall&) = delete;
+
+   private:
+    DataParallelTable& table_;
+  };
+
   void checkReady() const;
   void checkGradOutput(const Tensor& gradOutput) const;
   /// "nn.DataParallelTable(dim 0, cpu:0, cpu:1)": the first line of toString(), for messages.
@@ -131,6 +146,10 @@ class DataParallelTable : public Container {
     /// True when gradOutputs hold the slices of this very gradOutput.
     bool holdsGradOutput(const Tensor& g) const;
   };
+
+  // The thread of the call running on this table, and how deeply it nests (Note [One call at a time]).
+  std::atomic<std::thread::id> caller_{};
+  int callDepth_ = 0;
 
   int dim_;
   bool flattenParams_;

@@ -1001,3 +1001,54 @@ NN_MULTI_DEVICE_TEST_CASE("updateGradInput and accGradParameters called on their
   REQUIRE(relDiff(linearTable->get(0)->parameters().second[0], plainLinear->gradWeight) < bound(kind, 1e-5));
   REQUIRE(relDiff(linearTable->get(0)->parameters().second[1], plainLinear->gradBias) < bound(kind, 1e-5));
 }
+
+NN_MULTI_DEVICE_TEST_CASE("two threads calling forward on one table at once get an error, never a wrong table",
+                          "[DataParallelTable]") {
+  // Note [One call at a time]: of two overlapping calls one is refused with an nn::Error
+  // that says so. Over many rounds started together some overlap; afterwards the table still
+  // computes what it computed before. Results are recorded on the threads and checked here.
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(makeNet(4), kind.devices(2));
+  const Tensor x = kind.on(nn::test::randomTensor({64, 6}, 7));
+  const std::vector<float> reference = table->forward(x).toVector();
+  std::atomic<int> refused{0}, otherErrors{0}, started{0};
+  std::string otherMessage;
+  std::mutex messageMutex;
+  for (int round = 0; round < 300; ++round) {
+    started = 0;
+    auto call = [&] {
+      ++started;
+      while (started < 2) std::this_thread::yield();
+      try {
+        table->forward(x);
+      } catch (const nn::Error& e) {
+        if (std::string(e.what()).find("called while another call on this table runs") != std::string::npos) {
+          ++refused;
+        } else {
+          ++otherErrors;
+          std::lock_guard<std::mutex> lock(messageMutex);
+          otherMessage = e.what();
+        }
+      }
+    };
+    std::thread a(call), b(call);
+    a.join();
+    b.join();
+  }
+  INFO(otherMessage);
+  CHECK(otherErrors == 0);
+  CHECK(refused > 0);
+  CHECK(table->forward(x).toVector() == reference);
+}
+
+NN_MULTI_DEVICE_TEST_CASE("forward inside threads()'s init function is refused, not a deadlock",
+                          "[DataParallelTable]") {
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(makeNet(4), kind.devices(2));
+  const Tensor x = kind.on(nn::test::randomTensor({4, 6}, 7));
+  REQUIRE_THROWS_WITH(
+      table->threads([&](const Device&) { table->forward(x); }),
+      Catch::Contains("forward called while another call on this table runs") && Catch::Contains(kind.device(0).str()));
+  // The table is usable afterwards.
+  CHECK(table->forward(x).sizes() == std::vector<int64_t>{4, 3});
+}
