@@ -20,7 +20,7 @@ check() {
   fi
 }
 
-# fake_query PRINTED EXIT: `bazel query` prints PRINTED and exits with EXIT.
+# fake_query PRINTED EXIT: `bazel cquery` prints PRINTED and exits with EXIT.
 fake_query() {
   printf '#!/bin/sh\nprintf "%s"\nexit %s\n' "$1" "$2" > "$work/bin/bazel"
   chmod +x "$work/bin/bazel"
@@ -32,7 +32,7 @@ echo "nn-test-cases: 5 passed, 0 failed, 2 skipped" > "$work/bazel-testlogs/test
 echo "nn-test-cases: 3 passed, 1 failed, 0 skipped" > "$work/bazel-testlogs/tests/b/test.log"
 printf '//tests:a    PASSED in 0.1s\n//tests:b    FAILED in 0.2s\n' > "$work/output.txt"
 
-fake_query '//tests:a\n//tests:b\n' 0
+fake_query "//tests:a (1a2b3c)\n//tests:b (1a2b3c)\n" 0
 check "two targets are added up" 1 "8 passed, 1 failed, 2 skipped"
 echo "nn-test-cases: 3 passed, 0 failed, 0 skipped" > "$work/bazel-testlogs/tests/b/test.log"
 printf '//tests:a    PASSED in 0.1s\n//tests:b    (cached) PASSED in 0.2s\n' > "$work/output.txt"

@@ -4,17 +4,20 @@
 # or failed contributes the counts its log printed; one that failed to build, timed out or
 # did not run counts as one failed test case, and so does one whose log counts no test case.
 # Finding no test target at all is a failure too. Exits non-zero if anything failed.
+# Usage: tools/test-summary.sh BAZEL_OUTPUT [the options `bazel test` ran with]; the options
+# (--config=cpu, say) decide which targets the build has.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bazel_output=$1
+shift
 
-if ! targets=$(bazel query --noshow_progress 'tests(//...)' 2>&1); then
-  echo "tools/test-summary.sh: bazel query found no test targets:" >&2
+if ! targets=$(bazel cquery --noshow_progress 'tests(//...)' "$@" 2>&1); then
+  echo "tools/test-summary.sh: bazel cquery found no test targets:" >&2
   echo "$targets" >&2
   echo "0 passed, 1 failed, 0 skipped"
   exit 1
 fi
-targets=$(echo "$targets" | grep '^//' || true)
+targets=$(echo "$targets" | grep '^//' | sed 's/ .*//' || true)
 if [ -z "$targets" ]; then
   echo "tools/test-summary.sh: no test target under //..." >&2
   echo "0 passed, 1 failed, 0 skipped"

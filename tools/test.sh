@@ -11,4 +11,4 @@ tools/build-kind.sh "$@" || exit 1
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT
 bazel test //... "$@" 2>&1 | tee "$output"
-tools/test-summary.sh "$output"
+tools/test-summary.sh "$output" "$@"
