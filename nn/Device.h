@@ -25,7 +25,6 @@ class Device {
   DeviceType type() const { return type_; }
   int index() const { return index_; }
   bool isCpu() const { return type_ == DeviceType::CPU; }
-  bool isCuda() const { return type_ == DeviceType::CUDA; }
   /// "cpu:0", "cuda:1"
   std::string str() const;
 

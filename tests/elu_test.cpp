@@ -6,13 +6,9 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/Linear.h"
-#include "nn/Random.h"
-#include "nn/Sequential.h"
-#include "nn/Serialize.h"
+#include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
-#include "tests/TempDir.h"
 
 using nn::Tensor;
 
@@ -68,29 +64,13 @@ NN_DEVICE_TEST_CASE("ELU matches hand-computed values and PyTorch's, in place or
 }
 
 NN_DEVICE_TEST_CASE("ELU gradients agree with finite differences, in place inside a network", "[ELU]") {
-  // Values at least 0.05 from 0, where the second derivative jumps.
-  Tensor x = nn::test::randomTensor({3, 11}, 6, -2.f, 2.f);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    float& v = x.data()[i];
-    if (v > -0.05f && v < 0.05f) v = v < 0 ? v - 0.05f : v + 0.05f;
-  }
+  const Tensor x = nn::test::awayFromZero(6, -2.f, 2.f);
   nn::ELU elu(1.3f);
   elu.to(kind.device());
   CHECK_THAT(nn::test::checkInputGradient(elu, kind.on(x)), nn::test::AgreesWithin(1e-3));
   CHECK(elu.parameters().first.empty());
-  // In place between two Linear layers, as it is used: it overwrites the first one's output,
-  // which that layer does not read again, and the second one's gradInput. The first layer is
-  // the identity, so that its outputs keep x's distance from 0.
-  nn::manualSeed(3);
-  auto first = std::make_shared<nn::Linear>(11, 11);
-  std::vector<float> identity(121, 0.f);
-  for (size_t i = 0; i < 11; ++i) identity[i * 12] = 1.f;
-  first->weight.copy_(Tensor::fromVector({11, 11}, identity));
-  first->bias.zero_();
-  auto net = std::make_shared<nn::Sequential>();
-  net->add(first).add(std::make_shared<nn::ELU>(1.3f, true)).add(std::make_shared<nn::Linear>(11, 4));
-  net->to(kind.device());
-  CHECK_THAT(nn::test::checkInputGradient(*net, kind.on(x)), nn::test::AgreesWithin(1e-3));
+  CHECK_THAT(nn::test::checkInPlaceInNetwork(kind, std::make_shared<nn::ELU>(1.3f, true), x),
+             nn::test::AgreesWithin(1e-3));
 }
 
 NN_DEVICE_TEST_CASE("ELU keeps its alpha and in-place setting through clone, save and load", "[ELU]") {
@@ -101,10 +81,7 @@ NN_DEVICE_TEST_CASE("ELU keeps its alpha and in-place setting through clone, sav
   REQUIRE(copy);
   CHECK(copy->options().alpha == 0.5f);
   CHECK(copy->inplace());
-  nn::test::TempDir dir;
-  const std::string path = dir.file("elu.safetensors");
-  nn::save(elu, path);
-  auto loaded = std::dynamic_pointer_cast<nn::ELU>(nn::load(path));
+  auto loaded = std::dynamic_pointer_cast<nn::ELU>(nn::test::savedAndLoaded(elu));
   REQUIRE(loaded);
   CHECK(loaded->options().alpha == 0.5f);
   CHECK(loaded->inplace());

@@ -5,13 +5,9 @@
 #include <memory>
 
 #include "nn/LeakyReLU.h"
-#include "nn/Linear.h"
-#include "nn/Random.h"
-#include "nn/Sequential.h"
-#include "nn/Serialize.h"
+#include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
-#include "tests/TempDir.h"
 
 using nn::Tensor;
 
@@ -53,29 +49,13 @@ NN_DEVICE_TEST_CASE("LeakyReLU matches hand-computed values and PyTorch's, in pl
 }
 
 NN_DEVICE_TEST_CASE("LeakyReLU gradients agree with finite differences, in place inside a network", "[LeakyReLU]") {
-  // Values at least 0.05 from the kink at 0, where central differences with step 1e-2 are exact.
-  Tensor x = nn::test::randomTensor({3, 11}, 5, -1.f, 1.f);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    float& v = x.data()[i];
-    if (v > -0.05f && v < 0.05f) v = v < 0 ? v - 0.05f : v + 0.05f;
-  }
+  const Tensor x = nn::test::awayFromZero(5, -1.f, 1.f);
   nn::LeakyReLU leaky(0.3f);
   leaky.to(kind.device());
   CHECK_THAT(nn::test::checkInputGradient(leaky, kind.on(x)), nn::test::AgreesWithin(1e-3));
   CHECK(leaky.parameters().first.empty());
-  // In place between two Linear layers, as it is used: it overwrites the first one's output,
-  // which that layer does not read again, and the second one's gradInput. The first layer is
-  // the identity, so that its outputs keep x's distance from 0.
-  nn::manualSeed(3);
-  auto first = std::make_shared<nn::Linear>(11, 11);
-  std::vector<float> identity(121, 0.f);
-  for (size_t i = 0; i < 11; ++i) identity[i * 12] = 1.f;
-  first->weight.copy_(Tensor::fromVector({11, 11}, identity));
-  first->bias.zero_();
-  auto net = std::make_shared<nn::Sequential>();
-  net->add(first).add(std::make_shared<nn::LeakyReLU>(0.3f, true)).add(std::make_shared<nn::Linear>(11, 4));
-  net->to(kind.device());
-  CHECK_THAT(nn::test::checkInputGradient(*net, kind.on(x)), nn::test::AgreesWithin(1e-3));
+  CHECK_THAT(nn::test::checkInPlaceInNetwork(kind, std::make_shared<nn::LeakyReLU>(0.3f, true), x),
+             nn::test::AgreesWithin(1e-3));
 }
 
 NN_DEVICE_TEST_CASE("LeakyReLU keeps its slope and in-place setting through clone, save and load", "[LeakyReLU]") {
@@ -86,10 +66,7 @@ NN_DEVICE_TEST_CASE("LeakyReLU keeps its slope and in-place setting through clon
   REQUIRE(copy);
   CHECK(copy->options().negval == 0.25f);
   CHECK(copy->inplace());
-  nn::test::TempDir dir;
-  const std::string path = dir.file("leaky.safetensors");
-  nn::save(leaky, path);
-  auto loaded = std::dynamic_pointer_cast<nn::LeakyReLU>(nn::load(path));
+  auto loaded = std::dynamic_pointer_cast<nn::LeakyReLU>(nn::test::savedAndLoaded(leaky));
   REQUIRE(loaded);
   CHECK(loaded->options().negval == 0.25f);
   CHECK(loaded->inplace());

@@ -151,7 +151,7 @@ void CudaBackend::streamWait(int waiter, int device) {
 CudaAllocator& CudaBackend::allocator(int device) { return perDevice(device).allocator; }
 
 void* CudaBackend::allocate(const Device& device, size_t bytes) {
-  NN_CHECK(device.isCuda(), "CudaBackend.allocate: expected a CUDA device, got " << device.str());
+  NN_CHECK(device.type() == DeviceType::CUDA, "CudaBackend.allocate: expected a CUDA device, got " << device.str());
   return allocator(device.index()).allocate(bytes);
 }
 
@@ -159,7 +159,8 @@ void CudaBackend::deallocate(const Device& device, void* ptr) noexcept {
   // Runs in Storage's destructor, so it must not throw; the device was checked when the
   // memory was allocated, and devices_ does not change after initialise().
   const int index = device.index();
-  if (device.isCuda() && index < static_cast<int>(devices_.size())) devices_[index]->allocator.deallocate(ptr);
+  if (device.type() == DeviceType::CUDA && index < static_cast<int>(devices_.size()))
+    devices_[index]->allocator.deallocate(ptr);
 }
 
 bool CudaBackend::peerAccess(int a, int b) {
@@ -189,7 +190,7 @@ void CudaBackend::copy(float* dst, const Device& dstDevice, const StridedView& d
     copyBytes(dst, dstDevice, src, srcDevice, static_cast<size_t>(count) * sizeof(float));
     return;
   }
-  NN_CHECK(dstDevice == srcDevice && dstDevice.isCuda(),
+  NN_CHECK(dstDevice == srcDevice && dstDevice.type() == DeviceType::CUDA,
            "CudaBackend.copy: strided copies run within one CUDA device, got " << srcDevice.str() << " to "
                                                                                << dstDevice.str());
   cudaStream_t s = stream(dstDevice.index());
@@ -255,7 +256,7 @@ void CudaBackend::copyThroughHost(void* dst, int dstDevice, const void* src, int
 void checkCudaDevices(const std::vector<Device>& devices, const char* who) {
   NN_CHECK(!devices.empty(), who << ": expected at least one device");
   for (size_t i = 0; i < devices.size(); ++i) {
-    NN_CHECK(devices[i].isCuda(), who << ": expected CUDA devices, got " << devices[i].str());
+    NN_CHECK(devices[i].type() == DeviceType::CUDA, who << ": expected CUDA devices, got " << devices[i].str());
     for (size_t j = 0; j < i; ++j)
       NN_CHECK(devices[j] != devices[i], who << ": device " << devices[i].str() << " is listed twice");
     checkDeviceExists(devices[i]);

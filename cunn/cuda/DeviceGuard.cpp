@@ -11,7 +11,7 @@ namespace nn {
 namespace {
 
 int cudaIndex(const Device& device) {
-  NN_CHECK(device.isCuda(), "DeviceGuard: expected a CUDA device, got " << device.str());
+  NN_CHECK(device.type() == DeviceType::CUDA, "DeviceGuard: expected a CUDA device, got " << device.str());
   return device.index();
 }
 
