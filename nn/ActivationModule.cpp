@@ -6,13 +6,6 @@
 
 namespace nn {
 
-void ActivationModule::checkGradOutput(const Tensor& like, const Tensor& gradOutput) const {
-  NN_CHECK(gradOutput.sizes() == like.sizes(), toString() << ": expected gradOutput of size " << like.shapeString()
-                                                          << ", got " << gradOutput.shapeString());
-  NN_CHECK(gradOutput.device() == like.device(),
-           toString() << ": expected gradOutput on " << like.device().str() << ", got " << gradOutput.device().str());
-}
-
 const Tensor& ActivationModule::updateOutput(const Tensor& input) {
   const ActivationKernels& kernels = kernelsOf(input.device()).elementwise.*entry_;
   if (inplace_) {

@@ -29,8 +29,6 @@ class ActivationModule : public Module {
       : entry_(entry), args_(args), inplace_(inplace) {}
 
  private:
-  void checkGradOutput(const Tensor& like, const Tensor& gradOutput) const;
-
   Entry entry_;
   math::ActivationArgs args_;
   bool inplace_;

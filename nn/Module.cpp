@@ -243,6 +243,13 @@ void Module::checkDevice(const Tensor& t, const Device& expected, const char* wh
            toString() << ": expected " << what << " on " << expected.str() << ", got " << t.device().str());
 }
 
+void Module::checkGradOutput(const Tensor& like, const Tensor& gradOutput) const {
+  NN_CHECK(gradOutput.sizes() == like.sizes(), toString() << ": expected gradOutput of size " << like.shapeString()
+                                                          << ", got " << gradOutput.shapeString());
+  NN_CHECK(gradOutput.device() == like.device(),
+           toString() << ": expected gradOutput on " << like.device().str() << ", got " << gradOutput.device().str());
+}
+
 namespace {
 std::mutex& registryMutex() {
   static std::mutex m;

@@ -128,6 +128,10 @@ class Module : public std::enable_shared_from_this<Module> {
   void registerBuffer(const std::string& name, Tensor* value);
   /// Throws unless t lives on `expected`, naming this module.
   void checkDevice(const Tensor& t, const Device& expected, const char* what) const;
+  /// Throws unless gradOutput has the sizes and device of `like` (the output it is the
+  /// gradient of, or the input of a module whose output has the input's sizes), naming this
+  /// module and both sizes.
+  void checkGradOutput(const Tensor& like, const Tensor& gradOutput) const;
 
   bool train_ = true;
   bool gradInputNeeded_ = true;

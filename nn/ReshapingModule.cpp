@@ -3,18 +3,6 @@
 
 namespace nn {
 
-namespace {
-
-// `t` itself when contiguous, else `buffer` resized to hold a contiguous copy of it.
-const Tensor& contiguousIn(const Tensor& t, Tensor& buffer) {
-  if (t.isContiguous()) return t;
-  buffer.resizeAs_(t);
-  buffer.copy_(t);
-  return buffer;
-}
-
-}  // namespace
-
 const Tensor& ReshapingModule::updateOutput(const Tensor& input) {
   const std::vector<int64_t>& sizes = outputSizes(input);
   const Tensor& source = contiguousIn(input, contiguousInput_);

@@ -274,6 +274,13 @@ Tensor Tensor::transpose(int d0, int d1) const {
 
 Tensor Tensor::contiguous() const { return isContiguous() ? *this : clone(); }
 
+const Tensor& contiguousIn(const Tensor& t, Tensor& buffer) {
+  if (t.isContiguous()) return t;
+  buffer.resizeAs_(t);
+  buffer.copy_(t);
+  return buffer;
+}
+
 Tensor Tensor::clone() const {
   Tensor t = empty(sizes(), device());
   t.copy_(*this);

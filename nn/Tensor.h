@@ -168,6 +168,10 @@ class Tensor {
 /// splits and joins batches (DataParallelTable) allocates nothing.
 void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t srcStart, int dim, int64_t length);
 
+/// `t` itself when contiguous, else `buffer` resized to hold a contiguous copy of it (a module's
+/// scratch tensor: a steady step allocates nothing).
+const Tensor& contiguousIn(const Tensor& t, Tensor& buffer);
+
 /// Contiguous strides for sizes.
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
 /// Product of sizes.

@@ -1,6 +1,7 @@
 // The umbrella header of //nn: tensors, devices, modules, criterions, optimizer, data, files.
 #pragma once
 
+#include "nn/AddConstant.h"
 #include "nn/AtomicFile.h"
 #include "nn/BatchIterator.h"
 #include "nn/BatchNormalization.h"
@@ -23,6 +24,8 @@
 #include "nn/LogSoftMax.h"
 #include "nn/MSECriterion.h"
 #include "nn/Module.h"
+#include "nn/MulConstant.h"
+#include "nn/Narrow.h"
 #include "nn/Numerics.h"
 #include "nn/Parallel.h"
 #include "nn/Profiler.h"
@@ -30,6 +33,7 @@
 #include "nn/ReLU.h"
 #include "nn/Reshape.h"
 #include "nn/SGD.h"
+#include "nn/Select.h"
 #include "nn/Sequential.h"
 #include "nn/Serialize.h"
 #include "nn/Sigmoid.h"

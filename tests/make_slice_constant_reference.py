@@ -1,0 +1,52 @@
+"""Prints tests/SliceConstantReference.h: PyTorch's outputs and input gradients of narrow, select,
+multiplication by a constant and addition of a constant, for tests/narrow_test.cpp and
+tests/constant_test.cpp.
+
+Run once with PyTorch 1.13 (python3 tests/make_slice_constant_reference.py >
+tests/SliceConstantReference.h); the test holds the printed numbers, not a dependency on
+PyTorch. The input is [2, 3, 4] and each gradOutput has its output's sizes; both are closed
+formulas the tests compute as well, over flat row-major indices i:
+  input[i] = 5 sin(0.37 i), gradOutput[i] = cos(0.11 i).
+Torch7's negative offsets and lengths, which PyTorch's narrow lacks, are resolved here by hand:
+nn.Narrow(2, -3, -1) of a size-4 dimension is narrow(2, 1, 3), nn.Select(0, -1) is select(0, 1).
+"""
+import math
+
+import torch
+
+SIZES = (2, 3, 4)
+
+
+def formula(f, sizes):
+    n = math.prod(sizes)
+    return torch.tensor([f(i) for i in range(n)], dtype=torch.float32).reshape(sizes)
+
+
+def table(name, t):
+    def literal(v):
+        text = "%.9g" % float(v)
+        return text + ("f" if "." in text or "e" in text else ".f")
+
+    values = [literal(v) for v in t.detach().reshape(-1)]
+    lines = ["    " + ", ".join(values[k:k + 6]) + "," for k in range(0, len(values), 6)]
+    return "inline const std::vector<float> %s{\n%s\n};\n" % (name, "\n".join(lines))
+
+
+def reference(name, f):
+    x = formula(lambda i: 5 * math.sin(0.37 * i), SIZES).requires_grad_()
+    y = f(x)
+    g = formula(lambda i: math.cos(0.11 * i), tuple(y.shape))
+    (grad,) = torch.autograd.grad(y, x, g)
+    return table("kTorch%s" % name, y) + "\n" + table("kTorch%sGradInput" % name, grad)
+
+
+print("// PyTorch %s's narrow, select, x * 0.3 and x + 0.7 of a [2, 3, 4] input, and their input"
+      % torch.__version__.split("a")[0])
+print("// gradients: written by tests/make_slice_constant_reference.py, which says how. Do not edit.")
+print("#pragma once\n\n#include <vector>\n\nnamespace nn::test {\n")
+print(reference("Narrow1", lambda x: x.narrow(1, 1, 2)))
+print(reference("Narrow2", lambda x: x.narrow(2, 1, 3)))
+print(reference("Select0", lambda x: x.select(0, 1)))
+print(reference("MulConstant", lambda x: x * 0.3))
+print(reference("AddConstant", lambda x: x + 0.7))
+print("}  // namespace nn::test")
