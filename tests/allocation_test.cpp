@@ -107,6 +107,21 @@ TEST_CASE("a steady LeNet training step with profiling on allocates nothing", "[
   REQUIRE(allocations == 0);
 }
 
+TEST_CASE("a steady training step through Select, Narrow, MulConstant and AddConstant allocates nothing",
+          "[allocation][nosanitizer]") {
+  nn::manualSeed(1);
+  nn::Sequential net;
+  net.add(std::make_shared<nn::Select>(1, 0));         // [N, 28, 28]
+  net.add(std::make_shared<nn::Narrow>(1, 2, 24));     // [N, 24, 28]
+  net.add(std::make_shared<nn::Narrow>(2, -26, 24));   // [N, 24, 24]
+  net.add(std::make_shared<nn::MulConstant>(2.f));
+  net.add(std::make_shared<nn::AddConstant>(-1.f));
+  net.add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 576}));
+  net.add(std::make_shared<nn::Linear>(576, 10));
+  net.add(std::make_shared<nn::LogSoftMax>());
+  REQUIRE(allocationsOfSteps(net, 3, 8) == 0);
+}
+
 TEST_CASE("the counter sees allocations of every kind", "[allocation][nosanitizer]") {
   // The checks above could not fail if an allocation went uncounted.
   int64_t before = allocations();

@@ -61,7 +61,16 @@ void CpuBackend::copy(float* dst, const Device&, const StridedView& dstView, con
     });
     return;
   }
-  // Strided on both sides: through a contiguous copy of the source.
+  // Rows of equal length a stride apart on both sides (copyAlong): a row at a time.
+  const bool rows = dstView.dims == 2 && srcView.dims == 2 && dstView.sizes[0] == srcView.sizes[0] &&
+                    dstView.sizes[1] == srcView.sizes[1] && dstView.strides[1] == 1 && srcView.strides[1] == 1;
+  if (rows) {
+    for (int64_t r = 0; r < dstView.sizes[0]; ++r)
+      std::memcpy(dst + r * dstView.strides[0], src + r * srcView.strides[0],
+                  static_cast<size_t>(dstView.sizes[1]) * sizeof(float));
+    return;
+  }
+  // Strided on both sides otherwise: through a contiguous copy of the source.
   std::vector<float> staged(static_cast<size_t>(count));
   copy(staged.data(), Device(), StridedView::contiguous(count), src, Device(), srcView, count);
   copy(dst, Device(), dstView, staged.data(), Device(), StridedView::contiguous(count), count);
