@@ -250,6 +250,13 @@ void Module::checkGradOutput(const Tensor& like, const Tensor& gradOutput) const
            toString() << ": expected gradOutput on " << like.device().str() << ", got " << gradOutput.device().str());
 }
 
+void Module::checkGradOutput(const Tensor& input, const std::vector<int64_t>& sizes, const Tensor& gradOutput) const {
+  NN_CHECK(gradOutput.sizes() == sizes && gradOutput.device() == input.device(),
+           toString() << ": expected gradOutput of size " << shapeString(sizes) << " on " << input.device().str()
+                      << " for input " << input.shapeString() << ", got " << gradOutput.shapeString() << " on "
+                      << gradOutput.device().str());
+}
+
 namespace {
 std::mutex& registryMutex() {
   static std::mutex m;

@@ -132,6 +132,9 @@ class Module : public std::enable_shared_from_this<Module> {
   /// gradient of, or the input of a module whose output has the input's sizes), naming this
   /// module and both sizes.
   void checkGradOutput(const Tensor& like, const Tensor& gradOutput) const;
+  /// Throws unless gradOutput has `sizes` (the output's for `input`) and the input's device,
+  /// naming this module, the input and both sizes.
+  void checkGradOutput(const Tensor& input, const std::vector<int64_t>& sizes, const Tensor& gradOutput) const;
 
   bool train_ = true;
   bool gradInputNeeded_ = true;

@@ -32,10 +32,7 @@ const Tensor& NarrowingModule::updateOutput(const Tensor& input) {
 const Tensor& NarrowingModule::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   const Slice slice = sliceOf(input);
   resolveSizes(input, slice);
-  NN_CHECK(gradOutput.sizes() == sizes_ && gradOutput.device() == input.device(),
-           toString() << ": expected gradOutput of size " << shapeString(sizes_) << " on " << input.device().str()
-                      << " for input " << input.shapeString() << ", got " << gradOutput.shapeString() << " on "
-                      << gradOutput.device().str());
+  checkGradOutput(input, sizes_, gradOutput);
   const Tensor& g = contiguousIn(gradOutput, contiguousGradOutput_);
   gradOutputKept_.set_(g.storage(), g.storageOffset(), kept_);
   gradInput.resize_(input.sizes(), input.device());

@@ -399,6 +399,31 @@ Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, co
   return *this;
 }
 
+Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes,
+                     const std::vector<int64_t>& strides) {
+  NN_CHECK(strides.size() == sizes.size(), "nn.Tensor.set_: expected a stride for each of the sizes "
+                                               << nn::shapeString(sizes) << ", got " << strides.size() << " strides");
+  int64_t last = offset;  // the last element the view reaches
+  bool empty = false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    NN_CHECK(sizes[d] >= 0 && strides[d] >= 0,
+             "nn.Tensor.set_: expected sizes and strides of at least 0, got sizes " << nn::shapeString(sizes)
+                                                                                   << " and strides "
+                                                                                   << nn::shapeString(strides));
+    empty = empty || sizes[d] == 0;
+    if (sizes[d] > 0) last += (sizes[d] - 1) * strides[d];
+  }
+  NN_CHECK(storage == nullptr || empty || (offset >= 0 && last < storage->count()),
+           "nn.Tensor.set_: sizes " << nn::shapeString(sizes) << " with strides " << nn::shapeString(strides)
+                                    << " at offset " << offset << " exceed a storage of " << storage->count()
+                                    << " elements");
+  impl_->storage = storage;
+  impl_->offset = offset;
+  impl_->sizes = sizes;
+  impl_->strides = strides;
+  return *this;
+}
+
 void Tensor::checkElementwise(const char* op, const Tensor& other) const {
   NN_CHECK(sizes() == other.sizes(),
            "nn.Tensor." << op << ": expected sizes " << shapeString() << ", got " << other.shapeString());

@@ -139,6 +139,10 @@ class Tensor {
   /// Makes this handle view `src`'s storage with src's offset, sizes and strides.
   Tensor& set_(const Tensor& src);
   Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes);
+  /// The same with the given strides (at least 0): a view with no new handle, so that a module
+  /// that copies through a strided view of its own buffer allocates nothing in a steady step.
+  Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes,
+               const std::vector<int64_t>& strides);
   /// this += alpha * other (same sizes, same device, both contiguous).
   Tensor& add_(const Tensor& other, float alpha = 1.f);
   /// this *= value (contiguous).

@@ -107,13 +107,16 @@ TEST_CASE("a steady LeNet training step with profiling on allocates nothing", "[
   REQUIRE(allocations == 0);
 }
 
-TEST_CASE("a steady training step through Select, Narrow, MulConstant and AddConstant allocates nothing",
+TEST_CASE("a steady training step through padding, Select, Narrow, Transpose, MulConstant and AddConstant "
+          "allocates nothing",
           "[allocation][nosanitizer]") {
   nn::manualSeed(1);
   nn::Sequential net;
-  net.add(std::make_shared<nn::Select>(1, 0));         // [N, 28, 28]
-  net.add(std::make_shared<nn::Narrow>(1, 2, 24));     // [N, 24, 28]
-  net.add(std::make_shared<nn::Narrow>(2, -26, 24));   // [N, 24, 24]
+  net.add(std::make_shared<nn::SpatialZeroPadding>(2, 2, 1, 3));  // [N, 1, 32, 32]
+  net.add(std::make_shared<nn::Select>(1, 0));                    // [N, 32, 32]
+  net.add(std::make_shared<nn::Narrow>(1, 4, 24));                // [N, 24, 32]
+  net.add(std::make_shared<nn::Narrow>(2, -28, 24));              // [N, 24, 24]
+  net.add(std::make_shared<nn::Transpose>(std::initializer_list<std::pair<int, int>>{{1, 2}}));
   net.add(std::make_shared<nn::MulConstant>(2.f));
   net.add(std::make_shared<nn::AddConstant>(-1.f));
   net.add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 576}));

@@ -1,5 +1,6 @@
-// nn::Narrow and nn::Select (Torch7's nn.Narrow, nn.Select, from 0): reference values by hand
-// and from PyTorch, finite differences, negative offsets, lengths and indices, strided input on
+// The modules that copy part of a tensor or rearrange it: nn::Narrow, nn::Select, nn::Transpose
+// and nn::SpatialZeroPadding (Torch7's, dimensions from 0): reference values by hand and from
+// PyTorch, finite differences, negative offsets, lengths, indices and pads, strided input on
 // another device, saving, cloning and errors; on CPU devices and, where found, CUDA devices.
 #include "nn/Narrow.h"
 
@@ -8,6 +9,8 @@
 #include <numeric>
 
 #include "nn/Select.h"
+#include "nn/SpatialZeroPadding.h"
+#include "nn/Transpose.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
@@ -165,4 +168,90 @@ NN_DEVICE_TEST_CASE("Narrow and Select reject settings and inputs they cannot ta
                       Catch::Contains("nn.Narrow") && Catch::Contains("[2, 2, 4]") && Catch::Contains("[2, 3, 4]"));
   REQUIRE_THROWS_WITH(narrow.backward(x, Tensor::zeros({2, 2, 4}, kind.other())),
                       Catch::Contains("nn.Narrow") && Catch::Contains(kind.other().str()));
+}
+
+NN_DEVICE_TEST_CASE("Transpose swaps pairs of dimensions one after the other, and back for gradOutput",
+                    "[Transpose]") {
+  nn::Transpose transpose({{0, 2}, {1, 2}});
+  REQUIRE(transpose.toString() == "nn.Transpose({0, 2}, {1, 2})");
+  const Tensor x = counting(kind);
+  // [2, 3, 4] -> swap 0, 2 -> [4, 3, 2] -> swap 1, 2 -> [4, 2, 3]: y[k][n][r] = x[n][r][k] = 12 n + 4 r + k.
+  const Tensor& y = transpose.forward(x);
+  REQUIRE(y.sizes() == std::vector<int64_t>{4, 2, 3});
+  REQUIRE(y.isContiguous());
+  REQUIRE(y.toVector() == std::vector<float>{0, 4, 8, 12, 16, 20, 1, 5, 9, 13, 17, 21,
+                                             2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23});
+  // Back: gradInput[n][r][k] = gradOutput[k][n][r], so gradOutput = y gives x back.
+  REQUIRE(transpose.backward(x, y.clone()).toVector() == x.toVector());
+  REQUIRE_THAT(nn::test::checkInputGradient(transpose, kind.on(nn::test::randomTensor({2, 3, 4}, 6))),
+               nn::test::AgreesWithin(1e-3));
+  checkAgainstTorch(kind, transpose, nn::test::kTorchTranspose, nn::test::kTorchTransposeGradInput);
+  checkCopies(kind, transpose);
+  REQUIRE_THROWS_WITH(transpose.forward(Tensor::zeros({2, 3}, kind.device())),
+                      Catch::Contains("nn.Transpose({0, 2}, {1, 2})") && Catch::Contains("more than 2 dimensions") &&
+                          Catch::Contains("[2, 3]"));
+  REQUIRE_THROWS_WITH(nn::Transpose(nn::TransposeOptions{{0, 1, 2}}), Catch::Contains("pairs"));
+}
+
+NN_DEVICE_TEST_CASE("SpatialZeroPadding adds zeros around each plane and gives gradOutput's middle back",
+                    "[SpatialZeroPadding]") {
+  nn::SpatialZeroPadding pad(1, 0, 2, 1);
+  REQUIRE(pad.toString() == "nn.SpatialZeroPadding(l=1, r=0, t=2, b=1)");
+  // One 2 x 2 plane [[1, 2], [3, 4]] in a batch of one: two rows above, one below, one column left.
+  const Tensor x = kind.on(Tensor::fromVector({1, 1, 2, 2}, {1, 2, 3, 4}));
+  const Tensor& y = pad.forward(x);
+  REQUIRE(y.sizes() == std::vector<int64_t>{1, 1, 5, 3});
+  REQUIRE(y.toVector() == std::vector<float>{0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 3, 4, 0, 0, 0});
+  std::vector<float> gradOut(15);
+  std::iota(gradOut.begin(), gradOut.end(), 1.f);
+  // gradOutput 1..15 as 5 x 3: the input's cells are (2, 1), (2, 2), (3, 1), (3, 2): 8, 9, 11, 12.
+  REQUIRE(pad.backward(x, kind.on(Tensor::fromVector({1, 1, 5, 3}, gradOut))).toVector() ==
+          std::vector<float>{8, 9, 11, 12});
+  REQUIRE_THAT(nn::test::checkInputGradient(pad, kind.on(nn::test::randomTensor({2, 3, 4, 5}, 7))),
+               nn::test::AgreesWithin(1e-3));
+  nn::SpatialZeroPadding padded(1, 2, 0, 1);
+  checkAgainstTorch(kind, padded, nn::test::kTorchPad, nn::test::kTorchPadGradInput);
+  checkCopies(kind, padded);
+}
+
+NN_DEVICE_TEST_CASE("SpatialZeroPadding crops where a count is negative", "[SpatialZeroPadding]") {
+  const Tensor x = counting(kind);  // [C, H, W] = [2, 3, 4]
+  // Left -1 and bottom -1 crop a column and a row; right 1 and top 2 add zeros.
+  nn::SpatialZeroPadding crop(-1, 1, 2, -1);
+  const Tensor& y = crop.forward(x);
+  REQUIRE(y.sizes() == std::vector<int64_t>{2, 4, 4});
+  REQUIRE(y.toVector() == std::vector<float>{0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 0, 5, 6, 7, 0,
+                                             0, 0, 0, 0, 0, 0, 0, 0, 13, 14, 15, 0, 17, 18, 19, 0});
+  REQUIRE_THAT(nn::test::checkInputGradient(crop, kind.on(nn::test::randomTensor({2, 3, 4}, 8))),
+               nn::test::AgreesWithin(1e-3));
+  checkAgainstTorch(kind, crop, nn::test::kTorchCrop, nn::test::kTorchCropGradInput);
+  // Cropping every row leaves zeros only; an output of no rows is an error.
+  nn::SpatialZeroPadding away(0, 0, 1, -3);
+  REQUIRE(away.forward(x).toVector() == std::vector<float>(8, 0.f));
+  REQUIRE(away.backward(x, Tensor::zeros({2, 1, 4}, kind.device()).fill_(1)).toVector() == std::vector<float>(24, 0.f));
+  REQUIRE_THROWS_WITH(nn::SpatialZeroPadding(0, 0, -2, -1).forward(x),
+                      Catch::Contains("nn.SpatialZeroPadding(l=0, r=0, t=-2, b=-1)") && Catch::Contains("0 x 4") &&
+                          Catch::Contains("[2, 3, 4]"));
+  REQUIRE_THROWS_WITH(crop.forward(Tensor::zeros({3, 4}, kind.device())),
+                      Catch::Contains("[C, H, W] or [N, C, H, W]") && Catch::Contains("[3, 4]"));
+  crop.forward(x);
+  REQUIRE_THROWS_WITH(crop.backward(x, Tensor::zeros({2, 3, 4}, kind.device())),
+                      Catch::Contains("nn.SpatialZeroPadding") && Catch::Contains("[2, 4, 4]"));
+}
+
+NN_DEVICE_TEST_CASE("Transpose and SpatialZeroPadding on another device give the host's results for strided input",
+                    "[Transpose][SpatialZeroPadding]") {
+  const Tensor host = nn::test::randomTensor({2, 3, 4, 5}, 9);
+  const Tensor strided = nn::test::stridedOn(host, kind.compared());
+  nn::Transpose transpose({{1, 3}});
+  nn::SpatialZeroPadding pad(2, -1, 1, 0);
+  for (nn::Module* module : {static_cast<nn::Module*>(&transpose), static_cast<nn::Module*>(&pad)}) {
+    CAPTURE(module->toString());
+    const Tensor y = module->forward(host).clone();
+    const Tensor hostGrad = nn::test::randomTensor(y.sizes(), 10);
+    const std::vector<float> gi = module->backward(host, hostGrad).toVector();
+    module->to(kind.compared());
+    REQUIRE(module->forward(strided).toVector() == y.toVector());
+    REQUIRE(module->backward(strided, nn::test::stridedOn(hostGrad, kind.compared())).toVector() == gi);
+  }
 }
