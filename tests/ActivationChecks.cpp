@@ -1,6 +1,9 @@
 // Test support for element-wise activations.
 #include "tests/ActivationChecks.h"
 
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include "nn/Linear.h"
@@ -11,13 +14,38 @@
 
 namespace nn::test {
 
-Tensor awayFromZero(uint64_t seed, float low, float high) {
+Tensor awayFromZero(uint64_t seed, float low, float high) { return awayFromKinks(seed, low, high, {0.f}); }
+
+Tensor awayFromKinks(uint64_t seed, float low, float high, std::initializer_list<float> kinks) {
   Tensor x = randomTensor({3, 11}, seed, low, high);
   for (int64_t i = 0; i < x.numel(); ++i) {
     float& v = x.data()[i];
-    if (v > -0.05f && v < 0.05f) v = v < 0 ? v - 0.05f : v + 0.05f;
+    for (float k : kinks)
+      if (v > k - 0.05f && v < k + 0.05f) v = v < k ? v - 0.05f : v + 0.05f;
   }
   return x;
+}
+
+std::pair<std::vector<float>, std::vector<float>> runPasses(const DeviceKind& kind, Module& module,
+                                                            const std::vector<float>& x, const std::vector<float>& g,
+                                                            bool inplace) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  Tensor input = kind.on(Tensor::fromVector({n}, x));
+  Tensor gradOutput = kind.on(Tensor::fromVector({n}, g));
+  std::vector<float> y = module.forward(input).toVector();
+  std::vector<float> gi = module.backward(input, gradOutput).toVector();
+  // In place, the input and gradOutput hold the results; out of place, they are as they were.
+  CHECK(input.toVector() == (inplace ? y : x));
+  CHECK(gradOutput.toVector() == (inplace ? gi : g));
+  return {std::move(y), std::move(gi)};
+}
+
+void checkWithinUlps(const std::vector<float>& got, const std::vector<float>& want, int ulps) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i, got[i], want[i]);
+    CHECK(std::fabs(double(got[i]) - want[i]) <= ulps * std::ldexp(1.0, std::ilogb(want[i] == 0 ? 1.f : want[i]) - 23));
+  }
 }
 
 GradientCheck checkInPlaceInNetwork(const DeviceKind& kind, const ModulePtr& activation, const Tensor& input) {

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
+#include <vector>
 
 #include "nn/Module.h"
 #include "tests/DeviceTest.h"
@@ -13,6 +16,19 @@ namespace nn::test {
 /// [3, 11] values uniform in [low, high) from `seed`, moved to at least 0.05 from 0: where
 /// central differences of step 1e-2 see no kink.
 Tensor awayFromZero(uint64_t seed, float low, float high);
+/// The same, moved to at least 0.05 from each of `kinks`.
+Tensor awayFromKinks(uint64_t seed, float low, float high, std::initializer_list<float> kinks);
+
+/// The output and gradInput of `module` (an activation, in place or not) for the vectors x and
+/// g on the kind's device; checks that in place the input and gradOutput were overwritten with
+/// them and that out of place they were left as they were.
+std::pair<std::vector<float>, std::vector<float>> runPasses(const DeviceKind& kind, Module& module,
+                                                            const std::vector<float>& x, const std::vector<float>& g,
+                                                            bool inplace);
+
+/// Each element of `got` within `ulps` units in the last place of float rounding at the size
+/// of `want`'s (exactly, for ulps 0).
+void checkWithinUlps(const std::vector<float>& got, const std::vector<float>& want, int ulps);
 
 /// The input-gradient check of `activation` in place between two Linear layers on the kind's
 /// device, as it is used: it overwrites the first layer's output, which that layer does not

@@ -23,16 +23,6 @@ const std::vector<float> kTorchOutput{-0.665149033f, -0.49944663f, -0.275428534f
 const std::vector<float> kTorchGradInput{0.0174254738f, -0.200553358f, 0.849142909f, 0.986383677f,
                                          -0.524999976f, 3.f,           -2.f};
 
-// Each element within 4 ulp of float rounding at the value's size (and exactly where the
-// value is one a float holds exactly, as above 0).
-void checkClose(const std::vector<float>& got, const std::vector<float>& want) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    CAPTURE(i, got[i], want[i]);
-    CHECK(std::fabs(double(got[i]) - want[i]) <= 4 * std::ldexp(1.0, std::ilogb(want[i] == 0 ? 1.f : want[i]) - 23));
-  }
-}
-
 }  // namespace
 
 NN_DEVICE_TEST_CASE("ELU matches hand-computed values and PyTorch's, in place or not", "[ELU]") {
@@ -43,14 +33,14 @@ NN_DEVICE_TEST_CASE("ELU matches hand-computed values and PyTorch's, in place or
     Tensor g = kind.on(Tensor::fromVector({7}, kGrad));
     // y = x above 0, 0.7 (e^x - 1) at and below it: -0.7 (1 - e^-3) = -0.66514903...
     const std::vector<float> y = elu.forward(x).toVector();
-    checkClose(y, kTorchOutput);
+    nn::test::checkWithinUlps(y, kTorchOutput, 4);
     CHECK(y[4] == 0.f);
     CHECK(y[5] == 0.375f);
     CHECK(y[6] == 2.5f);
     CHECK(std::fabs(y[0] - 0.7 * std::expm1(-3.0)) < 1e-7);
     // gradInput = gradOutput above 0, gradOutput (y + 0.7) at and below it: at x = 0, 0.7 gradOutput.
     const std::vector<float> gi = elu.backward(x, g).toVector();
-    checkClose(gi, kTorchGradInput);
+    nn::test::checkWithinUlps(gi, kTorchGradInput, 4);
     CHECK(gi[4] == -0.75f * (0.f + 0.7f));
     CHECK(gi[6] == -2.f);
     if (inplace) {

@@ -27,6 +27,9 @@ struct ElementwiseKernels {
   ActivationKernels sigmoid;
   ActivationKernels leakyRelu;
   ActivationKernels elu;
+  ActivationKernels threshold;
+  ActivationKernels hardTanh;
+  ActivationKernels softPlus;
   /// One SGD step over n elements; velocity is null without momentum.
   void (*sgdStep)(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,
                   const math::SgdStep& step);

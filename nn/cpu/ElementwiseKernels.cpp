@@ -84,7 +84,8 @@ void sgdStep(const Device& device, float* x, const float* gradient, float* veloc
 ElementwiseKernels elementwiseKernels() {
   namespace a = math::activation;
   return {activation<a::ReLU>(),      activation<a::Tanh>(), activation<a::Sigmoid>(),
-          activation<a::LeakyReLU>(), activation<a::ELU>(),  &sgdStep};
+          activation<a::LeakyReLU>(), activation<a::ELU>(),
+          activation<a::Threshold>(), activation<a::HardTanh>(), activation<a::SoftPlus>(), &sgdStep};
 }
 
 }  // namespace nn::cpu

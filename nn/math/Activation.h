@@ -11,7 +11,7 @@
 // bit for bit). Every activation is listed in All, so that the probe covers it.
 #pragma once
 
-#include <math.h>  // tanhf, expf, expm1f: the float functions of both the host and nvcc device code
+#include <math.h>  // tanhf, expf, expm1f, log1pf: the float functions of both the host and nvcc device code
 
 #include "nn/HostDevice.h"
 
@@ -75,13 +75,53 @@ struct ELU {
   }
 };
 
+/// Threshold (Torch7's nn.Threshold(th, v)): x where x > th, else v. a = th, b = v.
+struct Threshold {
+  static constexpr bool kInPlace = true;  // y > th exactly where x > th while v <= th (the module checks)
+  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
+  float threshold, value;
+  NN_HD explicit Threshold(const ActivationArgs& args) : threshold(args.a), value(args.b) {}
+  NN_HD float forward(float x) const { return x > threshold ? x : value; }
+  NN_HD float backward(float x, float, float gradOutput) const { return x > threshold ? gradOutput : 0.f; }
+};
+
+/// HardTanh (Torch7's nn.HardTanh(min, max); ReLU6 is HardTanh(0, 6)): x clamped to [min, max].
+/// The gradient passes strictly inside, and, as PyTorch's hardtanh_backward, where x is NaN.
+/// a = min, b = max.
+struct HardTanh {
+  static constexpr bool kInPlace = true;  // y lies strictly inside exactly where x does
+  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
+  float low, high;
+  NN_HD explicit HardTanh(const ActivationArgs& args) : low(args.a), high(args.b) {}
+  NN_HD float forward(float x) const { return x < low ? low : (x > high ? high : x); }
+  NN_HD float backward(float x, float, float gradOutput) const {
+    return x <= low || x >= high ? 0.f : gradOutput;
+  }
+};
+
+/// SoftPlus (Torch7's nn.SoftPlus(beta, threshold)): log(1 + e^(beta x)) / beta, and x itself
+/// where beta x > threshold (PyTorch's formula). The backward reads x, as PyTorch's:
+/// dy/dx = z / (z + 1) with z = e^(beta x), 1 above the threshold. a = beta, b = threshold.
+struct SoftPlus {
+  static constexpr bool kInPlace = false;
+  static constexpr bool kForwardLibm = true, kBackwardLibm = true;
+  float beta, threshold;
+  NN_HD explicit SoftPlus(const ActivationArgs& args) : beta(args.a), threshold(args.b) {}
+  NN_HD float forward(float x) const { return x * beta > threshold ? x : log1pf(expf(x * beta)) / beta; }
+  NN_HD float backward(float x, float, float gradOutput) const {
+    if (x * beta > threshold) return gradOutput;
+    const float z = expf(x * beta);
+    return gradOutput * z / (z + 1.f);
+  }
+};
+
 template <typename... A>
 struct List {
   static constexpr int kCount = sizeof...(A);
 };
 
 /// Every activation above.
-using All = List<ReLU, Tanh, Sigmoid, LeakyReLU, ELU>;
+using All = List<ReLU, Tanh, Sigmoid, LeakyReLU, ELU, Threshold, HardTanh, SoftPlus>;
 
 }  // namespace activation
 }  // namespace nn::math

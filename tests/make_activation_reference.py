@@ -1,0 +1,41 @@
+"""Prints tests/ActivationReference.h: PyTorch's outputs and input gradients of Threshold(0.5, -2),
+HardTanh(-1, 2.5), ReLU6 and SoftPlus(beta 2, threshold 5) for tests/threshold_test.cpp and
+tests/softplus_test.cpp.
+
+Run once with PyTorch 1.13 (python3 tests/make_activation_reference.py >
+tests/ActivationReference.h); the test holds the printed numbers, not a dependency on PyTorch.
+The inputs sit on both sides of every bound and on the bounds themselves (-1, 0, 0.5, 2.5, 6).
+"""
+import torch
+import torch.nn.functional as F
+
+X = [-3, -1.25, -1, -0.5, -0.0625, 0, 0.5, 0.625, 1, 2.5, 6, 7.5, 25]
+GRAD = [0.5, -1, 2, 1.5, -0.75, 3, -2, 1.25, -0.5, 0.25, 4, -3, 1]
+
+
+def literal(v):
+    text = "%.9g" % float(v)
+    return text + ("f" if "." in text or "e" in text else ".f")
+
+
+def table(name, values):
+    return "inline const std::vector<float> %s{%s};\n" % (name, ", ".join(literal(v) for v in values))
+
+
+def reference(name, f):
+    x = torch.tensor(X, dtype=torch.float32, requires_grad=True)
+    y = f(x)
+    (grad,) = torch.autograd.grad(y, x, torch.tensor(GRAD, dtype=torch.float32))
+    return table("kTorch%s" % name, y.detach().tolist()) + table("kTorch%sGradInput" % name, grad.tolist())
+
+
+print("// PyTorch %s's threshold, hardtanh, relu6 and softplus of the inputs below, and their input"
+      % torch.__version__.split("a")[0])
+print("// gradients: written by tests/make_activation_reference.py, which says how. Do not edit.")
+print("#pragma once\n\n#include <vector>\n\nnamespace nn::test {\n")
+print(table("kActivationX", X) + table("kActivationGrad", GRAD))
+print(reference("Threshold", lambda x: F.threshold(x, 0.5, -2.0)))
+print(reference("HardTanh", lambda x: F.hardtanh(x, -1.0, 2.5)))
+print(reference("ReLU6", lambda x: F.relu6(x)))
+print(reference("SoftPlus", lambda x: F.softplus(x, beta=2, threshold=5)))
+print("}  // namespace nn::test")
