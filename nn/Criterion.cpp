@@ -38,6 +38,12 @@ float* Criterion::lossOn(const Device& device) {
   return loss_.rawData();
 }
 
+const float* Criterion::weightsOn(const Tensor& weights, const Device& device) {
+  deviceWeights_.resize_(weights.sizes(), device);
+  deviceWeights_.copy_(weights);
+  return deviceWeights_.rawData();
+}
+
 float Criterion::readLoss() {
   hostLoss_.resize_({1}, Device());
   hostLoss_.copy_(loss_);

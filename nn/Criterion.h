@@ -38,8 +38,12 @@ class Criterion {
   float* lossOn(const Device& device);
   /// The loss written there, read on the host; sets `output` to it.
   float readLoss();
+  /// A criterion's weights (kept on the host, shared with the tensor the user gave) on
+  /// `device`, contiguous: copied at every call, so that changes to the weights take effect.
+  const float* weightsOn(const Tensor& weights, const Device& device);
 
  private:
+  Tensor deviceWeights_;
   Tensor hostTargets_;
   Tensor loss_;
   Tensor hostLoss_;

@@ -1,22 +1,15 @@
 // nn::MSECriterion: loss = sum (input - target)^2, divided by the number of elements when
-// sizeAverage (Torch7's MSECriterion).
+// sizeAverage (Torch7's MSECriterion); the formula is math::loss::Mse.
 #pragma once
 
-#include "nn/Criterion.h"
+#include "nn/PointwiseCriterion.h"
 
 namespace nn {
 
-class MSECriterion : public Criterion {
+class MSECriterion : public PointwiseCriterion {
  public:
-  explicit MSECriterion(bool sizeAverage = true) : Criterion(sizeAverage) {}
-
-  /// input and target of one size, any number of dimensions.
-  float updateOutput(const Tensor& input, const Tensor& target) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& target) override;
+  explicit MSECriterion(bool sizeAverage = true) : PointwiseCriterion(&CriterionKernels::mse, sizeAverage) {}
   std::string toString() const override { return "nn.MSECriterion"; }
-
- private:
-  void check(const Tensor& input, const Tensor& target) const;
 };
 
 }  // namespace nn

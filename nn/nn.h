@@ -2,7 +2,9 @@
 #pragma once
 
 #include "nn/AddConstant.h"
+#include "nn/AbsCriterion.h"
 #include "nn/AtomicFile.h"
+#include "nn/BCECriterion.h"
 #include "nn/BatchIterator.h"
 #include "nn/BatchNormalization.h"
 #include "nn/Checkpoint.h"
@@ -13,6 +15,7 @@
 #include "nn/Criterion.h"
 #include "nn/CrossEntropyCriterion.h"
 #include "nn/Device.h"
+#include "nn/DistKLDivCriterion.h"
 #include "nn/Dropout.h"
 #include "nn/ELU.h"
 #include "nn/Error.h"
@@ -26,6 +29,7 @@
 #include "nn/MSECriterion.h"
 #include "nn/Module.h"
 #include "nn/MulConstant.h"
+#include "nn/MultiMarginCriterion.h"
 #include "nn/Narrow.h"
 #include "nn/Numerics.h"
 #include "nn/Parallel.h"
@@ -35,6 +39,7 @@
 #include "nn/ReLU6.h"
 #include "nn/Reshape.h"
 #include "nn/SGD.h"
+#include "nn/SmoothL1Criterion.h"
 #include "nn/Select.h"
 #include "nn/Sequential.h"
 #include "nn/Serialize.h"

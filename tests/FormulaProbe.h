@@ -18,7 +18,7 @@
 #include "nn/math/Dropout.h"
 #include "nn/math/Linear.h"
 #include "nn/math/Loss.h"
-#include "nn/math/Mse.h"
+#include "nn/math/PointwiseLoss.h"
 #include "nn/math/Pooling.h"
 #include "nn/math/Sgd.h"
 #include "nn/math/SoftMax.h"
@@ -63,8 +63,8 @@ static NN_HD void probeActivations(math::activation::List<A...>, float a, float 
 // same reason.
 static NN_HD void probeSample(const float* in, float* out) {
   const float a = in[0], b = in[1], c = in[2], d = in[3];
-  out[0] = math::mseTerm(a, b);
-  out[1] = math::mseGradient(a, b, 1.f / 7.f);
+  out[0] = math::loss::Mse::term(a, b);
+  out[1] = math::loss::Mse::gradient(a, b) * (1.f / 7.f);
   const float invstd = math::batchNormInvstd(c, 1e-5f);
   out[2] = invstd;
   out[3] = math::batchNormOutput(a, b, invstd, d, c);

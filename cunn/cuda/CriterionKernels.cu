@@ -12,7 +12,8 @@
 #include "cunn/cuda/Tables.h"
 #include "nn/math/CrossEntropy.h"
 #include "nn/math/Loss.h"
-#include "nn/math/Mse.h"
+#include "nn/math/MultiMargin.h"
+#include "nn/math/PointwiseLoss.h"
 
 namespace nn {
 
@@ -60,17 +61,44 @@ __global__ void crossEntropyGradientKernel(const float* x, const float* t, float
   }
 }
 
-__global__ void mseLossKernel(const float* x, const float* t, int64_t n, bool sizeAverage, float* loss) {
+__global__ void multiMarginLossKernel(const float* x, const float* t, const float* weights, int64_t batch,
+                                      int64_t classes, int p, float margin, bool sizeAverage, float* loss) {
   __shared__ double shared[kThreads];
   double total = 0;
-  for (int64_t i = threadIdx.x; i < n; i += kThreads) total += math::mseTerm(x[i], t[i]);
+  for (int64_t i = threadIdx.x; i < batch; i += kThreads) {
+    const int64_t y = static_cast<int64_t>(t[i]);
+    total += math::multiMarginRowLoss(x + i * classes, classes, y, margin, p, weights ? weights[y] : 1.f);
+  }
+  total = blockSum(total, shared);
+  if (threadIdx.x == 0) *loss = math::averageLoss(total, batch, sizeAverage);
+}
+
+// A thread per row.
+__global__ void multiMarginGradientKernel(const float* x, const float* t, const float* weights, float* gradIn,
+                                          int64_t batch, int64_t classes, int p, float margin, float norm) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < batch; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t y = static_cast<int64_t>(t[i]);
+    math::multiMarginRowGradient(x + i * classes, classes, y, margin, p, weights ? weights[y] : 1.f, norm,
+                                 gradIn + i * classes);
+  }
+}
+
+// A point-wise loss L of nn/math/PointwiseLoss.h: the terms summed in double by one block.
+template <typename L>
+__global__ void pointwiseLossKernel(const float* x, const float* t, const float* weights, int64_t period, int64_t n,
+                                    bool sizeAverage, float* loss) {
+  __shared__ double shared[kThreads];
+  double total = 0;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) total += math::loss::weightedTerm<L>(x, t, weights, period, i);
   total = blockSum(total, shared);
   if (threadIdx.x == 0) *loss = math::averageLoss(total, n, sizeAverage);
 }
 
-__global__ void mseGradientKernel(const float* x, const float* t, float* gradIn, int64_t n, float norm) {
+template <typename L>
+__global__ void pointwiseGradientKernel(const float* x, const float* t, const float* weights, int64_t period,
+                                        float* gradIn, int64_t n, float norm) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    gradIn[i] = math::mseGradient(x[i], t[i], norm);
+    gradIn[i] = math::loss::weightedGradient<L>(x, t, weights, period, i, norm);
 }
 
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
@@ -107,23 +135,51 @@ void crossEntropyGradient(const Device& device, const float* x, const float* t, 
   CUDA_CHECK(cudaGetLastError());
 }
 
-void mseLoss(const Device& device, const float* x, const float* t, int64_t n, bool sizeAverage, float* loss) {
+void multiMarginLoss(const Device& device, const float* x, const float* t, const float* weights, int64_t batch,
+                     int64_t classes, int p, float margin, bool sizeAverage, float* loss) {
   DeviceGuard guard(device);
-  mseLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, n, sizeAverage, loss);
+  multiMarginLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, weights, batch, classes, p, margin, sizeAverage,
+                                                              loss);
   CUDA_CHECK(cudaGetLastError());
 }
 
-void mseGradient(const Device& device, const float* x, const float* t, float* gradIn, int64_t n, bool sizeAverage) {
+void multiMarginGradient(const Device& device, const float* x, const float* t, const float* weights, float* gradIn,
+                         int64_t batch, int64_t classes, int p, float margin, bool sizeAverage) {
   DeviceGuard guard(device);
-  mseGradientKernel<<<blocksFor(static_cast<size_t>(n)), kThreads, 0, streamOf(device)>>>(
-      x, t, gradIn, n, math::lossNorm(n, sizeAverage));
+  multiMarginGradientKernel<<<blocksFor(static_cast<size_t>(batch)), kThreads, 0, streamOf(device)>>>(
+      x, t, weights, gradIn, batch, classes, p, margin, math::multiMarginNorm(batch, classes, sizeAverage));
   CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename L>
+void pointwiseLoss(const Device& device, const float* x, const float* t, const float* weights, int64_t period,
+                   int64_t n, bool sizeAverage, float* loss) {
+  DeviceGuard guard(device);
+  pointwiseLossKernel<L><<<1, kThreads, 0, streamOf(device)>>>(x, t, weights, period, n, sizeAverage, loss);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename L>
+void pointwiseGradient(const Device& device, const float* x, const float* t, const float* weights, int64_t period,
+                       float* gradIn, int64_t n, bool sizeAverage) {
+  DeviceGuard guard(device);
+  pointwiseGradientKernel<L><<<blocksFor(static_cast<size_t>(n)), kThreads, 0, streamOf(device)>>>(
+      x, t, weights, period, gradIn, n, math::lossNorm(n, sizeAverage));
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename L>
+PointwiseLossKernels pointwise() {
+  return {&pointwiseLoss<L>, &pointwiseGradient<L>};
 }
 
 }  // namespace
 
 CriterionKernels cuda::criterionKernels() {
-  return {&classNllLoss, &classNllGradient, &crossEntropyLoss, &crossEntropyGradient, &mseLoss, &mseGradient};
+  namespace l = math::loss;
+  return {&classNllLoss,          &classNllGradient,       &crossEntropyLoss,      &crossEntropyGradient,
+          &multiMarginLoss,       &multiMarginGradient,    pointwise<l::Mse>(),    pointwise<l::Abs>(),
+          pointwise<l::SmoothL1>(), pointwise<l::DistKLDiv>(), pointwise<l::Bce>()};
 }
 
 }  // namespace nn

@@ -1,7 +1,7 @@
-// CriterionKernels: the work of nn::ClassNLLCriterion, nn::CrossEntropyCriterion and
-// nn::MSECriterion on one device type, over contiguous raw arrays: scores x [batch, classes]
-// with class targets [batch] (indices from 0 as floats, already checked), or input and target
-// of n elements. A loss is written to one float in the device's memory. The CPU table is in
+// CriterionKernels: the work of the criterions (nn::ClassNLLCriterion, nn::CrossEntropyCriterion,
+// nn::MultiMarginCriterion and the point-wise ones) on one device type, over contiguous raw
+// arrays: scores x [batch, classes] with class targets [batch] (indices from 0 as floats,
+// already checked), or input and target of n elements. A loss is written to one float in the device's memory. The CPU table is in
 // nn/cpu, the CUDA table in cunn/cuda; see nn/backend/Backend.h.
 #pragma once
 
@@ -10,6 +10,17 @@
 #include "nn/Device.h"
 
 namespace nn {
+
+/// One point-wise loss over n elements of input x and target t; weights, where not null, are
+/// `period` floats, element i taking weights[i % period].
+struct PointwiseLossKernels {
+  /// *loss = sum_i w_i term(x_i, t_i), divided by n where sizeAverage.
+  void (*loss)(const Device& device, const float* x, const float* target, const float* weights, int64_t period,
+               int64_t n, bool sizeAverage, float* loss);
+  /// gradIn_i = gradient(x_i, t_i) norm w_i, norm 1 / n where sizeAverage, else 1.
+  void (*gradient)(const Device& device, const float* x, const float* target, const float* weights, int64_t period,
+                   float* gradIn, int64_t n, bool sizeAverage);
+};
 
 struct CriterionKernels {
   /// *loss = -sum_i x[i][t_i], divided by batch where sizeAverage.
@@ -24,11 +35,19 @@ struct CriterionKernels {
   /// gradIn = softmax(x) - onehot(t), per row, divided by batch where sizeAverage.
   void (*crossEntropyGradient)(const Device& device, const float* x, const float* target, float* gradIn, int64_t batch,
                                int64_t classes, bool sizeAverage);
-  /// *loss = sum_i (x_i - t_i)^2, divided by n where sizeAverage.
-  void (*mseLoss)(const Device& device, const float* x, const float* target, int64_t n, bool sizeAverage, float* loss);
-  /// gradIn_i = 2 (x_i - t_i), divided by n where sizeAverage.
-  void (*mseGradient)(const Device& device, const float* x, const float* target, float* gradIn, int64_t n,
-                      bool sizeAverage);
+  /// Torch7's MultiMarginCriterion over scores x [batch, classes] and class targets; weights
+  /// [classes] or null: *loss = sum of the rows' losses (nn/math/MultiMargin.h), divided by batch
+  /// where sizeAverage.
+  void (*multiMarginLoss)(const Device& device, const float* x, const float* target, const float* weights,
+                          int64_t batch, int64_t classes, int p, float margin, bool sizeAverage, float* loss);
+  void (*multiMarginGradient)(const Device& device, const float* x, const float* target, const float* weights,
+                              float* gradIn, int64_t batch, int64_t classes, int p, float margin, bool sizeAverage);
+  /// The point-wise losses of nn/math/PointwiseLoss.h.
+  PointwiseLossKernels mse;
+  PointwiseLossKernels abs;
+  PointwiseLossKernels smoothL1;
+  PointwiseLossKernels distKLDiv;
+  PointwiseLossKernels bce;
 };
 
 }  // namespace nn

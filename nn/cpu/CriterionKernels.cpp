@@ -4,7 +4,8 @@
 #include "nn/cpu/Tables.h"
 #include "nn/math/CrossEntropy.h"
 #include "nn/math/Loss.h"
-#include "nn/math/Mse.h"
+#include "nn/math/MultiMargin.h"
+#include "nn/math/PointwiseLoss.h"
 
 namespace nn::cpu {
 
@@ -46,22 +47,54 @@ void cpuCrossEntropyGradient(const Device&, const float* x, const float* t, floa
   }
 }
 
-void cpuMseLoss(const Device&, const float* x, const float* t, int64_t n, bool sizeAverage, float* loss) {
+void cpuMultiMarginLoss(const Device&, const float* x, const float* t, const float* weights, int64_t batch,
+                       int64_t classes, int p, float margin, bool sizeAverage, float* loss) {
   double total = 0;
-  for (int64_t i = 0; i < n; ++i) total += math::mseTerm(x[i], t[i]);
+  for (int64_t i = 0; i < batch; ++i) {
+    const int64_t y = static_cast<int64_t>(t[i]);
+    total += math::multiMarginRowLoss(x + i * classes, classes, y, margin, p, weights ? weights[y] : 1.f);
+  }
+  *loss = math::averageLoss(total, batch, sizeAverage);
+}
+
+void cpuMultiMarginGradient(const Device&, const float* x, const float* t, const float* weights, float* gradIn,
+                            int64_t batch, int64_t classes, int p, float margin, bool sizeAverage) {
+  const float norm = math::multiMarginNorm(batch, classes, sizeAverage);
+  for (int64_t i = 0; i < batch; ++i) {
+    const int64_t y = static_cast<int64_t>(t[i]);
+    math::multiMarginRowGradient(x + i * classes, classes, y, margin, p, weights ? weights[y] : 1.f, norm,
+                                 gradIn + i * classes);
+  }
+}
+
+// A point-wise loss L of nn/math/PointwiseLoss.h: the terms summed in double in order.
+template <typename L>
+void pointwiseLoss(const Device&, const float* x, const float* t, const float* weights, int64_t period, int64_t n,
+                   bool sizeAverage, float* loss) {
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) total += math::loss::weightedTerm<L>(x, t, weights, period, i);
   *loss = math::averageLoss(total, n, sizeAverage);
 }
 
-void cpuMseGradient(const Device&, const float* x, const float* t, float* gradIn, int64_t n, bool sizeAverage) {
+template <typename L>
+void pointwiseGradient(const Device&, const float* x, const float* t, const float* weights, int64_t period,
+                       float* gradIn, int64_t n, bool sizeAverage) {
   const float norm = math::lossNorm(n, sizeAverage);
-  for (int64_t i = 0; i < n; ++i) gradIn[i] = math::mseGradient(x[i], t[i], norm);
+  for (int64_t i = 0; i < n; ++i) gradIn[i] = math::loss::weightedGradient<L>(x, t, weights, period, i, norm);
+}
+
+template <typename L>
+PointwiseLossKernels pointwise() {
+  return {&pointwiseLoss<L>, &pointwiseGradient<L>};
 }
 
 }  // namespace
 
 CriterionKernels criterionKernels() {
-  return {&cpuClassNllLoss,         &cpuClassNllGradient, &cpuCrossEntropyLoss,
-          &cpuCrossEntropyGradient, &cpuMseLoss,          &cpuMseGradient};
+  namespace l = math::loss;
+  return {&cpuClassNllLoss,       &cpuClassNllGradient,    &cpuCrossEntropyLoss,    &cpuCrossEntropyGradient,
+          &cpuMultiMarginLoss,    &cpuMultiMarginGradient, pointwise<l::Mse>(),     pointwise<l::Abs>(),
+          pointwise<l::SmoothL1>(), pointwise<l::DistKLDiv>(), pointwise<l::Bce>()};
 }
 
 }  // namespace nn::cpu

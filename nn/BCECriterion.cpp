@@ -1,0 +1,33 @@
+// nn::BCECriterion: the weights' and the input's checks; the rest is PointwiseCriterion's.
+#include "nn/BCECriterion.h"
+
+#include <cmath>
+
+namespace nn {
+
+BCECriterion::BCECriterion(Tensor weights, bool sizeAverage)
+    : PointwiseCriterion(&CriterionKernels::bce, sizeAverage, std::move(weights)) {
+  const Tensor& w = this->weights();
+  if (w.numel() == 0) return;
+  NN_CHECK(w.dim() == 1, "nn.BCECriterion: expected 1-D weights, got " << w.shapeString());
+  const Tensor host = w.to(Device());
+  for (int64_t i = 0; i < host.numel(); ++i)
+    NN_CHECK(std::isfinite(host.data()[i]),
+             "nn.BCECriterion: expected finite weights, got " << host.data()[i] << " at " << i);
+}
+
+void BCECriterion::checkInput(const Tensor& input) {
+  const Tensor* host = &input;
+  if (!input.device().isCpu()) {
+    hostInput_.resize_(input.sizes(), Device());
+    hostInput_.copy_(input);
+    host = &hostInput_;
+  }
+  const Tensor& x = contiguousIn(*host, hostInput_);
+  const float* v = x.data();
+  for (int64_t i = 0; i < x.numel(); ++i)
+    NN_CHECK(v[i] >= 0.f && v[i] <= 1.f, toString() << ": expected input in [0, 1], got " << v[i] << " at position "
+                                                    << i << " of " << input.shapeString());
+}
+
+}  // namespace nn

@@ -1,0 +1,94 @@
+// The point-wise losses (MSE, Abs, SmoothL1, DistKLDiv, BCE), shared by the CPU loops and the
+// CUDA kernels: each is a struct with term(x, t), one element's contribution to the loss, and
+// gradient(x, t), its derivative in x. The kernels of both backends are templates over these
+// structs: a loss = sum_i w_i term(x_i, t_i), summed in double and divided by n when averaged
+// (Loss.h), and gradIn_i = gradient(x_i, t_i) (norm w_i). A new point-wise loss is a struct
+// here, its entry in each table (nn/backend/CriterionKernels.h), a criterion and a test.
+// kLibm marks the losses that call exp or log (the formula probe compares the rest bit for
+// bit); every loss is listed in All.
+#pragma once
+
+#include <math.h>  // fabsf, logf, log1pf: the float functions of both the host and nvcc device code
+#include <stdint.h>
+
+#include "nn/HostDevice.h"
+
+namespace nn::math::loss {
+
+/// Torch7's MSECriterion: (x - t)^2.
+struct Mse {
+  static constexpr bool kLibm = false;
+  NN_HD static float term(float x, float t) {
+    const float d = x - t;
+    return d * d;
+  }
+  NN_HD static float gradient(float x, float t) { return 2.f * (x - t); }
+};
+
+/// Torch7's AbsCriterion: |x - t|; the gradient is the sign of x - t, 0 where they are equal
+/// (PyTorch's sign, where Torch7 gave -1).
+struct Abs {
+  static constexpr bool kLibm = false;
+  NN_HD static float term(float x, float t) { return fabsf(x - t); }
+  NN_HD static float gradient(float x, float t) {
+    const float d = x - t;
+    return d > 0.f ? 1.f : (d < 0.f ? -1.f : 0.f);
+  }
+};
+
+/// Torch7's SmoothL1Criterion (PyTorch's smooth_l1_loss with beta 1): 0.5 d^2 where |d| < 1,
+/// |d| - 0.5 elsewhere, d = x - t; the gradient d inside, the sign of d outside.
+struct SmoothL1 {
+  static constexpr bool kLibm = false;
+  NN_HD static float term(float x, float t) {
+    const float d = fabsf(x - t);
+    return d < 1.f ? 0.5f * d * d : d - 0.5f;
+  }
+  NN_HD static float gradient(float x, float t) {
+    const float d = x - t;
+    return d < -1.f ? -1.f : (d > 1.f ? 1.f : d);
+  }
+};
+
+/// Torch7's DistKLDivCriterion (PyTorch's kl_div of log-probabilities x): t (log t - x) where
+/// t > 0, else 0; the gradient -t where t > 0, else 0.
+struct DistKLDiv {
+  static constexpr bool kLibm = true;
+  NN_HD static float term(float x, float t) { return t > 0.f ? t * (logf(t) - x) : 0.f; }
+  NN_HD static float gradient(float, float t) { return t > 0.f ? -t : 0.f; }
+};
+
+/// Torch7's BCECriterion as PyTorch 1.13 computes it: -(t log x + (1 - t) log(1 - x)) with each
+/// log at least -100 (so that x = 0 or 1 gives a finite loss), and the gradient
+/// (x - t) / max(x (1 - x), 1e-12). x in [0, 1] (the criterion checks).
+struct Bce {
+  static constexpr bool kLibm = true;
+  NN_HD static float term(float x, float t) {
+    const float logX = fmaxf(logf(x), -100.f), log1mX = fmaxf(log1pf(-x), -100.f);
+    return (t - 1.f) * log1mX - t * logX;
+  }
+  NN_HD static float gradient(float x, float t) { return (x - t) / fmaxf((1.f - x) * x, 1e-12f); }
+};
+
+/// Element i's term of the loss L, times its weight (weights[i % period]; 1 without weights).
+template <typename L>
+NN_HD float weightedTerm(const float* x, const float* t, const float* weights, int64_t period, int64_t i) {
+  return (weights ? weights[i % period] : 1.f) * L::term(x[i], t[i]);
+}
+
+/// Element i's gradient of the loss L: gradient(x, t) * norm * weight.
+template <typename L>
+NN_HD float weightedGradient(const float* x, const float* t, const float* weights, int64_t period, int64_t i,
+                             float norm) {
+  return L::gradient(x[i], t[i]) * norm * (weights ? weights[i % period] : 1.f);
+}
+
+template <typename... L>
+struct List {
+  static constexpr int kCount = sizeof...(L);
+};
+
+/// Every point-wise loss above.
+using All = List<Mse, Abs, SmoothL1, DistKLDiv, Bce>;
+
+}  // namespace nn::math::loss
