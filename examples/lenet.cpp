@@ -1,5 +1,6 @@
-// LeNet on Fashion-MNIST: trains the network of Torch7's tutorials with SGD and momentum,
-// on one device or, with --devices listing several, through a DataParallelTable.
+// LeNet on Fashion-MNIST: trains the network of Torch7's tutorials with SGD and momentum (or
+// Adam, Adagrad, RMSprop), on one device or, with --devices listing several, through a
+// DataParallelTable.
 #include "examples/LeNet.h"
 
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,8 +26,10 @@ namespace {
 struct Options {
   int64_t epochs = 5;
   int64_t batchSize = 128;
-  float learningRate = 0.05f;
+  std::string optimizer = "sgd";
+  float learningRate = -1.f;  // unset: the optimizer's default (defaultLearningRate)
   float momentum = 0.9f;
+  bool momentumGiven = false;
   float weightDecay = 5e-4f;
   float learningRateDecay = 2e-4f;
   uint64_t seed = 1;
@@ -44,10 +48,11 @@ const char* kUsage =
     "Usage: lenet [options]\n"
     "  --epochs N         training epochs (5)\n"
     "  --batch-size N     global mini-batch size (128)\n"
-    "  --lr X             learning rate (0.05)\n"
+    "  --optimizer NAME   sgd, adam, adagrad or rmsprop: Torch7's optim functions (sgd)\n"
+    "  --lr X             learning rate (sgd 0.05, adam 0.001, adagrad 0.01, rmsprop 0.001)\n"
     "  --momentum X       SGD momentum (0.9)\n"
-    "  --weight-decay X   SGD weight decay (0.0005)\n"
-    "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim.sgd (0.0002)\n"
+    "  --weight-decay X   weight decay (0.0005)\n"
+    "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim (0.0002; not rmsprop)\n"
     "  --seed N           seed of initialisation and data order (1)\n"
     "  --threads N        compute threads of each device (1)\n"
     "  --devices LIST     devices, e.g. cpu:0,cpu:1 (cpu:0); several train data-parallel\n"
@@ -112,7 +117,9 @@ Options parse(int argc, char** argv) {
     else if (arg == "--lr")
       o.learningRate = number(arg, value, 0);
     else if (arg == "--momentum")
-      o.momentum = number(arg, value, 0);
+      o.momentum = number(arg, value, 0), o.momentumGiven = true;
+    else if (arg == "--optimizer")
+      o.optimizer = value;
     else if (arg == "--weight-decay")
       o.weightDecay = number(arg, value, 0);
     else if (arg == "--lr-decay")
@@ -136,7 +143,52 @@ Options parse(int argc, char** argv) {
     else
       NN_CHECK(false, "lenet: unknown option " << arg << "\n" << kUsage);
   }
+  NN_CHECK(o.optimizer == "sgd" || o.optimizer == "adam" || o.optimizer == "adagrad" || o.optimizer == "rmsprop",
+           "lenet: --optimizer expects sgd, adam, adagrad or rmsprop, got '" << o.optimizer << "'");
+  NN_CHECK(o.optimizer == "sgd" || !o.momentumGiven,
+           "lenet: --momentum applies to --optimizer sgd only, got --optimizer " << o.optimizer);
+  NN_CHECK(o.optimizer != "rmsprop" || o.learningRateDecay == Options().learningRateDecay,
+           "lenet: --lr-decay does not apply to --optimizer rmsprop (Torch7's optim.rmsprop has none)");
   return o;
+}
+
+float defaultLearningRate(const std::string& optimizer) {
+  if (optimizer == "adam") return 1e-3f;
+  if (optimizer == "adagrad") return 1e-2f;
+  if (optimizer == "rmsprop") return 1e-3f;
+  return 0.05f;
+}
+
+// The optimizer of --optimizer over the model's flat buffers, with the flags' settings.
+std::unique_ptr<nn::Optimizer> makeOptimizer(const Options& o, std::pair<nn::Tensor, nn::Tensor> parameters) {
+  const float lr = o.learningRate >= 0 ? o.learningRate : defaultLearningRate(o.optimizer);
+  if (o.optimizer == "adam") {
+    nn::AdamOptions a;
+    a.learningRate = lr;
+    a.weightDecay = o.weightDecay;
+    a.learningRateDecay = o.learningRateDecay;
+    return std::make_unique<nn::Adam>(std::move(parameters), a);
+  }
+  if (o.optimizer == "adagrad") {
+    nn::AdagradOptions a;
+    a.learningRate = lr;
+    a.weightDecay = o.weightDecay;
+    a.learningRateDecay = o.learningRateDecay;
+    return std::make_unique<nn::Adagrad>(std::move(parameters), a);
+  }
+  if (o.optimizer == "rmsprop") {
+    nn::RmspropOptions r;
+    r.learningRate = lr;
+    r.weightDecay = o.weightDecay;
+    return std::make_unique<nn::RMSprop>(std::move(parameters), r);
+  }
+  nn::SgdOptions s;
+  s.learningRate = lr;
+  s.momentum = o.momentum;
+  s.dampening = 0.f;
+  s.weightDecay = o.weightDecay;
+  s.learningRateDecay = o.learningRateDecay;
+  return std::make_unique<nn::SGD>(std::move(parameters), s);
 }
 
 std::vector<nn::Device> parseDevices(const std::string& list) {
@@ -252,16 +304,10 @@ int run(const Options& o) {
   // Flushed, so that a log shows the model before the first epoch's progress on stderr.
   std::cout << model->toString() << std::endl;
   nn::ClassNLLCriterion criterion;
-  nn::SgdOptions sgdOptions;
-  sgdOptions.learningRate = o.learningRate;
-  sgdOptions.momentum = o.momentum;
-  sgdOptions.dampening = 0.f;
-  sgdOptions.weightDecay = o.weightDecay;
-  sgdOptions.learningRateDecay = o.learningRateDecay;
-  nn::SGD sgd(model->getParameters(), sgdOptions);
+  const std::unique_ptr<nn::Optimizer> optimizer = makeOptimizer(o, model->getParameters());
 
   nn::BatchIterator batches(train.images, train.labels, o.batchSize, nn::BatchOptions{true, false, o.seed});
-  nn::TrainingState state{model.get(), &sgd, &batches, 0};
+  nn::TrainingState state{model.get(), optimizer.get(), &batches, 0};
   if (!o.resume.empty()) {
     nn::loadCheckpoint(state, o.resume);
     std::printf("resumed from %s after %lld epoch(s)%s\n", o.resume.c_str(), static_cast<long long>(state.epochsDone),
@@ -279,7 +325,7 @@ int run(const Options& o) {
     state.epochSteps = 0;
     // --profile: the step's parts outside the modules; the modules time themselves.
     nn::resetProfile(*model);
-    nn::PassTime dataTime, zeroTime, criterionTime, sgdTime, computeTime;
+    nn::PassTime dataTime, zeroTime, criterionTime, stepTime, computeTime;
     auto nextBatch = [&] {
       nn::ScopedTimer timer(dataTime);
       if (!batches.next()) return false;
@@ -301,8 +347,8 @@ int run(const Options& o) {
           criterion.backward(out, y);
         }
         model->backward(x, criterion.gradInput);
-        nn::ScopedTimer timer(sgdTime);
-        sgd.step();
+        nn::ScopedTimer timer(stepTime);
+        optimizer->step();
       }
       seen += x.size(0);
       ++steps;
@@ -335,7 +381,7 @@ int run(const Options& o) {
                                          {{"batch and copy to the device", dataTime},
                                           {"zeroGradParameters", zeroTime},
                                           {"criterion", criterionTime},
-                                          {"SGD step", sgdTime}},
+                                          {"optimizer step", stepTime}},
                                          step)
                             .c_str());
     }

@@ -14,7 +14,7 @@ namespace nn {
 
 namespace {
 
-constexpr const char* kMomentum = "training.momentum";
+constexpr const char* kStatePrefix = "training.";
 constexpr const char* kPermutation = "training.permutation";
 // Sample indices are stored as floats, exact below 2^24 (saveCheckpoint checks the count).
 constexpr float kMaxSampleIndex = 16777216.f;
@@ -58,7 +58,8 @@ void saveCheckpoint(const TrainingState& state, const std::string& path) {
   NN_CHECK(state.model && state.optimizer && state.batches,
            "nn::saveCheckpoint: model, optimizer and batches are needed");
   std::vector<NamedTensor> tensors = state.model->stateDict();
-  if (state.optimizer->momentumBuffer().numel() > 0) tensors.push_back({kMomentum, state.optimizer->momentumBuffer()});
+  for (const auto& [name, buffer] : state.optimizer->state())
+    if (buffer.numel() > 0) tensors.push_back({kStatePrefix + name, buffer});
   const std::vector<int64_t>& order = state.batches->permutation();
   Tensor permutation = Tensor::empty({static_cast<int64_t>(order.size())});
   // Sample indices are exact in float32 below 2^24, far above any data set this loader holds.
@@ -72,7 +73,8 @@ void saveCheckpoint(const TrainingState& state, const std::string& path) {
   metadata["format"] = "pt";
   metadata["nn.module"] = describeModuleTree(*state.model);
   metadata["training.epochs_done"] = std::to_string(state.epochsDone);
-  metadata["training.sgd_steps"] = std::to_string(state.optimizer->stepCount());
+  metadata["training.optimizer"] = state.optimizer->typeName();
+  metadata["training.steps"] = std::to_string(state.optimizer->stepCount());
   metadata["training.data_epoch"] = std::to_string(state.batches->epoch());
   metadata["training.data_position"] = std::to_string(state.batches->position());
   metadata["training.generator"] = generator.str();
@@ -89,7 +91,12 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   const SafetensorsContents contents = readSafetensors(path);
   const Metadata& m = contents.metadata;
   const int64_t epochsDone = integer(m, "training.epochs_done", path, kMaxEpochs);
-  const int64_t steps = integer(m, "training.sgd_steps", path, kMaxSteps);
+  const auto optimizer = m.find("training.optimizer");
+  const std::string optimizerName = optimizer != m.end() ? optimizer->second : "sgd";
+  NN_CHECK(optimizerName == state.optimizer->typeName(),
+           path << ": the checkpoint holds the state of optimizer '" << optimizerName << "', the run uses '"
+                << state.optimizer->typeName() << "'");
+  const int64_t steps = integer(m, m.count("training.steps") ? "training.steps" : "training.sgd_steps", path, kMaxSteps);
   const int64_t dataEpoch = integer(m, "training.data_epoch", path, kMaxEpochs);
   const int64_t dataPosition = integer(m, "training.data_position", path, kMaxSteps);
   const double epochLossSum = number(m, "training.epoch_loss_sum", path);
@@ -101,11 +108,14 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   generatorText >> engine;
   NN_CHECK(!generatorText.fail(), path << ": metadata 'training.generator' is not a generator state");
 
-  const Tensor* momentum = nullptr;
+  // The optimizer's buffers, in the order of its state(); null where the file has none.
+  const auto& buffers = state.optimizer->state();
+  std::vector<const Tensor*> saved(buffers.size(), nullptr);
   const Tensor* permutation = nullptr;
   for (const NamedTensor& t : contents.tensors) {
-    if (t.name == kMomentum) momentum = &t.value;
     if (t.name == kPermutation) permutation = &t.value;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (t.name == kStatePrefix + buffers[i].first) saved[i] = &t.value;
   }
   NN_CHECK(permutation != nullptr, path << ": not a checkpoint: no tensor '" << kPermutation << "'");
   std::vector<int64_t> order(static_cast<size_t>(permutation->numel()));
@@ -121,9 +131,10 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   // Check everything before changing anything: the model's load is all or nothing, and the
   // rest is checked here first.
   const Tensor parameters = state.model->getParameters().first;
-  NN_CHECK(momentum == nullptr || momentum->numel() == parameters.numel(),
-           path << ": tensor '" << kMomentum << "' has " << momentum->numel() << " values, the model has "
-                << parameters.numel() << " parameters");
+  for (size_t i = 0; i < buffers.size(); ++i)
+    NN_CHECK(saved[i] == nullptr || saved[i]->numel() == parameters.numel(),
+             path << ": tensor '" << kStatePrefix << buffers[i].first << "' has " << saved[i]->numel()
+                  << " values, the model has " << parameters.numel() << " parameters");
   NN_CHECK(static_cast<int64_t>(order.size()) == state.batches->size(),
            path << ": tensor '" << kPermutation << "' orders " << order.size() << " samples, the data set has "
                 << state.batches->size());
@@ -135,7 +146,8 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   }
   loadStateDict(*state.model, contents.tensors, path);
   *state.batches = batches;
-  state.optimizer->setMomentumBuffer(momentum != nullptr ? momentum->view({-1}) : Tensor());
+  for (size_t i = 0; i < buffers.size(); ++i)
+    state.optimizer->setState(buffers[i].first, saved[i] != nullptr ? *saved[i] : Tensor());
   state.optimizer->setStepCount(steps);
   defaultGenerator().engine() = engine;
   state.epochsDone = epochsDone;

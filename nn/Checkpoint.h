@@ -2,9 +2,12 @@
 // so that a resumed run continues exactly as an uninterrupted one would.
 //
 // The file is an nn::save file (nn::load reads the model from it, other tools read every
-// tensor) with the training state added: tensors "training.momentum" (SGD's velocity, when it
-// has one) and "training.permutation" (the data order of the epoch in progress), and
-// metadata "training.epochs_done", "training.sgd_steps", "training.data_epoch",
+// tensor) with the training state added: a tensor "training.NAME" for each state buffer NAME
+// of the optimizer that has one ("training.momentum": SGD's velocity; "training.adam.m", ...),
+// "training.permutation" (the data order of the epoch in progress), and metadata
+// "training.optimizer" (its typeName(); files without it are SGD's), "training.steps" (its
+// step count; "training.sgd_steps" in files of earlier versions), "training.epochs_done",
+// "training.data_epoch",
 // "training.data_position", "training.generator" (nn::defaultGenerator's state) and, for the
 // epoch in progress, "training.epoch_loss_sum" and "training.epoch_steps" (files without them
 // load with 0).
@@ -15,14 +18,14 @@
 
 #include "nn/BatchIterator.h"
 #include "nn/Module.h"
-#include "nn/SGD.h"
+#include "nn/Optimizer.h"
 
 namespace nn {
 
 /// What a training loop needs to go on where it stopped.
 struct TrainingState {
   Module* model = nullptr;
-  SGD* optimizer = nullptr;
+  Optimizer* optimizer = nullptr;
   BatchIterator* batches = nullptr;
   /// Whole epochs finished.
   int64_t epochsDone = 0;

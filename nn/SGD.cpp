@@ -8,15 +8,7 @@
 namespace nn {
 
 SGD::SGD(std::pair<Tensor, Tensor> parameters, SgdOptions options)
-    : parameters_(std::move(parameters.first)), gradients_(std::move(parameters.second)), options_(options) {
-  NN_CHECK(gradients_.sizes() == parameters_.sizes(), "nn.SGD: expected gradients of size "
-                                                          << parameters_.shapeString() << " like the parameters, got "
-                                                          << gradients_.shapeString());
-  NN_CHECK(parameters_.isContiguous() && gradients_.isContiguous(),
-           "nn.SGD: expected contiguous parameter and gradient buffers (Module::getParameters())");
-  NN_CHECK(gradients_.device() == parameters_.device(), "nn.SGD: expected parameters and gradients on one device, got "
-                                                            << parameters_.device().str() << " and "
-                                                            << gradients_.device().str());
+    : Optimizer("nn.SGD", std::move(parameters), {"momentum"}), options_(options) {
   checkOptions();
 }
 
@@ -35,33 +27,17 @@ void SGD::checkOptions() const {
                << (options_.dampening ? "" : " (unset dampening equals the momentum)"));
 }
 
-void SGD::setMomentumBuffer(const Tensor& buffer) {
-  if (buffer.numel() == 0) {
-    momentumBuffer_ = Tensor();
-    return;
-  }
-  NN_CHECK(buffer.sizes() == parameters_.sizes(), "nn.SGD: expected a momentum buffer of size "
-                                                      << parameters_.shapeString() << ", got " << buffer.shapeString());
-  momentumBuffer_.resize_(parameters_.sizes(), parameters_.device());
-  momentumBuffer_.copy_(buffer);
-}
-
-void SGD::setStepCount(int64_t count) {
-  NN_CHECK(count >= 0, "nn.SGD: expected a step count >= 0, got " << count);
-  stepCount_ = count;
-}
-
 void SGD::step() {
   checkOptions();
   const bool withMomentum = options_.momentum != 0;
-  const bool first = withMomentum && !momentumBuffer_.storage();
   // Zeros, though the first step only writes it: sgdUpdate reads it on every step.
-  if (first) momentumBuffer_.resize_(parameters_.sizes(), parameters_.device()).zero_();
+  bool first = false;
+  float* velocity = withMomentum ? stateBuffer(0, &first).rawData() : nullptr;
   const math::SgdStep s{currentLearningRate(), options_.weightDecay, options_.momentum,
                         dampening(),           options_.nesterov,    first};
   const Device device = parameters_.device();
   kernelsOf(device).elementwise.sgdStep(device, parameters_.rawData(), gradients_.rawData(),
-                                        withMomentum ? momentumBuffer_.rawData() : nullptr, parameters_.numel(), s);
+                                        velocity, parameters_.numel(), s);
   ++stepCount_;
 }
 

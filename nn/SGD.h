@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "nn/Tensor.h"
+#include "nn/Optimizer.h"
 
 namespace nn {
 
@@ -26,15 +26,14 @@ struct SgdOptions {
   bool nesterov = false;
 };
 
-class SGD {
+class SGD : public Optimizer {
  public:
-  /// Over Module::getParameters(): one contiguous value buffer and one gradient buffer of
-  /// the same size, on one device (the step runs there: ElementwiseKernels).
+  /// Over Module::getParameters() (see nn::Optimizer).
   explicit SGD(std::pair<Tensor, Tensor> parameters, SgdOptions options = {});
 
-  /// Updates the parameters from the current gradients; the gradient buffer is left as it
-  /// was (Torch7 adds the weight decay into it). Allocates only the momentum buffer, once.
-  void step();
+  /// Torch7 adds the weight decay into the gradient buffer; this leaves it as it was.
+  void step() override;
+  std::string typeName() const override { return "sgd"; }
 
   /// May be changed between steps (a learning rate schedule).
   SgdOptions& options() { return options_; }
@@ -44,23 +43,17 @@ class SGD {
   /// The learning rate of the next step, after decay.
   float currentLearningRate() const;
 
-  /// Torch7's state.dfdx: the velocity, empty until the first step with momentum.
-  const Tensor& momentumBuffer() const { return momentumBuffer_; }
+  /// Torch7's state.dfdx: the velocity (state "momentum"), empty until the first step with
+  /// momentum.
+  const Tensor& momentumBuffer() const { return state()[0].second; }
   /// Restores a saved velocity (copied in). An empty tensor forgets the velocity, so that the
   /// next step starts it again from the gradient.
-  void setMomentumBuffer(const Tensor& buffer);
-  /// Torch7's state.evalCounter: the number of steps taken, which drives the decay.
-  int64_t stepCount() const { return stepCount_; }
-  void setStepCount(int64_t count);
+  void setMomentumBuffer(const Tensor& buffer) { setState("momentum", buffer); }
 
  private:
   void checkOptions() const;
 
-  Tensor parameters_;
-  Tensor gradients_;
-  Tensor momentumBuffer_;
   SgdOptions options_;
-  int64_t stepCount_ = 0;
 };
 
 }  // namespace nn

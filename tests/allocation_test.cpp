@@ -125,6 +125,24 @@ TEST_CASE("a steady training step through padding, Select, Narrow, Transpose, Mu
   REQUIRE(allocationsOfSteps(net, 3, 8) == 0);
 }
 
+TEST_CASE("steps of Adam, Adagrad and RMSprop after the first allocate nothing", "[allocation][nosanitizer]") {
+  const std::shared_ptr<nn::Sequential> net = lenet();
+  std::pair<Tensor, Tensor> parameters = net->getParameters();
+  parameters.second.copy_(nn::test::randomTensor(parameters.second.sizes(), 2));
+  nn::AdamOptions adamOptions;
+  adamOptions.weightDecay = 1e-4;
+  nn::Adam adam(parameters, adamOptions);
+  nn::Adagrad adagrad(parameters);
+  nn::RMSprop rmsprop(parameters);
+  for (nn::Optimizer* optimizer : std::initializer_list<nn::Optimizer*>{&adam, &adagrad, &rmsprop}) {
+    CAPTURE(optimizer->typeName());
+    optimizer->step();
+    const int64_t before = allocations();
+    for (int step = 0; step < 5; ++step) optimizer->step();
+    REQUIRE(allocations() - before == 0);
+  }
+}
+
 TEST_CASE("the counter sees allocations of every kind", "[allocation][nosanitizer]") {
   // The checks above could not fail if an allocation went uncounted.
   int64_t before = allocations();

@@ -111,7 +111,7 @@ TEST_CASE("a checkpoint whose counts are out of range is refused, not wrapped", 
   // 4294967295 epochs once became -1 as an int, and training went on from epoch 0.
   const std::vector<std::pair<std::string, std::string>> crafted{
       {"training.epochs_done", "4294967295"}, {"training.epochs_done", "-1"},
-      {"training.epochs_done", "1e3"},        {"training.sgd_steps", "99999999999999999999"},
+      {"training.epochs_done", "1e3"},        {"training.steps", "99999999999999999999"},
       {"training.data_epoch", "2147483648"},  {"training.data_position", "4"}};
   for (const auto& [key, value] : crafted) {
     INFO(key << " = " << value);
@@ -125,4 +125,21 @@ TEST_CASE("a checkpoint whose counts are out of range is refused, not wrapped", 
   metadata["training.epochs_done"] = "2147483647";  // the largest count an int holds
   nn::writeSafetensors(path, saved.tensors, metadata);
   CHECK(nn::loadCheckpoint(state, path) == 2147483647);
+}
+
+TEST_CASE("a checkpoint of an earlier version (SGD's steps as training.sgd_steps) still loads", "[checkpoint]") {
+  SmallCheckpoint small;
+  const nn::SafetensorsContents saved = nn::readSafetensors(small.path);
+  REQUIRE(saved.metadata.at("training.optimizer") == "sgd");
+  nn::Metadata metadata = saved.metadata;
+  metadata.erase("training.optimizer");
+  metadata.erase("training.steps");
+  metadata["training.sgd_steps"] = "7";
+  nn::writeSafetensors(small.path, saved.tensors, metadata);
+  nn::loadCheckpoint(small.state, small.path);
+  REQUIRE(small.sgd.stepCount() == 7);
+  metadata["training.sgd_steps"] = "99999999999999999999";
+  nn::writeSafetensors(small.path, saved.tensors, metadata);
+  REQUIRE_THROWS_WITH(nn::loadCheckpoint(small.state, small.path),
+                      Catch::Contains(small.path) && Catch::Contains("training.sgd_steps"));
 }

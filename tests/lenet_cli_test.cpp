@@ -72,6 +72,15 @@ TEST_CASE("the example refuses malformed and out-of-range numbers, naming the fl
     CHECK(run.stderrText.find("lenet: " + flag + " expects") != std::string::npos);
     CHECK(run.stderrText.find("'" + value + "'") != std::string::npos);
   }
+  // An optimizer that is not one, and SGD's momentum with another.
+  const nn::test::ExampleResult optimizer = runExample({"--optimizer", "adamw", "--data-dir", "/nonexistent"});
+  CHECK(optimizer.exitStatus == 1);
+  CHECK(optimizer.stderrText.find("lenet: --optimizer expects sgd, adam, adagrad or rmsprop, got 'adamw'") !=
+        std::string::npos);
+  const nn::test::ExampleResult momentum =
+      runExample({"--optimizer", "adam", "--momentum", "0.5", "--data-dir", "/nonexistent"});
+  CHECK(momentum.exitStatus == 1);
+  CHECK(momentum.stderrText.find("--momentum applies to --optimizer sgd only") != std::string::npos);
   const nn::test::ExampleResult threads = runExample({"--threads", "100000"});
   CHECK(threads.stderrText.find("from 1 to 256") != std::string::npos);
   // The largest seed is a seed: the run gets as far as the missing data.

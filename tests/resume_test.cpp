@@ -31,6 +31,37 @@ std::map<std::string, nn::Tensor> byName(const nn::SafetensorsContents& contents
 
 }  // namespace
 
+TEST_CASE("a resumed run with Adam, Adagrad or RMSprop ends bit-identical to an uninterrupted one, and refuses "
+          "another optimizer's checkpoint",
+          "[resume]") {
+  nn::test::TempDir dir;
+  nn::test::writeSyntheticSplit(dir, "train", 300, 1);
+  nn::test::writeSyntheticSplit(dir, "t10k", 50, 2);
+  for (const std::string optimizer : {"adam", "adagrad", "rmsprop"}) {
+    CAPTURE(optimizer);
+    const std::vector<std::string> common{"--data-dir", dir.path(), "--batch-size", "32", "--optimizer", optimizer};
+    auto with = [&](std::vector<std::string> more) {
+      more.insert(more.begin(), common.begin(), common.end());
+      return more;
+    };
+    const std::string straight = dir.file(optimizer + "-straight.safetensors");
+    REQUIRE(runExample(with({"--epochs", "2", "--save", straight})).exitStatus == 0);
+    REQUIRE(nn::readSafetensorsMetadata(straight).at("training.optimizer") == optimizer);
+    const std::string resumed = dir.file(optimizer + "-resumed.safetensors");
+    REQUIRE(runExample(with({"--epochs", "1", "--save", resumed})).exitStatus == 0);
+    REQUIRE(fileBytes(resumed) != fileBytes(straight));
+    const nn::test::ExampleResult run = runExample(with({"--epochs", "2", "--resume", resumed, "--save", resumed}));
+    REQUIRE(run.exitStatus == 0);
+    CHECK(run.stdoutText.find(resumedLine(resumed, 1)) != std::string::npos);
+    REQUIRE(fileBytes(resumed) == fileBytes(straight));
+    // SGD resuming this run's checkpoint: refused, naming both.
+    const nn::test::ExampleResult sgd =
+        runExample({"--data-dir", dir.path(), "--batch-size", "32", "--epochs", "3", "--resume", straight});
+    CHECK(sgd.exitStatus == 1);
+    CHECK(sgd.stderrText.find("optimizer '" + optimizer + "', the run uses 'sgd'") != std::string::npos);
+  }
+}
+
 TEST_CASE("a resumed run ends bit-identical to an uninterrupted one", "[resume]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 600, 1);

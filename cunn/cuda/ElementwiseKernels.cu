@@ -33,6 +33,12 @@ __global__ void sgdKernel(float* x, const float* gradient, float* velocity, int6
     x[i] = math::sgdUpdate(x[i], gradient[i], velocity ? velocity + i : nullptr, step);
 }
 
+template <typename U>
+__global__ void optimizerKernel(float* x, const float* gradient, float* s0, float* s1, int64_t n, U update) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    x[i] = update.update(x[i], gradient[i], s0 + i, s1 ? s1 + i : nullptr);
+}
+
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
 
 template <typename F>
@@ -66,13 +72,25 @@ void sgdStep(const Device& device, float* x, const float* gradient, float* veloc
   CUDA_CHECK(cudaGetLastError());
 }
 
+template <typename U>
+void optimizerStep(const Device& device, float* x, const float* gradient, float* s0, float* s1, int64_t n,
+                   const U& update) {
+  if (n == 0) return;
+  DeviceGuard guard(device);
+  optimizerKernel<U><<<blocksFor(static_cast<size_t>(n)), kThreads, 0, streamOf(device)>>>(x, gradient, s0, s1, n,
+                                                                                           update);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
 ElementwiseKernels cuda::elementwiseKernels() {
   namespace a = math::activation;
   return {activation<a::ReLU>(),      activation<a::Tanh>(), activation<a::Sigmoid>(),
           activation<a::LeakyReLU>(), activation<a::ELU>(),
-          activation<a::Threshold>(), activation<a::HardTanh>(), activation<a::SoftPlus>(), &sgdStep};
+          activation<a::Threshold>(), activation<a::HardTanh>(), activation<a::SoftPlus>(), &sgdStep,
+          &optimizerStep<math::AdamUpdate>, &optimizerStep<math::AdagradUpdate>,
+          &optimizerStep<math::RmspropUpdate>};
 }
 
 }  // namespace nn

@@ -1,12 +1,13 @@
 // ElementwiseKernels: the element-wise work of the library on one device type: an entry per
 // activation (each the loops of one nn/math/Activation.h formula over contiguous floats, with
-// the module's parameter block) and the SGD step (nn/math/Sgd.h).
+// the module's parameter block) and the optimizers' steps (nn/math/Sgd.h, nn/math/Optimizers.h).
 #pragma once
 
 #include <cstdint>
 
 #include "nn/Device.h"
 #include "nn/math/Activation.h"
+#include "nn/math/Optimizers.h"
 #include "nn/math/Sgd.h"
 
 namespace nn {
@@ -21,6 +22,12 @@ struct ActivationKernels {
                    const float* gradOut, float* gradIn, int64_t n);
 };
 
+/// One step of an adaptive optimizer (nn/math/Optimizers.h) over n elements: x[i] =
+/// update.update(x[i], gradient[i], s0 + i, s1 + i); s1 is null where the update has one state.
+template <typename U>
+using OptimizerStep = void (*)(const Device& device, float* x, const float* gradient, float* s0, float* s1, int64_t n,
+                               const U& update);
+
 struct ElementwiseKernels {
   ActivationKernels relu;
   ActivationKernels tanh;
@@ -33,6 +40,9 @@ struct ElementwiseKernels {
   /// One SGD step over n elements; velocity is null without momentum.
   void (*sgdStep)(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,
                   const math::SgdStep& step);
+  OptimizerStep<math::AdamUpdate> adamStep;
+  OptimizerStep<math::AdagradUpdate> adagradStep;
+  OptimizerStep<math::RmspropUpdate> rmspropStep;
 };
 
 }  // namespace nn

@@ -79,13 +79,27 @@ void sgdStep(const Device& device, float* x, const float* gradient, float* veloc
            [&](int64_t b, int64_t e) { sgdLoop(x + b, gradient + b, velocity ? velocity + b : nullptr, e - b, step); });
 }
 
+template <typename U>
+void optimizerStep(const Device& device, float* x, const float* gradient, float* s0, float* s1, int64_t n,
+                   const U& constants) {
+  forParts(device, n, [&](int64_t b, int64_t e) {
+    const U update = constants;  // a local copy, which no store to x can change
+    float* first = s0 + b;
+    float* second = s1 ? s1 + b : nullptr;
+    for (int64_t i = 0; i < e - b; ++i)
+      x[b + i] = update.update(x[b + i], gradient[b + i], first + i, second ? second + i : nullptr);
+  });
+}
+
 }  // namespace
 
 ElementwiseKernels elementwiseKernels() {
   namespace a = math::activation;
   return {activation<a::ReLU>(),      activation<a::Tanh>(), activation<a::Sigmoid>(),
           activation<a::LeakyReLU>(), activation<a::ELU>(),
-          activation<a::Threshold>(), activation<a::HardTanh>(), activation<a::SoftPlus>(), &sgdStep};
+          activation<a::Threshold>(), activation<a::HardTanh>(), activation<a::SoftPlus>(), &sgdStep,
+          &optimizerStep<math::AdamUpdate>, &optimizerStep<math::AdagradUpdate>,
+          &optimizerStep<math::RmspropUpdate>};
 }
 
 }  // namespace nn::cpu

@@ -1,0 +1,42 @@
+// nn::Adagrad: the step's constants here, the update of each element in nn/math/Optimizers.h.
+#include "nn/Adagrad.h"
+
+#include <cmath>
+
+#include "nn/Error.h"
+#include "nn/backend/Backend.h"
+#include "nn/math/Optimizers.h"
+
+namespace nn {
+
+Adagrad::Adagrad(std::pair<Tensor, Tensor> parameters, AdagradOptions options)
+    : Optimizer("nn.Adagrad", std::move(parameters), {"adagrad.sum"}), options_(options) {
+  checkOptions();
+}
+
+void Adagrad::checkOptions() const {
+  const AdagradOptions& o = options_;
+  NN_CHECK(std::isfinite(o.learningRate) && o.learningRate >= 0,
+           "nn.Adagrad: expected a learning rate >= 0, got " << o.learningRate);
+  NN_CHECK(std::isfinite(o.learningRateDecay) && o.learningRateDecay >= 0,
+           "nn.Adagrad: expected a learning rate decay >= 0, got " << o.learningRateDecay);
+  NN_CHECK(std::isfinite(o.epsilon) && o.epsilon >= 0, "nn.Adagrad: expected an epsilon >= 0, got " << o.epsilon);
+  NN_CHECK(std::isfinite(o.weightDecay) && o.weightDecay >= 0,
+           "nn.Adagrad: expected a weight decay >= 0, got " << o.weightDecay);
+}
+
+void Adagrad::step() {
+  checkOptions();
+  const AdagradOptions& o = options_;
+  math::AdagradUpdate update;
+  update.learningRate =
+      static_cast<float>(o.learningRate / (1 + static_cast<double>(stepCount_) * o.learningRateDecay));
+  update.epsilon = static_cast<float>(o.epsilon);
+  update.weightDecay = static_cast<float>(o.weightDecay);
+  const Device device = parameters_.device();
+  kernelsOf(device).elementwise.adagradStep(device, parameters_.rawData(), gradients_.rawData(),
+                                            stateBuffer(0).rawData(), nullptr, parameters_.numel(), update);
+  ++stepCount_;
+}
+
+}  // namespace nn

@@ -1,0 +1,55 @@
+// nn::Adam: the step's constants here, the update of each element in nn/math/Optimizers.h.
+#include "nn/Adam.h"
+
+#include <cmath>
+
+#include "nn/Error.h"
+#include "nn/backend/Backend.h"
+#include "nn/math/Optimizers.h"
+
+namespace nn {
+
+Adam::Adam(std::pair<Tensor, Tensor> parameters, AdamOptions options)
+    : Optimizer("nn.Adam", std::move(parameters), {"adam.m", "adam.v"}), options_(options) {
+  checkOptions();
+}
+
+void Adam::checkOptions() const {
+  const AdamOptions& o = options_;
+  NN_CHECK(std::isfinite(o.learningRate) && o.learningRate >= 0,
+           "nn.Adam: expected a learning rate >= 0, got " << o.learningRate);
+  NN_CHECK(std::isfinite(o.learningRateDecay) && o.learningRateDecay >= 0,
+           "nn.Adam: expected a learning rate decay >= 0, got " << o.learningRateDecay);
+  NN_CHECK(o.beta1 >= 0 && o.beta1 < 1, "nn.Adam: expected beta1 in [0, 1), got " << o.beta1);
+  NN_CHECK(o.beta2 >= 0 && o.beta2 < 1, "nn.Adam: expected beta2 in [0, 1), got " << o.beta2);
+  NN_CHECK(std::isfinite(o.epsilon) && o.epsilon >= 0, "nn.Adam: expected an epsilon >= 0, got " << o.epsilon);
+  NN_CHECK(std::isfinite(o.weightDecay) && o.weightDecay >= 0,
+           "nn.Adam: expected a weight decay >= 0, got " << o.weightDecay);
+}
+
+void Adam::step() {
+  checkOptions();
+  const AdamOptions& o = options_;
+  const double learningRate = o.learningRate / (1 + static_cast<double>(stepCount_) * o.learningRateDecay);
+  const double t = static_cast<double>(stepCount_ + 1);
+  const double correction1 = 1 - std::pow(o.beta1, t);
+  const double correction2 = std::sqrt(1 - std::pow(o.beta2, t));
+  math::AdamUpdate update;
+  update.stepSize = static_cast<float>(o.pytorchEpsilon ? learningRate / correction1
+                                                        : learningRate * correction2 / correction1);
+  update.divisor = o.pytorchEpsilon ? static_cast<float>(correction2) : 1.f;
+  update.beta1 = static_cast<float>(o.beta1);
+  update.oneMinusBeta1 = static_cast<float>(1 - o.beta1);
+  update.beta2 = static_cast<float>(o.beta2);
+  update.oneMinusBeta2 = static_cast<float>(1 - o.beta2);
+  update.epsilon = static_cast<float>(o.epsilon);
+  update.weightDecay = static_cast<float>(o.weightDecay);
+  float* m = stateBuffer(0).rawData();
+  float* v = stateBuffer(1).rawData();
+  const Device device = parameters_.device();
+  kernelsOf(device).elementwise.adamStep(device, parameters_.rawData(), gradients_.rawData(), m, v,
+                                         parameters_.numel(), update);
+  ++stepCount_;
+}
+
+}  // namespace nn

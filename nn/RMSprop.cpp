@@ -1,0 +1,42 @@
+// nn::RMSprop: the step's constants here, the update of each element in nn/math/Optimizers.h.
+#include "nn/RMSprop.h"
+
+#include <cmath>
+
+#include "nn/Error.h"
+#include "nn/backend/Backend.h"
+#include "nn/math/Optimizers.h"
+
+namespace nn {
+
+RMSprop::RMSprop(std::pair<Tensor, Tensor> parameters, RmspropOptions options)
+    : Optimizer("nn.RMSprop", std::move(parameters), {"rmsprop.square_avg"}), options_(options) {
+  checkOptions();
+}
+
+void RMSprop::checkOptions() const {
+  const RmspropOptions& o = options_;
+  NN_CHECK(std::isfinite(o.learningRate) && o.learningRate >= 0,
+           "nn.RMSprop: expected a learning rate >= 0, got " << o.learningRate);
+  NN_CHECK(o.alpha >= 0 && o.alpha <= 1, "nn.RMSprop: expected alpha in [0, 1], got " << o.alpha);
+  NN_CHECK(std::isfinite(o.epsilon) && o.epsilon >= 0, "nn.RMSprop: expected an epsilon >= 0, got " << o.epsilon);
+  NN_CHECK(std::isfinite(o.weightDecay) && o.weightDecay >= 0,
+           "nn.RMSprop: expected a weight decay >= 0, got " << o.weightDecay);
+}
+
+void RMSprop::step() {
+  checkOptions();
+  const RmspropOptions& o = options_;
+  math::RmspropUpdate update;
+  update.learningRate = static_cast<float>(o.learningRate);
+  update.alpha = static_cast<float>(o.alpha);
+  update.oneMinusAlpha = static_cast<float>(1 - o.alpha);
+  update.epsilon = static_cast<float>(o.epsilon);
+  update.weightDecay = static_cast<float>(o.weightDecay);
+  const Device device = parameters_.device();
+  kernelsOf(device).elementwise.rmspropStep(device, parameters_.rawData(), gradients_.rawData(),
+                                            stateBuffer(0).rawData(), nullptr, parameters_.numel(), update);
+  ++stepCount_;
+}
+
+}  // namespace nn

@@ -1,0 +1,73 @@
+// One element of a step of the adaptive optimizers (Torch7's optim.adam, optim.adagrad and
+// optim.rmsprop; PyTorch's Adam, Adagrad and RMSprop), shared by the CPU loop and the CUDA
+// kernel. Each is a struct of the step's constants, computed on the host in double and
+// rounded to float once (as Torch7's Lua numbers and PyTorch's Python floats are), with
+//   float update(float x, float gradient, float* s0, float* s1) const
+// that returns the new x and updates the element's state s0 (and s1). In all three the
+// gradient first gets the weight decay: d = gradient + weightDecay * x.
+#pragma once
+
+#include <math.h>  // sqrtf: the float function of both the host and nvcc device code
+
+#include "nn/HostDevice.h"
+
+namespace nn::math {
+
+NN_HD inline float decayed(float x, float gradient, float weightDecay) {
+  return weightDecay != 0.f ? gradient + weightDecay * x : gradient;
+}
+
+/// Adam: m = beta1 m + (1 - beta1) d, v = beta2 v + (1 - beta2) d^2,
+/// x = x - stepSize m / (sqrt(v) / divisor + epsilon). Torch7 puts the bias corrections in
+/// stepSize = lr sqrt(1 - beta2^t) / (1 - beta1^t) with divisor 1; PyTorch divides sqrt(v) by
+/// divisor = sqrt(1 - beta2^t) and uses stepSize = lr / (1 - beta1^t), so that its epsilon
+/// meets the bias-corrected sqrt(v).
+struct AdamUpdate {
+  float stepSize;
+  float beta1, oneMinusBeta1;
+  float beta2, oneMinusBeta2;
+  float epsilon;
+  float divisor;
+  float weightDecay;
+
+  NN_HD float update(float x, float gradient, float* m, float* v) const {
+    const float d = decayed(x, gradient, weightDecay);
+    const float mean = *m * beta1 + oneMinusBeta1 * d;
+    const float square = *v * beta2 + oneMinusBeta2 * d * d;
+    *m = mean;
+    *v = square;
+    return x - stepSize * (mean / (sqrtf(square) / divisor + epsilon));
+  }
+};
+
+/// Adagrad: s = s + d^2, x = x - learningRate d / (sqrt(s) + epsilon), learningRate already
+/// decayed for this step.
+struct AdagradUpdate {
+  float learningRate;
+  float epsilon;
+  float weightDecay;
+
+  NN_HD float update(float x, float gradient, float* sum, float*) const {
+    const float d = decayed(x, gradient, weightDecay);
+    const float s = *sum + d * d;
+    *sum = s;
+    return x - learningRate * (d / (sqrtf(s) + epsilon));
+  }
+};
+
+/// RMSprop: m = alpha m + (1 - alpha) d^2, x = x - learningRate d / (sqrt(m) + epsilon).
+struct RmspropUpdate {
+  float learningRate;
+  float alpha, oneMinusAlpha;
+  float epsilon;
+  float weightDecay;
+
+  NN_HD float update(float x, float gradient, float* square, float*) const {
+    const float d = decayed(x, gradient, weightDecay);
+    const float m = *square * alpha + oneMinusAlpha * d * d;
+    *square = m;
+    return x - learningRate * (d / (sqrtf(m) + epsilon));
+  }
+};
+
+}  // namespace nn::math
