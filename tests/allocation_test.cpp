@@ -125,6 +125,19 @@ TEST_CASE("a steady training step through padding, Select, Narrow, Transpose, Mu
   REQUIRE(allocationsOfSteps(net, 3, 8) == 0);
 }
 
+TEST_CASE("a steady training step through SpatialUpSamplingNearest and SpatialAdaptiveAveragePooling allocates "
+          "nothing",
+          "[allocation][nosanitizer]") {
+  nn::manualSeed(1);
+  nn::Sequential net;
+  net.add(std::make_shared<nn::SpatialUpSamplingNearest>(2));          // [N, 1, 56, 56]
+  net.add(std::make_shared<nn::SpatialAdaptiveAveragePooling>(5, 4));  // [N, 1, 4, 5]
+  net.add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 20}));
+  net.add(std::make_shared<nn::Linear>(20, 10));
+  net.add(std::make_shared<nn::LogSoftMax>());
+  REQUIRE(allocationsOfSteps(net, 3, 8) == 0);
+}
+
 TEST_CASE("steps of Adam, Adagrad and RMSprop after the first allocate nothing", "[allocation][nosanitizer]") {
   const std::shared_ptr<nn::Sequential> net = lenet();
   std::pair<Tensor, Tensor> parameters = net->getParameters();

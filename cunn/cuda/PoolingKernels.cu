@@ -91,6 +91,43 @@ __global__ void averageGradInputKernel(PoolingShape s, bool countIncludePad, con
   }
 }
 
+__global__ void adaptiveAverageOutputKernel(PoolingShape s, const float* input, float* output) {
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < s.planes * s.outHeight * s.outWidth;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t outPlane = s.outHeight * s.outWidth, o = e % outPlane;
+    output[e] = math::adaptiveAvgPoolOutput(input + e / outPlane * s.height * s.width, s.height, s.width,
+                                            s.outHeight, s.outWidth, o / s.outWidth, o % s.outWidth);
+  }
+}
+
+__global__ void adaptiveAverageGradInputKernel(PoolingShape s, const float* gradOutput, float* gradInput) {
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < s.planes * s.height * s.width;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t inPlane = s.height * s.width, i = e % inPlane;
+    gradInput[e] = math::adaptiveAvgPoolGradient(gradOutput + e / inPlane * s.outHeight * s.outWidth, s.height,
+                                                 s.width, s.outHeight, s.outWidth, i / s.width, i % s.width);
+  }
+}
+
+__global__ void upSamplingNearestOutputKernel(PoolingShape s, const float* input, float* output) {
+  const int64_t scale = s.outHeight / s.height;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < s.planes * s.outHeight * s.outWidth;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t outPlane = s.outHeight * s.outWidth, o = e % outPlane;
+    output[e] = input[(e / outPlane * s.height + o / s.outWidth / scale) * s.width + o % s.outWidth / scale];
+  }
+}
+
+__global__ void upSamplingNearestGradInputKernel(PoolingShape s, const float* gradOutput, float* gradInput) {
+  const int64_t scale = s.outHeight / s.height;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < s.planes * s.height * s.width;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t inPlane = s.height * s.width, i = e % inPlane;
+    gradInput[e] = math::upSamplingNearestGradient(gradOutput + e / inPlane * s.outHeight * s.outWidth, s.outWidth,
+                                                   scale, i / s.width, i % s.width);
+  }
+}
+
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
 
 // Launches `kernel` over `count` cells on the device's stream.
@@ -127,10 +164,32 @@ void averageUpdateGradInput(const Device& device, const PoolingShape& s, bool co
   launch(device, inputCells(s), averageGradInputKernel, s, countIncludePad, gradOutput, gradInput);
 }
 
+void adaptiveAverageOutput(const Device& device, const PoolingShape& s, const float* input, float* output) {
+  launch(device, outputCells(s), adaptiveAverageOutputKernel, s, input, output);
+}
+
+void adaptiveAverageGradInput(const Device& device, const PoolingShape& s, const float* gradOutput, float* gradInput) {
+  launch(device, inputCells(s), adaptiveAverageGradInputKernel, s, gradOutput, gradInput);
+}
+
+void upSamplingNearestOutput(const Device& device, const PoolingShape& s, const float* input, float* output) {
+  launch(device, outputCells(s), upSamplingNearestOutputKernel, s, input, output);
+}
+
+void upSamplingNearestGradInput(const Device& device, const PoolingShape& s, const float* gradOutput,
+                                float* gradInput) {
+  launch(device, inputCells(s), upSamplingNearestGradInputKernel, s, gradOutput, gradInput);
+}
+
 }  // namespace
 
 PoolingKernels cuda::poolingKernels() {
-  return {&maxUpdateOutput, &maxUpdateGradInput, &averageUpdateOutput, &averageUpdateGradInput};
+  return {&maxUpdateOutput,
+          &maxUpdateGradInput,
+          &averageUpdateOutput,
+          &averageUpdateGradInput,
+          {&adaptiveAverageOutput, &adaptiveAverageGradInput},
+          {&upSamplingNearestOutput, &upSamplingNearestGradInput}};
 }
 
 }  // namespace nn

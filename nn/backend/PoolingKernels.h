@@ -1,4 +1,5 @@
-// PoolingKernels: the work of nn::SpatialMaxPooling and nn::SpatialAveragePooling on one device
+// PoolingKernels: the work of nn::SpatialMaxPooling, nn::SpatialAveragePooling and the
+// resampling modules (SpatialAdaptiveAveragePooling, SpatialUpSamplingNearest) on one device
 // type, over raw contiguous arrays of planes (a plane is one channel of one sample): input and
 // gradInput [planes, height, width], output, indices and gradOutput [planes, outHeight,
 // outWidth]. The CPU table is in nn/cpu, the CUDA table in cunn/cuda; see nn/backend/Backend.h.
@@ -54,6 +55,14 @@ inline bool disjointWindows(const PoolingShape& s) {
          math::poolWindowsDisjoint(s.width, s.kW, s.dW, s.padW, s.outWidth);
 }
 
+/// The two passes of a resampling of planes, [planes, height, width] to [planes, outHeight,
+/// outWidth] (the shape's window fields unused): forward writes every output cell, backward
+/// every gradInput cell, each from the cells it depends on (no scatter, no atomics).
+struct ResamplingKernels {
+  void (*forward)(const Device& device, const PoolingShape& shape, const float* input, float* output);
+  void (*backward)(const Device& device, const PoolingShape& shape, const float* gradOutput, float* gradInput);
+};
+
 struct PoolingKernels {
   /// output = the maximum of each window, indices = its plane index (y * width + x) as a float;
   /// the first of equal maxima wins.
@@ -71,6 +80,11 @@ struct PoolingKernels {
   /// gradInput = each window's gradOutput spread evenly over its cells, summed over windows.
   void (*averageUpdateGradInput)(const Device& device, const PoolingShape& shape, bool countIncludePad,
                                  const float* gradOutput, float* gradInput);
+  /// SpatialAdaptiveAveragePooling: math::adaptiveAvgPoolOutput and adaptiveAvgPoolGradient.
+  ResamplingKernels adaptiveAverage;
+  /// SpatialUpSamplingNearest by the scale outHeight / height: each output cell a copy of
+  /// input cell (y / scale, x / scale); math::upSamplingNearestGradient.
+  ResamplingKernels upSamplingNearest;
 };
 
 }  // namespace nn

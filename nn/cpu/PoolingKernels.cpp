@@ -201,10 +201,66 @@ void cpuAverageUpdateGradInput(const Device&, const PoolingShape& s, bool countI
   });
 }
 
+// Calls cell(plane, y, x) for every cell of a planes x rows x cols block, the planes cut into
+// parts, one per compute thread of the device.
+template <typename Cell>
+void forEachCell(const Device& device, int64_t planes, int64_t rows, int64_t cols, Cell cell) {
+  const int parts = parallelParts(device, planes);
+  parallelFor(device, parts, [&](int part) {
+    const Range range = partRange(planes, parts, part);
+    for (int64_t p = range.begin; p < range.end; ++p)
+      for (int64_t y = 0; y < rows; ++y)
+        for (int64_t x = 0; x < cols; ++x) cell(p, y, x);
+  });
+}
+
+void cpuAdaptiveAverageOutput(const Device& device, const PoolingShape& s, const float* input, float* output) {
+  forEachCell(device, s.planes, s.outHeight, s.outWidth, [&](int64_t p, int64_t oy, int64_t ox) {
+    output[(p * s.outHeight + oy) * s.outWidth + ox] = math::adaptiveAvgPoolOutput(
+        input + p * s.height * s.width, s.height, s.width, s.outHeight, s.outWidth, oy, ox);
+  });
+}
+
+void cpuAdaptiveAverageGradInput(const Device& device, const PoolingShape& s, const float* gradOutput,
+                                 float* gradInput) {
+  forEachCell(device, s.planes, s.height, s.width, [&](int64_t p, int64_t y, int64_t x) {
+    gradInput[(p * s.height + y) * s.width + x] = math::adaptiveAvgPoolGradient(
+        gradOutput + p * s.outHeight * s.outWidth, s.height, s.width, s.outHeight, s.outWidth, y, x);
+  });
+}
+
+void cpuUpSamplingNearestOutput(const Device& device, const PoolingShape& s, const float* input, float* output) {
+  const int64_t scale = s.outHeight / s.height;
+  const int parts = parallelParts(device, s.planes);
+  parallelFor(device, parts, [&](int part) {
+    const Range range = partRange(s.planes, parts, part);
+    for (int64_t p = range.begin; p < range.end; ++p)
+      for (int64_t oy = 0; oy < s.outHeight; ++oy) {
+        const float* row = input + (p * s.height + oy / scale) * s.width;
+        float* out = output + (p * s.outHeight + oy) * s.outWidth;
+        for (int64_t x = 0; x < s.width; ++x) std::fill_n(out + x * scale, scale, row[x]);
+      }
+  });
+}
+
+void cpuUpSamplingNearestGradInput(const Device& device, const PoolingShape& s, const float* gradOutput,
+                                   float* gradInput) {
+  const int64_t scale = s.outHeight / s.height;
+  forEachCell(device, s.planes, s.height, s.width, [&](int64_t p, int64_t y, int64_t x) {
+    gradInput[(p * s.height + y) * s.width + x] =
+        math::upSamplingNearestGradient(gradOutput + p * s.outHeight * s.outWidth, s.outWidth, scale, y, x);
+  });
+}
+
 }  // namespace
 
 PoolingKernels poolingKernels() {
-  return {&cpuMaxUpdateOutput, &cpuMaxUpdateGradInput, &cpuAverageUpdateOutput, &cpuAverageUpdateGradInput};
+  return {&cpuMaxUpdateOutput,
+          &cpuMaxUpdateGradInput,
+          &cpuAverageUpdateOutput,
+          &cpuAverageUpdateGradInput,
+          {&cpuAdaptiveAverageOutput, &cpuAdaptiveAverageGradInput},
+          {&cpuUpSamplingNearestOutput, &cpuUpSamplingNearestGradInput}};
 }
 
 }  // namespace nn::cpu

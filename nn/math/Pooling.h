@@ -127,4 +127,56 @@ NN_HD inline float avgPoolWindow(const float* plane, int64_t width, int64_t y0, 
   return avgPoolMean(sum, divisor);
 }
 
+/// Adaptive pooling (Torch7's SpatialAdaptiveAveragePooling, PyTorch's adaptive_avg_pool2d):
+/// output o of `out` positions along an axis of `in` cells covers [adaptiveStart(o, in, out),
+/// adaptiveEnd(o, in, out)) = [floor(o in / out), ceil((o + 1) in / out)). Swapped, the same
+/// functions give the outputs whose windows hold input cell i: [adaptiveStart(i, out, in),
+/// adaptiveEnd(i, out, in)).
+NN_HD inline int64_t adaptiveStart(int64_t o, int64_t in, int64_t out) { return o * in / out; }
+NN_HD inline int64_t adaptiveEnd(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
+
+/// A window's value over its rows, then over its columns (PyTorch's order of the divisions).
+NN_HD inline float adaptiveAvgPoolMean(float value, int64_t rows, int64_t cols) {
+  return value / static_cast<float>(rows) / static_cast<float>(cols);
+}
+
+/// Output cell (oy, ox) of adaptive average pooling of a height x width plane to outHeight x
+/// outWidth: its window's cells summed row by row, over the window's size.
+NN_HD inline float adaptiveAvgPoolOutput(const float* plane, int64_t height, int64_t width, int64_t outHeight,
+                                         int64_t outWidth, int64_t oy, int64_t ox) {
+  const int64_t y0 = adaptiveStart(oy, height, outHeight), y1 = adaptiveEnd(oy, height, outHeight);
+  const int64_t x0 = adaptiveStart(ox, width, outWidth), x1 = adaptiveEnd(ox, width, outWidth);
+  float sum = 0.f;
+  for (int64_t y = y0; y < y1; ++y)
+    for (int64_t x = x0; x < x1; ++x) sum += plane[y * width + x];
+  return adaptiveAvgPoolMean(sum, y1 - y0, x1 - x0);
+}
+
+/// The gradient of input cell (y, x) of that pooling: each covering window's gradOutput over
+/// its size, summed over the windows row-major (the order in which a scatter over the windows
+/// would add them).
+NN_HD inline float adaptiveAvgPoolGradient(const float* gradOutputPlane, int64_t height, int64_t width,
+                                           int64_t outHeight, int64_t outWidth, int64_t y, int64_t x) {
+  float sum = 0.f;
+  for (int64_t oy = adaptiveStart(y, outHeight, height); oy < adaptiveEnd(y, outHeight, height); ++oy) {
+    const int64_t rows = adaptiveEnd(oy, height, outHeight) - adaptiveStart(oy, height, outHeight);
+    for (int64_t ox = adaptiveStart(x, outWidth, width); ox < adaptiveEnd(x, outWidth, width); ++ox) {
+      const int64_t cols = adaptiveEnd(ox, width, outWidth) - adaptiveStart(ox, width, outWidth);
+      sum += adaptiveAvgPoolMean(gradOutputPlane[oy * outWidth + ox], rows, cols);
+    }
+  }
+  return sum;
+}
+
+/// Nearest-neighbour up-sampling by an integer scale (Torch7's SpatialUpSamplingNearest): the
+/// gradient of input cell (y, x) is the sum of the scale x scale output cells that copy it,
+/// row-major.
+NN_HD inline float upSamplingNearestGradient(const float* gradOutputPlane, int64_t outWidth, int64_t scale, int64_t y,
+                                             int64_t x) {
+  float sum = 0.f;
+  for (int64_t dy = 0; dy < scale; ++dy)
+    for (int64_t dx = 0; dx < scale; ++dx) sum += gradOutputPlane[(y * scale + dy) * outWidth + x * scale + dx];
+  return sum;
+}
+
 }  // namespace nn::math
