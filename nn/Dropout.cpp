@@ -10,8 +10,9 @@ namespace nn {
 
 NN_REGISTER_MODULE(Dropout);
 
-Dropout::Dropout(const Options& options) : WithOptions(options), generator_(defaultGenerator().nextU32()) {
-  NN_CHECK(options.p >= 0.f && options.p < 1.f, "nn.Dropout: expected p in [0, 1), got " << options.p);
+Dropout::Dropout(const Options& options, const char* module)
+    : WithOptions(options), generator_(defaultGenerator().nextU32()) {
+  NN_CHECK(options.p >= 0.f && options.p < 1.f, module << ": expected p in [0, 1), got " << options.p);
 }
 
 std::string Dropout::toString() const {
@@ -20,7 +21,14 @@ std::string Dropout::toString() const {
   return s.str();
 }
 
+void Dropout::checkInput(const Tensor&) const {}
+
+void Dropout::drawMask(const Tensor& input, float* mask) {
+  for (int64_t i = 0, n = input.numel(); i < n; ++i) mask[i] = math::dropoutNoise(generator_.uniform(), options_.p);
+}
+
 const Tensor& Dropout::updateOutput(const Tensor& input) {
+  checkInput(input);
   output.resize_(input.sizes(), input.device());
   output.copy_(input);
   if (!train_) return output;
@@ -28,8 +36,7 @@ const Tensor& Dropout::updateOutput(const Tensor& input) {
   // the input's device, and then copied there: a run on a CUDA device draws the same masks
   // as one on the CPU from the same seed, and gives the same floats.
   hostNoise_.resize_(input.sizes(), Device());
-  float* mask = hostNoise_.data();
-  for (int64_t i = 0, n = input.numel(); i < n; ++i) mask[i] = math::dropoutNoise(generator_.uniform(), options_.p);
+  drawMask(input, hostNoise_.data());
   noise.resize_(input.sizes(), input.device());
   noise.copy_(hostNoise_);
   output.cmul_(noise);
@@ -37,6 +44,7 @@ const Tensor& Dropout::updateOutput(const Tensor& input) {
 }
 
 const Tensor& Dropout::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
+  checkInput(input);
   NN_CHECK(gradOutput.sizes() == input.sizes(), toString() << ": expected gradOutput of size " << input.shapeString()
                                                            << ", got " << gradOutput.shapeString());
   NN_CHECK(gradOutput.device() == input.device(),

@@ -20,7 +20,7 @@ struct DropoutOptions {
 class Dropout : public WithOptions<DropoutOptions> {
  public:
   explicit Dropout(float p = 0.5f) : Dropout(Options{p}) {}
-  explicit Dropout(const Options& options);
+  explicit Dropout(const Options& options) : Dropout(options, "nn.Dropout") {}
 
   const Tensor& updateOutput(const Tensor& input) override;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
@@ -37,6 +37,15 @@ class Dropout : public WithOptions<DropoutOptions> {
 
   /// The factors of the last training forward, 0 or 1 / (1 - p) per element of the input.
   Tensor noise;
+
+ protected:
+  /// `module` names the subclass in the errors of the constructor.
+  Dropout(const Options& options, const char* module);
+  /// Checks the input, naming the module (any input by default).
+  virtual void checkInput(const Tensor& input) const;
+  /// Fills mask, the input's sizes, with math::dropoutNoise factors drawn from generator():
+  /// one per element (Dropout), or one per group of elements (SpatialDropout: per plane).
+  virtual void drawMask(const Tensor& input, float* mask);
 
  private:
   Generator generator_;

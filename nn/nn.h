@@ -54,6 +54,7 @@
 #include "nn/SpatialAveragePooling.h"
 #include "nn/SpatialBatchNormalization.h"
 #include "nn/SpatialConvolution.h"
+#include "nn/SpatialDropout.h"
 #include "nn/SpatialMaxPooling.h"
 #include "nn/SpatialUpSamplingNearest.h"
 #include "nn/SpatialZeroPadding.h"
