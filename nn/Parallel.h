@@ -39,4 +39,15 @@ struct Range {
 };
 Range partRange(int64_t rows, int parts, int p);
 
+/// body(begin, end) over the parts of [0, n), each of at least `grain` items where n allows
+/// (a smaller part costs less than handing it to a thread), one per compute thread.
+template <typename Body>
+void parallelRanges(const Device& device, int64_t n, int64_t grain, Body body) {
+  const int parts = parallelParts(device, n / grain);
+  parallelFor(device, parts, [&](int p) {
+    const Range r = partRange(n, parts, p);
+    body(r.begin, r.end);
+  });
+}
+
 }  // namespace nn

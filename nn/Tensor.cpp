@@ -37,23 +37,11 @@ void checkSizes(const int64_t* sizes, size_t dims) {
 // The tensor as its backend sees it (nn/backend/TensorKernels.h).
 StridedView stridedView(const Tensor& t) {
   StridedView v;
-  for (int d = 0; d < t.dim(); ++d) {
-    const int64_t size = t.size(d), stride = t.stride(d);
-    if (size == 1) continue;
-    if (v.dims > 0 && v.strides[v.dims - 1] == size * stride) {
-      // The previous dimension steps over exactly this one: one dimension of both.
-      v.sizes[v.dims - 1] *= size;
-      v.strides[v.dims - 1] = stride;
-      continue;
-    }
-    NN_CHECK(v.dims < StridedView::kMaxDims, "nn.Tensor: a strided tensor on "
+  for (int d = 0; d < t.dim(); ++d)
+    NN_CHECK(v.push(t.size(d), t.stride(d)), "nn.Tensor: a strided tensor on "
                                                  << t.device().str() << " takes at most " << StridedView::kMaxDims
                                                  << " dimensions that cannot be merged, got sizes " << t.shapeString()
                                                  << " with strides " << nn::shapeString(t.strides()));
-    v.sizes[v.dims] = size;
-    v.strides[v.dims] = stride;
-    ++v.dims;
-  }
   return v;
 }
 

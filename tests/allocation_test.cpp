@@ -138,6 +138,21 @@ TEST_CASE("a steady training step through SpatialUpSamplingNearest and SpatialAd
   REQUIRE(allocationsOfSteps(net, 3, 8) == 0);
 }
 
+TEST_CASE("a steady training step through CMul, Add, Mul, Sum and SpatialDropout allocates nothing",
+          "[allocation][nosanitizer]") {
+  nn::manualSeed(1);
+  nn::Sequential net;
+  net.add(std::make_shared<nn::CMul>(1, 1, 28, 1));  // [N, 1, 28, 28], a weight per row
+  net.add(std::make_shared<nn::Add>(784));           // one sample's elements
+  net.add(std::make_shared<nn::Mul>());
+  net.add(std::make_shared<nn::SpatialDropout>(0.2f));
+  net.add(std::make_shared<nn::Sum>(2));             // [N, 1, 28]
+  net.add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 28}));
+  net.add(std::make_shared<nn::Linear>(28, 10));
+  net.add(std::make_shared<nn::LogSoftMax>());
+  REQUIRE(allocationsOfSteps(net, 3, 8) == 0);
+}
+
 TEST_CASE("steps of Adam, Adagrad and RMSprop after the first allocate nothing", "[allocation][nosanitizer]") {
   const std::shared_ptr<nn::Sequential> net = lenet();
   std::pair<Tensor, Tensor> parameters = net->getParameters();

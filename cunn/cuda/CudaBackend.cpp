@@ -31,7 +31,8 @@ struct Installation {
 Kernels cudaKernels() {
   return Kernels{cuda::tensorKernels(),      cuda::elementwiseKernels(), cuda::linearKernels(),
                  cuda::convolutionKernels(), cuda::poolingKernels(),     cuda::batchNormKernels(),
-                 cuda::softMaxKernels(),     cuda::criterionKernels(),   cuda::concatKernels()};
+                 cuda::softMaxKernels(),     cuda::criterionKernels(),   cuda::concatKernels(),
+                 cuda::broadcastKernels()};
 }
 
 void enablePeerAccess(int from, int to) {

@@ -15,5 +15,6 @@ BatchNormKernels batchNormKernels();
 SoftMaxKernels softMaxKernels();
 CriterionKernels criterionKernels();
 ConcatKernels concatKernels();
+BroadcastKernels broadcastKernels();
 
 }  // namespace nn::cuda

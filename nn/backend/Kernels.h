@@ -5,6 +5,7 @@
 #pragma once
 
 #include "nn/backend/BatchNormKernels.h"
+#include "nn/backend/BroadcastKernels.h"
 #include "nn/backend/ConcatKernels.h"
 #include "nn/backend/ConvolutionKernels.h"
 #include "nn/backend/CriterionKernels.h"
@@ -26,6 +27,7 @@ struct Kernels {
   SoftMaxKernels softMax;
   CriterionKernels criterion;
   ConcatKernels concat;
+  BroadcastKernels broadcast;
 };
 
 }  // namespace nn

@@ -31,6 +31,21 @@ struct StridedView {
   }
   /// True when element e lies at offset e.
   bool isContiguous() const { return dims == 0 || (dims == 1 && strides[0] == 1); }
+  /// Appends a dimension inside the others: left out where its size is 1, merged with the last
+  /// where that one steps over exactly this one. False where kMaxDims dimensions are taken.
+  bool push(int64_t size, int64_t stride) {
+    if (size == 1) return true;
+    if (dims > 0 && strides[dims - 1] == size * stride) {
+      sizes[dims - 1] *= size;
+      strides[dims - 1] = stride;
+      return true;
+    }
+    if (dims == kMaxDims) return false;
+    sizes[dims] = size;
+    strides[dims] = stride;
+    ++dims;
+    return true;
+  }
 };
 
 struct TensorKernels {

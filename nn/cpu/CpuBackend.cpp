@@ -19,7 +19,8 @@ namespace {
 Kernels cpuKernels() {
   return Kernels{cpu::tensorKernels(),      cpu::elementwiseKernels(), cpu::linearKernels(),
                  cpu::convolutionKernels(), cpu::poolingKernels(),     cpu::batchNormKernels(),
-                 cpu::softMaxKernels(),     cpu::criterionKernels(),   cpu::concatKernels()};
+                 cpu::softMaxKernels(),     cpu::criterionKernels(),   cpu::concatKernels(),
+                 cpu::broadcastKernels()};
 }
 
 }  // namespace

@@ -14,11 +14,7 @@ constexpr int64_t kGrain = 16384;
 // body(begin, end) over the parts of [0, n).
 template <typename Body>
 void forParts(const Device& device, int64_t n, Body body) {
-  const int parts = parallelParts(device, n / kGrain);
-  parallelFor(device, parts, [&](int p) {
-    const Range r = partRange(n, parts, p);
-    body(r.begin, r.end);
-  });
+  parallelRanges(device, n, kGrain, body);
 }
 
 // out[i] = f(in[i]). In place, the loop reads and writes through one pointer, so that the

@@ -1,0 +1,24 @@
+// BroadcastKernels: a parameter broadcast against an input, and sums over the broadcast
+// dimensions, on one device type (nn/math/Broadcast.h): the work of CMul, Mul, Add, Sum and
+// Mean. The views come from nn/Broadcasting.h; the CPU table is in nn/cpu, the CUDA table in
+// cunn/cuda.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/Device.h"
+#include "nn/math/Broadcast.h"
+
+namespace nn {
+
+struct BroadcastKernels {
+  /// y[e] = math::broadcastApply(op, x[e], p[stridedOffset(pView, e)]) for e < n; y may be x.
+  void (*apply)(const Device& device, math::BroadcastOp op, const float* x, const float* p, const StridedView& pView,
+                float* y, int64_t n);
+  /// out[j] = math::broadcastReduced(broadcastSum(x, g, stridedOffset(base, j), reduced, k),
+  /// scale, accumulate, out[j]) for j < m.
+  void (*reduce)(const Device& device, const float* x, const float* g, const StridedView& base, int64_t m,
+                 const StridedView& reduced, int64_t k, float* out, float scale, bool accumulate);
+};
+
+}  // namespace nn

@@ -1,0 +1,34 @@
+// The CPU table of BroadcastKernels: the elements, or the sums, cut into parts, one per compute
+// thread of the device (nn/Parallel.h); each element's work is nn/math/Broadcast.h's.
+#include "nn/Parallel.h"
+#include "nn/cpu/Tables.h"
+#include "nn/math/Broadcast.h"
+
+namespace nn::cpu {
+
+namespace {
+
+// Elements per part of the element-wise loop; each sum is a part of its own.
+constexpr int64_t kGrain = 16384;
+
+void cpuApply(const Device& device, math::BroadcastOp op, const float* x, const float* p, const StridedView& pView,
+              float* y, int64_t n) {
+  parallelRanges(device, n, kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t e = begin; e < end; ++e) y[e] = math::broadcastApply(op, x[e], p[math::stridedOffset(pView, e)]);
+  });
+}
+
+void cpuReduce(const Device& device, const float* x, const float* g, const StridedView& base, int64_t m,
+               const StridedView& reduced, int64_t k, float* out, float scale, bool accumulate) {
+  parallelRanges(device, m, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j)
+      out[j] = math::broadcastReduced(math::broadcastSum(x, g, math::stridedOffset(base, j), reduced, k), scale,
+                                      accumulate, out[j]);
+  });
+}
+
+}  // namespace
+
+BroadcastKernels broadcastKernels() { return {&cpuApply, &cpuReduce}; }
+
+}  // namespace nn::cpu

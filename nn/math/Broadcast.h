@@ -1,0 +1,46 @@
+// Broadcasting, shared by the CPU loops and the CUDA kernels: a parameter applied to every
+// element of an input it is broadcast against (CMul, Mul, Add), and sums over the dimensions
+// it was broadcast along (their parameter gradients, Sum, Mean). Positions go through
+// StridedViews (nn/backend/TensorKernels.h): element e of a view, counted in row-major order,
+// lies at stridedOffset(view, e).
+#pragma once
+
+#include <stdint.h>
+
+#include "nn/HostDevice.h"
+#include "nn/backend/TensorKernels.h"
+
+namespace nn::math {
+
+NN_HD inline int64_t stridedOffset(const StridedView& v, int64_t e) {
+  int64_t offset = 0;
+  for (int d = v.dims - 1; d >= 0; --d) {
+    offset += e % v.sizes[d] * v.strides[d];
+    e /= v.sizes[d];
+  }
+  return offset;
+}
+
+enum class BroadcastOp { kMultiply, kAdd };
+
+/// One element: x * p or x + p.
+NN_HD inline float broadcastApply(BroadcastOp op, float x, float p) { return op == BroadcastOp::kMultiply ? x * p : x + p; }
+
+/// The sum over the k elements r of `reduced` of x[i] * g[i] (g[i] where x is null), i = base +
+/// stridedOffset(reduced, r): each product rounded to float, the sum in double in row-major
+/// order of r, then rounded.
+NN_HD inline float broadcastSum(const float* x, const float* g, int64_t base, const StridedView& reduced, int64_t k) {
+  double sum = 0;
+  for (int64_t r = 0; r < k; ++r) {
+    const int64_t i = base + stridedOffset(reduced, r);
+    sum += x ? x[i] * g[i] : g[i];
+  }
+  return static_cast<float>(sum);
+}
+
+/// out = scale * sum, added to the value there when accumulating (a gradient).
+NN_HD inline float broadcastReduced(float sum, float scale, bool accumulate, float previous) {
+  return accumulate ? previous + scale * sum : scale * sum;
+}
+
+}  // namespace nn::math

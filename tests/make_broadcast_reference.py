@@ -1,0 +1,72 @@
+"""Prints tests/BroadcastReference.h: PyTorch's outputs, input gradients and parameter gradients
+of a parameter multiplied into (CMul, Mul) or added to (Add) an input it is broadcast against,
+and of sums and means along a dimension (Sum, Mean), for tests/broadcast_test.cpp.
+
+Run once with PyTorch 1.13 (python3 tests/make_broadcast_reference.py >
+tests/BroadcastReference.h); the test holds the printed numbers, not a dependency on PyTorch.
+Inputs, gradOutputs and parameters are exact in float, closed formulas over flat row-major
+indices i that the test computes as well: input[i] = ((5 i) % 17 - 8) / 8, gradOutput[i] =
+((7 i) % 13 - 6) / 4, parameter[i] = ((3 i) % 7 - 3) / 4.
+"""
+import math
+
+import torch
+
+
+def formula(f, sizes):
+    n = math.prod(sizes)
+    return torch.tensor([f(i) for i in range(n)], dtype=torch.float32).reshape(sizes)
+
+
+def table(name, t):
+    def literal(v):
+        text = "%.9g" % float(v)
+        return text + ("f" if "." in text or "e" in text else ".f")
+
+    values = [literal(v) for v in t.detach().reshape(-1)]
+    lines = ["    " + ", ".join(values[k:k + 6]) + "," for k in range(0, len(values), 6)]
+    return "inline const std::vector<float> %s{\n%s\n};\n" % (name, "\n".join(lines))
+
+
+def inputs(sizes):
+    return formula(lambda i: ((5 * i) % 17 - 8) / 8, sizes).requires_grad_()
+
+
+def grad_output(sizes):
+    return formula(lambda i: ((7 * i) % 13 - 6) / 4, sizes)
+
+
+def with_parameter(name, sizes, parameter_sizes, f, view=None):
+    """f(x, p): output, input gradient and parameter gradient."""
+    x = inputs(sizes)
+    p = formula(lambda i: ((3 * i) % 7 - 3) / 4, parameter_sizes).requires_grad_()
+    y = f(x, p if view is None else p.reshape(view))
+    gx, gp = torch.autograd.grad(y, (x, p), grad_output(tuple(y.shape)))
+    return table("kTorch%s" % name, y) + table("kTorch%sGradInput" % name, gx) + \
+        table("kTorch%sGradParameter" % name, gp)
+
+
+def reduction(name, sizes, f):
+    x = inputs(sizes)
+    y = f(x)
+    (gx,) = torch.autograd.grad(y, x, grad_output(tuple(y.shape)))
+    return table("kTorch%s" % name, y) + table("kTorch%sGradInput" % name, gx)
+
+
+print("// PyTorch %s's broadcast products and sums, sums and means along a dimension, of the inputs"
+      % torch.__version__.split("a")[0])
+print("// described in tests/make_broadcast_reference.py, which wrote this file. Do not edit.")
+print("#pragma once\n\n#include <vector>\n\nnamespace nn::test {\n")
+mul = lambda x, p: x * p
+add = lambda x, p: x + p
+print(with_parameter("CMulPlanes", (2, 3, 2, 2), (1, 3, 1, 1), mul))
+print(with_parameter("CMulSample", (2, 3, 2, 2), (3, 2, 2), mul))
+print(with_parameter("CMulColumns", (2, 3, 4), (3, 1), mul))
+print(with_parameter("Mul", (2, 3, 4), (1,), mul))
+# Torch7's batch mode: a bias of one sample's 12 elements on [2, 3, 2, 2].
+print(with_parameter("AddFlat", (2, 3, 2, 2), (12,), add, view=(3, 2, 2)))
+print(with_parameter("AddPlanes", (2, 3, 2, 2), (1, 3, 1, 1), add))
+print(reduction("Sum1", (2, 3, 4), lambda x: x.sum(1)))
+print(reduction("MeanLast", (2, 3, 4), lambda x: x.mean(2)))
+print(reduction("SumKept", (2, 3, 4), lambda x: x.sum(0, keepdim=True)))
+print("}  // namespace nn::test")
