@@ -12,13 +12,15 @@
 namespace nn {
 
 NN_REGISTER_MODULE(SpatialConvolution);
+NN_REGISTER_MODULE(SpatialDilatedConvolution);
 
-SpatialConvolution::SpatialConvolution(const Options& options) : WithOptions(options) {
-  const auto [nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH] = options;
-  NN_CHECK(nInputPlane > 0 && nOutputPlane > 0 && kW > 0 && kH > 0 && dW > 0 && dH > 0 && padW >= 0 && padH >= 0,
-           "nn.SpatialConvolution: expected positive planes, kernel and stride and non-negative padding, got "
-               << nInputPlane << " -> " << nOutputPlane << ", kernel " << kW << "x" << kH << ", stride " << dW << ","
-               << dH << ", padding " << padW << "," << padH);
+SpatialConvolution::SpatialConvolution(const Options& options, const char* module) : WithOptions(options) {
+  const auto [nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH, dilW, dilH] = options;
+  NN_CHECK(nInputPlane > 0 && nOutputPlane > 0 && kW > 0 && kH > 0 && dW > 0 && dH > 0 && padW >= 0 && padH >= 0 &&
+               dilW > 0 && dilH > 0,
+           module << ": expected positive planes, kernel, stride and dilation and non-negative padding, got "
+                  << nInputPlane << " -> " << nOutputPlane << ", kernel " << kW << "x" << kH << ", stride " << dW
+                  << "," << dH << ", padding " << padW << "," << padH << ", dilation " << dilW << "," << dilH);
   weight.resize_({nOutputPlane, nInputPlane, kH, kW});
   gradWeight = Tensor::zeros({nOutputPlane, nInputPlane, kH, kW});
   registerParameter("weight", &weight, &gradWeight);
@@ -35,13 +37,15 @@ void SpatialConvolution::reset() {
 }
 
 std::string SpatialConvolution::toString() const {
-  std::string s = "nn.SpatialConvolution(" + std::to_string(options_.nInputPlane) + " -> " +
+  std::string s = typeName() + "(" + std::to_string(options_.nInputPlane) + " -> " +
                   std::to_string(options_.nOutputPlane) + ", " + std::to_string(options_.kW) + "x" +
                   std::to_string(options_.kH);
-  const bool padded = options_.padW != 0 || options_.padH != 0;
+  const bool dilated = options_.dilW != 1 || options_.dilH != 1;
+  const bool padded = options_.padW != 0 || options_.padH != 0 || dilated;
   if (options_.dW != 1 || options_.dH != 1 || padded)
     s += ", " + std::to_string(options_.dW) + "," + std::to_string(options_.dH);
   if (padded) s += ", " + std::to_string(options_.padW) + "," + std::to_string(options_.padH);
+  if (dilated) s += ", " + std::to_string(options_.dilW) + "," + std::to_string(options_.dilH);
   return s + ")";
 }
 
@@ -51,11 +55,12 @@ ConvolutionShape SpatialConvolution::checkInput(const Tensor& input) const {
            toString() << ": expected input of size [batch, " << options_.nInputPlane << ", height, width] or ["
                       << options_.nInputPlane << ", height, width], got " << input.shapeString());
   const int64_t height = input.size(d - 2), width = input.size(d - 1);
-  NN_CHECK(
-      height > 0 && width > 0 && height + 2 * options_.padH >= options_.kH && width + 2 * options_.padW >= options_.kW,
-      toString() << ": expected input height at least " << std::max<int64_t>(options_.kH - 2 * options_.padH, 1)
-                 << " and width at least " << std::max<int64_t>(options_.kW - 2 * options_.padW, 1)
-                 << " (the kernel, less the padding), got " << input.shapeString());
+  const int64_t spanH = math::convKernelSpan(options_.kH, options_.dilH);
+  const int64_t spanW = math::convKernelSpan(options_.kW, options_.dilW);
+  NN_CHECK(height > 0 && width > 0 && height + 2 * options_.padH >= spanH && width + 2 * options_.padW >= spanW,
+           toString() << ": expected input height at least " << std::max<int64_t>(spanH - 2 * options_.padH, 1)
+                      << " and width at least " << std::max<int64_t>(spanW - 2 * options_.padW, 1)
+                      << " (the kernel's span, less the padding), got " << input.shapeString());
   checkDevice(input, weight.device(), "input");
   return ConvolutionShape{d == 4 ? input.size(0) : 1,
                           options_.nInputPlane,
@@ -68,8 +73,10 @@ ConvolutionShape SpatialConvolution::checkInput(const Tensor& input) const {
                           options_.dW,
                           options_.padH,
                           options_.padW,
-                          math::convOutputSize(height, options_.kH, options_.dH, options_.padH),
-                          math::convOutputSize(width, options_.kW, options_.dW, options_.padW)};
+                          math::convOutputSize(height, options_.kH, options_.dH, options_.padH, options_.dilH),
+                          math::convOutputSize(width, options_.kW, options_.dW, options_.padW, options_.dilW),
+                          options_.dilH,
+                          options_.dilW};
 }
 
 void SpatialConvolution::checkGradOutput(const Tensor& gradOutput, const Tensor& input,

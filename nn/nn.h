@@ -58,6 +58,7 @@
 #include "nn/SpatialBatchNormalization.h"
 #include "nn/SpatialConvolution.h"
 #include "nn/SpatialDropout.h"
+#include "nn/SpatialFullConvolution.h"
 #include "nn/SpatialMaxPooling.h"
 #include "nn/SpatialUpSamplingNearest.h"
 #include "nn/SpatialZeroPadding.h"

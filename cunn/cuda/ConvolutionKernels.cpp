@@ -46,7 +46,8 @@ constexpr cudnnConvolutionBwdFilterAlgo_t kBackwardFilterAlgorithms[] = {
 std::string describe(const ConvolutionShape& s) {
   return "input " + shapeString({s.batch, s.inPlanes, s.height, s.width}) + ", weight " +
          shapeString({s.outPlanes, s.inPlanes, s.kH, s.kW}) + ", stride " + std::to_string(s.dW) + "," +
-         std::to_string(s.dH) + ", padding " + std::to_string(s.padW) + "," + std::to_string(s.padH);
+         std::to_string(s.dH) + ", padding " + std::to_string(s.padW) + "," + std::to_string(s.padH) +
+         ", dilation " + std::to_string(s.dilW) + "," + std::to_string(s.dilH);
 }
 
 int toInt(int64_t value, const ConvolutionShape& s) {
@@ -116,7 +117,8 @@ std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s) 
                                          toInt(s.inPlanes, s), toInt(s.kH, s), toInt(s.kW, s)));
   CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&plan->convolution));
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(plan->convolution, toInt(s.padH, s), toInt(s.padW, s), toInt(s.dH, s),
-                                              toInt(s.dW, s), 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+                                              toInt(s.dW, s), toInt(s.dilH, s), toInt(s.dilW, s),
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CUDNN_CHECK(cudnnSetConvolutionMathType(plan->convolution, CUDNN_FMA_MATH));
 
   // cuDNN and nn/math/Im2Col.h must agree on the output size.
@@ -158,14 +160,14 @@ std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s) 
 // The plan of a device and shape, made on first use. One lock for all devices: a steady step
 // only looks its plan up (no allocation), and a plan is made once per shape.
 const Plan& planFor(const Device& device, const ConvolutionShape& s) {
-  using Key = std::array<int64_t, 12>;
+  using Key = std::array<int64_t, 14>;
   struct Cache {
     std::mutex mutex;
     std::map<Key, std::unique_ptr<Plan>> plans;
   };
   static Cache* cache = new Cache();
   const Key key{device.index(), s.batch, s.inPlanes, s.height, s.width, s.outPlanes,
-                s.kH,           s.kW,    s.dH,       s.dW,     s.padH,  s.padW};
+                s.kH,           s.kW,    s.dH,       s.dW,     s.padH,  s.padW,    s.dilH, s.dilW};
   std::lock_guard<std::mutex> lock(cache->mutex);
   std::unique_ptr<Plan>& plan = cache->plans[key];
   if (!plan) {
@@ -198,7 +200,7 @@ void updateOutput(const Device& device, const ConvolutionShape& s, const float* 
   CUDNN_CHECK(cudnnConvolutionForward(handleOf(device), &one, plan.input, input, plan.weight, weight, plan.convolution,
                                       plan.forward, scratch, plan.workspaceBytes, &zero, plan.output, output));
   // The bias is added to the finished sums; the CPU starts its sums from it.
-  CUDNN_CHECK(cudnnAddTensor(handleOf(device), &one, plan.bias, bias, &one, plan.output, output));
+  if (bias) CUDNN_CHECK(cudnnAddTensor(handleOf(device), &one, plan.bias, bias, &one, plan.output, output));
 }
 
 void updateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
@@ -224,8 +226,9 @@ void accGradParameters(const Device& device, const ConvolutionShape& s, const fl
   CUDNN_CHECK(cudnnConvolutionBackwardFilter(handleOf(device), &scale, plan.input, input, plan.output, gradOutput,
                                              plan.convolution, plan.backwardFilter, scratch, plan.workspaceBytes, &one,
                                              plan.weight, gradWeight));
-  CUDNN_CHECK(
-      cudnnConvolutionBackwardBias(handleOf(device), &scale, plan.output, gradOutput, &one, plan.bias, gradBias));
+  if (gradBias)
+    CUDNN_CHECK(
+        cudnnConvolutionBackwardBias(handleOf(device), &scale, plan.output, gradOutput, &one, plan.bias, gradBias));
 }
 
 }  // namespace

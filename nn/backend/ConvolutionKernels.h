@@ -17,18 +17,21 @@ struct ConvolutionShape {
   int64_t batch, inPlanes, height, width;
   int64_t outPlanes, kH, kW, dH, dW, padH, padW;
   int64_t outHeight, outWidth;
+  /// Kernel taps dilH rows and dilW columns apart (SpatialDilatedConvolution).
+  int64_t dilH = 1, dilW = 1;
 };
 
 struct ConvolutionKernels {
-  /// output = bias + the cross-correlation of input with weight. `workspace` is the module's
-  /// scratch tensor on `device`, which the kernel resizes as it needs (a steady step reuses it).
+  /// output = bias (where not null) + the cross-correlation of input with weight. `workspace`
+  /// is the module's scratch tensor on `device`, which the kernel resizes as it needs (a steady
+  /// step reuses it).
   void (*updateOutput)(const Device& device, const ConvolutionShape& shape, const float* input, const float* weight,
                        const float* bias, float* output, Tensor& workspace);
   /// gradInput = the gradient of the output with respect to the input, given gradOutput.
   void (*updateGradInput)(const Device& device, const ConvolutionShape& shape, const float* gradOutput,
                           const float* weight, float* gradInput, Tensor& workspace);
-  /// gradWeight += scale dOutput/dWeight . gradOutput; gradBias += scale times gradOutput
-  /// summed over the batch and positions of each plane.
+  /// gradWeight += scale dOutput/dWeight . gradOutput; gradBias (where not null) += scale times
+  /// gradOutput summed over the batch and positions of each plane.
   void (*accGradParameters)(const Device& device, const ConvolutionShape& shape, const float* input,
                             const float* gradOutput, float* gradWeight, float* gradBias, float scale,
                             Tensor& workspace);

@@ -110,7 +110,7 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
-  const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1;
+  const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1 && s.dilH == 1 && s.dilW == 1;
   const auto unfold = outW == 8    ? unfoldPlane<8>
                       : outW == 16 ? unfoldPlane<16>
                       : outW == 24 ? unfoldPlane<24>
@@ -127,16 +127,17 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
       for (int64_t ky = 0; ky < kH; ++ky)
         for (int64_t kx = 0; kx < kW; ++kx) {
           float* out = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
-          const int64_t yFirst = math::convFirstInside(ky, dH, padH, outH);
-          const int64_t yEnd = math::convEndInside(height, ky, dH, padH, outH);
-          const int64_t xFirst = math::convFirstInside(kx, dW, padW, outW);
-          const int64_t xEnd = math::convEndInside(width, kx, dW, padW, outW);
+          const int64_t tapY = ky * s.dilH, tapX = kx * s.dilW;
+          const int64_t yFirst = math::convFirstInside(tapY, dH, padH, outH);
+          const int64_t yEnd = math::convEndInside(height, tapY, dH, padH, outH);
+          const int64_t xFirst = math::convFirstInside(tapX, dW, padW, outW);
+          const int64_t xEnd = math::convEndInside(width, tapX, dW, padW, outW);
           if (yFirst >= yEnd || xFirst >= xEnd) {  // this tap only ever reads padding
             fillRow(out, positions, 0.f);
             continue;
           }
           const float* src =
-              plane + math::convInputCoord(yFirst, ky, dH, padH) * width + math::convInputCoord(xFirst, kx, dW, padW);
+              plane + math::convInputCoord(yFirst, tapY, dH, padH) * width + math::convInputCoord(xFirst, tapX, dW, padW);
           fillRow(out, yFirst * outW, 0.f);
           float* line = out + yFirst * outW;
           for (int64_t oy = yFirst; oy < yEnd; ++oy, src += dH * width, line += outW) {
@@ -156,7 +157,7 @@ void col2im(const ConvolutionShape& s, const float* columns, int64_t count, floa
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
-  const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1;
+  const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1 && s.dilH == 1 && s.dilW == 1;
   const auto fold = outW == 8    ? foldPlane<8>
                     : outW == 16 ? foldPlane<16>
                     : outW == 24 ? foldPlane<24>
@@ -173,13 +174,14 @@ void col2im(const ConvolutionShape& s, const float* columns, int64_t count, floa
       for (int64_t ky = 0; ky < kH; ++ky)
         for (int64_t kx = 0; kx < kW; ++kx) {
           const float* in = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
-          const int64_t yFirst = math::convFirstInside(ky, dH, padH, outH);
-          const int64_t yEnd = math::convEndInside(height, ky, dH, padH, outH);
-          const int64_t xFirst = math::convFirstInside(kx, dW, padW, outW);
-          const int64_t xEnd = math::convEndInside(width, kx, dW, padW, outW);
+          const int64_t tapY = ky * s.dilH, tapX = kx * s.dilW;
+          const int64_t yFirst = math::convFirstInside(tapY, dH, padH, outH);
+          const int64_t yEnd = math::convEndInside(height, tapY, dH, padH, outH);
+          const int64_t xFirst = math::convFirstInside(tapX, dW, padW, outW);
+          const int64_t xEnd = math::convEndInside(width, tapX, dW, padW, outW);
           if (yFirst >= yEnd || xFirst >= xEnd) continue;  // this tap only ever reads padding
           float* dst =
-              plane + math::convInputCoord(yFirst, ky, dH, padH) * width + math::convInputCoord(xFirst, kx, dW, padW);
+              plane + math::convInputCoord(yFirst, tapY, dH, padH) * width + math::convInputCoord(xFirst, tapX, dW, padW);
           const float* src = in + yFirst * outW + xFirst;
           for (int64_t oy = yFirst; oy < yEnd; ++oy, dst += dH * width, src += outW) {
             if (dW == 1)
@@ -218,7 +220,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
       for (int64_t n = 0; n < count; ++n) {
         // output[n] = bias + W[out, rows] * columns[rows, sample n's positions]
         float* y = output + (first + n) * outSample;
-        for (int64_t o = 0; o < s.outPlanes; ++o) fillRow(y + o * positions, positions, bias[o]);
+        for (int64_t o = 0; o < s.outPlanes; ++o) fillRow(y + o * positions, positions, bias ? bias[o] : 0.f);
         blas::gemm(false, false, s.outPlanes, positions, rows, 1.f, weight, rows, columns + n * positions, cols, 1.f, y,
                    positions);
       }
@@ -275,15 +277,16 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
         const float* gn = gradOutput + (first + n) * outSample;
         blas::gemm(false, true, s.outPlanes, rows, positions, scale, gn, positions, columns + n * positions, cols, 1.f,
                    gw, rows);
-        for (int64_t o = 0; o < s.outPlanes; ++o)
-          gb[o] += scale * static_cast<float>(sumRow(gn + o * positions, positions));
+        if (gradBias)
+          for (int64_t o = 0; o < s.outPlanes; ++o)
+            gb[o] += scale * static_cast<float>(sumRow(gn + o * positions, positions));
       }
     }
   });
   for (int p = 1; p < parts; ++p) {
     const float* gw = partGradients + (p - 1) * gradientFloats(s);
     addRow(gw, gradWeight, s.outPlanes * rows);
-    addRow(gw + s.outPlanes * rows, gradBias, s.outPlanes);
+    if (gradBias) addRow(gw + s.outPlanes * rows, gradBias, s.outPlanes);
   }
 }
 

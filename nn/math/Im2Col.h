@@ -2,7 +2,8 @@
 //
 // The column matrix has one row per (input plane, kernel row, kernel column) and one
 // column per output position; row (c, ky, kx) at output (oy, ox) holds the input pixel
-// (oy * dH - padH + ky, ox * dW - padW + kx) of plane c, or 0 where that lies in the padding.
+// (oy * dH - padH + ky dilH, ox * dW - padW + kx dilW) of plane c, or 0 where that lies in the
+// padding. The functions below take a tap's offset, ky dilH (ky without dilation).
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,13 @@
 
 namespace nn::math {
 
-/// Output positions along one axis: floor((input + 2 pad - kernel) / stride) + 1. The caller
-/// checks input + 2 pad >= kernel (the window fits at least once).
-NN_HD inline int64_t convOutputSize(int64_t input, int64_t kernel, int64_t stride, int64_t pad) {
-  return (input + 2 * pad - kernel) / stride + 1;
+/// The span of a kernel of `kernel` taps `dilation` cells apart: dilation (kernel - 1) + 1.
+NN_HD inline int64_t convKernelSpan(int64_t kernel, int64_t dilation) { return dilation * (kernel - 1) + 1; }
+
+/// Output positions along one axis: floor((input + 2 pad - span) / stride) + 1. The caller
+/// checks input + 2 pad >= span (the window fits at least once).
+NN_HD inline int64_t convOutputSize(int64_t input, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation = 1) {
+  return (input + 2 * pad - convKernelSpan(kernel, dilation)) / stride + 1;
 }
 
 /// Input coordinate that kernel tap `tap` reads at output position `out`; outside
