@@ -38,6 +38,7 @@
 #include "nn/Narrow.h"
 #include "nn/Numerics.h"
 #include "nn/Optimizer.h"
+#include "nn/PReLU.h"
 #include "nn/Parallel.h"
 #include "nn/Profiler.h"
 #include "nn/RMSprop.h"

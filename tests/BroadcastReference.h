@@ -104,6 +104,38 @@ inline const std::vector<float> kTorchAddPlanesGradParameter{
     -4.5f, -0.5f, 3.5f,
 };
 
+inline const std::vector<float> kTorchPReLUPlanes{
+    0.75f, 0.28125f, 0.25f, 0.875f, -0.f, 0.f,
+    0.625f, -0.f, -0.1875f, 0.375f, 1.f, -0.375f,
+    0.125f, 0.75f, 0.5625f, 0.09375f, 0.5f, -0.f,
+    -0.f, 0.25f, 0.875f, -0.46875f, 0.f, 0.625f,
+};
+inline const std::vector<float> kTorchPReLUPlanesGradInput{
+    1.125f, -0.1875f, -1.25f, 0.5f, -0.f, 0.f,
+    -0.75f, 0.f, -0.375f, 1.25f, -0.25f, 1.125f,
+    0.f, -1.5f, -0.1875f, 0.9375f, 0.5f, -0.f,
+    0.f, -0.75f, 1.f, -0.375f, 0.9375f, -0.25f,
+};
+inline const std::vector<float> kTorchPReLUPlanesGradParameter{
+    1.375f, 0.46875f, -0.3125f,
+};
+
+inline const std::vector<float> kTorchPReLUShared{
+    0.75f, 0.28125f, 0.25f, 0.875f, 0.46875f, -0.f,
+    0.625f, 0.65625f, 0.1875f, 0.375f, 1.f, 0.375f,
+    0.125f, 0.75f, 0.5625f, 0.09375f, 0.5f, 0.75f,
+    0.28125f, 0.25f, 0.875f, 0.46875f, -0.f, 0.625f,
+};
+inline const std::vector<float> kTorchPReLUSharedGradInput{
+    1.125f, -0.1875f, -1.25f, 0.5f, 0.75f, -0.5625f,
+    -0.75f, -0.75f, 0.375f, 1.25f, -0.25f, -1.125f,
+    0.f, -1.5f, -0.1875f, 0.9375f, 0.5f, 0.75f,
+    -0.5625f, -0.75f, 1.f, 0.375f, -0.9375f, -0.25f,
+};
+inline const std::vector<float> kTorchPReLUSharedGradParameter{
+    1.53125f,
+};
+
 inline const std::vector<float> kTorchSum1{
     -1.875f, 0.f, 1.875f, -0.5f, 1.5f, -0.875f,
     -1.125f, 0.75f,

@@ -1,6 +1,7 @@
 """Prints tests/BroadcastReference.h: PyTorch's outputs, input gradients and parameter gradients
 of a parameter multiplied into (CMul, Mul) or added to (Add) an input it is broadcast against,
-and of sums and means along a dimension (Sum, Mean), for tests/broadcast_test.cpp.
+of PReLU's slopes (a slope per plane, and one shared), and of sums and means along a dimension
+(Sum, Mean), for tests/broadcast_test.cpp and tests/prelu_test.cpp.
 
 Run once with PyTorch 1.13 (python3 tests/make_broadcast_reference.py >
 tests/BroadcastReference.h); the test holds the printed numbers, not a dependency on PyTorch.
@@ -66,6 +67,8 @@ print(with_parameter("Mul", (2, 3, 4), (1,), mul))
 # Torch7's batch mode: a bias of one sample's 12 elements on [2, 3, 2, 2].
 print(with_parameter("AddFlat", (2, 3, 2, 2), (12,), add, view=(3, 2, 2)))
 print(with_parameter("AddPlanes", (2, 3, 2, 2), (1, 3, 1, 1), add))
+print(with_parameter("PReLUPlanes", (2, 3, 2, 2), (3,), lambda x, p: torch.nn.functional.prelu(x, p)))
+print(with_parameter("PReLUShared", (2, 3, 4), (1,), lambda x, p: torch.nn.functional.prelu(x, p)))
 print(reduction("Sum1", (2, 3, 4), lambda x: x.sum(1)))
 print(reduction("MeanLast", (2, 3, 4), lambda x: x.mean(2)))
 print(reduction("SumKept", (2, 3, 4), lambda x: x.sum(0, keepdim=True)))

@@ -21,10 +21,27 @@ NN_HD inline int64_t stridedOffset(const StridedView& v, int64_t e) {
   return offset;
 }
 
-enum class BroadcastOp { kMultiply, kAdd };
+/// kMultiply: x p; kAdd: x + p. PReLU's, with p the slope: kPReLU: x where x > 0, else p x;
+/// kPReLUSlope: its derivative, 1 where x > 0, else p; kNegativePart: 0 where x > 0, else x
+/// (the factor of the slope's gradient).
+enum class BroadcastOp { kMultiply, kAdd, kPReLU, kPReLUSlope, kNegativePart };
 
-/// One element: x * p or x + p.
-NN_HD inline float broadcastApply(BroadcastOp op, float x, float p) { return op == BroadcastOp::kMultiply ? x * p : x + p; }
+/// One element.
+NN_HD inline float broadcastApply(BroadcastOp op, float x, float p) {
+  switch (op) {
+    case BroadcastOp::kMultiply:
+      return x * p;
+    case BroadcastOp::kAdd:
+      return x + p;
+    case BroadcastOp::kPReLU:
+      return x > 0.f ? x : p * x;
+    case BroadcastOp::kPReLUSlope:
+      return x > 0.f ? 1.f : p;
+    case BroadcastOp::kNegativePart:
+      return x > 0.f ? 0.f : x;
+  }
+  return x;
+}
 
 /// The sum over the k elements r of `reduced` of x[i] * g[i] (g[i] where x is null), i = base +
 /// stridedOffset(reduced, r): each product rounded to float, the sum in double in row-major
