@@ -30,6 +30,7 @@
 #include "nn/LeakyReLU.h"
 #include "nn/Linear.h"
 #include "nn/LogSoftMax.h"
+#include "nn/LookupTable.h"
 #include "nn/MSECriterion.h"
 #include "nn/Module.h"
 #include "nn/Mul.h"

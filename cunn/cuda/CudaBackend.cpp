@@ -32,7 +32,7 @@ Kernels cudaKernels() {
   return Kernels{cuda::tensorKernels(),      cuda::elementwiseKernels(), cuda::linearKernels(),
                  cuda::convolutionKernels(), cuda::poolingKernels(),     cuda::batchNormKernels(),
                  cuda::softMaxKernels(),     cuda::criterionKernels(),   cuda::concatKernels(),
-                 cuda::broadcastKernels()};
+                 cuda::broadcastKernels(),   cuda::lookupKernels()};
 }
 
 void enablePeerAccess(int from, int to) {

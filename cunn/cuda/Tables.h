@@ -16,5 +16,6 @@ SoftMaxKernels softMaxKernels();
 CriterionKernels criterionKernels();
 ConcatKernels concatKernels();
 BroadcastKernels broadcastKernels();
+LookupKernels lookupKernels();
 
 }  // namespace nn::cuda

@@ -11,6 +11,7 @@
 #include "nn/backend/CriterionKernels.h"
 #include "nn/backend/ElementwiseKernels.h"
 #include "nn/backend/LinearKernels.h"
+#include "nn/backend/LookupKernels.h"
 #include "nn/backend/PoolingKernels.h"
 #include "nn/backend/SoftMaxKernels.h"
 #include "nn/backend/TensorKernels.h"
@@ -28,6 +29,7 @@ struct Kernels {
   CriterionKernels criterion;
   ConcatKernels concat;
   BroadcastKernels broadcast;
+  LookupKernels lookup;
 };
 
 }  // namespace nn

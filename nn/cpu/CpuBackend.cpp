@@ -20,7 +20,7 @@ Kernels cpuKernels() {
   return Kernels{cpu::tensorKernels(),      cpu::elementwiseKernels(), cpu::linearKernels(),
                  cpu::convolutionKernels(), cpu::poolingKernels(),     cpu::batchNormKernels(),
                  cpu::softMaxKernels(),     cpu::criterionKernels(),   cpu::concatKernels(),
-                 cpu::broadcastKernels()};
+                 cpu::broadcastKernels(),   cpu::lookupKernels()};
 }
 
 }  // namespace
