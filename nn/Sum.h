@@ -8,8 +8,8 @@
 
 #include <vector>
 
-#include "nn/Broadcasting.h"
 #include "nn/Options.h"
+#include "nn/ReducedDimension.h"
 
 namespace nn {
 
@@ -41,12 +41,7 @@ class Sum : public WithOptions<SumOptions> {
   std::string typeName() const override { return "nn.Sum"; }
 
  private:
-  // The dimension summed for `input`, checked; sets sizes_, the views and the counts.
-  int dimensionOf(const Tensor& input);
-
-  std::vector<int64_t> sizes_;
-  StridedView base_, reduced_, spread_;
-  int64_t outer_ = 0, size_ = 0, inner_ = 0;
+  ReducedDimension reduced_;
   Tensor contiguousInput_;
   Tensor contiguousGradOutput_;
 };

@@ -32,6 +32,7 @@
 #include "nn/LogSoftMax.h"
 #include "nn/LookupTable.h"
 #include "nn/MSECriterion.h"
+#include "nn/Max.h"
 #include "nn/Module.h"
 #include "nn/Mul.h"
 #include "nn/MulConstant.h"

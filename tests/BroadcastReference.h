@@ -168,4 +168,32 @@ inline const std::vector<float> kTorchSumKeptGradInput{
     -0.75f, 1.f, -0.5f, 1.25f, -0.25f, 1.5f,
 };
 
+inline const std::vector<float> kTorchMax1{
+    -0.25f, 0.375f, 1.f, 0.875f, 0.875f, 0.75f,
+    0.f, 0.625f,
+};
+inline const std::vector<float> kTorchMax1GradInput{
+    0.f, 0.f, 0.f, 0.5f, 0.f, 0.f,
+    0.f, 0.f, -1.5f, 0.25f, -1.25f, 0.f,
+    0.f, 0.75f, 0.f, 0.f, 0.f, 0.f,
+    0.f, 0.f, -1.f, 0.f, -0.75f, 1.f,
+};
+
+inline const std::vector<float> kTorchMaxLast{
+    0.875f, 0.625f, 1.f, 0.5f, 0.875f, 1.f,
+    0.75f, 0.875f, 1.f, 0.75f, 0.875f, 0.625f,
+};
+inline const std::vector<float> kTorchMaxLastGradInput{
+    0.f, 0.f, 0.f, -1.5f, 0.f, 0.f,
+    0.25f, 0.f, 0.f, 0.f, -1.25f, 0.f,
+    0.f, 0.f, 0.f, 0.f, 0.5f, 0.f,
+    0.f, 0.f, -1.f, 0.f, 0.f, 0.f,
+    0.f, 0.f, 0.f, 0.75f, 0.f, 0.f,
+    -0.75f, 0.f, 0.f, 0.f, 0.f, 0.f,
+    0.f, 1.f, 0.f, 0.f, 0.f, 0.f,
+    0.f, 0.f, -0.5f, 0.f, 0.f, 1.25f,
+    0.f, 0.f, 0.f, 0.f, 0.f, 0.f,
+    -0.25f, 0.f, 0.f, 1.5f, 0.f, 0.f,
+};
+
 }  // namespace nn::test

@@ -5,11 +5,13 @@
 // devices and, where found, CUDA devices. The reference's values are exact in float and their
 // sums exact in double: every device gives PyTorch's to the bit, but a mean's division.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <memory>
 #include <numeric>
 
 #include "nn/Add.h"
 #include "nn/CMul.h"
+#include "nn/Max.h"
 #include "nn/Mul.h"
 #include "nn/Random.h"
 #include "nn/Sum.h"
@@ -177,6 +179,54 @@ NN_DEVICE_TEST_CASE("Sum and Mean match PyTorch 1.13", "[Sum][Mean]") {
   checkReductionAgainstTorch(kind, mean, {2, 3, 4}, kTorchMeanLast, kTorchMeanLastGradInput, 1);
 }
 
+NN_DEVICE_TEST_CASE("Max takes the first of equal maxima, and NaN where a line holds one", "[Max]") {
+  const Tensor x = kind.on(Tensor::fromVector({2, 4}, {1, 5, 5, 2, 3, NAN, 7, NAN}));
+  nn::Max max(1);
+  const std::vector<float> y = max.forward(x).toVector();
+  REQUIRE(y.size() == 2);
+  REQUIRE(y[0] == 5);
+  REQUIRE(std::isnan(y[1]));
+  REQUIRE(max.indices.toVector() == std::vector<float>{1, 1});
+  // gradOutput to the chosen elements, 0 elsewhere.
+  REQUIRE(max.backward(x, kind.on(Tensor::fromVector({2}, {10, 20}))).toVector() ==
+          std::vector<float>{0, 10, 0, 0, 0, 20, 0, 0});
+  // Along dimension 0, and with a batch dimension before it (nInputDims 1).
+  nn::Max columns(0), batched(0, 1);
+  const Tensor m = counting(kind, {2, 3});
+  REQUIRE(columns.forward(m).toVector() == std::vector<float>{4, 5, 6});
+  REQUIRE(batched.forward(m).toVector() == std::vector<float>{3, 6});
+  REQUIRE(columns.toString() == "nn.Max(dim=0, nInputDims=-1)");
+}
+
+NN_DEVICE_TEST_CASE("Max matches PyTorch 1.13 to the bit, ties included", "[Max]") {
+  using namespace nn::test;
+  nn::Max middle(1), last(-1);
+  checkReductionAgainstTorch(kind, middle, {2, 3, 4}, kTorchMax1, kTorchMax1GradInput, 0);
+  checkReductionAgainstTorch(kind, last, {3, 4, 5}, kTorchMaxLast, kTorchMaxLastGradInput, 0);
+}
+
+NN_DEVICE_TEST_CASE("Max's gradient agrees with finite differences, on another device for strided input too",
+                    "[Max]") {
+  nn::Max max(1);
+  // Each line of dimension 1 a permutation of 20 values 0.1 apart: no ties, and a step of 1e-2
+  // does not change the winner.
+  std::vector<float> values(240);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 20; ++j)
+      for (int k = 0; k < 4; ++k) values[(i * 20 + j) * 4 + k] = 0.1f * static_cast<float>((7 * j + 3 * i + 5 * k) % 20) - 1;
+  const Tensor host = Tensor::fromVector({3, 20, 4}, values);
+  REQUIRE_THAT(nn::test::checkInputGradient(max, kind.on(host)), nn::test::AgreesWithin(1e-3));
+  nn::Max reference(1), tested(1);
+  const std::vector<float> y = reference.forward(host).toVector();
+  const Tensor g = nn::test::randomTensor({3, 4}, 29);
+  const std::vector<float> gi = reference.backward(host, g).toVector();
+  tested.to(kind.compared());
+  const Tensor strided = nn::test::stridedOn(host, kind.compared());
+  REQUIRE(tested.forward(strided).toVector() == y);
+  REQUIRE(tested.backward(strided, nn::test::stridedOn(g, kind.compared())).toVector() == gi);
+  REQUIRE_THROWS_WITH(nn::Max(1).backward(host, g), Catch::Contains("nn.Max") && Catch::Contains("forward"));
+}
+
 NN_DEVICE_TEST_CASE("Sum and Mean gradients agree with finite differences", "[Sum][Mean]") {
   nn::Sum sum(1);
   nn::Mean mean(0);
@@ -225,8 +275,9 @@ NN_DEVICE_TEST_CASE("CMul, Mul, Add, Sum and Mean save, load and clone", "[CMul]
   REQUIRE(add.toString() == "nn.Add(sizes=[4])");
   nn::Sum sum(1);
   nn::Mean mean(2);
+  nn::Max max(0);
   REQUIRE(mean.typeName() == "nn.Mean");
-  for (nn::Module* module : std::initializer_list<nn::Module*>{&cmul, &mul, &add, &sum, &mean}) {
+  for (nn::Module* module : std::initializer_list<nn::Module*>{&cmul, &mul, &add, &sum, &mean, &max}) {
     CAPTURE(module->toString());
     checkCopies(kind, *module, x);
   }

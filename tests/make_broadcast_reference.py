@@ -1,7 +1,7 @@
 """Prints tests/BroadcastReference.h: PyTorch's outputs, input gradients and parameter gradients
 of a parameter multiplied into (CMul, Mul) or added to (Add) an input it is broadcast against,
-of PReLU's slopes (a slope per plane, and one shared), and of sums and means along a dimension
-(Sum, Mean), for tests/broadcast_test.cpp and tests/prelu_test.cpp.
+of PReLU's slopes (a slope per plane, and one shared), and of sums, means and maxima along a
+dimension (Sum, Mean, Max), for tests/broadcast_test.cpp and tests/prelu_test.cpp.
 
 Run once with PyTorch 1.13 (python3 tests/make_broadcast_reference.py >
 tests/BroadcastReference.h); the test holds the printed numbers, not a dependency on PyTorch.
@@ -72,4 +72,7 @@ print(with_parameter("PReLUShared", (2, 3, 4), (1,), lambda x, p: torch.nn.funct
 print(reduction("Sum1", (2, 3, 4), lambda x: x.sum(1)))
 print(reduction("MeanLast", (2, 3, 4), lambda x: x.mean(2)))
 print(reduction("SumKept", (2, 3, 4), lambda x: x.sum(0, keepdim=True)))
+# Ties among the maxima: the gradient goes to the first.
+print(reduction("Max1", (2, 3, 4), lambda x: x.max(1).values))
+print(reduction("MaxLast", (3, 4, 5), lambda x: x.max(2).values))
 print("}  // namespace nn::test")

@@ -28,6 +28,21 @@ __global__ void reduceKernel(const float* x, const float* g, StridedView base, i
                                     accumulate, out[j]);
 }
 
+__global__ void maxKernel(const float* x, StridedView base, int64_t m, StridedView reduced, int64_t k, float* out,
+                          float* indices) {
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < m; j += int64_t{gridDim.x} * blockDim.x) {
+    int64_t at = 0;
+    out[j] = math::broadcastMax(x, math::stridedOffset(base, j), reduced, k, &at);
+    indices[j] = static_cast<float>(at);
+  }
+}
+
+__global__ void maxGradientKernel(const float* g, const float* indices, StridedView base, int64_t m,
+                                  StridedView reduced, float* gradIn) {
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < m; j += int64_t{gridDim.x} * blockDim.x)
+    gradIn[math::stridedOffset(base, j) + math::stridedOffset(reduced, static_cast<int64_t>(indices[j]))] = g[j];
+}
+
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
 
 void apply(const Device& device, math::BroadcastOp op, const float* x, const float* p, const StridedView& pView,
@@ -47,8 +62,27 @@ void reduce(const Device& device, const float* x, const float* g, const StridedV
   CUDA_CHECK(cudaGetLastError());
 }
 
+void max(const Device& device, const float* x, const StridedView& base, int64_t m, const StridedView& reduced,
+         int64_t k, float* out, float* indices) {
+  if (m == 0) return;
+  DeviceGuard guard(device);
+  maxKernel<<<blocksFor(static_cast<size_t>(m)), kThreads, 0, streamOf(device)>>>(x, base, m, reduced, k, out,
+                                                                                  indices);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void maxGradient(const Device& device, const float* g, const float* indices, const StridedView& base, int64_t m,
+                 const StridedView& reduced, float* gradIn, int64_t n) {
+  if (n == 0) return;
+  DeviceGuard guard(device);
+  CUDA_CHECK(cudaMemsetAsync(gradIn, 0, static_cast<size_t>(n) * sizeof(float), streamOf(device)));
+  maxGradientKernel<<<blocksFor(static_cast<size_t>(m)), kThreads, 0, streamOf(device)>>>(g, indices, base, m,
+                                                                                          reduced, gradIn);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
-BroadcastKernels cuda::broadcastKernels() { return {&apply, &reduce}; }
+BroadcastKernels cuda::broadcastKernels() { return {&apply, &reduce, &max, &maxGradient}; }
 
 }  // namespace nn

@@ -1,5 +1,7 @@
 // The CPU table of BroadcastKernels: the elements, or the sums, cut into parts, one per compute
 // thread of the device (nn/Parallel.h); each element's work is nn/math/Broadcast.h's.
+#include <algorithm>
+
 #include "nn/Parallel.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Broadcast.h"
@@ -27,8 +29,26 @@ void cpuReduce(const Device& device, const float* x, const float* g, const Strid
   });
 }
 
+void cpuMax(const Device& device, const float* x, const StridedView& base, int64_t m, const StridedView& reduced,
+            int64_t k, float* out, float* indices) {
+  parallelRanges(device, m, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j) {
+      int64_t at = 0;
+      out[j] = math::broadcastMax(x, math::stridedOffset(base, j), reduced, k, &at);
+      indices[j] = static_cast<float>(at);
+    }
+  });
+}
+
+void cpuMaxGradient(const Device&, const float* g, const float* indices, const StridedView& base, int64_t m,
+                    const StridedView& reduced, float* gradIn, int64_t n) {
+  std::fill_n(gradIn, n, 0.f);
+  for (int64_t j = 0; j < m; ++j)
+    gradIn[math::stridedOffset(base, j) + math::stridedOffset(reduced, static_cast<int64_t>(indices[j]))] = g[j];
+}
+
 }  // namespace
 
-BroadcastKernels broadcastKernels() { return {&cpuApply, &cpuReduce}; }
+BroadcastKernels broadcastKernels() { return {&cpuApply, &cpuReduce, &cpuMax, &cpuMaxGradient}; }
 
 }  // namespace nn::cpu

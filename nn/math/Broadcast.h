@@ -55,6 +55,22 @@ NN_HD inline float broadcastSum(const float* x, const float* g, int64_t base, co
   return static_cast<float>(sum);
 }
 
+/// The largest of the k elements r of `reduced` from `base` (Max): its value and its r, the
+/// first of equal maxima; NaN wins over anything, the first NaN (PyTorch's max).
+NN_HD inline float broadcastMax(const float* x, int64_t base, const StridedView& reduced, int64_t k, int64_t* at) {
+  float best = x[base];
+  int64_t bestAt = 0;
+  for (int64_t r = 1; r < k && best == best; ++r) {
+    const float v = x[base + stridedOffset(reduced, r)];
+    if (v > best || v != v) {
+      best = v;
+      bestAt = r;
+    }
+  }
+  *at = bestAt;
+  return best;
+}
+
 /// out = scale * sum, added to the value there when accumulating (a gradient).
 NN_HD inline float broadcastReduced(float sum, float scale, bool accumulate, float previous) {
   return accumulate ? previous + scale * sum : scale * sum;
