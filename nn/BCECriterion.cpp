@@ -17,13 +17,7 @@ BCECriterion::BCECriterion(Tensor weights, bool sizeAverage)
 }
 
 void BCECriterion::checkInput(const Tensor& input) {
-  const Tensor* host = &input;
-  if (!input.device().isCpu()) {
-    hostInput_.resize_(input.sizes(), Device());
-    hostInput_.copy_(input);
-    host = &hostInput_;
-  }
-  const Tensor& x = contiguousIn(*host, hostInput_);
+  const Tensor& x = hostContiguous(input, hostInput_);
   const float* v = x.data();
   for (int64_t i = 0; i < x.numel(); ++i)
     NN_CHECK(v[i] >= 0.f && v[i] <= 1.f, toString() << ": expected input in [0, 1], got " << v[i] << " at position "

@@ -16,14 +16,7 @@ int64_t Criterion::checkClassTargets(const Tensor& input, const Tensor& target) 
   NN_CHECK(target.device() == input.device(),
            toString() << ": expected target on " << input.device().str() << ", got " << target.device().str());
   const int64_t classes = input.size(input.dim() - 1);
-  const Tensor* onHost = &target;
-  if (!target.device().isCpu()) {
-    hostTargets_.resize_({batch}, Device());
-    hostTargets_.copy_(target);
-    onHost = &hostTargets_;
-  }
-  const Tensor contiguousTarget = onHost->contiguous();
-  const float* t = contiguousTarget.data();
+  const float* t = hostContiguous(target, hostTargets_).data();
   for (int64_t i = 0; i < batch; ++i) {
     const float c = t[i];
     NN_CHECK(c >= 0 && c < classes && std::floor(c) == c, toString()

@@ -26,13 +26,7 @@ void LookupTable::checkInput(const Tensor& input) {
   NN_CHECK((input.dim() == 1 || input.dim() == 2) && input.numel() > 0,
            toString() << ": expected non-empty indices of size [n] or [batch, n], got " << input.shapeString());
   checkDevice(input, weight.device(), "input");
-  const Tensor* host = &input;
-  if (!input.device().isCpu()) {
-    hostIndex_.resize_(input.sizes(), Device());
-    hostIndex_.copy_(input);
-    host = &hostIndex_;
-  }
-  const Tensor& index = contiguousIn(*host, hostIndex_);
+  const Tensor& index = hostContiguous(input, hostIndex_);
   const float* v = index.data();
   for (int64_t i = 0; i < index.numel(); ++i)
     NN_CHECK(v[i] >= 0 && v[i] < static_cast<float>(options_.nIndex) && std::floor(v[i]) == v[i],

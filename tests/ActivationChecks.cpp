@@ -68,4 +68,15 @@ ModulePtr savedAndLoaded(Module& module) {
   return load(path);
 }
 
+void checkCopies(const DeviceKind& kind, Module& module, const Tensor& x) {
+  module.to(kind.device());
+  const std::vector<float> y = module.forward(x).toVector();
+  for (const ModulePtr& copy : {savedAndLoaded(module), module.clone()}) {
+    CHECK(copy->typeName() == module.typeName());
+    CHECK(copy->toString() == module.toString());
+    copy->to(kind.device());
+    CHECK(copy->forward(x).toVector() == y);
+  }
+}
+
 }  // namespace nn::test

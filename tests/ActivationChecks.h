@@ -38,5 +38,8 @@ GradientCheck checkInPlaceInNetwork(const DeviceKind& kind, const ModulePtr& act
 
 /// `module` saved with nn::save and loaded with nn::load.
 ModulePtr savedAndLoaded(Module& module);
+/// Saved and loaded, and cloned, `module` keeps its type, settings, parameters and results:
+/// each copy on the kind's device gives the module's output for x.
+void checkCopies(const DeviceKind& kind, Module& module, const Tensor& x);
 
 }  // namespace nn::test

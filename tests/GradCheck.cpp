@@ -89,6 +89,19 @@ Tensor randomTensor(const std::vector<int64_t>& sizes, uint64_t seed, float low,
   return t;
 }
 
+Tensor counting(const std::vector<int64_t>& sizes, float first) {
+  std::vector<float> values(static_cast<size_t>(product(sizes)));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = first + static_cast<float>(i);
+  return Tensor::fromVector(sizes, values);
+}
+
+Tensor exactValues(const std::vector<int64_t>& sizes, int a, int m, int c, float d) {
+  std::vector<float> values(static_cast<size_t>(product(sizes)));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(static_cast<int>((static_cast<size_t>(a) * i) % static_cast<size_t>(m)) - c) / d;
+  return Tensor::fromVector(sizes, values);
+}
+
 GradientCheck checkInputGradient(Module& module, const Tensor& input, const GradCheckOptions& options) {
   Tensor x = input.clone();
   const Tensor& out = module.forward(x);

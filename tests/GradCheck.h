@@ -77,6 +77,11 @@ class EachAgreesWithin : public Catch::MatcherBase<std::vector<GradientCheck>> {
 
 /// Uniform values in [low, high) from a fixed seed.
 Tensor randomTensor(const std::vector<int64_t>& sizes, uint64_t seed, float low = -1.f, float high = 1.f);
+/// first, first + 1, ... in row-major order, on the host.
+Tensor counting(const std::vector<int64_t>& sizes, float first = 1.f);
+/// ((a i) % m - c) / d at flat row-major index i, on the host: the exact values of the
+/// reference scripts (tests/make_*_reference.py), which compute them alike.
+Tensor exactValues(const std::vector<int64_t>& sizes, int a, int m, int c, float d);
 /// Largest |a[i] - b[i]|; infinite if the sizes differ.
 double maxAbsDiff(const Tensor& a, const std::vector<float>& b);
 double maxAbsDiff(const Tensor& a, const Tensor& b);

@@ -7,7 +7,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
-#include <numeric>
 
 #include "nn/Add.h"
 #include "nn/CMul.h"
@@ -24,19 +23,6 @@ using nn::Tensor;
 
 namespace {
 
-Tensor counting(const nn::test::DeviceKind& kind, const std::vector<int64_t>& sizes) {
-  std::vector<float> values(static_cast<size_t>(nn::product(sizes)));
-  std::iota(values.begin(), values.end(), 1.f);
-  return kind.on(Tensor::fromVector(sizes, values));
-}
-
-// The script's exact values over flat indices i: (a i) % m - c, over d.
-Tensor scriptValues(const std::vector<int64_t>& sizes, int a, int m, int c, float d) {
-  std::vector<float> values(static_cast<size_t>(nn::product(sizes)));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(static_cast<int>((a * i) % m) - c) / d;
-  return Tensor::fromVector(sizes, values);
-}
-
 // A parameter module's passes over the script's input, gradOutput and parameter against
 // PyTorch's: output, gradInput and the parameter's gradient equal to the bit.
 void checkAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, Tensor& parameter,
@@ -44,10 +30,10 @@ void checkAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, Ten
                        const std::vector<float>& gradInput, const std::vector<float>& gradParameter) {
   CAPTURE(module.toString());
   module.to(kind.device());
-  parameter.copy_(scriptValues(parameter.sizes(), 3, 7, 3, 4));
+  parameter.copy_(nn::test::exactValues(parameter.sizes(), 3, 7, 3, 4));
   module.zeroGradParameters();
-  const Tensor x = kind.on(scriptValues(sizes, 5, 17, 8, 8));
-  const Tensor g = kind.on(scriptValues(sizes, 7, 13, 6, 4));
+  const Tensor x = kind.on(nn::test::exactValues(sizes, 5, 17, 8, 8));
+  const Tensor g = kind.on(nn::test::exactValues(sizes, 7, 13, 6, 4));
   CHECK(module.forward(x).toVector() == output);
   CHECK(module.backward(x, g).toVector() == gradInput);
   CHECK(module.getParameters().second.toVector() == gradParameter);
@@ -57,23 +43,11 @@ void checkAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, Ten
 void checkReductionAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, const std::vector<int64_t>& sizes,
                                 const std::vector<float>& output, const std::vector<float>& gradInput, int ulps) {
   CAPTURE(module.toString());
-  const Tensor x = kind.on(scriptValues(sizes, 5, 17, 8, 8));
+  const Tensor x = kind.on(nn::test::exactValues(sizes, 5, 17, 8, 8));
   const Tensor& y = module.forward(x);
   nn::test::checkWithinUlps(y.toVector(), output, ulps);
-  const Tensor g = kind.on(scriptValues(y.sizes(), 7, 13, 6, 4));
+  const Tensor g = kind.on(nn::test::exactValues(y.sizes(), 7, 13, 6, 4));
   nn::test::checkWithinUlps(module.backward(x, g).toVector(), gradInput, ulps);
-}
-
-// Saved and loaded, and cloned: the same type, settings, parameters and results.
-void checkCopies(const nn::test::DeviceKind& kind, nn::Module& module, const Tensor& x) {
-  module.to(kind.device());
-  const std::vector<float> y = module.forward(x).toVector();
-  for (const nn::ModulePtr& copy : {nn::test::savedAndLoaded(module), module.clone()}) {
-    CHECK(copy->typeName() == module.typeName());
-    CHECK(copy->toString() == module.toString());
-    copy->to(kind.device());
-    CHECK(copy->forward(x).toVector() == y);
-  }
 }
 
 }  // namespace
@@ -83,7 +57,7 @@ NN_DEVICE_TEST_CASE("CMul, Mul and Add match hand-computed values", "[CMul][Mul]
   nn::CMul planes(1, 3, 1, 1);
   planes.to(kind.device());
   planes.weight.copy_(Tensor::fromVector({1, 3, 1, 1}, {2, -1, 0.5f}));
-  const Tensor x = counting(kind, {1, 3, 1, 2});
+  const Tensor x = kind.on(nn::test::counting({1, 3, 1, 2}));
   const Tensor ones = kind.on(Tensor::full({1, 3, 1, 2}, 1.f));
   REQUIRE(planes.forward(x).toVector() == std::vector<float>{2, 4, -3, -4, 2.5f, 3});
   planes.zeroGradParameters();
@@ -97,7 +71,7 @@ NN_DEVICE_TEST_CASE("CMul, Mul and Add match hand-computed values", "[CMul][Mul]
   nn::Mul mul;
   mul.to(kind.device());
   mul.weight.fill_(3);
-  const Tensor pair = counting(kind, {2});
+  const Tensor pair = kind.on(nn::test::counting({2}));
   REQUIRE(mul.forward(pair).toVector() == std::vector<float>{3, 6});
   mul.zeroGradParameters();
   REQUIRE(mul.backward(pair, kind.on(Tensor::fromVector({2}, {1, 1}))).toVector() == std::vector<float>{3, 3});
@@ -107,7 +81,7 @@ NN_DEVICE_TEST_CASE("CMul, Mul and Add match hand-computed values", "[CMul][Mul]
   nn::Add add(2);
   add.to(kind.device());
   add.bias.copy_(Tensor::fromVector({2}, {10, 20}));
-  const Tensor rows = counting(kind, {3, 2});
+  const Tensor rows = kind.on(nn::test::counting({3, 2}));
   REQUIRE(add.forward(rows).toVector() == std::vector<float>{11, 22, 13, 24, 15, 26});
   add.zeroGradParameters();
   REQUIRE(add.backward(rows, rows).toVector() == rows.toVector());
@@ -149,7 +123,7 @@ NN_DEVICE_TEST_CASE("CMul, Mul and Add gradients agree with finite differences",
 }
 
 NN_DEVICE_TEST_CASE("Sum and Mean match hand-computed values", "[Sum][Mean]") {
-  const Tensor x = counting(kind, {2, 3});
+  const Tensor x = kind.on(nn::test::counting({2, 3}));
   nn::Sum rows(1), columns(0), last(-1), batched(0, 1);
   nn::Mean mean(1);
   REQUIRE(rows.forward(x).toVector() == std::vector<float>{6, 15});
@@ -166,7 +140,7 @@ NN_DEVICE_TEST_CASE("Sum and Mean match hand-computed values", "[Sum][Mean]") {
   // Kept dimension without squeeze; a 1-D input keeps one element.
   nn::Sum kept(0, -1, false, false), vector(0);
   REQUIRE(kept.forward(x).sizes() == std::vector<int64_t>{1, 3});
-  REQUIRE(vector.forward(counting(kind, {3})).toVector() == std::vector<float>{6});
+  REQUIRE(vector.forward(kind.on(nn::test::counting({3}))).toVector() == std::vector<float>{6});
   REQUIRE(vector.output.sizes() == std::vector<int64_t>{1});
 }
 
@@ -192,7 +166,7 @@ NN_DEVICE_TEST_CASE("Max takes the first of equal maxima, and NaN where a line h
           std::vector<float>{0, 10, 0, 0, 0, 20, 0, 0});
   // Along dimension 0, and with a batch dimension before it (nInputDims 1).
   nn::Max columns(0), batched(0, 1);
-  const Tensor m = counting(kind, {2, 3});
+  const Tensor m = kind.on(nn::test::counting({2, 3}));
   REQUIRE(columns.forward(m).toVector() == std::vector<float>{4, 5, 6});
   REQUIRE(batched.forward(m).toVector() == std::vector<float>{3, 6});
   REQUIRE(columns.toString() == "nn.Max(dim=0, nInputDims=-1)");
@@ -279,7 +253,7 @@ NN_DEVICE_TEST_CASE("CMul, Mul, Add, Sum and Mean save, load and clone", "[CMul]
   REQUIRE(mean.typeName() == "nn.Mean");
   for (nn::Module* module : std::initializer_list<nn::Module*>{&cmul, &mul, &add, &sum, &mean, &max}) {
     CAPTURE(module->toString());
-    checkCopies(kind, *module, x);
+    nn::test::checkCopies(kind, *module, x);
   }
 }
 

@@ -5,7 +5,6 @@
 // clone and errors. On CPU devices and, where found, CUDA devices.
 #include <catch2/catch.hpp>
 #include <memory>
-#include <numeric>
 
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
@@ -19,19 +18,6 @@ using nn::Tensor;
 
 namespace {
 
-Tensor counting(const nn::test::DeviceKind& kind, const std::vector<int64_t>& sizes) {
-  std::vector<float> values(static_cast<size_t>(nn::product(sizes)));
-  std::iota(values.begin(), values.end(), 1.f);
-  return kind.on(Tensor::fromVector(sizes, values));
-}
-
-// The script's exact values over flat indices i: ((a i) % m - c) / d.
-Tensor scriptValues(const std::vector<int64_t>& sizes, int a, int m, int c, float d) {
-  std::vector<float> values(static_cast<size_t>(nn::product(sizes)));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(static_cast<int>((a * i) % m) - c) / d;
-  return Tensor::fromVector(sizes, values);
-}
-
 // The module with the script's weight and bias, its passes over the script's input and
 // gradOutput: every result equal to PyTorch's.
 void checkAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, Tensor& weight, Tensor& bias,
@@ -40,13 +26,13 @@ void checkAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, Ten
                        const std::vector<float>& gradBias) {
   CAPTURE(module.toString());
   module.to(kind.device());
-  weight.copy_(scriptValues(weight.sizes(), 3, 7, 3, 4));
-  bias.copy_(scriptValues(bias.sizes(), 2, 5, 2, 2));
+  weight.copy_(nn::test::exactValues(weight.sizes(), 3, 7, 3, 4));
+  bias.copy_(nn::test::exactValues(bias.sizes(), 2, 5, 2, 2));
   module.zeroGradParameters();
-  const Tensor x = kind.on(scriptValues(sizes, 5, 17, 8, 8));
+  const Tensor x = kind.on(nn::test::exactValues(sizes, 5, 17, 8, 8));
   const Tensor& y = module.forward(x);
   CHECK(y.toVector() == output);
-  const Tensor g = kind.on(scriptValues(y.sizes(), 7, 13, 6, 4));
+  const Tensor g = kind.on(nn::test::exactValues(y.sizes(), 7, 13, 6, 4));
   CHECK(module.backward(x, g).toVector() == gradInput);
   const std::vector<Tensor> gradients = module.parameters().second;
   REQUIRE(gradients.size() == 2);
@@ -63,7 +49,7 @@ NN_DEVICE_TEST_CASE("SpatialDilatedConvolution's taps lie dilation cells apart",
   conv.to(kind.device());
   conv.weight.fill_(1);
   conv.bias.fill_(0);
-  const Tensor x = counting(kind, {1, 5, 5});
+  const Tensor x = kind.on(nn::test::counting({1, 5, 5}));
   REQUIRE(conv.forward(x).sizes() == std::vector<int64_t>{1, 3, 3});
   REQUIRE(conv.output.toVector() == std::vector<float>{28, 32, 36, 48, 52, 56, 68, 72, 76});
   // gradOutput of ones: each cell gets the count of windows whose taps reach it.
@@ -89,13 +75,13 @@ NN_DEVICE_TEST_CASE("SpatialFullConvolution spreads each input cell over a kerne
   up.to(kind.device());
   up.weight.fill_(1);
   up.bias.fill_(0.5f);
-  const Tensor x = counting(kind, {1, 1, 2, 2});
+  const Tensor x = kind.on(nn::test::counting({1, 1, 2, 2}));
   REQUIRE(up.forward(x).sizes() == std::vector<int64_t>{1, 1, 5, 5});
   REQUIRE(up.output.toVector() == std::vector<float>{1.5f, 1.5f, 2.5f, 2.5f, 0.5f, 1.5f, 1.5f, 2.5f, 2.5f,
                                                      0.5f, 3.5f, 3.5f, 4.5f, 4.5f, 0.5f, 3.5f, 3.5f, 4.5f,
                                                      4.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f});
   // The input's gradient sums each block of gradOutput; the bias's sums all of it.
-  const Tensor g = counting(kind, {1, 1, 5, 5});
+  const Tensor g = kind.on(nn::test::counting({1, 1, 5, 5}));
   up.zeroGradParameters();
   REQUIRE(up.backward(x, g).toVector() == std::vector<float>{1 + 2 + 6 + 7, 3 + 4 + 8 + 9, 11 + 12 + 16 + 17,
                                                              13 + 14 + 18 + 19});
@@ -165,14 +151,7 @@ NN_DEVICE_TEST_CASE("SpatialDilatedConvolution and SpatialFullConvolution save, 
   const Tensor x = kind.on(nn::test::randomTensor({2, 2, 6, 7}, 18));
   for (nn::Module* module : std::initializer_list<nn::Module*>{&dilated, &full}) {
     CAPTURE(module->toString());
-    module->to(kind.device());
-    const std::vector<float> y = module->forward(x).toVector();
-    for (const nn::ModulePtr& copy : {nn::test::savedAndLoaded(*module), module->clone()}) {
-      CHECK(copy->typeName() == module->typeName());
-      CHECK(copy->toString() == module->toString());
-      copy->to(kind.device());
-      CHECK(copy->forward(x).toVector() == y);
-    }
+    nn::test::checkCopies(kind, *module, x);
   }
 }
 

@@ -16,17 +16,6 @@
 
 using nn::Tensor;
 
-namespace {
-
-// The script's exact values over flat indices i: ((a i) % m - c) / d.
-Tensor scriptValues(const std::vector<int64_t>& sizes, int a, int m, int c, float d) {
-  std::vector<float> values(static_cast<size_t>(nn::product(sizes)));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(static_cast<int>((a * i) % m) - c) / d;
-  return Tensor::fromVector(sizes, values);
-}
-
-}  // namespace
-
 NN_DEVICE_TEST_CASE("LookupTable picks the weight's rows and sums the gradients of repeated indices",
                     "[LookupTable]") {
   nn::LookupTable lookup(3, 2);
@@ -49,11 +38,11 @@ NN_DEVICE_TEST_CASE("LookupTable picks the weight's rows and sums the gradients 
 NN_DEVICE_TEST_CASE("LookupTable matches PyTorch 1.13's embedding to the bit", "[LookupTable]") {
   nn::LookupTable lookup(6, 3);
   lookup.to(kind.device());
-  lookup.weight.copy_(scriptValues({6, 3}, 3, 7, 3, 4));
+  lookup.weight.copy_(nn::test::exactValues({6, 3}, 3, 7, 3, 4));
   lookup.zeroGradParameters();
   const Tensor index = kind.on(Tensor::fromVector({2, 5}, nn::test::kLookupIndices));
   CHECK(lookup.forward(index).toVector() == nn::test::kTorchLookup);
-  lookup.backward(index, kind.on(scriptValues({2, 5, 3}, 7, 13, 6, 4)));
+  lookup.backward(index, kind.on(nn::test::exactValues({2, 5, 3}, 7, 13, 6, 4)));
   CHECK(lookup.gradWeight.toVector() == nn::test::kTorchLookupGradWeight);
 }
 

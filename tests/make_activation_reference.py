@@ -8,18 +8,10 @@ The inputs sit on both sides of every bound and on the bounds themselves (-1, 0,
 """
 import torch
 import torch.nn.functional as F
+from reference_tools import line_table as table
 
 X = [-3, -1.25, -1, -0.5, -0.0625, 0, 0.5, 0.625, 1, 2.5, 6, 7.5, 25]
 GRAD = [0.5, -1, 2, 1.5, -0.75, 3, -2, 1.25, -0.5, 0.25, 4, -3, 1]
-
-
-def literal(v):
-    text = "%.9g" % float(v)
-    return text + ("f" if "." in text or "e" in text else ".f")
-
-
-def table(name, values):
-    return "inline const std::vector<float> %s{%s};\n" % (name, ", ".join(literal(v) for v in values))
 
 
 def reference(name, f):

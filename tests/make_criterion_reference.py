@@ -10,6 +10,7 @@ target 0 (DistKLDiv), input 0 and 1 (BCE), a margin met exactly (MultiMargin).
 """
 import torch
 import torch.nn.functional as F
+from reference_tools import literal, line_table as table
 
 # [3, 4] inputs and targets of the point-wise losses; differences 0, +-0.25, +-1, +-2.5, ...
 X = [0.5, -1.25, 2, 0, 3.5, -0.75, 1, 0.25, -2, 1.5, -0.5, 4]
@@ -26,15 +27,6 @@ BCE_WEIGHTS = [0.5, 2, 1, 1.5]
 SCORES = [0.5, -1, 2, 0.25, 1.5, 3, 1, -0.5, 2, 0, -0.25, 0.75, 1.25, -1.5, 0.5]
 CLASSES = [2, 0, 4]
 MARGIN_WEIGHTS = [1, 0.5, 2, 1.5, 0.25]
-
-
-def literal(v):
-    text = "%.9g" % float(v)
-    return text + ("f" if "." in text or "e" in text else ".f")
-
-
-def table(name, values):
-    return "inline const std::vector<float> %s{%s};\n" % (name, ", ".join(literal(v) for v in values))
 
 
 def scalar(name, value):

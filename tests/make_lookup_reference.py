@@ -6,25 +6,12 @@ the test holds the printed numbers, not a dependency on PyTorch. The weight and 
 exact in float, closed formulas over flat row-major indices i that the test computes as well:
 weight[i] = ((3 i) % 7 - 3) / 4, gradOutput[i] = ((7 i) % 13 - 6) / 4.
 """
-import math
 
 import torch
 import torch.nn.functional as F
+from reference_tools import formula, line_table as table
 
 INDICES = [[0, 4, 2, 4, 5], [1, 4, 0, 3, 4]]
-
-
-def formula(f, sizes):
-    n = math.prod(sizes)
-    return torch.tensor([f(i) for i in range(n)], dtype=torch.float32).reshape(sizes)
-
-
-def table(name, values):
-    def literal(v):
-        text = "%.9g" % float(v)
-        return text + ("f" if "." in text or "e" in text else ".f")
-
-    return "inline const std::vector<float> %s{%s};\n" % (name, ", ".join(literal(v) for v in values))
 
 
 w = formula(lambda i: ((3 * i) % 7 - 3) / 4, (6, 3)).requires_grad_()

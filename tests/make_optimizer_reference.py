@@ -9,6 +9,7 @@ A zero gradient (element 0 of step 0) and a large one (element 5) are among the 
 import math
 
 import torch
+from reference_tools import line_table as table
 
 X0 = [0.5, -1.25, 2, 0, 3.5, -0.75, 1, 0.25]
 STEPS = 5
@@ -16,15 +17,6 @@ GRADIENTS = [[round(math.sin(0.7 * i + 1.3 * k) * (1 + i % 3), 4) for i in range
 GRADIENTS[0][0] = 0.0
 for k in range(STEPS):
     GRADIENTS[k][5] *= 100
-
-
-def literal(v):
-    text = "%.9g" % float(v)
-    return text + ("f" if "." in text or "e" in text else ".f")
-
-
-def table(name, values):
-    return "inline const std::vector<float> %s{%s};\n" % (name, ", ".join(literal(v) for v in values))
 
 
 def run(name, make):

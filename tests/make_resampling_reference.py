@@ -7,25 +7,10 @@ tests/ResamplingReference.h); the test holds the printed numbers, not a dependen
 Inputs and gradOutputs are exact in float, closed formulas over flat row-major indices i that
 the test computes as well: input[i] = ((5 i) % 17 - 8) / 8, gradOutput[i] = ((7 i) % 13 - 6) / 4.
 """
-import math
 
 import torch
 import torch.nn.functional as F
-
-
-def formula(f, sizes):
-    n = math.prod(sizes)
-    return torch.tensor([f(i) for i in range(n)], dtype=torch.float32).reshape(sizes)
-
-
-def table(name, t):
-    def literal(v):
-        text = "%.9g" % float(v)
-        return text + ("f" if "." in text or "e" in text else ".f")
-
-    values = [literal(v) for v in t.detach().reshape(-1)]
-    lines = ["    " + ", ".join(values[k:k + 6]) + "," for k in range(0, len(values), 6)]
-    return "inline const std::vector<float> %s{\n%s\n};\n" % (name, "\n".join(lines))
+from reference_tools import formula, block_table as table
 
 
 def reference(name, sizes, f):

@@ -15,23 +15,9 @@ bottom) as ZeroPad2d's and Torch7's; negative counts crop.
 import math
 
 import torch
+from reference_tools import formula, block_table as table
 
 SIZES = (2, 3, 4)
-
-
-def formula(f, sizes):
-    n = math.prod(sizes)
-    return torch.tensor([f(i) for i in range(n)], dtype=torch.float32).reshape(sizes)
-
-
-def table(name, t):
-    def literal(v):
-        text = "%.9g" % float(v)
-        return text + ("f" if "." in text or "e" in text else ".f")
-
-    values = [literal(v) for v in t.detach().reshape(-1)]
-    lines = ["    " + ", ".join(values[k:k + 6]) + "," for k in range(0, len(values), 6)]
-    return "inline const std::vector<float> %s{\n%s\n};\n" % (name, "\n".join(lines))
 
 
 def reference(name, f):

@@ -9,6 +9,7 @@ are closed formulas the test computes as well, over flat row-major indices i:
 import math
 
 import torch
+from reference_tools import block_table as table
 
 SIZES = (4, 10, 3, 5)
 
@@ -16,13 +17,6 @@ SIZES = (4, 10, 3, 5)
 def formula(f):
     n = math.prod(SIZES)
     return torch.tensor([f(i) for i in range(n)], dtype=torch.float32).reshape(SIZES)
-
-
-def table(name, t):
-    values = ["%.9gf" % float(v) if "." in "%.9g" % float(v) or "e" in "%.9g" % float(v) else "%.9g.f" % float(v)
-              for v in t.detach().reshape(-1)]
-    lines = ["    " + ", ".join(values[k:k + 6]) + "," for k in range(0, len(values), 6)]
-    return "inline const std::vector<float> %s{\n%s\n};\n" % (name, "\n".join(lines))
 
 
 x = formula(lambda i: 5 * math.sin(0.37 * i)).requires_grad_()

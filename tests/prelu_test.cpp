@@ -15,17 +15,6 @@
 
 using nn::Tensor;
 
-namespace {
-
-// The script's exact values over flat indices i: ((a i) % m - c) / d.
-Tensor scriptValues(const std::vector<int64_t>& sizes, int a, int m, int c, float d) {
-  std::vector<float> values(static_cast<size_t>(nn::product(sizes)));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(static_cast<int>((a * i) % m) - c) / d;
-  return Tensor::fromVector(sizes, values);
-}
-
-}  // namespace
-
 NN_DEVICE_TEST_CASE("PReLU scales what is not above 0 by its plane's slope", "[PReLU]") {
   nn::PReLU prelu(2);
   REQUIRE(prelu.weight.toVector() == std::vector<float>{0.25f, 0.25f});
@@ -57,11 +46,11 @@ NN_DEVICE_TEST_CASE("PReLU matches PyTorch 1.13 to the bit", "[PReLU]") {
                          const std::vector<float>& gradInput, const std::vector<float>& gradWeight) {
     CAPTURE(prelu.toString());
     prelu.to(kind.device());
-    prelu.weight.copy_(scriptValues(prelu.weight.sizes(), 3, 7, 3, 4));
+    prelu.weight.copy_(nn::test::exactValues(prelu.weight.sizes(), 3, 7, 3, 4));
     prelu.zeroGradParameters();
-    const Tensor x = kind.on(scriptValues(sizes, 5, 17, 8, 8));
+    const Tensor x = kind.on(nn::test::exactValues(sizes, 5, 17, 8, 8));
     CHECK(prelu.forward(x).toVector() == output);
-    CHECK(prelu.backward(x, kind.on(scriptValues(sizes, 7, 13, 6, 4))).toVector() == gradInput);
+    CHECK(prelu.backward(x, kind.on(nn::test::exactValues(sizes, 7, 13, 6, 4))).toVector() == gradInput);
     CHECK(prelu.gradWeight.toVector() == gradWeight);
   };
   check(planes, {2, 3, 2, 2}, kTorchPReLUPlanes, kTorchPReLUPlanesGradInput, kTorchPReLUPlanesGradParameter);

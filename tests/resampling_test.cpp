@@ -4,7 +4,6 @@
 // strided input on another device, save/load, clone, errors. On CPU devices and, where found,
 // CUDA devices: float sums in one order (PyTorch's) on every device.
 #include <catch2/catch.hpp>
-#include <numeric>
 
 #include "nn/SpatialAdaptiveAveragePooling.h"
 #include "nn/SpatialUpSamplingNearest.h"
@@ -17,45 +16,15 @@ using nn::Tensor;
 
 namespace {
 
-// 1, 2, ..., n as `sizes`.
-Tensor counting(const nn::test::DeviceKind& kind, const std::vector<int64_t>& sizes, float first = 1) {
-  std::vector<float> values(static_cast<size_t>(nn::product(sizes)));
-  std::iota(values.begin(), values.end(), first);
-  return kind.on(Tensor::fromVector(sizes, values));
-}
-
-// The script's exact inputs and gradOutputs over flat indices i.
-Tensor scriptInput(const nn::test::DeviceKind& kind, const std::vector<int64_t>& sizes) {
-  std::vector<float> values(static_cast<size_t>(nn::product(sizes)));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(static_cast<int>((5 * i) % 17) - 8) / 8;
-  return kind.on(Tensor::fromVector(sizes, values));
-}
-Tensor scriptGradOutput(const nn::test::DeviceKind& kind, const std::vector<int64_t>& sizes) {
-  std::vector<float> values(static_cast<size_t>(nn::product(sizes)));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(static_cast<int>((7 * i) % 13) - 6) / 4;
-  return kind.on(Tensor::fromVector(sizes, values));
-}
-
 // The module's passes over the script's input against PyTorch's, within `ulps`.
 void checkAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, const std::vector<int64_t>& sizes,
                        const std::vector<float>& output, const std::vector<float>& gradInput, int ulps) {
   CAPTURE(module.toString());
-  const Tensor x = scriptInput(kind, sizes);
+  const Tensor x = kind.on(nn::test::exactValues(sizes, 5, 17, 8, 8));
   const Tensor& y = module.forward(x);
   nn::test::checkWithinUlps(y.toVector(), output, ulps);
-  nn::test::checkWithinUlps(module.backward(x, scriptGradOutput(kind, y.sizes())).toVector(), gradInput, ulps);
-}
-
-// Saved and loaded, and cloned: the same type, settings and results.
-void checkCopies(const nn::test::DeviceKind& kind, nn::Module& module) {
-  const Tensor x = counting(kind, {2, 3, 4, 5});
-  const std::vector<float> y = module.forward(x).toVector();
-  for (const nn::ModulePtr& copy : {nn::test::savedAndLoaded(module), module.clone()}) {
-    CHECK(copy->typeName() == module.typeName());
-    CHECK(copy->toString() == module.toString());
-    copy->to(kind.device());
-    CHECK(copy->forward(x).toVector() == y);
-  }
+  const Tensor g = kind.on(nn::test::exactValues(y.sizes(), 7, 13, 6, 4));
+  nn::test::checkWithinUlps(module.backward(x, g).toVector(), gradInput, ulps);
 }
 
 }  // namespace
@@ -64,7 +33,7 @@ NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling averages windows that overlap
                     "[SpatialAdaptiveAveragePooling]") {
   // A 3x5 plane of 1..15 to 2x3: rows [0, 2) and [1, 3); columns [0, 2), [1, 4), [3, 5).
   nn::SpatialAdaptiveAveragePooling pool(3, 2);
-  const Tensor x = counting(kind, {1, 3, 5});
+  const Tensor x = kind.on(nn::test::counting({1, 3, 5}));
   REQUIRE(pool.forward(x).sizes() == std::vector<int64_t>{1, 2, 3});
   REQUIRE(pool.output.toVector() == std::vector<float>{4, 5.5f, 7, 9, 10.5f, 12});
   // gradOutput of ones: each cell gets 1 / size of each window holding it. Column windows hold
@@ -78,7 +47,7 @@ NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling averages windows that overlap
   nn::test::checkWithinUlps(pool.backward(x, kind.on(Tensor::full({1, 2, 3}, 1.f))).toVector(), expected, 1);
   // To 1x1: the mean of each plane, batch and planes kept.
   nn::SpatialAdaptiveAveragePooling global(1, 1);
-  REQUIRE(global.forward(counting(kind, {2, 2, 2, 2})).toVector() == std::vector<float>{2.5f, 6.5f, 10.5f, 14.5f});
+  REQUIRE(global.forward(kind.on(nn::test::counting({2, 2, 2, 2}))).toVector() == std::vector<float>{2.5f, 6.5f, 10.5f, 14.5f});
 }
 
 NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling to more cells than the input repeats cells",
@@ -87,7 +56,7 @@ NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling to more cells than the input 
   nn::SpatialAdaptiveAveragePooling pool(4, 2);
   const Tensor x = kind.on(Tensor::fromVector({1, 1, 2}, {3, 5}));
   REQUIRE(pool.forward(x).toVector() == std::vector<float>{3, 3, 5, 5, 3, 3, 5, 5});
-  REQUIRE(pool.backward(x, counting(kind, {1, 2, 4})).toVector() == std::vector<float>{1 + 2 + 5 + 6, 3 + 4 + 7 + 8});
+  REQUIRE(pool.backward(x, kind.on(nn::test::counting({1, 2, 4}))).toVector() == std::vector<float>{1 + 2 + 5 + 6, 3 + 4 + 7 + 8});
 }
 
 NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling matches PyTorch 1.13 to the bit", "[SpatialAdaptiveAveragePooling]") {
@@ -101,11 +70,11 @@ NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling matches PyTorch 1.13 to the b
 NN_DEVICE_TEST_CASE("SpatialUpSamplingNearest copies each cell to a block and sums the block's gradient back",
                     "[SpatialUpSamplingNearest]") {
   nn::SpatialUpSamplingNearest up(2);
-  const Tensor x = counting(kind, {1, 2, 2});
+  const Tensor x = kind.on(nn::test::counting({1, 2, 2}));
   REQUIRE(up.forward(x).sizes() == std::vector<int64_t>{1, 4, 4});
   REQUIRE(up.output.toVector() == std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
   // gradOutput 0..15: cell (0, 0) gets 0 + 1 + 4 + 5, and so on.
-  REQUIRE(up.backward(x, counting(kind, {1, 4, 4}, 0)).toVector() == std::vector<float>{10, 18, 42, 50});
+  REQUIRE(up.backward(x, kind.on(nn::test::counting({1, 4, 4}, 0))).toVector() == std::vector<float>{10, 18, 42, 50});
   nn::SpatialUpSamplingNearest same(1);
   REQUIRE(same.forward(x).toVector() == x.toVector());
 }
@@ -156,10 +125,10 @@ NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling and SpatialUpSamplingNearest 
                     "[SpatialAdaptiveAveragePooling][SpatialUpSamplingNearest]") {
   nn::SpatialAdaptiveAveragePooling pool(3, 2);
   REQUIRE(pool.toString() == "nn.SpatialAdaptiveAveragePooling(oW=3, oH=2)");
-  checkCopies(kind, pool);
+  nn::test::checkCopies(kind, pool, kind.on(nn::test::counting({2, 3, 4, 5})));
   nn::SpatialUpSamplingNearest up(3);
   REQUIRE(up.toString() == "nn.SpatialUpSamplingNearest(scale=3)");
-  checkCopies(kind, up);
+  nn::test::checkCopies(kind, up, kind.on(nn::test::counting({2, 3, 4, 5})));
 }
 
 NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling and SpatialUpSamplingNearest reject bad settings and inputs, "
