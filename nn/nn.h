@@ -2,6 +2,7 @@
 #pragma once
 
 #include "nn/AbsCriterion.h"
+#include "nn/Activity.h"
 #include "nn/Adagrad.h"
 #include "nn/Adam.h"
 #include "nn/Add.h"

@@ -1,0 +1,78 @@
+// nn::Activity and nn::Table: what flows between modules in Torch7, "a Tensor or a table of
+// Tensors". An Activity holds a Tensor or a Table; a Table is an ordered list of activities,
+// nested as deep as needed: nn::Table{x, nn::Table{y, z}}. Both convert implicitly to an
+// Activity, so code that passes tensors passes activities.
+//
+// Copies: the tensors are handles (a copy shares the tensor, as nn::Tensor's copies do), the
+// lists are values (a copy of a Table is a new list of the same handles). A module keeps the
+// activities it returns and refills them, so that a steady step allocates nothing.
+//
+// Modules take and return tensors today; the table modules (ConcatTable, CAddTable, ...) and
+// the containers' passing of activities build on these types.
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "nn/Tensor.h"
+
+namespace nn {
+
+class Activity;
+
+/// An ordered list of activities (Torch7's table, indexed from 0 here).
+class Table {
+ public:
+  Table() = default;
+  Table(std::initializer_list<Activity> items);
+  explicit Table(std::vector<Activity> items);
+
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  /// Item i; an nn::Error naming the index and the size where there is none.
+  const Activity& operator[](size_t i) const;
+  Activity& operator[](size_t i);
+  void push_back(Activity item);
+  /// Keeps the first n items, or adds empty tensors up to n.
+  void resize(size_t n);
+
+  std::vector<Activity>::const_iterator begin() const { return items_.begin(); }
+  std::vector<Activity>::const_iterator end() const { return items_.end(); }
+
+ private:
+  std::vector<Activity> items_;
+};
+
+class Activity {
+ public:
+  /// An empty tensor.
+  Activity() = default;
+  Activity(Tensor tensor) : tensor_(std::move(tensor)) {}  // NOLINT: implicit, as a Torch7 value
+  Activity(Table table) : table_(std::move(table)), isTable_(true) {}  // NOLINT: likewise
+
+  bool isTensor() const { return !isTable_; }
+  bool isTable() const { return isTable_; }
+  /// The tensor; an nn::Error describing the table where this is one.
+  const Tensor& tensor() const;
+  Tensor& tensor();
+  /// The table; an nn::Error naming the tensor's sizes where this is a tensor.
+  const Table& table() const;
+  Table& table();
+  /// A table's number of items; an nn::Error for a tensor.
+  size_t size() const { return table().size(); }
+  /// A table's item i; an nn::Error for a tensor or an index past its end.
+  const Activity& operator[](size_t i) const { return table()[i]; }
+  Activity& operator[](size_t i) { return table()[i]; }
+
+  /// For messages: a tensor's sizes, "[2, 3]", a table's items in braces, "{[2, 3], {[4]}}".
+  std::string describe() const;
+
+ private:
+  Tensor tensor_;
+  Table table_;
+  bool isTable_ = false;
+};
+
+}  // namespace nn
