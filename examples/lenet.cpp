@@ -17,6 +17,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cunn/cunn.h"
@@ -30,6 +31,7 @@ struct Options {
   float learningRate = -1.f;  // unset: the optimizer's default (defaultLearningRate)
   float momentum = 0.9f;
   bool momentumGiven = false;
+  bool learningRateDecayGiven = false;
   float weightDecay = 5e-4f;
   float learningRateDecay = 2e-4f;
   uint64_t seed = 1;
@@ -123,7 +125,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--weight-decay")
       o.weightDecay = number(arg, value, 0);
     else if (arg == "--lr-decay")
-      o.learningRateDecay = number(arg, value, 0);
+      o.learningRateDecay = number(arg, value, 0), o.learningRateDecayGiven = true;
     else if (arg == "--seed")
       o.seed = integer(arg, value, 0, std::numeric_limits<uint64_t>::max());
     else if (arg == "--threads")
@@ -147,7 +149,7 @@ Options parse(int argc, char** argv) {
            "lenet: --optimizer expects sgd, adam, adagrad or rmsprop, got '" << o.optimizer << "'");
   NN_CHECK(o.optimizer == "sgd" || !o.momentumGiven,
            "lenet: --momentum applies to --optimizer sgd only, got --optimizer " << o.optimizer);
-  NN_CHECK(o.optimizer != "rmsprop" || o.learningRateDecay == Options().learningRateDecay,
+  NN_CHECK(o.optimizer != "rmsprop" || !o.learningRateDecayGiven,
            "lenet: --lr-decay does not apply to --optimizer rmsprop (Torch7's optim.rmsprop has none)");
   return o;
 }
@@ -162,32 +164,22 @@ float defaultLearningRate(const std::string& optimizer) {
 // The optimizer of --optimizer over the model's flat buffers, with the flags' settings.
 std::unique_ptr<nn::Optimizer> makeOptimizer(const Options& o, std::pair<nn::Tensor, nn::Tensor> parameters) {
   const float lr = o.learningRate >= 0 ? o.learningRate : defaultLearningRate(o.optimizer);
-  if (o.optimizer == "adam") {
-    nn::AdamOptions a;
-    a.learningRate = lr;
-    a.weightDecay = o.weightDecay;
-    a.learningRateDecay = o.learningRateDecay;
-    return std::make_unique<nn::Adam>(std::move(parameters), a);
-  }
-  if (o.optimizer == "adagrad") {
-    nn::AdagradOptions a;
-    a.learningRate = lr;
-    a.weightDecay = o.weightDecay;
-    a.learningRateDecay = o.learningRateDecay;
-    return std::make_unique<nn::Adagrad>(std::move(parameters), a);
-  }
-  if (o.optimizer == "rmsprop") {
-    nn::RmspropOptions r;
-    r.learningRate = lr;
-    r.weightDecay = o.weightDecay;
-    return std::make_unique<nn::RMSprop>(std::move(parameters), r);
-  }
-  nn::SgdOptions s;
-  s.learningRate = lr;
+  // The settings every optimizer's options share; rmsprop has no learning rate decay.
+  auto settings = [&](auto options) {
+    options.learningRate = lr;
+    options.weightDecay = o.weightDecay;
+    if constexpr (!std::is_same_v<decltype(options), nn::RmspropOptions>)
+      options.learningRateDecay = o.learningRateDecay;
+    return options;
+  };
+  if (o.optimizer == "adam") return std::make_unique<nn::Adam>(std::move(parameters), settings(nn::AdamOptions()));
+  if (o.optimizer == "adagrad")
+    return std::make_unique<nn::Adagrad>(std::move(parameters), settings(nn::AdagradOptions()));
+  if (o.optimizer == "rmsprop")
+    return std::make_unique<nn::RMSprop>(std::move(parameters), settings(nn::RmspropOptions()));
+  nn::SgdOptions s = settings(nn::SgdOptions());
   s.momentum = o.momentum;
   s.dampening = 0.f;
-  s.weightDecay = o.weightDecay;
-  s.learningRateDecay = o.learningRateDecay;
   return std::make_unique<nn::SGD>(std::move(parameters), s);
 }
 

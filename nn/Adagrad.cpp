@@ -1,8 +1,6 @@
 // nn::Adagrad: the step's constants here, the update of each element in nn/math/Optimizers.h.
 #include "nn/Adagrad.h"
 
-#include <cmath>
-
 #include "nn/Error.h"
 #include "nn/backend/Backend.h"
 #include "nn/math/Optimizers.h"
@@ -16,13 +14,10 @@ Adagrad::Adagrad(std::pair<Tensor, Tensor> parameters, AdagradOptions options)
 
 void Adagrad::checkOptions() const {
   const AdagradOptions& o = options_;
-  NN_CHECK(std::isfinite(o.learningRate) && o.learningRate >= 0,
-           "nn.Adagrad: expected a learning rate >= 0, got " << o.learningRate);
-  NN_CHECK(std::isfinite(o.learningRateDecay) && o.learningRateDecay >= 0,
-           "nn.Adagrad: expected a learning rate decay >= 0, got " << o.learningRateDecay);
-  NN_CHECK(std::isfinite(o.epsilon) && o.epsilon >= 0, "nn.Adagrad: expected an epsilon >= 0, got " << o.epsilon);
-  NN_CHECK(std::isfinite(o.weightDecay) && o.weightDecay >= 0,
-           "nn.Adagrad: expected a weight decay >= 0, got " << o.weightDecay);
+  checkNonNegative("a learning rate", o.learningRate);
+  checkNonNegative("a learning rate decay", o.learningRateDecay);
+  checkNonNegative("an epsilon", o.epsilon);
+  checkNonNegative("a weight decay", o.weightDecay);
 }
 
 void Adagrad::step() {

@@ -16,15 +16,12 @@ Adam::Adam(std::pair<Tensor, Tensor> parameters, AdamOptions options)
 
 void Adam::checkOptions() const {
   const AdamOptions& o = options_;
-  NN_CHECK(std::isfinite(o.learningRate) && o.learningRate >= 0,
-           "nn.Adam: expected a learning rate >= 0, got " << o.learningRate);
-  NN_CHECK(std::isfinite(o.learningRateDecay) && o.learningRateDecay >= 0,
-           "nn.Adam: expected a learning rate decay >= 0, got " << o.learningRateDecay);
+  checkNonNegative("a learning rate", o.learningRate);
+  checkNonNegative("a learning rate decay", o.learningRateDecay);
   NN_CHECK(o.beta1 >= 0 && o.beta1 < 1, "nn.Adam: expected beta1 in [0, 1), got " << o.beta1);
   NN_CHECK(o.beta2 >= 0 && o.beta2 < 1, "nn.Adam: expected beta2 in [0, 1), got " << o.beta2);
-  NN_CHECK(std::isfinite(o.epsilon) && o.epsilon >= 0, "nn.Adam: expected an epsilon >= 0, got " << o.epsilon);
-  NN_CHECK(std::isfinite(o.weightDecay) && o.weightDecay >= 0,
-           "nn.Adam: expected a weight decay >= 0, got " << o.weightDecay);
+  checkNonNegative("an epsilon", o.epsilon);
+  checkNonNegative("a weight decay", o.weightDecay);
 }
 
 void Adam::step() {

@@ -1,6 +1,8 @@
 // nn::Optimizer: the buffers' checks and state.
 #include "nn/Optimizer.h"
 
+#include <cmath>
+
 #include "nn/Error.h"
 
 namespace nn {
@@ -16,6 +18,10 @@ Optimizer::Optimizer(std::string module, std::pair<Tensor, Tensor> parameters, s
                                                                 << parameters_.device().str() << " and "
                                                                 << gradients_.device().str());
   for (std::string& name : stateNames) state_.emplace_back(std::move(name), Tensor());
+}
+
+void Optimizer::checkNonNegative(const char* what, double value) const {
+  NN_CHECK(std::isfinite(value) && value >= 0, module_ << ": expected " << what << " >= 0, got " << value);
 }
 
 void Optimizer::setStepCount(int64_t count) {

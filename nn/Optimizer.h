@@ -51,6 +51,8 @@ class Optimizer {
   Tensor& stateBuffer(size_t i, bool* created = nullptr);
   /// "nn.Adam"
   const std::string& module() const { return module_; }
+  /// Throws "nn.Adam: expected a learning rate >= 0, got nan" unless value is finite and >= 0.
+  void checkNonNegative(const char* what, double value) const;
 
   Tensor parameters_;
   Tensor gradients_;

@@ -1,8 +1,6 @@
 // nn::RMSprop: the step's constants here, the update of each element in nn/math/Optimizers.h.
 #include "nn/RMSprop.h"
 
-#include <cmath>
-
 #include "nn/Error.h"
 #include "nn/backend/Backend.h"
 #include "nn/math/Optimizers.h"
@@ -16,12 +14,10 @@ RMSprop::RMSprop(std::pair<Tensor, Tensor> parameters, RmspropOptions options)
 
 void RMSprop::checkOptions() const {
   const RmspropOptions& o = options_;
-  NN_CHECK(std::isfinite(o.learningRate) && o.learningRate >= 0,
-           "nn.RMSprop: expected a learning rate >= 0, got " << o.learningRate);
+  checkNonNegative("a learning rate", o.learningRate);
   NN_CHECK(o.alpha >= 0 && o.alpha <= 1, "nn.RMSprop: expected alpha in [0, 1], got " << o.alpha);
-  NN_CHECK(std::isfinite(o.epsilon) && o.epsilon >= 0, "nn.RMSprop: expected an epsilon >= 0, got " << o.epsilon);
-  NN_CHECK(std::isfinite(o.weightDecay) && o.weightDecay >= 0,
-           "nn.RMSprop: expected a weight decay >= 0, got " << o.weightDecay);
+  checkNonNegative("an epsilon", o.epsilon);
+  checkNonNegative("a weight decay", o.weightDecay);
 }
 
 void RMSprop::step() {

@@ -68,6 +68,16 @@ ModulePtr savedAndLoaded(Module& module) {
   return load(path);
 }
 
+void checkExactPasses(const DeviceKind& kind, Module& module, const std::vector<int64_t>& sizes,
+                      const std::vector<float>& output, const std::vector<float>& gradInput, int ulps) {
+  CAPTURE(module.toString());
+  const Tensor x = kind.on(exactValues(sizes, 5, 17, 8, 8));
+  const Tensor& y = module.forward(x);
+  checkWithinUlps(y.toVector(), output, ulps);
+  const Tensor g = kind.on(exactValues(y.sizes(), 7, 13, 6, 4));
+  checkWithinUlps(module.backward(x, g).toVector(), gradInput, ulps);
+}
+
 void checkCopies(const DeviceKind& kind, Module& module, const Tensor& x) {
   module.to(kind.device());
   const std::vector<float> y = module.forward(x).toVector();

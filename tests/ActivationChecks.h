@@ -41,5 +41,10 @@ ModulePtr savedAndLoaded(Module& module);
 /// Saved and loaded, and cloned, `module` keeps its type, settings, parameters and results:
 /// each copy on the kind's device gives the module's output for x.
 void checkCopies(const DeviceKind& kind, Module& module, const Tensor& x);
+/// The module's output and gradInput, on the kind's device, for the reference scripts' exact
+/// input of `sizes` and gradOutput (exactValues 5, 17, 8, 8 and 7, 13, 6, 4), within `ulps` of
+/// PyTorch's.
+void checkExactPasses(const DeviceKind& kind, Module& module, const std::vector<int64_t>& sizes,
+                      const std::vector<float>& output, const std::vector<float>& gradInput, int ulps);
 
 }  // namespace nn::test

@@ -39,17 +39,6 @@ void checkAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, Ten
   CHECK(module.getParameters().second.toVector() == gradParameter);
 }
 
-// A reduction's passes against PyTorch's, within `ulps`.
-void checkReductionAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, const std::vector<int64_t>& sizes,
-                                const std::vector<float>& output, const std::vector<float>& gradInput, int ulps) {
-  CAPTURE(module.toString());
-  const Tensor x = kind.on(nn::test::exactValues(sizes, 5, 17, 8, 8));
-  const Tensor& y = module.forward(x);
-  nn::test::checkWithinUlps(y.toVector(), output, ulps);
-  const Tensor g = kind.on(nn::test::exactValues(y.sizes(), 7, 13, 6, 4));
-  nn::test::checkWithinUlps(module.backward(x, g).toVector(), gradInput, ulps);
-}
-
 }  // namespace
 
 NN_DEVICE_TEST_CASE("CMul, Mul and Add match hand-computed values", "[CMul][Mul][Add]") {
@@ -148,9 +137,9 @@ NN_DEVICE_TEST_CASE("Sum and Mean match PyTorch 1.13", "[Sum][Mean]") {
   using namespace nn::test;
   nn::Sum sum(1), kept(0, -1, false, false);
   nn::Mean mean(-1);
-  checkReductionAgainstTorch(kind, sum, {2, 3, 4}, kTorchSum1, kTorchSum1GradInput, 0);
-  checkReductionAgainstTorch(kind, kept, {2, 3, 4}, kTorchSumKept, kTorchSumKeptGradInput, 0);
-  checkReductionAgainstTorch(kind, mean, {2, 3, 4}, kTorchMeanLast, kTorchMeanLastGradInput, 1);
+  nn::test::checkExactPasses(kind, sum, {2, 3, 4}, kTorchSum1, kTorchSum1GradInput, 0);
+  nn::test::checkExactPasses(kind, kept, {2, 3, 4}, kTorchSumKept, kTorchSumKeptGradInput, 0);
+  nn::test::checkExactPasses(kind, mean, {2, 3, 4}, kTorchMeanLast, kTorchMeanLastGradInput, 1);
 }
 
 NN_DEVICE_TEST_CASE("Max takes the first of equal maxima, and NaN where a line holds one", "[Max]") {
@@ -175,8 +164,8 @@ NN_DEVICE_TEST_CASE("Max takes the first of equal maxima, and NaN where a line h
 NN_DEVICE_TEST_CASE("Max matches PyTorch 1.13 to the bit, ties included", "[Max]") {
   using namespace nn::test;
   nn::Max middle(1), last(-1);
-  checkReductionAgainstTorch(kind, middle, {2, 3, 4}, kTorchMax1, kTorchMax1GradInput, 0);
-  checkReductionAgainstTorch(kind, last, {3, 4, 5}, kTorchMaxLast, kTorchMaxLastGradInput, 0);
+  nn::test::checkExactPasses(kind, middle, {2, 3, 4}, kTorchMax1, kTorchMax1GradInput, 0);
+  nn::test::checkExactPasses(kind, last, {3, 4, 5}, kTorchMaxLast, kTorchMaxLastGradInput, 0);
 }
 
 NN_DEVICE_TEST_CASE("Max's gradient agrees with finite differences, on another device for strided input too",

@@ -14,21 +14,6 @@
 
 using nn::Tensor;
 
-namespace {
-
-// The module's passes over the script's input against PyTorch's, within `ulps`.
-void checkAgainstTorch(const nn::test::DeviceKind& kind, nn::Module& module, const std::vector<int64_t>& sizes,
-                       const std::vector<float>& output, const std::vector<float>& gradInput, int ulps) {
-  CAPTURE(module.toString());
-  const Tensor x = kind.on(nn::test::exactValues(sizes, 5, 17, 8, 8));
-  const Tensor& y = module.forward(x);
-  nn::test::checkWithinUlps(y.toVector(), output, ulps);
-  const Tensor g = kind.on(nn::test::exactValues(y.sizes(), 7, 13, 6, 4));
-  nn::test::checkWithinUlps(module.backward(x, g).toVector(), gradInput, ulps);
-}
-
-}  // namespace
-
 NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling averages windows that overlap where the sizes do not divide",
                     "[SpatialAdaptiveAveragePooling]") {
   // A 3x5 plane of 1..15 to 2x3: rows [0, 2) and [1, 3); columns [0, 2), [1, 4), [3, 5).
@@ -62,9 +47,9 @@ NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling to more cells than the input 
 NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling matches PyTorch 1.13 to the bit", "[SpatialAdaptiveAveragePooling]") {
   using namespace nn::test;
   nn::SpatialAdaptiveAveragePooling to3x4(4, 3), to1x1(1, 1), to7x9(9, 7);
-  checkAgainstTorch(kind, to3x4, {2, 2, 5, 7}, kTorchAdaptive3x4, kTorchAdaptive3x4GradInput, 0);
-  checkAgainstTorch(kind, to1x1, {2, 2, 5, 7}, kTorchAdaptive1x1, kTorchAdaptive1x1GradInput, 0);
-  checkAgainstTorch(kind, to7x9, {2, 2, 5, 7}, kTorchAdaptive7x9, kTorchAdaptive7x9GradInput, 0);
+  nn::test::checkExactPasses(kind, to3x4, {2, 2, 5, 7}, kTorchAdaptive3x4, kTorchAdaptive3x4GradInput, 0);
+  nn::test::checkExactPasses(kind, to1x1, {2, 2, 5, 7}, kTorchAdaptive1x1, kTorchAdaptive1x1GradInput, 0);
+  nn::test::checkExactPasses(kind, to7x9, {2, 2, 5, 7}, kTorchAdaptive7x9, kTorchAdaptive7x9GradInput, 0);
 }
 
 NN_DEVICE_TEST_CASE("SpatialUpSamplingNearest copies each cell to a block and sums the block's gradient back",
@@ -82,8 +67,8 @@ NN_DEVICE_TEST_CASE("SpatialUpSamplingNearest copies each cell to a block and su
 NN_DEVICE_TEST_CASE("SpatialUpSamplingNearest matches PyTorch 1.13 to the bit", "[SpatialUpSamplingNearest]") {
   using namespace nn::test;
   nn::SpatialUpSamplingNearest by2(2), by3(3);
-  checkAgainstTorch(kind, by2, {1, 2, 3, 4}, kTorchNearest2, kTorchNearest2GradInput, 0);
-  checkAgainstTorch(kind, by3, {1, 2, 3, 4}, kTorchNearest3, kTorchNearest3GradInput, 0);
+  nn::test::checkExactPasses(kind, by2, {1, 2, 3, 4}, kTorchNearest2, kTorchNearest2GradInput, 0);
+  nn::test::checkExactPasses(kind, by3, {1, 2, 3, 4}, kTorchNearest3, kTorchNearest3GradInput, 0);
 }
 
 NN_DEVICE_TEST_CASE("SpatialAdaptiveAveragePooling and SpatialUpSamplingNearest gradients agree with finite "

@@ -24,23 +24,19 @@ __global__ void applyKernel(math::BroadcastOp op, const float* x, const float* p
 __global__ void reduceKernel(const float* x, const float* g, StridedView base, int64_t m, StridedView reduced,
                              int64_t k, float* out, float scale, bool accumulate) {
   for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < m; j += int64_t{gridDim.x} * blockDim.x)
-    out[j] = math::broadcastReduced(math::broadcastSum(x, g, math::stridedOffset(base, j), reduced, k), scale,
-                                    accumulate, out[j]);
+    math::broadcastReduceAt(x, g, base, reduced, k, j, scale, accumulate, out);
 }
 
 __global__ void maxKernel(const float* x, StridedView base, int64_t m, StridedView reduced, int64_t k, float* out,
                           float* indices) {
-  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < m; j += int64_t{gridDim.x} * blockDim.x) {
-    int64_t at = 0;
-    out[j] = math::broadcastMax(x, math::stridedOffset(base, j), reduced, k, &at);
-    indices[j] = static_cast<float>(at);
-  }
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < m; j += int64_t{gridDim.x} * blockDim.x)
+    math::broadcastMaxAt(x, base, reduced, k, j, out, indices);
 }
 
 __global__ void maxGradientKernel(const float* g, const float* indices, StridedView base, int64_t m,
                                   StridedView reduced, float* gradIn) {
   for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < m; j += int64_t{gridDim.x} * blockDim.x)
-    gradIn[math::stridedOffset(base, j) + math::stridedOffset(reduced, static_cast<int64_t>(indices[j]))] = g[j];
+    math::broadcastMaxGradientAt(g, indices, base, reduced, j, gradIn);
 }
 
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }

@@ -67,7 +67,7 @@ __global__ void multiMarginLossKernel(const float* x, const float* t, const floa
   double total = 0;
   for (int64_t i = threadIdx.x; i < batch; i += kThreads) {
     const int64_t y = static_cast<int64_t>(t[i]);
-    total += math::multiMarginRowLoss(x + i * classes, classes, y, margin, p, weights ? weights[y] : 1.f);
+    total += math::multiMarginRowLoss(x + i * classes, classes, y, margin, p, weights);
   }
   total = blockSum(total, shared);
   if (threadIdx.x == 0) *loss = math::averageLoss(total, batch, sizeAverage);
@@ -78,7 +78,7 @@ __global__ void multiMarginGradientKernel(const float* x, const float* t, const 
                                           int64_t batch, int64_t classes, int p, float margin, float norm) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < batch; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t y = static_cast<int64_t>(t[i]);
-    math::multiMarginRowGradient(x + i * classes, classes, y, margin, p, weights ? weights[y] : 1.f, norm,
+    math::multiMarginRowGradient(x + i * classes, classes, y, margin, p, weights, norm,
                                  gradIn + i * classes);
   }
 }

@@ -114,7 +114,8 @@ __global__ void upSamplingNearestOutputKernel(PoolingShape s, const float* input
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < s.planes * s.outHeight * s.outWidth;
        e += int64_t{gridDim.x} * blockDim.x) {
     const int64_t outPlane = s.outHeight * s.outWidth, o = e % outPlane;
-    output[e] = input[(e / outPlane * s.height + o / s.outWidth / scale) * s.width + o % s.outWidth / scale];
+    output[e] = math::upSamplingNearestOutput(input + e / outPlane * s.height * s.width, s.width, scale,
+                                              o / s.outWidth, o % s.outWidth);
   }
 }
 

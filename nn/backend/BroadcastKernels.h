@@ -15,16 +15,13 @@ struct BroadcastKernels {
   /// y[e] = math::broadcastApply(op, x[e], p[stridedOffset(pView, e)]) for e < n; y may be x.
   void (*apply)(const Device& device, math::BroadcastOp op, const float* x, const float* p, const StridedView& pView,
                 float* y, int64_t n);
-  /// out[j] = math::broadcastReduced(broadcastSum(x, g, stridedOffset(base, j), reduced, k),
-  /// scale, accumulate, out[j]) for j < m.
+  /// math::broadcastReduceAt for j < m.
   void (*reduce)(const Device& device, const float* x, const float* g, const StridedView& base, int64_t m,
                  const StridedView& reduced, int64_t k, float* out, float scale, bool accumulate);
-  /// out[j] = math::broadcastMax(x, stridedOffset(base, j), reduced, k, &r) and indices[j] = r
-  /// (as a float) for j < m.
+  /// math::broadcastMaxAt for j < m.
   void (*max)(const Device& device, const float* x, const StridedView& base, int64_t m, const StridedView& reduced,
               int64_t k, float* out, float* indices);
-  /// gradIn = 0 but at each j's chosen element: gradIn[stridedOffset(base, j) +
-  /// stridedOffset(reduced, indices[j])] = g[j], for a gradIn of n elements.
+  /// gradIn (n elements) = 0 but at each j's chosen element (math::broadcastMaxGradientAt).
   void (*maxGradient)(const Device& device, const float* g, const float* indices, const StridedView& base, int64_t m,
                       const StridedView& reduced, float* gradIn, int64_t n);
 };

@@ -23,28 +23,21 @@ void cpuApply(const Device& device, math::BroadcastOp op, const float* x, const 
 void cpuReduce(const Device& device, const float* x, const float* g, const StridedView& base, int64_t m,
                const StridedView& reduced, int64_t k, float* out, float scale, bool accumulate) {
   parallelRanges(device, m, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t j = begin; j < end; ++j)
-      out[j] = math::broadcastReduced(math::broadcastSum(x, g, math::stridedOffset(base, j), reduced, k), scale,
-                                      accumulate, out[j]);
+    for (int64_t j = begin; j < end; ++j) math::broadcastReduceAt(x, g, base, reduced, k, j, scale, accumulate, out);
   });
 }
 
 void cpuMax(const Device& device, const float* x, const StridedView& base, int64_t m, const StridedView& reduced,
             int64_t k, float* out, float* indices) {
   parallelRanges(device, m, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t j = begin; j < end; ++j) {
-      int64_t at = 0;
-      out[j] = math::broadcastMax(x, math::stridedOffset(base, j), reduced, k, &at);
-      indices[j] = static_cast<float>(at);
-    }
+    for (int64_t j = begin; j < end; ++j) math::broadcastMaxAt(x, base, reduced, k, j, out, indices);
   });
 }
 
 void cpuMaxGradient(const Device&, const float* g, const float* indices, const StridedView& base, int64_t m,
                     const StridedView& reduced, float* gradIn, int64_t n) {
   std::fill_n(gradIn, n, 0.f);
-  for (int64_t j = 0; j < m; ++j)
-    gradIn[math::stridedOffset(base, j) + math::stridedOffset(reduced, static_cast<int64_t>(indices[j]))] = g[j];
+  for (int64_t j = 0; j < m; ++j) math::broadcastMaxGradientAt(g, indices, base, reduced, j, gradIn);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ void cpuMultiMarginLoss(const Device&, const float* x, const float* t, const flo
   double total = 0;
   for (int64_t i = 0; i < batch; ++i) {
     const int64_t y = static_cast<int64_t>(t[i]);
-    total += math::multiMarginRowLoss(x + i * classes, classes, y, margin, p, weights ? weights[y] : 1.f);
+    total += math::multiMarginRowLoss(x + i * classes, classes, y, margin, p, weights);
   }
   *loss = math::averageLoss(total, batch, sizeAverage);
 }
@@ -62,7 +62,7 @@ void cpuMultiMarginGradient(const Device&, const float* x, const float* t, const
   const float norm = math::multiMarginNorm(batch, classes, sizeAverage);
   for (int64_t i = 0; i < batch; ++i) {
     const int64_t y = static_cast<int64_t>(t[i]);
-    math::multiMarginRowGradient(x + i * classes, classes, y, margin, p, weights ? weights[y] : 1.f, norm,
+    math::multiMarginRowGradient(x + i * classes, classes, y, margin, p, weights, norm,
                                  gradIn + i * classes);
   }
 }

@@ -1,7 +1,8 @@
-// The CPU table of LookupKernels: rows copied, and gradients added row by row in index order
-// (per element the order of math::lookupAccumulateColumn), on the calling thread.
+// The CPU table of LookupKernels: rows copied on the calling thread; the gradient's columns
+// (math::lookupAccumulateColumn, as on CUDA) cut into parts, one per compute thread.
 #include <algorithm>
 
+#include "nn/Parallel.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Lookup.h"
 
@@ -14,13 +15,12 @@ void cpuGather(const Device&, const float* index, const float* weight, int64_t n
     std::copy_n(weight + math::lookupRow(index[i]) * nOutput, nOutput, output + i * nOutput);
 }
 
-void cpuAccumulate(const Device&, const float* index, const float* gradOutput, int64_t n, int64_t nOutput, float scale,
-                   float* gradWeight) {
-  for (int64_t i = 0; i < n; ++i) {
-    float* row = gradWeight + math::lookupRow(index[i]) * nOutput;
-    const float* g = gradOutput + i * nOutput;
-    for (int64_t k = 0; k < nOutput; ++k) row[k] += scale * g[k];
-  }
+void cpuAccumulate(const Device& device, const float* index, const float* gradOutput, int64_t n, int64_t nOutput,
+                   float scale, float* gradWeight) {
+  parallelRanges(device, nOutput, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k)
+      math::lookupAccumulateColumn(index, gradOutput, n, nOutput, k, scale, gradWeight);
+  });
 }
 
 }  // namespace

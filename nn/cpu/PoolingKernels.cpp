@@ -231,15 +231,9 @@ void cpuAdaptiveAverageGradInput(const Device& device, const PoolingShape& s, co
 
 void cpuUpSamplingNearestOutput(const Device& device, const PoolingShape& s, const float* input, float* output) {
   const int64_t scale = s.outHeight / s.height;
-  const int parts = parallelParts(device, s.planes);
-  parallelFor(device, parts, [&](int part) {
-    const Range range = partRange(s.planes, parts, part);
-    for (int64_t p = range.begin; p < range.end; ++p)
-      for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-        const float* row = input + (p * s.height + oy / scale) * s.width;
-        float* out = output + (p * s.outHeight + oy) * s.outWidth;
-        for (int64_t x = 0; x < s.width; ++x) std::fill_n(out + x * scale, scale, row[x]);
-      }
+  forEachCell(device, s.planes, s.outHeight, s.outWidth, [&](int64_t p, int64_t oy, int64_t ox) {
+    output[(p * s.outHeight + oy) * s.outWidth + ox] =
+        math::upSamplingNearestOutput(input + p * s.height * s.width, s.width, scale, oy, ox);
   });
 }
 

@@ -71,9 +71,28 @@ NN_HD inline float broadcastMax(const float* x, int64_t base, const StridedView&
   return best;
 }
 
-/// out = scale * sum, added to the value there when accumulating (a gradient).
-NN_HD inline float broadcastReduced(float sum, float scale, bool accumulate, float previous) {
-  return accumulate ? previous + scale * sum : scale * sum;
+/// Output j of a sum over the broadcast dimensions (BroadcastKernels::reduce): out[j] = scale *
+/// broadcastSum over the elements gathered at stridedOffset(base, j), added to out[j] when
+/// accumulating (a gradient), out[j] not read otherwise.
+NN_HD inline void broadcastReduceAt(const float* x, const float* g, const StridedView& base, const StridedView& reduced,
+                                    int64_t k, int64_t j, float scale, bool accumulate, float* out) {
+  const float sum = scale * broadcastSum(x, g, stridedOffset(base, j), reduced, k);
+  out[j] = accumulate ? out[j] + sum : sum;
+}
+
+/// Output j of Max (BroadcastKernels::max): the value and, as a float, its position r.
+NN_HD inline void broadcastMaxAt(const float* x, const StridedView& base, const StridedView& reduced, int64_t k,
+                                 int64_t j, float* out, float* indices) {
+  int64_t at = 0;
+  out[j] = broadcastMax(x, stridedOffset(base, j), reduced, k, &at);
+  indices[j] = static_cast<float>(at);
+}
+
+/// Max's gradient of output j: gradOutput j to the input element it chose (the rest of gradIn
+/// is zero).
+NN_HD inline void broadcastMaxGradientAt(const float* g, const float* indices, const StridedView& base,
+                                         const StridedView& reduced, int64_t j, float* gradIn) {
+  gradIn[stridedOffset(base, j) + stridedOffset(reduced, static_cast<int64_t>(indices[j]))] = g[j];
 }
 
 }  // namespace nn::math

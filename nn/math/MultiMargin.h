@@ -16,9 +16,13 @@ NN_HD inline float multiMarginTerm(float z, int p) { return z > 0.f ? (p == 1 ? 
 /// h'(z).
 NN_HD inline float multiMarginDerivative(float z, int p) { return z > 0.f ? (p == 1 ? 1.f : 2.f * z) : 0.f; }
 
+/// The weight of class y: weights[y], 1 without weights.
+NN_HD inline float multiMarginWeight(const float* weights, int64_t y) { return weights ? weights[y] : 1.f; }
+
 /// One row's loss, its terms summed in class order in double.
 NN_HD inline double multiMarginRowLoss(const float* row, int64_t classes, int64_t y, float margin, int p,
-                                       float weight) {
+                                       const float* weights) {
+  const float weight = multiMarginWeight(weights, y);
   double sum = 0;
   for (int64_t j = 0; j < classes; ++j)
     if (j != y) sum += weight * multiMarginTerm(margin - row[y] + row[j], p);
@@ -28,7 +32,8 @@ NN_HD inline double multiMarginRowLoss(const float* row, int64_t classes, int64_
 /// One row's gradient into g: g_j = norm w_y h'(z_j) for j != y, and g_y = -sum_j g_j, where
 /// norm is 1 / C, or 1 / (batch C) when averaged (PyTorch's order of operations).
 NN_HD inline void multiMarginRowGradient(const float* row, int64_t classes, int64_t y, float margin, int p,
-                                         float weight, float norm, float* g) {
+                                         const float* weights, float norm, float* g) {
+  const float weight = multiMarginWeight(weights, y);
   float target = 0.f;
   for (int64_t j = 0; j < classes; ++j) {
     if (j == y) continue;

@@ -168,9 +168,14 @@ NN_HD inline float adaptiveAvgPoolGradient(const float* gradOutputPlane, int64_t
   return sum;
 }
 
-/// Nearest-neighbour up-sampling by an integer scale (Torch7's SpatialUpSamplingNearest): the
-/// gradient of input cell (y, x) is the sum of the scale x scale output cells that copy it,
-/// row-major.
+/// Nearest-neighbour up-sampling by an integer scale (Torch7's SpatialUpSamplingNearest):
+/// output cell (oy, ox) copies input cell (oy / scale, ox / scale).
+NN_HD inline float upSamplingNearestOutput(const float* plane, int64_t width, int64_t scale, int64_t oy, int64_t ox) {
+  return plane[oy / scale * width + ox / scale];
+}
+
+/// The gradient of input cell (y, x) of that up-sampling: the sum of the scale x scale output
+/// cells that copy it, row-major.
 NN_HD inline float upSamplingNearestGradient(const float* gradOutputPlane, int64_t outWidth, int64_t scale, int64_t y,
                                              int64_t x) {
   float sum = 0.f;
