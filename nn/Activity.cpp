@@ -43,6 +43,66 @@ Table& Activity::table() {
   return table_;
 }
 
+Table& Activity::setTable(size_t n) {
+  if (!isTable_) {
+    isTable_ = true;
+    tensor_ = Tensor();
+  }
+  table_.resize(n);
+  return table_;
+}
+
+Tensor& Activity::setTensor() {
+  if (isTable_) {
+    isTable_ = false;
+    table_ = Table();
+  }
+  return tensor_;
+}
+
+bool sameShape(const Activity& a, const Activity& b) {
+  if (a.isTensor()) return b.isTensor() && a.tensor().sizes() == b.tensor().sizes();
+  if (!b.isTable() || a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!sameShape(a[i], b[i])) return false;
+  return true;
+}
+
+void collectTensors(const Activity& a, std::vector<Tensor>& out) {
+  if (a.isTensor()) {
+    out.push_back(a.tensor());
+    return;
+  }
+  for (const Activity& item : a.table()) collectTensors(item, out);
+}
+
+void copyActivity(Activity& into, const Activity& src) {
+  if (src.isTensor()) {
+    into.setTensor().resizeAs_(src.tensor()).copy_(src.tensor());
+    return;
+  }
+  Table& t = into.setTable(src.size());
+  for (size_t i = 0; i < src.size(); ++i) copyActivity(t[i], src[i]);
+}
+
+void addActivity(Activity& into, const Activity& src) {
+  NN_CHECK(sameShape(into, src), "nn::addActivity: expected " << into.describe() << ", got " << src.describe());
+  if (src.isTensor()) {
+    into.tensor().add_(src.tensor().contiguous());
+    return;
+  }
+  for (size_t i = 0; i < src.size(); ++i) addActivity(into[i], src[i]);
+}
+
+void zeroActivity(Activity& into, const Activity& like) {
+  if (like.isTensor()) {
+    into.setTensor().resizeAs_(like.tensor()).zero_();
+    return;
+  }
+  Table& t = into.setTable(like.size());
+  for (size_t i = 0; i < like.size(); ++i) zeroActivity(t[i], like[i]);
+}
+
 std::string Activity::describe() const {
   if (!isTable_) return tensor_.shapeString();
   std::string s = "{";

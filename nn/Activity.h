@@ -7,8 +7,7 @@
 // lists are values (a copy of a Table is a new list of the same handles). A module keeps the
 // activities it returns and refills them, so that a steady step allocates nothing.
 //
-// Modules take and return tensors today; the table modules (ConcatTable, CAddTable, ...) and
-// the containers' passing of activities build on these types.
+// Modules pass activities to one another (Note [Tensors and activities] in nn/Module.h).
 #pragma once
 
 #include <cstddef>
@@ -69,10 +68,32 @@ class Activity {
   /// For messages: a tensor's sizes, "[2, 3]", a table's items in braces, "{[2, 3], {[4]}}".
   std::string describe() const;
 
+  /// Makes this a table of n items (those there are kept, empty tensors added) and returns
+  /// it. A module refills its own results this way: a steady step allocates nothing.
+  Table& setTable(size_t n);
+  /// Makes this a tensor (the one it holds where it is one already) and returns it.
+  Tensor& setTensor();
+
  private:
   Tensor tensor_;
   Table table_;
   bool isTable_ = false;
 };
+
+/// True when a and b are alike: tables of the same lengths, nested alike, and tensors of the
+/// same sizes where a has tensors.
+bool sameShape(const Activity& a, const Activity& b);
+/// Every tensor of `a`, depth first, appended to `out` (whose capacity a caller can reuse).
+void collectTensors(const Activity& a, std::vector<Tensor>& out);
+
+// The functions below write into `into`'s tensors: they must be its own (made by setTable and
+// setTensor), not handles shared with another module's results.
+
+/// into = a copy of src: src's tables, and tensors of its sizes and values on its devices.
+void copyActivity(Activity& into, const Activity& src);
+/// into += src, tensor by tensor; an nn::Error where they are not alike (sameShape).
+void addActivity(Activity& into, const Activity& src);
+/// into = src's tables with zero tensors of its sizes, on its devices.
+void zeroActivity(Activity& into, const Activity& like);
 
 }  // namespace nn

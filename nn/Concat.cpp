@@ -157,18 +157,4 @@ void Concat::clearState() {
   gradOutputParts_.clear();
 }
 
-std::string Concat::toString() const {
-  std::string s = typeName() + " {\n  input";
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    const bool last = i + 1 == modules_.size();
-    // A child's own lines continue its branch, or hang below the last one.
-    const std::string indent = last ? "\n         " : "\n    |    ";
-    std::string child = modules_[i]->toString();
-    for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + indent.size()))
-      child.replace(pos, 1, indent);
-    s += (last ? "\n     `-> (" : "\n    |`-> (") + std::to_string(i + 1) + "): " + child;
-  }
-  return s + "\n     ... -> output\n}";
-}
-
 }  // namespace nn

@@ -34,7 +34,7 @@ class Concat : public WithOptions<ConcatOptions, Container> {
 
   std::string typeName() const override { return "nn.Concat"; }
   /// Torch7's block, the children drawn as branches from the input.
-  std::string toString() const override;
+  std::string toString() const override { return describeBranches(typeName()); }
 
   int dim() const { return options_.dim; }
 

@@ -18,22 +18,37 @@ ModulePtr Container::get(size_t index) const {
   return modules_[index];
 }
 
+namespace {
+
+const Tensor& runUpdateOutput(Module& m, const Tensor& input) { return m.updateOutput(input); }
+const Activity& runUpdateOutput(Module& m, const Activity& input) { return m.updateOutputActivity(input); }
+void runAccGradParameters(Module& m, const Tensor& input, const Tensor& gradOutput, float scale) {
+  m.accGradParameters(input, gradOutput, scale);
+}
+void runAccGradParameters(Module& m, const Activity& input, const Activity& gradOutput, float scale) {
+  m.accGradParametersActivity(input, gradOutput, scale);
+}
+
+}  // namespace
+
 // The timers end before the numerics checks, which are no part of the module's time.
-const Tensor& Container::childUpdateOutput(size_t i, const Tensor& input) {
-  return inChild(i, [&]() -> const Tensor& {
-    const Tensor* out;
+template <typename T>
+const T& Container::childUpdateOutput(size_t i, const T& input) {
+  return inChild(i, [&]() -> const T& {
+    const T* out;
     {
       ScopedTimer timer(modules_[i]->profile.forward);
-      out = &modules_[i]->updateOutput(input);
+      out = &runUpdateOutput(*modules_[i], input);
     }
     if (checkNumericsEnabled()) checkFinite(*out, *modules_[i], "forward", "its output");
     return *out;
   });
 }
 
-const Tensor& Container::childUpdateGradInput(size_t i, const Tensor& input, const Tensor& gradOutput) {
-  return inChild(i, [&]() -> const Tensor& {
-    const Tensor* g;
+template <typename T>
+const T& Container::childUpdateGradInput(size_t i, const T& input, const T& gradOutput) {
+  return inChild(i, [&]() -> const T& {
+    const T* g;
     {
       ScopedTimer timer(modules_[i]->profile.gradInput);
       g = &modules_[i]->updateGradInputIfNeeded(input, gradOutput);
@@ -43,15 +58,23 @@ const Tensor& Container::childUpdateGradInput(size_t i, const Tensor& input, con
   });
 }
 
-void Container::childAccGradParameters(size_t i, const Tensor& input, const Tensor& gradOutput, float scale) {
+template <typename T>
+void Container::childAccGradParameters(size_t i, const T& input, const T& gradOutput, float scale) {
   inChild(i, [&] {
     {
       ScopedTimer timer(modules_[i]->profile.gradParameters);
-      modules_[i]->accGradParameters(input, gradOutput, scale);
+      runAccGradParameters(*modules_[i], input, gradOutput, scale);
     }
     if (checkNumericsEnabled()) checkFiniteGradients(*modules_[i]);
   });
 }
+
+template const Tensor& Container::childUpdateOutput(size_t, const Tensor&);
+template const Activity& Container::childUpdateOutput(size_t, const Activity&);
+template const Tensor& Container::childUpdateGradInput(size_t, const Tensor&, const Tensor&);
+template const Activity& Container::childUpdateGradInput(size_t, const Activity&, const Activity&);
+template void Container::childAccGradParameters(size_t, const Tensor&, const Tensor&, float);
+template void Container::childAccGradParameters(size_t, const Activity&, const Activity&, float);
 
 void Container::checkNotEmpty() const {
   NN_CHECK(!modules_.empty(), typeName() << ": expected at least one module, got an empty container");
@@ -67,6 +90,20 @@ std::string Container::describeChildren(const std::string& header, const std::st
     s += "  (" + std::to_string(i + 1) + "): " + child + "\n";
   }
   return s + "}";
+}
+
+std::string Container::describeBranches(const std::string& header) const {
+  std::string s = header + " {\n  input";
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const bool last = i + 1 == modules_.size();
+    // A child's own lines continue its branch, or hang below the last one.
+    const std::string indent = last ? "\n         " : "\n    |    ";
+    std::string child = modules_[i]->toString();
+    for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + indent.size()))
+      child.replace(pos, 1, indent);
+    s += (last ? "\n     `-> (" : "\n    |`-> (") + std::to_string(i + 1) + "): " + child;
+  }
+  return s + "\n     ... -> output\n}";
 }
 
 }  // namespace nn

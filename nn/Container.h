@@ -30,14 +30,21 @@ class Container : public Module {
   }
   /// Child i's updateOutput, updateGradInput and accGradParameters, each run in inChild(),
   /// timed into the child's record when profiling is on (nn/Profiler.h) and, when numerics
-  /// checks are on (nn/Numerics.h), checked for NaN and Inf.
-  const Tensor& childUpdateOutput(size_t i, const Tensor& input);
-  const Tensor& childUpdateGradInput(size_t i, const Tensor& input, const Tensor& gradOutput);
-  void childAccGradParameters(size_t i, const Tensor& input, const Tensor& gradOutput, float scale);
+  /// checks are on (nn/Numerics.h), checked for NaN and Inf. T is Tensor (the tensor passes)
+  /// or Activity (the activity passes).
+  template <typename T>
+  const T& childUpdateOutput(size_t i, const T& input);
+  template <typename T>
+  const T& childUpdateGradInput(size_t i, const T& input, const T& gradOutput);
+  template <typename T>
+  void childAccGradParameters(size_t i, const T& input, const T& gradOutput, float scale);
   void checkNotEmpty() const;
   /// Each child's description on its own line, "(i): ", indented below a header and, unless
   /// `flow` is empty, a line that draws how data flows through them.
   std::string describeChildren(const std::string& header, const std::string& flow) const;
+  /// Torch7's block of a container whose children all see its input (Concat, ConcatTable,
+  /// ParallelTable): each child on a branch drawn from the input.
+  std::string describeBranches(const std::string& header) const;
 
   std::vector<ModulePtr> modules_;
 };

@@ -26,6 +26,25 @@ int64_t Criterion::checkClassTargets(const Tensor& input, const Tensor& target) 
   return batch;
 }
 
+namespace {
+
+const Tensor& tensorOf(const Criterion& c, const Activity& a, const char* what) {
+  NN_CHECK(a.isTensor(), c.toString() << ": expected a tensor as " << what << ", got the table " << a.describe());
+  return a.tensor();
+}
+
+}  // namespace
+
+float Criterion::updateOutputActivity(const Activity& input, const Activity& target) {
+  return updateOutput(tensorOf(*this, input, "input"), tensorOf(*this, target, "target"));
+}
+
+const Activity& Criterion::updateGradInputActivity(const Activity& input, const Activity& target) {
+  const Tensor& g = updateGradInput(tensorOf(*this, input, "input"), tensorOf(*this, target, "target"));
+  if (!gradInputActivity_.isTensor() || !gradInputActivity_.tensor().is(g)) gradInputActivity_ = g;
+  return gradInputActivity_;
+}
+
 float* Criterion::lossOn(const Device& device) {
   loss_.resize_({1}, device);
   return loss_.rawData();

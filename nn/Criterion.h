@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "nn/Activity.h"
 #include "nn/Error.h"
 #include "nn/Tensor.h"
 
@@ -22,6 +23,15 @@ class Criterion {
 
   virtual float updateOutput(const Tensor& input, const Tensor& target) = 0;
   virtual const Tensor& updateGradInput(const Tensor& input, const Tensor& target) = 0;
+
+  /// The same for an input and a target that are tensors or tables (ParallelCriterion). The
+  /// defaults serve criterions of tensors: they call the passes above.
+  float forward(const Activity& input, const Activity& target) { return updateOutputActivity(input, target); }
+  const Activity& backward(const Activity& input, const Activity& target) {
+    return updateGradInputActivity(input, target);
+  }
+  virtual float updateOutputActivity(const Activity& input, const Activity& target);
+  virtual const Activity& updateGradInputActivity(const Activity& input, const Activity& target);
   /// "nn.ClassNLLCriterion"
   virtual std::string toString() const = 0;
 
@@ -30,6 +40,9 @@ class Criterion {
   Tensor gradInput;
 
  protected:
+  /// The gradient updateGradInputActivity returns; for a criterion of tensors, gradInput.
+  Activity gradInputActivity_{gradInput};
+
   /// For criterions over class scores: checks input [classes] or [batch, classes] and targets
   /// [batch] of class indices from 0 (as floats) on the input's device; returns the batch size.
   /// The targets of a CUDA tensor are copied to the host to be checked.

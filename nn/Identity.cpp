@@ -7,16 +7,11 @@ namespace nn {
 
 NN_REGISTER_MODULE(Identity);
 
-const Tensor& Identity::updateOutput(const Tensor& input) {
-  output.set_(input);
-  return output;
-}
+const Activity& Identity::updateOutputActivity(const Activity& input) { return setOutput(input); }
 
-const Tensor& Identity::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  NN_CHECK(gradOutput.sizes() == input.sizes(), toString() << ": expected gradOutput of size " << input.shapeString()
-                                                           << ", got " << gradOutput.shapeString());
-  gradInput.set_(gradOutput);
-  return gradInput;
+const Activity& Identity::updateGradInputActivity(const Activity& input, const Activity& gradOutput) {
+  checkAlike(input, gradOutput, "gradOutput");
+  return setGradInput(gradOutput);
 }
 
 }  // namespace nn

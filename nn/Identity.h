@@ -1,16 +1,17 @@
-// nn::Identity: output is the input and gradInput is gradOutput, shared, not copied (as Torch7's).
+// nn::Identity: output is the input and gradInput is gradOutput, tensors or tables, shared, not
+// copied (as Torch7's).
 #pragma once
 
-#include "nn/Module.h"
+#include "nn/ActivityModule.h"
 
 namespace nn {
 
-class Identity : public Module {
+class Identity : public ActivityModule<> {
  public:
   Identity() = default;
 
-  const Tensor& updateOutput(const Tensor& input) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  const Activity& updateOutputActivity(const Activity& input) override;
+  const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput) override;
   std::string typeName() const override { return "nn.Identity"; }
 };
 

@@ -14,13 +14,72 @@ const Tensor& Module::backward(const Tensor& input, const Tensor& gradOutput, fl
   return gradInput;
 }
 
+const Activity& Module::backward(const Activity& input, const Activity& gradOutput, float scale) {
+  updateGradInputIfNeeded(input, gradOutput);
+  accGradParametersActivity(input, gradOutput, scale);
+  return gradInputActivity_;
+}
+
 const Tensor& Module::updateGradInputIfNeeded(const Tensor& input, const Tensor& gradOutput) {
   if (gradInputNeeded_ || !children().empty()) return updateGradInput(input, gradOutput);
   if (gradInput.numel() != 0) gradInput.set_(Tensor());
   return gradInput;
 }
 
+const Activity& Module::updateGradInputIfNeeded(const Activity& input, const Activity& gradOutput) {
+  if (gradInputNeeded_ || !children().empty()) return updateGradInputActivity(input, gradOutput);
+  if (gradInput.numel() != 0) gradInput.set_(Tensor());
+  if (!gradInputActivity_.isTensor() || !gradInputActivity_.tensor().is(gradInput)) gradInputActivity_ = gradInput;
+  return gradInputActivity_;
+}
+
 void Module::accGradParameters(const Tensor&, const Tensor&, float) {}
+
+// Re-pointed only where the tensor pass returned another tensor than the one the activity
+// holds: assigning a tensor handle allocates nothing, and usually there is nothing to assign.
+const Activity& Module::updateOutputActivity(const Activity& input) {
+  const Tensor& out = updateOutput(tensorInput(input, "input"));
+  if (!outputActivity_.isTensor() || !outputActivity_.tensor().is(out)) outputActivity_ = out;
+  return outputActivity_;
+}
+
+const Activity& Module::updateGradInputActivity(const Activity& input, const Activity& gradOutput) {
+  const Tensor& g = updateGradInput(tensorInput(input, "input"), tensorInput(gradOutput, "gradOutput"));
+  if (!gradInputActivity_.isTensor() || !gradInputActivity_.tensor().is(g)) gradInputActivity_ = g;
+  return gradInputActivity_;
+}
+
+void Module::accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale) {
+  accGradParameters(tensorInput(input, "input"), tensorInput(gradOutput, "gradOutput"), scale);
+}
+
+const Activity& Module::setOutput(const Activity& a) {
+  if (&a != &outputActivity_) outputActivity_ = a;
+  if (a.isTensor() && !a.tensor().is(output)) output.set_(a.tensor());
+  return outputActivity_;
+}
+
+const Activity& Module::setGradInput(const Activity& a) {
+  if (&a != &gradInputActivity_) gradInputActivity_ = a;
+  if (a.isTensor() && !a.tensor().is(gradInput)) gradInput.set_(a.tensor());
+  return gradInputActivity_;
+}
+
+const Tensor& Module::tensorInput(const Activity& input, const char* what) const {
+  NN_CHECK(input.isTensor(), toString() << ": expected a tensor as " << what << ", got the table " << input.describe());
+  return input.tensor();
+}
+
+const Table& Module::tableInput(const Activity& input, const char* what) const {
+  NN_CHECK(input.isTable(), toString() << ": expected a table as " << what << ", got a tensor of size "
+                                       << input.tensor().shapeString());
+  return input.table();
+}
+
+void Module::checkAlike(const Activity& like, const Activity& got, const char* what) const {
+  NN_CHECK(sameShape(like, got), toString() << ": expected " << what << " " << like.describe() << ", got "
+                                            << got.describe());
+}
 
 const std::vector<ModulePtr>& Module::children() const {
   static const std::vector<ModulePtr> none;
@@ -155,6 +214,8 @@ void Module::copyLocalStateFrom(const Module& other) {
 void Module::clearState() {
   output.set_(Tensor());
   gradInput.set_(Tensor());
+  outputActivity_ = output;
+  gradInputActivity_ = gradInput;
   for (const ModulePtr& child : children()) child->clearState();
 }
 

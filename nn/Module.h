@@ -4,6 +4,18 @@
 // Gradients accumulate until zeroGradParameters(). output and gradInput belong to the
 // module and are resized, not reallocated, from one call to the next.
 //
+// Note [Tensors and activities]
+// What flows between modules is an nn::Activity, a tensor or a table of activities (Torch7's
+// "a Tensor or a table of Tensors"). A module of tensors (Linear, ReLU, ...) overrides the
+// tensor passes, updateOutput(const Tensor&) and the others; the activity passes
+// (updateOutputActivity, ...) then take the tensor out of the activity, with an error naming
+// the module where a table comes, and return the tensor result as an activity that shares the
+// module's output (no copy, no allocation). A module that takes or returns tables (the table
+// modules, Sequential, DataParallelTable) derives from ActivityModule<> and overrides the
+// activity passes; its tensor passes go through them. forward and backward have both
+// overloads: tensors in, tensors out (an error naming the table where the result is one), and
+// activities in, activities out. Containers pass activities between their children.
+//
 // A module declares its own parameters (with their gradients) and buffers once, in its
 // constructor, by pointer to its members; everything that walks the tree (parameters,
 // getParameters, stateDict, to, clone, save) works from those declarations and from
@@ -16,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "nn/Activity.h"
 #include "nn/Config.h"
 #include "nn/Error.h"
 #include "nn/Profiler.h"
@@ -43,11 +56,24 @@ class Module : public std::enable_shared_from_this<Module> {
   /// updateGradInput (unless gradInput is not needed), then accGradParameters(scale);
   /// returns gradInput.
   const Tensor& backward(const Tensor& input, const Tensor& gradOutput, float scale = 1.f);
+  /// The same for an input that is a tensor or a table (Note [Tensors and activities]).
+  const Activity& forward(const Activity& input) { return updateOutputActivity(input); }
+  const Activity& backward(const Activity& input, const Activity& gradOutput, float scale = 1.f);
 
   virtual const Tensor& updateOutput(const Tensor& input) = 0;
   virtual const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) = 0;
   /// Adds scale * dLoss/dParameters to the gradients. Nothing for modules without parameters.
   virtual void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale);
+
+  /// The passes on activities. The defaults serve modules of tensors: they call the tensor
+  /// passes and return the tensor as an activity; table modules override them.
+  virtual const Activity& updateOutputActivity(const Activity& input);
+  virtual const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput);
+  virtual void accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale);
+  /// The result of the last updateOutputActivity (for a module of tensors, its output).
+  const Activity& outputActivity() const { return outputActivity_; }
+  /// The result of the last updateGradInputActivity (for a module of tensors, its gradInput).
+  const Activity& gradInputActivity() const { return gradInputActivity_; }
 
   /// Whether backward computes gradInput (true unless switched off). Switch it off for a
   /// module whose input needs no gradient, such as a network's first layer (Torch7 users set
@@ -60,6 +86,7 @@ class Module : public std::enable_shared_from_this<Module> {
   /// updateGradInput where gradInput is needed or this module has children (whose
   /// accGradParameters need the gradients inside it); otherwise gradInput, left empty.
   const Tensor& updateGradInputIfNeeded(const Tensor& input, const Tensor& gradOutput);
+  const Activity& updateGradInputIfNeeded(const Activity& input, const Activity& gradOutput);
 
   /// Sets every gradient to zero.
   virtual void zeroGradParameters();
@@ -136,8 +163,22 @@ class Module : public std::enable_shared_from_this<Module> {
   /// naming this module, the input and both sizes.
   void checkGradOutput(const Tensor& input, const std::vector<int64_t>& sizes, const Tensor& gradOutput) const;
 
+  /// For modules that override the activity passes: keep `a` as the result (copied into
+  /// the kept activity, which reuses its memory), and a tensor result also in output
+  /// (gradInput); return the kept activity.
+  const Activity& setOutput(const Activity& a);
+  const Activity& setGradInput(const Activity& a);
+  /// input.tensor(), or an nn::Error naming this module and the table that came instead.
+  const Tensor& tensorInput(const Activity& input, const char* what) const;
+  /// input.table(), or an nn::Error naming this module and the tensor that came instead.
+  const Table& tableInput(const Activity& input, const char* what) const;
+  /// Throws unless `got` is alike `like` (sameShape), naming this module, `what` and both.
+  void checkAlike(const Activity& like, const Activity& got, const char* what) const;
+
   bool train_ = true;
   bool gradInputNeeded_ = true;
+  Activity outputActivity_{output};
+  Activity gradInputActivity_{gradInput};
 
  private:
   struct Parameter {

@@ -25,6 +25,11 @@ void checkFinite(const Tensor& t, const Module& module, const char* pass, const 
   }
 }
 
+void checkFinite(const Activity& a, const Module& module, const char* pass, const char* what) {
+  if (a.isTensor()) return checkFinite(a.tensor(), module, pass, what);
+  for (const Activity& item : a.table()) checkFinite(item, module, pass, what);
+}
+
 void checkFiniteGradients(Module& module) {
   if (!module.children().empty()) return;  // a container's children were checked in its own pass
   auto [values, gradients] = module.parameters();

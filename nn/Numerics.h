@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "nn/Activity.h"
 #include "nn/Tensor.h"
 
 namespace nn {
@@ -17,6 +18,8 @@ bool checkNumericsEnabled();
 /// Throws an nn::Error "<module>: <pass> produced NaN at element i of <what> [sizes]" if
 /// `t` holds a NaN or an infinity.
 void checkFinite(const Tensor& t, const Module& module, const char* pass, const char* what);
+/// checkFinite on every tensor of a table.
+void checkFinite(const Activity& a, const Module& module, const char* pass, const char* what);
 /// checkFinite on each of the module's parameter gradients, after accGradParameters.
 void checkFiniteGradients(Module& module);
 

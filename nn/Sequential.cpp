@@ -26,12 +26,11 @@ void Sequential::remove(size_t index) {
   modules_.erase(modules_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
-const Tensor& Sequential::updateOutput(const Tensor& input) {
+const Activity& Sequential::updateOutputActivity(const Activity& input) {
   checkNotEmpty();
-  const Tensor* current = &input;
+  const Activity* current = &input;
   for (size_t i = 0; i < modules_.size(); ++i) current = &childUpdateOutput(i, *current);
-  output.set_(*current);
-  return output;
+  return setOutput(*current);
 }
 
 void Sequential::setGradInputNeeded(bool needed) {
@@ -39,29 +38,28 @@ void Sequential::setGradInputNeeded(bool needed) {
   if (!modules_.empty()) modules_[0]->setGradInputNeeded(needed);
 }
 
-const Tensor& Sequential::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
+const Activity& Sequential::updateGradInputActivity(const Activity& input, const Activity& gradOutput) {
   checkNotEmpty();
   for (size_t i = 1; i < modules_.size(); ++i)
     NN_CHECK(modules_[i]->gradInputNeeded(), typeName()
                                                  << ": module (" << i + 1 << ") " << modules_[i]->typeName()
                                                  << " computes no gradInput (setGradInputNeeded(false)), but module ("
                                                  << i << ") below it needs one; only the first module may go without");
-  const Tensor* current = &gradOutput;
+  const Activity* current = &gradOutput;
   for (size_t i = modules_.size(); i-- > 0;) {
-    const Tensor& below = i == 0 ? input : modules_[i - 1]->output;
+    const Activity& below = i == 0 ? input : modules_[i - 1]->outputActivity();
     current = &childUpdateGradInput(i, below, *current);
   }
-  gradInput.set_(*current);
-  return gradInput;
+  return setGradInput(*current);
 }
 
-void Sequential::accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) {
+void Sequential::accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale) {
   checkNotEmpty();
-  const Tensor* current = &gradOutput;
+  const Activity* current = &gradOutput;
   for (size_t i = modules_.size(); i-- > 0;) {
-    const Tensor& below = i == 0 ? input : modules_[i - 1]->output;
+    const Activity& below = i == 0 ? input : modules_[i - 1]->outputActivity();
     childAccGradParameters(i, below, *current, scale);
-    current = &modules_[i]->gradInput;
+    current = &modules_[i]->gradInputActivity();
   }
 }
 

@@ -1,11 +1,13 @@
-// nn::Sequential: feeds each module's output to the next.
+// nn::Sequential: feeds each module's output to the next. What passes between modules may be
+// a tensor or a table (ConcatTable, then CAddTable).
 #pragma once
 
+#include "nn/ActivityModule.h"
 #include "nn/Container.h"
 
 namespace nn {
 
-class Sequential : public Container {
+class Sequential : public ActivityModule<Container> {
  public:
   Sequential() = default;
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
@@ -18,9 +20,9 @@ class Sequential : public Container {
   /// Also sets it on the first module, the one that sees this container's input.
   void setGradInputNeeded(bool needed) override;
 
-  const Tensor& updateOutput(const Tensor& input) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
-  void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
+  const Activity& updateOutputActivity(const Activity& input) override;
+  const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput) override;
+  void accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale) override;
 
   std::string typeName() const override { return "nn.Sequential"; }
   std::string toString() const override;

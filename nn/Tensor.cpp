@@ -262,6 +262,31 @@ Tensor Tensor::transpose(int d0, int d1) const {
 
 Tensor Tensor::contiguous() const { return isContiguous() ? *this : clone(); }
 
+void joinAlong(const std::vector<const Tensor*>& parts, int dim, const Device& device, Tensor& into,
+               std::vector<int64_t>& sizes, FunctionRef<std::string(size_t)> partName) {
+  NN_CHECK(!parts.empty(), "nn::joinAlong: expected at least one part to join, got none");
+  const Tensor& first = *parts[0];
+  NN_CHECK(dim >= 0 && first.dim() > dim, partName(0) << ": cannot join along dimension " << dim
+                                                      << " parts of size " << first.shapeString());
+  int64_t total = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Tensor& p = *parts[i];
+    bool same = p.dim() == first.dim();
+    for (int d = 0; same && d < p.dim(); ++d) same = d == dim || p.size(d) == first.size(d);
+    NN_CHECK(same, partName(i) << " has size " << p.shapeString() << ", which does not match " << first.shapeString()
+                               << " except along dimension " << dim);
+    total += p.size(dim);
+  }
+  sizes = first.sizes();
+  sizes[dim] = total;
+  into.resize_(sizes, device);
+  int64_t start = 0;
+  for (const Tensor* p : parts) {
+    copyAlong(into, start, p->contiguous(), 0, dim, p->size(dim));
+    start += p->size(dim);
+  }
+}
+
 const Tensor& contiguousIn(const Tensor& t, Tensor& buffer) {
   if (t.isContiguous()) return t;
   buffer.resizeAs_(t);
@@ -445,6 +470,12 @@ Tensor& Tensor::mul_(float value) {
 Tensor& Tensor::cmul_(const Tensor& other) {
   checkElementwise("cmul_", other);
   kernelsOf(device()).tensor.multiply(device(), rawData(), other.rawData(), numel());
+  return *this;
+}
+
+Tensor& Tensor::cdiv_(const Tensor& other) {
+  checkElementwise("cdiv_", other);
+  kernelsOf(device()).tensor.divide(device(), rawData(), other.rawData(), numel());
   return *this;
 }
 

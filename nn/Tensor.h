@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nn/Device.h"
+#include "nn/FunctionRef.h"
 
 namespace nn {
 
@@ -149,6 +150,8 @@ class Tensor {
   Tensor& mul_(float value);
   /// this *= other, element by element (Torch7's cmul; same sizes, same device, both contiguous).
   Tensor& cmul_(const Tensor& other);
+  /// this /= other, element by element (Torch7's cdiv; same sizes, same device, both contiguous).
+  Tensor& cdiv_(const Tensor& other);
   Tensor& uniform_(Generator& generator, float low, float high);
   Tensor& normal_(Generator& generator, float mean, float stddev);
 
@@ -160,7 +163,7 @@ class Tensor {
   void setContiguousStrides();
   Tensor& resizeImpl(const int64_t* sizes, size_t dims, const Device& device);
   Tensor makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides) const;
-  /// Throws unless `other` has this tensor's sizes and device and both are contiguous (add_, cmul_).
+  /// Throws unless `other` has this tensor's sizes and device and both are contiguous (add_, cmul_, cdiv_).
   void checkElementwise(const char* op, const Tensor& other) const;
 
   std::shared_ptr<TensorImpl> impl_;
@@ -171,6 +174,13 @@ class Tensor {
 /// on any devices. Unlike narrow() and copy_(), it makes no view, so that a training step that
 /// splits and joins batches (DataParallelTable) allocates nothing.
 void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t srcStart, int dim, int64_t length);
+
+/// `into` = `parts` joined along `dim` in order, resized on `device`, by copyAlong (the parts on
+/// any devices). The parts must agree in every other size: an nn::Error otherwise, which names
+/// parts by `partName(i)` ("nn.JoinTable(dim=1): input[2]"). `sizes` is the caller's scratch,
+/// so that a steady step allocates nothing.
+void joinAlong(const std::vector<const Tensor*>& parts, int dim, const Device& device, Tensor& into,
+               std::vector<int64_t>& sizes, FunctionRef<std::string(size_t)> partName);
 
 /// `t` itself when contiguous, else `buffer` resized to hold a contiguous copy of it (a module's
 /// scratch tensor: a steady step allocates nothing).

@@ -130,6 +130,106 @@ std::vector<GradientCheck> checkParameterGradients(Module& module, const Tensor&
   return checks;
 }
 
+Activity cloneActivity(const Activity& a) {
+  Activity copy;
+  copyActivity(copy, a);
+  return copy;
+}
+
+std::vector<float> activityValues(const Activity& a) {
+  std::vector<Tensor> tensors;
+  collectTensors(a, tensors);
+  std::vector<float> out;
+  for (const Tensor& t : tensors) {
+    const std::vector<float> v = t.toVector();
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+namespace {
+
+// Random weights shaped as `out`, one seed per tensor, on the output's devices.
+struct OutputWeights {
+  OutputWeights(const Activity& out, uint64_t seed) {
+    std::vector<Tensor> tensors;
+    collectTensors(out, tensors);
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      const Tensor w = randomTensor(tensors[k].sizes(), seed + k);
+      values.push_back(w.toVector());
+      onDevice.push_back(w.to(tensors[k].device()));
+    }
+    size_t next = 0;
+    asActivity = shapedLike(out, next);
+  }
+  double dot(const Activity& out) const {
+    std::vector<Tensor> tensors;
+    collectTensors(out, tensors);
+    double s = 0;
+    for (size_t k = 0; k < tensors.size(); ++k) s += test::dot(tensors[k], values[k]);
+    return s;
+  }
+  Activity shapedLike(const Activity& like, size_t& next) const {
+    if (like.isTensor()) return onDevice[next++];
+    Table t;
+    for (const Activity& item : like.table()) t.push_back(shapedLike(item, next));
+    return t;
+  }
+  std::vector<std::vector<float>> values;
+  std::vector<Tensor> onDevice;
+  Activity asActivity;
+};
+
+}  // namespace
+
+std::vector<GradientCheck> checkInputGradients(Module& module, const Activity& input,
+                                               const GradCheckOptions& options) {
+  const Activity x = cloneActivity(input);
+  const OutputWeights w(module.forward(x), options.seed);
+  std::vector<Tensor> gradients, inputs;
+  collectTensors(cloneActivity(module.updateGradInputActivity(x, w.asActivity)), gradients);
+  collectTensors(x, inputs);
+  std::vector<GradientCheck> checks;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::vector<float> analytic = k < gradients.size() ? gradients[k].toVector() : std::vector<float>();
+    checks.push_back(compare(
+        inputs[k], analytic, [&] { return w.dot(module.forward(x)); }, options.step));
+  }
+  return checks;
+}
+
+std::vector<GradientCheck> checkParameterGradients(Module& module, const Activity& input,
+                                                   const GradCheckOptions& options) {
+  const Activity x = cloneActivity(input);
+  const OutputWeights w(module.forward(x), options.seed);
+  module.zeroGradParameters();
+  module.backward(x, w.asActivity);
+  auto [values, gradients] = module.parameters();
+  std::vector<GradientCheck> checks;
+  for (size_t p = 0; p < values.size(); ++p) {
+    const std::vector<float> analytic = gradients[p].toVector();
+    checks.push_back(compare(
+        values[p], analytic, [&] { return w.dot(module.forward(x)); }, options.step));
+  }
+  return checks;
+}
+
+std::vector<GradientCheck> checkCriterionGradients(Criterion& criterion, const Activity& input,
+                                                   const Activity& target, const GradCheckOptions& options) {
+  const Activity x = cloneActivity(input);
+  criterion.forward(x, target);
+  std::vector<Tensor> gradients, inputs;
+  collectTensors(cloneActivity(criterion.backward(x, target)), gradients);
+  collectTensors(x, inputs);
+  std::vector<GradientCheck> checks;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::vector<float> analytic = k < gradients.size() ? gradients[k].toVector() : std::vector<float>();
+    checks.push_back(compare(
+        inputs[k], analytic, [&] { return static_cast<double>(criterion.forward(x, target)); }, options.step));
+  }
+  return checks;
+}
+
 GradientCheck checkCriterionGradient(Criterion& criterion, const Tensor& input, const Tensor& target,
                                      const GradCheckOptions& options) {
   Tensor x = input.clone();

@@ -45,6 +45,22 @@ GradientCheck checkInputGradient(Module& module, const Tensor& input, const Grad
 /// dLoss/dParameter for each parameter, in parameters() order.
 std::vector<GradientCheck> checkParameterGradients(Module& module, const Tensor& input,
                                                    const GradCheckOptions& options = {});
+/// For inputs and outputs that are tables: f = the sum over the output's tensors of
+/// sum(out_k * w_k). dLoss/dInput for each tensor of the input, depth first.
+std::vector<GradientCheck> checkInputGradients(Module& module, const Activity& input,
+                                               const GradCheckOptions& options = {});
+/// dLoss/dParameter for each parameter, with an input that may be a table.
+std::vector<GradientCheck> checkParameterGradients(Module& module, const Activity& input,
+                                                   const GradCheckOptions& options = {});
+/// dLoss/dInput for each tensor of a criterion's table input.
+std::vector<GradientCheck> checkCriterionGradients(Criterion& criterion, const Activity& input,
+                                                   const Activity& target, const GradCheckOptions& options = {});
+
+/// A deep copy: the same tables, each tensor cloned.
+Activity cloneActivity(const Activity& a);
+/// The values of every tensor of `a`, depth first, one after another.
+std::vector<float> activityValues(const Activity& a);
+
 /// dLoss/dInput for a criterion.
 GradientCheck checkCriterionGradient(Criterion& criterion, const Tensor& input, const Tensor& target,
                                      const GradCheckOptions& options = {});

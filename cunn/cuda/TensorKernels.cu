@@ -56,6 +56,11 @@ __global__ void multiplyKernel(float* dst, const float* src, size_t count) {
     dst[i] = math::multiply(dst[i], src[i]);
 }
 
+__global__ void divideKernel(float* dst, const float* src, size_t count) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
+    dst[i] = math::divide(dst[i], src[i]);
+}
+
 __global__ void copyStridedKernel(float* dst, StridedView dstView, const float* src, StridedView srcView,
                                   size_t count) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
@@ -101,9 +106,17 @@ void multiply(const Device& device, float* dst, const float* src, int64_t count)
   CUDA_CHECK(cudaGetLastError());
 }
 
+void divide(const Device& device, float* dst, const float* src, int64_t count) {
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  const auto n = static_cast<size_t>(count);
+  divideKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(dst, src, n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
-TensorKernels cuda::tensorKernels() { return {&fill, &addScaled, &scale, &multiply}; }
+TensorKernels cuda::tensorKernels() { return {&fill, &addScaled, &scale, &multiply, &divide}; }
 
 void launchAdd(float* dst, const float* src, size_t count, cudaStream_t stream) {
   if (count == 0) return;

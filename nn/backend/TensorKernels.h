@@ -57,6 +57,8 @@ struct TensorKernels {
   void (*scale)(const Device& device, float* ptr, int64_t count, float value);
   /// dst[i] = math::multiply(dst[i], src[i]) for i < count (Tensor::cmul_).
   void (*multiply)(const Device& device, float* dst, const float* src, int64_t count);
+  /// dst[i] = math::divide(dst[i], src[i]) for i < count (Tensor::cdiv_).
+  void (*divide)(const Device& device, float* dst, const float* src, int64_t count);
 };
 
 }  // namespace nn

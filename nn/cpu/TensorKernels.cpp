@@ -26,8 +26,12 @@ void multiply(const Device&, float* dst, const float* src, int64_t count) {
   for (int64_t i = 0; i < count; ++i) dst[i] = math::multiply(dst[i], src[i]);
 }
 
+void divide(const Device&, float* dst, const float* src, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = math::divide(dst[i], src[i]);
+}
+
 }  // namespace
 
-TensorKernels tensorKernels() { return {&fill, &addScaled, &scale, &multiply}; }
+TensorKernels tensorKernels() { return {&fill, &addScaled, &scale, &multiply, &divide}; }
 
 }  // namespace nn::cpu

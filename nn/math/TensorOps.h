@@ -1,4 +1,4 @@
-// Element formulas of nn::Tensor's in-place arithmetic (add_, mul_, cmul_), shared by the CPU
+// Element formulas of nn::Tensor's in-place arithmetic (add_, mul_, cmul_, cdiv_), shared by the CPU
 // loops in nn/Tensor.cpp and the CUDA kernels in cunn/cuda/Kernels.cu.
 #pragma once
 
@@ -11,5 +11,8 @@ NN_HD inline float addScaled(float x, float alpha, float y) { return x + alpha *
 
 /// mul_ (by a scalar) and cmul_ (by another tensor's element): x * y.
 NN_HD inline float multiply(float x, float y) { return x * y; }
+
+/// cdiv_: x / y.
+NN_HD inline float divide(float x, float y) { return x / y; }
 
 }  // namespace nn::math
