@@ -46,30 +46,85 @@ const Tensor& scatterSlice(const Tensor& src, int dim, Slice slice, const Device
   return into;
 }
 
+const Activity& scatterActivity(const Activity& src, int dim, Slice slice, const Device& device, Activity& into) {
+  if (src.isTensor()) {
+    scatterSlice(src.tensor(), dim, slice, device, into.setTensor());
+    return into;
+  }
+  Table& t = into.setTable(src.size());
+  for (size_t i = 0; i < src.size(); ++i) scatterActivity(src[i], dim, slice, device, t[i]);
+  return into;
+}
+
+namespace {
+
+// The rows of the first tensor of `a` (-1 where it has none yet), checked against every other.
+void checkRows(const Activity& a, int dim, int64_t& rows, const Activity& whole) {
+  if (a.isTable()) {
+    for (const Activity& item : a.table()) checkRows(item, dim, rows, whole);
+    return;
+  }
+  const Tensor& t = a.tensor();
+  NN_CHECK(t.dim() > dim && t.size(dim) > 0, "expected input with a non-empty dimension "
+                                                 << dim << " to split, got " << whole.describe());
+  if (rows < 0) rows = t.size(dim);
+  NN_CHECK(t.size(dim) == rows, "expected every tensor of the input to have " << rows << " rows along dimension "
+                                                                              << dim << ", got " << whole.describe());
+}
+
+}  // namespace
+
+int64_t rowsOf(const Activity& input, int dim) {
+  int64_t rows = -1;
+  checkRows(input, dim, rows, input);
+  NN_CHECK(rows > 0, "expected a tensor in the input to split, got " << input.describe());
+  return rows;
+}
+
+void contiguousActivity(const Activity& a, Activity& into) {
+  if (a.isTensor()) {
+    into = a.tensor().contiguous();
+    return;
+  }
+  Table& t = into.setTable(a.size());
+  for (size_t i = 0; i < a.size(); ++i) contiguousActivity(a[i], t[i]);
+}
+
 // --- gather --------------------------------------------------------------------------
 
 void gatherParts(const std::vector<const Tensor*>& parts, int dim, const std::vector<Device>& devices, Tensor& into) {
-  const Tensor& first = *parts[0];
-  NN_CHECK(first.dim() > dim,
-           "nn::gatherParts: cannot join along dimension " << dim << " parts of size " << first.shapeString());
-  int64_t total = 0;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const Tensor& p = *parts[i];
-    bool same = p.dim() == first.dim();
-    for (int d = 0; same && d < p.dim(); ++d) same = d == dim || p.size(d) == first.size(d);
-    NN_CHECK(same, "nn::gatherParts: the part from " << devices[i].str() << " has size " << p.shapeString()
-                                                     << ", which does not match " << first.shapeString()
-                                                     << " except along dimension " << dim);
-    total += p.size(dim);
+  joinAlong(parts, dim, devices[0], into, sizesScratch(),
+            [&](size_t i) { return "nn::gatherParts: the part from " + devices[i].str(); });
+}
+
+void ActivityGather::operator()(const std::vector<const Activity*>& parts, int dim,
+                                const std::vector<Device>& devices, Activity& into) {
+  if (levels_.empty()) levels_.resize(1);
+  levels_[0].assign(parts.begin(), parts.end());
+  gatherAt(0, dim, devices, into);
+}
+
+void ActivityGather::gatherAt(size_t depth, int dim, const std::vector<Device>& devices, Activity& into) {
+  const std::vector<const Activity*>& parts = levels_[depth];
+  const Activity& first = *parts[0];
+  for (size_t r = 1; r < parts.size(); ++r)
+    NN_CHECK(parts[r]->isTable() == first.isTable() && (first.isTensor() || parts[r]->size() == first.size()),
+             "nn::gatherParts: the part from " << devices[r].str() << " is " << parts[r]->describe()
+                                               << ", which is not alike " << first.describe());
+  if (first.isTensor()) {
+    tensors_.clear();
+    for (const Activity* p : parts) tensors_.push_back(&p->tensor());
+    gatherParts(tensors_, dim, devices, into.setTensor());
+    return;
   }
-  std::vector<int64_t>& sizes = sizesScratch();
-  sizes = first.sizes();
-  sizes[dim] = total;
-  into.resize_(sizes, devices[0]);
-  int64_t start = 0;
-  for (const Tensor* p : parts) {
-    copyAlong(into, start, p->contiguous(), 0, dim, p->size(dim));
-    start += p->size(dim);
+  if (levels_.size() <= depth + 1) levels_.resize(depth + 2);
+  Table& t = into.setTable(first.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    // Indexed afresh each time: a deeper call may grow levels_, moving the lists.
+    std::vector<const Activity*>& below = levels_[depth + 1];
+    below.clear();
+    for (const Activity* p : levels_[depth]) below.push_back(&(*p)[i]);
+    gatherAt(depth + 1, dim, devices, t[i]);
   }
 }
 

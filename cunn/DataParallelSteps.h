@@ -31,10 +31,34 @@ void splitBatch(int64_t rows, size_t deviceCount, std::vector<Slice>& slices);
 /// parallel with the others; once `into` has the memory, it allocates nothing.
 const Tensor& scatterSlice(const Tensor& src, int dim, Slice slice, const Device& device, Tensor& into);
 
+/// Scatter of a table: `into` = `src`'s tables with scatterSlice of each of its tensors (each
+/// contiguous). A tensor `src` is scatterSlice itself.
+const Activity& scatterActivity(const Activity& src, int dim, Slice slice, const Device& device, Activity& into);
+
+/// The number of rows of an input along `dim`: every tensor of a table must have the same
+/// (Torch7's DataParallelTable splits each of them); an nn::Error naming the sizes otherwise.
+int64_t rowsOf(const Activity& input, int dim);
+
+/// `into` = `a` with every tensor contiguous: shared where it is, a contiguous copy where not.
+void contiguousActivity(const Activity& a, Activity& into);
+
 /// Gather: `into` = `parts` concatenated along `dim` in order, resized on devices[0]. parts[i]
 /// comes from devices[i], which the error names when its sizes differ from the first part's in
 /// a dimension other than `dim`. Once `into` has the memory, it allocates nothing.
 void gatherParts(const std::vector<const Tensor*>& parts, int dim, const std::vector<Device>& devices, Tensor& into);
+
+/// Gather of tables: `into` = the parts' tables (all alike) with gatherParts of each of their
+/// tensors. `scratch` keeps the lists of parts below each level of nesting from call to call.
+class ActivityGather {
+ public:
+  void operator()(const std::vector<const Activity*>& parts, int dim, const std::vector<Device>& devices,
+                  Activity& into);
+
+ private:
+  void gatherAt(size_t depth, int dim, const std::vector<Device>& devices, Activity& into);
+  std::vector<std::vector<const Activity*>> levels_;
+  std::vector<const Tensor*> tensors_;
+};
 
 /// The tensors that the collectives take from the replicas of one module: one tensor of each
 /// replica per call, in replica order. Its vectors keep their capacity from step to step, so

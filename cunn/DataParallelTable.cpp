@@ -14,6 +14,10 @@
 //               the Communicator, every replica taking part (Note [Counted gradients]);
 //   broadcast - broadcastParameters copies the first replica's parameters, and its buffers by
 //               the buffer policy, to the others (Note [Stale replicas]).
+// Inputs, outputs and gradients may be tables (nn::Activity): scatterActivity cuts every
+// tensor of a table along `dim`, all of them having the same number of rows there, and
+// ActivityGather joins the replicas' results tensor by tensor into a table of the same shape,
+// as Torch7's DataParallelTable does.
 // forward:  broadcast (where replicas are stale), scatter the input, run, gather the outputs.
 // backward: scatter gradOutput (once: Note [One scatter per backward]), run updateGradInput,
 //           gather the gradInputs; run accGradParameters, reduce.
@@ -34,8 +38,9 @@
 // Module::backward, which the table cannot override, calls updateGradInput and then
 // accGradParameters with one gradOutput. updateGradInput scatters it and the plan remembers
 // which tensor it scattered (its handle, storage and offset); accGradParameters given that same
-// tensor before the next forward uses the slices as they are. Either can still be called alone,
-// or with another gradOutput, and then scatters it itself. The slices stand for the gradOutput
+// tensor before the next forward uses the slices as they are (for a table, every tensor of it
+// must be the one scattered). Either can still be called alone, or with another gradOutput,
+// and then scatters it itself. The slices stand for the gradOutput
 // tensor as a plain module's two passes share one: a replica's updateGradInput that writes into
 // its gradOutput (an in-place ReLU at the end) is seen by its accGradParameters, as a plain
 // module's would be; values the caller writes into gradOutput between the two calls are not.
@@ -260,67 +265,91 @@ void DataParallelTable::mirrorModes(const Module& from, Module& to) {
 
 // --- scatter, run, gather -------------------------------------------------------------
 
-void DataParallelTable::gather(Tensor Module::*part, Tensor& into) {
+void DataParallelTable::gather(const Activity& (Module::*part)() const, Activity& into) {
   plan_.parts.clear();
-  for (size_t i = 0; i < plan_.active(); ++i) plan_.parts.push_back(&(replicas_[i].get()->*part));
+  for (size_t i = 0; i < plan_.active(); ++i) plan_.parts.push_back(&(replicas_[i].get()->*part)());
   try {
-    gatherParts(plan_.parts, dim_, devices_, into);
+    plan_.gatherActivities(plan_.parts, dim_, devices_, into);
   } catch (const Error& e) {
     throw Error(std::string("nn.DataParallelTable: ") + e.what());
   }
 }
 
-const Tensor& DataParallelTable::updateOutput(const Tensor& input) {
+const Activity& DataParallelTable::updateOutputActivity(const Activity& input) {
   OneCall call(*this, "forward");
   checkReady();
-  NN_CHECK(input.dim() > dim_ && input.size(dim_) > 0,
-           "nn.DataParallelTable: expected input with a non-empty dimension " << dim_ << " to split, got "
-                                                                              << input.shapeString());
+  int64_t rows = 0;
+  try {
+    rows = rowsOf(input, dim_);
+  } catch (const Error& e) {
+    throw Error(std::string("nn.DataParallelTable: ") + e.what());
+  }
   for (size_t i = 1; i < stale_.size(); ++i)
     if (stale_[i]) {
       syncParameters();
       break;
     }
-  const Tensor src = input.contiguous();
+  contiguousActivity(input, plan_.source);
   plan_.gradOutputScattered = false;
-  splitBatch(src.size(dim_), replicas_.size(), plan_.slices);
+  splitBatch(rows, replicas_.size(), plan_.slices);
   runReplicas(plan_.active(), [&](size_t i) {
-    replicas_[i]->forward(scatterSlice(src, dim_, plan_.slices[i], devices_[i], plan_.inputs[i]));
+    replicas_[i]->forward(scatterActivity(plan_.source, dim_, plan_.slices[i], devices_[i], plan_.inputs[i]));
   });
   if (train_) buffersChanged_ = true;
-  gather(&Module::output, output);
-  return output;
+  gather(&Module::outputActivity, outputActivity_);
+  return setOutput(outputActivity_);
 }
 
-void DataParallelTable::checkGradOutput(const Tensor& gradOutput) const {
+void DataParallelTable::checkGradOutput(const Activity& gradOutput) const {
   NN_CHECK(plan_.active() > 0, "nn.DataParallelTable: backward needs a forward first");
-  NN_CHECK(gradOutput.sizes() == output.sizes(), "nn.DataParallelTable: expected gradOutput of size "
-                                                     << output.shapeString() << ", got " << gradOutput.shapeString());
+  NN_CHECK(sameShape(outputActivity_, gradOutput), "nn.DataParallelTable: expected gradOutput of size "
+                                                       << outputActivity_.describe() << ", got "
+                                                       << gradOutput.describe());
 }
 
-bool DataParallelTable::StepPlan::holdsGradOutput(const Tensor& g) const {
-  return gradOutputScattered && g.is(gradOutput) && g.storage() == gradOutputStorage &&
-         g.storageOffset() == gradOutputOffset;
+bool DataParallelTable::StepPlan::holdsGradOutput(const Activity& g) {
+  if (!gradOutputScattered) return false;
+  scratchTensors.clear();
+  collectTensors(g, scratchTensors);
+  if (scratchTensors.size() != gradOutputTensors.size()) return false;
+  for (size_t k = 0; k < scratchTensors.size(); ++k) {
+    const Tensor& t = scratchTensors[k];
+    if (!t.is(gradOutputTensors[k]) || t.storage() != gradOutputStorages[k] ||
+        t.storageOffset() != gradOutputOffsets[k])
+      return false;
+  }
+  return true;
 }
 
-void DataParallelTable::withGradOutputSlices(const Tensor& gradOutput, bool everyReplica,
+void DataParallelTable::StepPlan::rememberGradOutput(const Activity& g) {
+  gradOutputTensors.clear();
+  gradOutputStorages.clear();
+  gradOutputOffsets.clear();
+  collectTensors(g, gradOutputTensors);
+  for (const Tensor& t : gradOutputTensors) {
+    gradOutputStorages.push_back(t.storage());
+    gradOutputOffsets.push_back(t.storageOffset());
+  }
+  gradOutputScattered = true;
+}
+
+void DataParallelTable::withGradOutputSlices(const Activity& gradOutput, bool everyReplica,
                                              FunctionRef<void(size_t)> then) {
   const bool scatter = !plan_.holdsGradOutput(gradOutput);
-  const Tensor g = scatter ? gradOutput.contiguous() : gradOutput;
   // Remembered only once every slice is copied: a failure leaves the next call to scatter.
-  if (scatter) plan_.gradOutputScattered = false;
+  if (scatter) {
+    plan_.gradOutputScattered = false;
+    contiguousActivity(gradOutput, plan_.source);
+  }
   runReplicas(everyReplica ? replicas_.size() : plan_.active(), [&](size_t i) {
-    if (scatter && i < plan_.active()) scatterSlice(g, dim_, plan_.slices[i], devices_[i], plan_.gradOutputs[i]);
+    if (scatter && i < plan_.active())
+      scatterActivity(plan_.source, dim_, plan_.slices[i], devices_[i], plan_.gradOutputs[i]);
     then(i);
   });
-  if (!scatter) return;
-  plan_.gradOutput = gradOutput;
-  plan_.gradOutputStorage = gradOutput.storage();
-  plan_.gradOutputOffset = gradOutput.storageOffset();
-  plan_.gradOutputScattered = true;
+  if (scatter) plan_.rememberGradOutput(gradOutput);
 }
 
-const Tensor& DataParallelTable::updateGradInput(const Tensor&, const Tensor& gradOutput) {
+const Activity& DataParallelTable::updateGradInputActivity(const Activity&, const Activity& gradOutput) {
   OneCall call(*this, "updateGradInput");
   checkReady();
   checkGradOutput(gradOutput);
@@ -328,22 +357,23 @@ const Tensor& DataParallelTable::updateGradInput(const Tensor&, const Tensor& gr
                        [&](size_t i) { replicas_[i]->updateGradInputIfNeeded(plan_.inputs[i], plan_.gradOutputs[i]); });
   // A replica whose input needs no gradient (setGradInputNeeded(false) on it or on its
   // first layer) leaves its gradInput empty, and so does the table.
-  if (replicas_[0]->gradInput.numel() == 0) {
+  const Activity& first = replicas_[0]->gradInputActivity();
+  if (first.isTensor() && first.tensor().numel() == 0) {
     if (gradInput.numel() != 0) gradInput.set_(Tensor());
-    return gradInput;
+    return setGradInput(gradInput);
   }
-  gather(&Module::gradInput, gradInput);
-  return gradInput;
+  gather(&Module::gradInputActivity, gradInputActivity_);
+  return setGradInput(gradInputActivity_);
 }
 
-void DataParallelTable::accGradParameters(const Tensor&, const Tensor& gradOutput, float scale) {
+void DataParallelTable::accGradParametersActivity(const Activity&, const Activity& gradOutput, float scale) {
   OneCall call(*this, "accGradParameters");
   checkReady();
   checkGradOutput(gradOutput);
   markStale();
   withGradOutputSlices(gradOutput, true, [&](size_t i) {
     if (i > 0) replicas_[i]->zeroGradParameters();  // Note [Counted gradients]
-    if (i < plan_.active()) replicas_[i]->accGradParameters(plan_.inputs[i], plan_.gradOutputs[i], scale);
+    if (i < plan_.active()) replicas_[i]->accGradParametersActivity(plan_.inputs[i], plan_.gradOutputs[i], scale);
   });
   reduceGradients(replicas_, *communicator_, plan_.collectives);
 }
@@ -403,12 +433,16 @@ void DataParallelTable::evaluate() {
 void DataParallelTable::clearState() {
   output.set_(Tensor());
   gradInput.set_(Tensor());
-  for (Tensor& t : plan_.inputs) t.set_(Tensor());
-  for (Tensor& t : plan_.gradOutputs) t.set_(Tensor());
+  outputActivity_ = output;
+  gradInputActivity_ = gradInput;
+  for (Activity& a : plan_.inputs) a = Activity();
+  for (Activity& a : plan_.gradOutputs) a = Activity();
+  plan_.source = Activity();
   plan_.slices.clear();
   plan_.gradOutputScattered = false;
-  plan_.gradOutput = Tensor();
-  plan_.gradOutputStorage.reset();
+  plan_.gradOutputTensors.clear();
+  plan_.gradOutputStorages.clear();
+  plan_.scratchTensors.clear();
   for (const ModulePtr& r : replicas_) r->clearState();
 }
 

@@ -10,12 +10,13 @@
 
 #include "cunn/DataParallelSteps.h"
 #include "cunn/DeviceThreads.h"
+#include "nn/ActivityModule.h"
 #include "nn/Container.h"
 #include "nn/backend/Communicator.h"
 
 namespace nn {
 
-class DataParallelTable : public Container {
+class DataParallelTable : public ActivityModule<Container> {
  public:
   /// What happens to buffers (BatchNorm running statistics) of the replicas; the first
   /// replica's are broadcast by default.
@@ -55,15 +56,16 @@ class DataParallelTable : public Container {
   /// The communicator in use ("host copies", "nccl", "peer copies").
   std::string communicatorName() const;
 
-  /// Refreshes stale replicas, scatters the input, runs each replica on its slice and gathers
-  /// their outputs on the first device (Note [Data parallel steps]).
-  const Tensor& updateOutput(const Tensor& input) override;
+  /// Refreshes stale replicas, scatters the input (every tensor of a table input), runs each
+  /// replica on its slice and gathers their outputs (tensor by tensor, where they are tables)
+  /// on the first device (Note [Data parallel steps]).
+  const Activity& updateOutputActivity(const Activity& input) override;
   /// Scatters gradOutput, unless this forward's gradOutput is scattered already (Note [One
   /// scatter per backward]), runs each replica's and gathers their gradInputs.
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput) override;
   /// Runs each replica's on its slice of gradOutput (scattered by updateGradInput when it is
   /// the same gradOutput), then sums the replicas' gradients into the first's.
-  void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
+  void accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale) override;
 
   /// Also sets it on every replica; without gradInput, backward gathers none.
   void setGradInputNeeded(bool needed) override;
@@ -109,17 +111,17 @@ class DataParallelTable : public Container {
   };
 
   void checkReady() const;
-  void checkGradOutput(const Tensor& gradOutput) const;
+  void checkGradOutput(const Activity& gradOutput) const;
   /// "nn.DataParallelTable(dim 0, cpu:0, cpu:1)": the first line of toString(), for messages.
   std::string header() const;
   /// DeviceThreads::run, with failures named as this table's.
   void runReplicas(size_t count, FunctionRef<void(size_t)> task);
-  /// Gathers the replicas' `part` (output or gradInput) of this step into `into`.
-  void gather(Tensor Module::*part, Tensor& into);
+  /// Gathers the replicas' `part` (outputActivity or gradInputActivity) of this step into `into`.
+  void gather(const Activity& (Module::*part)() const, Activity& into);
   /// Scatters gradOutput into the plan's slices unless they hold it already; runs `then(i)`
   /// on device i's thread after its slice is there, for every replica (those without rows
   /// too, when `everyReplica`).
-  void withGradOutputSlices(const Tensor& gradOutput, bool everyReplica, FunctionRef<void(size_t)> then);
+  void withGradOutputSlices(const Activity& gradOutput, bool everyReplica, FunctionRef<void(size_t)> then);
   void markStale();
   static void mirrorModes(const Module& from, Module& to);
 
@@ -129,22 +131,29 @@ class DataParallelTable : public Container {
     /// The split of the last forward's batch: one slice per device that got rows.
     std::vector<Slice> slices;
     /// Per device: its slice of the input and of gradOutput.
-    std::vector<Tensor> inputs, gradOutputs;
-    /// The gradOutput whose slices gradOutputs hold, as it was when they were copied: its
-    /// handle, storage and offset. Valid while gradOutputScattered.
+    std::vector<Activity> inputs, gradOutputs;
+    /// The input or gradOutput with every tensor contiguous, for the scatter.
+    Activity source;
+    /// The gradOutput whose slices gradOutputs hold, as it was when they were copied: the
+    /// handle, storage and offset of each of its tensors. Valid while gradOutputScattered.
     bool gradOutputScattered = false;
-    Tensor gradOutput;
-    std::shared_ptr<Storage> gradOutputStorage;
-    int64_t gradOutputOffset = 0;
-    /// The replicas' outputs or gradInputs, for gatherParts.
-    std::vector<const Tensor*> parts;
+    std::vector<Tensor> gradOutputTensors;
+    std::vector<std::shared_ptr<Storage>> gradOutputStorages;
+    std::vector<int64_t> gradOutputOffsets;
+    /// Scratch for the tensors of a gradOutput, to compare them with those above.
+    std::vector<Tensor> scratchTensors;
+    /// The replicas' outputs or gradInputs, for the gather.
+    std::vector<const Activity*> parts;
+    ActivityGather gatherActivities;
     /// The replicas' tensors, for the collectives.
     ReplicaTensors collectives;
 
     /// The number of devices with rows in this step (0 before a forward).
     size_t active() const { return slices.size(); }
     /// True when gradOutputs hold the slices of this very gradOutput.
-    bool holdsGradOutput(const Tensor& g) const;
+    bool holdsGradOutput(const Activity& g);
+    /// Remembers g as the gradOutput whose slices gradOutputs hold.
+    void rememberGradOutput(const Activity& g);
   };
 
   // The thread of the call running on this table, and how deeply it nests (Note [One call at a time]).

@@ -153,6 +153,31 @@ TEST_CASE("a steady training step through CMul, Add, Mul, Sum and SpatialDropout
   REQUIRE(allocationsOfSteps(net, 3, 8) == 0);
 }
 
+// A residual block on vectors: ConcatTable(Linear, ReLU, Linear | Identity), CAddTable, ReLU.
+std::shared_ptr<nn::Sequential> residualMlp() {
+  nn::manualSeed(1);
+  auto branch = std::make_shared<nn::Sequential>();
+  branch->add(std::make_shared<nn::Linear>(32, 32)).add(std::make_shared<nn::ReLU>());
+  branch->add(std::make_shared<nn::Linear>(32, 32));
+  auto split = std::make_shared<nn::ConcatTable>();
+  split->add(branch).add(std::make_shared<nn::Identity>());
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 784}));
+  net->add(std::make_shared<nn::Linear>(784, 32)).add(std::make_shared<nn::ReLU>());
+  net->add(split).add(std::make_shared<nn::CAddTable>()).add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::Linear>(32, 10)).add(std::make_shared<nn::LogSoftMax>());
+  return net;
+}
+
+TEST_CASE("a steady training step through a residual block of table modules allocates nothing",
+          "[allocation][nosanitizer]") {
+  auto net = residualMlp();
+  REQUIRE(allocationsOfSteps(*net, 3, 8) == 0);
+  auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
+  table->add(residualMlp(), {nn::Device::cpu(0), nn::Device::cpu(1)});
+  REQUIRE(allocationsOfSteps(*table, 3, 8) == 0);
+}
+
 TEST_CASE("steps of Adam, Adagrad and RMSprop after the first allocate nothing", "[allocation][nosanitizer]") {
   const std::shared_ptr<nn::Sequential> net = lenet();
   std::pair<Tensor, Tensor> parameters = net->getParameters();

@@ -1,0 +1,423 @@
+// The table modules (Torch7's, items and dimensions from 0): ConcatTable, ParallelTable,
+// CAddTable, CSubTable, CMulTable, CDivTable, JoinTable, SplitTable, SelectTable, NarrowTable,
+// FlattenTable and Identity on tables. Values by hand, finite differences of every input
+// tensor and parameter, a residual block, errors that name the module and what it got, saving,
+// loading, cloning and printing; on CPU devices and, where found, CUDA devices.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memory>
+
+#include "nn/CAddTable.h"
+#include "nn/CDivTable.h"
+#include "nn/CMulTable.h"
+#include "nn/CSubTable.h"
+#include "nn/ConcatTable.h"
+#include "nn/FlattenTable.h"
+#include "nn/Identity.h"
+#include "nn/JoinTable.h"
+#include "nn/Linear.h"
+#include "nn/MulConstant.h"
+#include "nn/NarrowTable.h"
+#include "nn/ParallelTable.h"
+#include "nn/Random.h"
+#include "nn/ReLU.h"
+#include "nn/SelectTable.h"
+#include "nn/Sequential.h"
+#include "nn/Serialize.h"
+#include "nn/SplitTable.h"
+#include "nn/Tanh.h"
+#include "tests/ActivationChecks.h"
+#include "tests/DeviceTest.h"
+#include "tests/GradCheck.h"
+#include "tests/TempDir.h"
+
+using nn::Activity;
+using nn::Table;
+using nn::Tensor;
+using nn::test::AgreesWithin;
+using nn::test::DeviceKind;
+using nn::test::EachAgreesWithin;
+
+namespace {
+
+Tensor on(const DeviceKind& kind, const std::vector<int64_t>& sizes, const std::vector<float>& values) {
+  return kind.on(Tensor::fromVector(sizes, values));
+}
+
+// The values of item i of a table (on any device).
+std::vector<float> item(const Activity& a, size_t i) { return a[i].tensor().toVector(); }
+
+std::shared_ptr<nn::Linear> linearWith(const std::vector<float>& weight, const std::vector<float>& bias) {
+  auto linear = std::make_shared<nn::Linear>(2, static_cast<int64_t>(bias.size()));
+  linear->weight.copy_(Tensor::fromVector({static_cast<int64_t>(bias.size()), 2}, weight));
+  linear->bias.copy_(Tensor::fromVector({static_cast<int64_t>(bias.size())}, bias));
+  return linear;
+}
+
+// fb.resnet's basic block on vectors: ConcatTable(Linear, ReLU, Linear | Identity), CAddTable,
+// ReLU. Tensor in, tensor out, a table in the middle.
+std::shared_ptr<nn::Sequential> residualBlock(int64_t width, const nn::Device& device) {
+  nn::manualSeed(7);
+  auto branch = std::make_shared<nn::Sequential>();
+  branch->add(std::make_shared<nn::Linear>(width, width));
+  branch->add(std::make_shared<nn::Tanh>());
+  branch->add(std::make_shared<nn::Linear>(width, width));
+  auto split = std::make_shared<nn::ConcatTable>();
+  split->add(branch).add(std::make_shared<nn::Identity>());
+  auto block = std::make_shared<nn::Sequential>();
+  block->add(split).add(std::make_shared<nn::CAddTable>()).add(std::make_shared<nn::Tanh>());
+  block->to(device);
+  return block;
+}
+
+}  // namespace
+
+// --- containers ---------------------------------------------------------------------------
+
+NN_DEVICE_TEST_CASE("ConcatTable gives each branch the input and sums their gradInputs, as computed by hand",
+                    "[ConcatTable]") {
+  nn::ConcatTable concat;
+  auto linear = linearWith({1, 2, 3, 4, 5, 6}, {0.5f, -1, 2});
+  concat.add(linear).add(std::make_shared<nn::Identity>());
+  concat.to(kind.device());
+  const Tensor x = on(kind, {2, 2}, {1, -1, 0, 2});
+  const Activity& y = concat.forward(Activity(x));
+  REQUIRE(y.size() == 2);
+  // Linear: row 1 [1-2+0.5, 3-4-1, 5-6+2], row 2 [0+4+0.5, 0+8-1, 0+12+2]; then x itself.
+  REQUIRE(item(y, 0) == std::vector<float>{-0.5f, -2, 1, 4.5f, 7, 14});
+  REQUIRE(item(y, 1) == std::vector<float>{1, -1, 0, 2});
+  REQUIRE(y[0].tensor().device() == kind.device());
+
+  const Table g{on(kind, {2, 3}, {1, 0, -1, 0, 1, 0}), on(kind, {2, 2}, {2, 3, -1, 1})};
+  concat.zeroGradParameters();
+  const Activity& gradInput = concat.backward(x, g);
+  // g1 W = [[1-5, 2-6], [3, 4]], plus g2: [[-2, -1], [2, 5]].
+  REQUIRE(gradInput.tensor().toVector() == std::vector<float>{-2, -1, 2, 5});
+  REQUIRE(concat.gradInput.toVector() == std::vector<float>{-2, -1, 2, 5});
+  // gradWeight = g1^T x, gradBias = g1's column sums.
+  REQUIRE(linear->gradWeight.toVector() == std::vector<float>{1, -1, 0, 2, -1, 1});
+  REQUIRE(linear->gradBias.toVector() == std::vector<float>{1, 1, -1});
+  concat.backward(x, g, 0.5f);
+  REQUIRE(linear->gradBias.toVector() == std::vector<float>{1.5f, 1.5f, -1.5f});
+}
+
+NN_DEVICE_TEST_CASE("ConcatTable on a table input sums the branches' gradInputs item by item", "[ConcatTable]") {
+  nn::ConcatTable concat;
+  concat.add(std::make_shared<nn::SelectTable>(0)).add(std::make_shared<nn::CAddTable>());
+  const Table x{on(kind, {2}, {1, 2}), on(kind, {2}, {10, 20})};
+  const Activity& y = concat.forward(x);
+  REQUIRE(item(y, 0) == std::vector<float>{1, 2});
+  REQUIRE(item(y, 1) == std::vector<float>{11, 22});
+  // SelectTable's gradInput is {g1, 0}, CAddTable's {g2, g2}.
+  const Activity& gradInput = concat.backward(x, Table{on(kind, {2}, {1, 1}), on(kind, {2}, {2, 3})});
+  REQUIRE(item(gradInput, 0) == std::vector<float>{3, 4});
+  REQUIRE(item(gradInput, 1) == std::vector<float>{2, 3});
+}
+
+NN_DEVICE_TEST_CASE("ParallelTable applies its i-th module to the i-th item", "[ParallelTable]") {
+  nn::ParallelTable parallel;
+  auto linear = linearWith({1, 2, 3, 4, 5, 6}, {0.5f, -1, 2});
+  parallel.add(linear).add(std::make_shared<nn::MulConstant>(3.f));
+  parallel.to(kind.device());
+  const Table x{on(kind, {1, 2}, {1, -1}), on(kind, {3}, {1, 2, -4})};
+  const Activity& y = parallel.forward(x);
+  REQUIRE(item(y, 0) == std::vector<float>{-0.5f, -2, 1});
+  REQUIRE(item(y, 1) == std::vector<float>{3, 6, -12});
+  parallel.zeroGradParameters();
+  const Activity& gradInput = parallel.backward(x, Table{on(kind, {1, 3}, {1, 0, -1}), on(kind, {3}, {1, 0, 2})});
+  REQUIRE(item(gradInput, 0) == std::vector<float>{-4, -4});
+  REQUIRE(item(gradInput, 1) == std::vector<float>{3, 0, 6});
+  REQUIRE(linear->gradWeight.toVector() == std::vector<float>{1, -1, 0, 0, -1, 1});
+}
+
+NN_DEVICE_TEST_CASE("ConcatTable and ParallelTable gradients agree with finite differences",
+                    "[ConcatTable][ParallelTable]") {
+  nn::manualSeed(3);
+  auto concat = std::make_shared<nn::ConcatTable>();
+  auto branch = std::make_shared<nn::Sequential>();
+  branch->add(std::make_shared<nn::Linear>(4, 3)).add(std::make_shared<nn::Tanh>());
+  concat->add(branch).add(std::make_shared<nn::Linear>(4, 2));
+  auto parallel = std::make_shared<nn::ParallelTable>();
+  parallel->add(std::make_shared<nn::Linear>(3, 2)).add(std::make_shared<nn::Tanh>());
+  nn::Sequential net;
+  net.add(concat).add(parallel).add(std::make_shared<nn::CMulTable>());
+  net.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({3, 4}, 2));
+  REQUIRE(net.forward(x).sizes() == std::vector<int64_t>{3, 2});
+  REQUIRE_THAT(nn::test::checkInputGradient(net, x), AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(net, x), EachAgreesWithin(1e-3, 6));
+
+  // A table input: ParallelTable's own.
+  const Table pair{kind.on(nn::test::randomTensor({2, 3}, 4)), kind.on(nn::test::randomTensor({5}, 5))};
+  REQUIRE_THAT(nn::test::checkInputGradients(*parallel, pair), EachAgreesWithin(1e-3, 2));
+  REQUIRE_THAT(nn::test::checkParameterGradients(*parallel, pair), EachAgreesWithin(1e-3, 2));
+}
+
+NN_DEVICE_TEST_CASE("a residual block: the table in the middle, tensors outside", "[ConcatTable][CAddTable]") {
+  auto block = residualBlock(5, kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({4, 5}, 6));
+  // The block's output is tanh(branch(x) + x), computed here from the branch alone.
+  auto split = std::dynamic_pointer_cast<nn::ConcatTable>(block->get(0));
+  REQUIRE(split != nullptr);
+  const Tensor branch = split->get(0)->forward(x).clone();
+  const std::vector<float> xs = x.toVector(), bs = branch.toVector(), ys = block->forward(x).toVector();
+  REQUIRE(ys.size() == xs.size());
+  for (size_t i = 0; i < ys.size(); ++i) REQUIRE(ys[i] == Approx(std::tanh(bs[i] + xs[i])).margin(1e-6));
+  REQUIRE_THAT(nn::test::checkInputGradient(*block, x), AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(*block, x), EachAgreesWithin(1e-3, 4));
+}
+
+// --- element-wise ---------------------------------------------------------------------------
+
+NN_DEVICE_TEST_CASE("CAddTable, CSubTable, CMulTable and CDivTable as computed by hand",
+                    "[CAddTable][CSubTable][CMulTable][CDivTable]") {
+  const Tensor a = on(kind, {3}, {1, 2, 3}), b = on(kind, {3}, {4, 5, 6}), c = on(kind, {3}, {-1, 0, 1});
+  const Tensor g = on(kind, {3}, {1, 2, 3});
+  SECTION("CAddTable: the sum; each item's gradient is gradOutput") {
+    nn::CAddTable add;
+    REQUIRE(add.forward(Table{a, b, c}).tensor().toVector() == std::vector<float>{4, 7, 10});
+    const Activity& gradInput = add.backward(Table{a, b, c}, g);
+    for (size_t i = 0; i < 3; ++i) REQUIRE(item(gradInput, i) == std::vector<float>{1, 2, 3});
+  }
+  SECTION("CSubTable: the difference; gradients gradOutput and its negation") {
+    nn::CSubTable sub;
+    REQUIRE(sub.forward(Table{a, b}).tensor().toVector() == std::vector<float>{-3, -3, -3});
+    const Activity& gradInput = sub.backward(Table{a, b}, g);
+    REQUIRE(item(gradInput, 0) == std::vector<float>{1, 2, 3});
+    REQUIRE(item(gradInput, 1) == std::vector<float>{-1, -2, -3});
+  }
+  SECTION("CMulTable: the product; each item's gradient the product of the others, zeros included") {
+    nn::CMulTable mul;
+    REQUIRE(mul.forward(Table{a, b, c}).tensor().toVector() == std::vector<float>{-4, 0, 18});
+    const Activity& gradInput = mul.backward(Table{a, b, c}, g);
+    REQUIRE(item(gradInput, 0) == std::vector<float>{-4, 0, 18});  // g b c
+    REQUIRE(item(gradInput, 1) == std::vector<float>{-1, 0, 9});   // g a c
+    REQUIRE(item(gradInput, 2) == std::vector<float>{4, 20, 54});  // g a b
+  }
+  SECTION("CDivTable: the quotient; gradients g / b and -g a / b^2") {
+    nn::CDivTable div;
+    REQUIRE(div.forward(Table{a, b}).tensor().toVector() == std::vector<float>{0.25f, 0.4f, 0.5f});
+    const Activity& gradInput = div.backward(Table{a, b}, g);
+    REQUIRE(nn::test::maxAbsDiff(gradInput[0].tensor(), {0.25f, 0.4f, 0.5f}) <= 1e-7);
+    REQUIRE(nn::test::maxAbsDiff(gradInput[1].tensor(), {-0.0625f, -0.16f, -0.25f}) <= 1e-7);
+  }
+}
+
+NN_DEVICE_TEST_CASE("element-wise table gradients agree with finite differences",
+                    "[CAddTable][CSubTable][CMulTable][CDivTable]") {
+  const Tensor a = kind.on(nn::test::randomTensor({2, 3}, 1));
+  const Tensor b = kind.on(nn::test::randomTensor({2, 3}, 2, 0.5f, 2.f));  // away from 0, for CDivTable
+  const Tensor c = kind.on(nn::test::randomTensor({2, 3}, 3));
+  nn::CAddTable add;
+  REQUIRE_THAT(nn::test::checkInputGradients(add, Table{a, b, c}), EachAgreesWithin(1e-3, 3));
+  nn::CSubTable sub;
+  REQUIRE_THAT(nn::test::checkInputGradients(sub, Table{a, c}), EachAgreesWithin(1e-3, 2));
+  nn::CMulTable mul;
+  REQUIRE_THAT(nn::test::checkInputGradients(mul, Table{a, b, c}), EachAgreesWithin(1e-3, 3));
+  nn::CDivTable div;
+  REQUIRE_THAT(nn::test::checkInputGradients(div, Table{a, b}), EachAgreesWithin(2e-3, 2));
+}
+
+NN_DEVICE_TEST_CASE("element-wise tables take strided items as their contiguous copies", "[CMulTable]") {
+  const Tensor a = nn::test::randomTensor({3, 4}, 1), b = nn::test::randomTensor({4, 3}, 2);
+  const Tensor strided = kind.on(b).transpose(0, 1);
+  nn::CMulTable x, y;
+  REQUIRE(x.forward(Table{kind.on(a), strided}).tensor().toVector() ==
+          y.forward(Table{kind.on(a), strided.contiguous()}).tensor().toVector());
+  const Tensor g = kind.on(nn::test::randomTensor({3, 4}, 3));
+  const Activity& gx = x.backward(Table{kind.on(a), strided}, g);
+  const Activity& gy = y.backward(Table{kind.on(a), strided.contiguous()}, g);
+  REQUIRE(item(gx, 0) == item(gy, 0));
+  REQUIRE(item(gx, 1) == item(gy, 1));
+}
+
+// --- rearranging tables ---------------------------------------------------------------------
+
+NN_DEVICE_TEST_CASE("JoinTable joins along a dimension and splits gradOutput back", "[JoinTable]") {
+  nn::JoinTable join(1);
+  const Table x{on(kind, {2, 2}, {1, 2, 3, 4}), on(kind, {2, 1}, {5, 6})};
+  REQUIRE(join.forward(x).tensor().toVector() == std::vector<float>{1, 2, 5, 3, 4, 6});
+  REQUIRE(join.output.sizes() == std::vector<int64_t>{2, 3});
+  const Activity& gradInput = join.backward(x, on(kind, {2, 3}, {1, 2, 3, 4, 5, 6}));
+  REQUIRE(item(gradInput, 0) == std::vector<float>{1, 2, 4, 5});
+  REQUIRE(item(gradInput, 1) == std::vector<float>{3, 6});
+  REQUIRE(gradInput[1].tensor().sizes() == std::vector<int64_t>{2, 1});
+
+  nn::JoinTable rows(0);
+  // A strided item: x[0] transposed, [[1, 3], [2, 4]], then [[5, 6]].
+  REQUIRE(rows.forward(Table{x[0].tensor().transpose(0, 1), on(kind, {1, 2}, {5, 6})}).tensor().toVector() ==
+          std::vector<float>{1, 3, 2, 4, 5, 6});
+  REQUIRE_THAT(nn::test::checkInputGradients(join, x), EachAgreesWithin(1e-3, 2));
+}
+
+NN_DEVICE_TEST_CASE("SplitTable splits along a dimension and stacks gradOutput back", "[SplitTable]") {
+  nn::SplitTable split(1);
+  const Tensor x = on(kind, {2, 3}, {1, 2, 3, 4, 5, 6});
+  // Its output is a table: forward takes an nn::Activity (a tensor alone picks the tensor pass).
+  const Activity& y = split.forward(Activity(x));
+  REQUIRE(y.size() == 3);
+  REQUIRE(item(y, 0) == std::vector<float>{1, 4});
+  REQUIRE(item(y, 2) == std::vector<float>{3, 6});
+  REQUIRE(y[1].tensor().sizes() == std::vector<int64_t>{2});
+  const Activity& gradInput =
+      split.backward(Activity(x), Table{on(kind, {2}, {1, 1}), on(kind, {2}, {2, 2}), on(kind, {2}, {3, 3})});
+  REQUIRE(gradInput.tensor().toVector() == std::vector<float>{1, 2, 3, 1, 2, 3});
+  // SplitTable then JoinTable along 0 of items [1, 2]: the transpose.
+  nn::Sequential net;
+  net.add(std::make_shared<nn::SplitTable>(1)).add(std::make_shared<nn::JoinTable>(0));
+  REQUIRE(net.forward(x).toVector() == std::vector<float>{1, 4, 2, 5, 3, 6});
+  REQUIRE_THAT(nn::test::checkInputGradients(split, Activity(kind.on(nn::test::randomTensor({3, 2, 2}, 1)))),
+               EachAgreesWithin(1e-3, 1));
+}
+
+NN_DEVICE_TEST_CASE("SelectTable passes one item on, counting back from the end when negative; the others' "
+                    "gradients are zeros",
+                    "[SelectTable]") {
+  const Tensor a = on(kind, {2}, {1, 2}), b = on(kind, {1}, {3}), c = on(kind, {3}, {4, 5, 6});
+  const Table x{a, Table{b, c}};
+  nn::SelectTable first(0), last(-1);
+  REQUIRE(first.forward(x).tensor().toVector() == std::vector<float>{1, 2});
+  const Activity& y = last.forward(x);
+  REQUIRE(y.isTable());
+  REQUIRE(item(y, 1) == std::vector<float>{4, 5, 6});
+  const Activity& gradInput = last.backward(x, Table{on(kind, {1}, {7}), on(kind, {3}, {8, 9, 10})});
+  REQUIRE(item(gradInput, 0) == std::vector<float>{0, 0});
+  REQUIRE(gradInput[1][0].tensor().toVector() == std::vector<float>{7});
+  REQUIRE(gradInput[1][1].tensor().toVector() == std::vector<float>{8, 9, 10});
+  const std::vector<nn::test::GradientCheck> checks = nn::test::checkInputGradients(first, Table{a, c});
+  REQUIRE(checks.size() == 2);
+  REQUIRE_THAT(checks[0], AgreesWithin(1e-3));
+  REQUIRE(checks[1].largest == 0);  // the item not selected: no gradient either way
+  REQUIRE(checks[1].error == 0);
+}
+
+NN_DEVICE_TEST_CASE("NarrowTable passes items [offset, offset + length) on, negatives as Narrow's",
+                    "[NarrowTable]") {
+  std::vector<Tensor> items;
+  for (int i = 0; i < 4; ++i) items.push_back(on(kind, {2}, {float(i), float(10 * i)}));
+  const Table x{items[0], items[1], items[2], items[3]};
+  nn::NarrowTable middle(1, 2);
+  const Activity& y = middle.forward(x);
+  REQUIRE(y.size() == 2);
+  REQUIRE(item(y, 0) == std::vector<float>{1, 10});
+  REQUIRE(item(y, 1) == std::vector<float>{2, 20});
+  const Activity& gradInput = middle.backward(x, Table{on(kind, {2}, {1, 2}), on(kind, {2}, {3, 4})});
+  REQUIRE(gradInput.size() == 4);
+  REQUIRE(item(gradInput, 0) == std::vector<float>{0, 0});
+  REQUIRE(item(gradInput, 1) == std::vector<float>{1, 2});
+  REQUIRE(item(gradInput, 2) == std::vector<float>{3, 4});
+  REQUIRE(item(gradInput, 3) == std::vector<float>{0, 0});
+  // Offset -3 is item 1; length -1 runs to the end: items 1, 2 and 3.
+  nn::NarrowTable tail(-3, -1);
+  const Activity& t = tail.forward(x);
+  REQUIRE(t.size() == 3);
+  REQUIRE(item(t, 2) == std::vector<float>{3, 30});
+}
+
+NN_DEVICE_TEST_CASE("FlattenTable flattens nested tables depth first and nests gradOutput back",
+                    "[FlattenTable]") {
+  const Tensor a = on(kind, {1}, {1}), b = on(kind, {1}, {2}), c = on(kind, {2}, {3, 4}), d = on(kind, {1}, {5});
+  const Table x{a, Table{b, Table{c}}, d};
+  nn::FlattenTable flatten;
+  const Activity& y = flatten.forward(x);
+  REQUIRE(y.size() == 4);
+  REQUIRE(item(y, 2) == std::vector<float>{3, 4});
+  REQUIRE(item(y, 3) == std::vector<float>{5});
+  const Table g{on(kind, {1}, {-1}), on(kind, {1}, {-2}), on(kind, {2}, {-3, -4}), on(kind, {1}, {-5})};
+  const Activity& gradInput = flatten.backward(x, g);
+  REQUIRE(nn::sameShape(gradInput, x));
+  REQUIRE(nn::test::activityValues(gradInput) == std::vector<float>{-1, -2, -3, -4, -5});
+}
+
+NN_DEVICE_TEST_CASE("Identity passes tables through, and gradOutput back", "[Identity]") {
+  nn::Identity identity;
+  const Table x{on(kind, {2}, {1, 2}), Table{on(kind, {1}, {3})}};
+  REQUIRE(nn::test::activityValues(identity.forward(x)) == std::vector<float>{1, 2, 3});
+  const Table g{on(kind, {2}, {4, 5}), Table{on(kind, {1}, {6})}};
+  REQUIRE(nn::test::activityValues(identity.backward(x, g)) == std::vector<float>{4, 5, 6});
+  REQUIRE_THROWS_WITH(identity.backward(x, Table{on(kind, {2}, {4, 5})}),
+                      Catch::Contains("nn.Identity") && Catch::Contains("{[2], {[1]}}") && Catch::Contains("{[2]}"));
+}
+
+// --- errors ---------------------------------------------------------------------------------
+
+NN_DEVICE_TEST_CASE("table modules reject inputs they cannot take, naming themselves and what they got",
+                    "[ConcatTable][ParallelTable][CAddTable][JoinTable][SelectTable][NarrowTable]") {
+  const Tensor x = Tensor::zeros({2, 3}, kind.device());
+  REQUIRE_THROWS_WITH(nn::CAddTable().forward(Activity(x)),
+                      Catch::Contains("nn.CAddTable") && Catch::Contains("expected a table") &&
+                          Catch::Contains("[2, 3]"));
+  REQUIRE_THROWS_WITH(nn::CAddTable().forward(Table{x, Tensor::zeros({3, 2}, kind.device())}),
+                      Catch::Contains("nn.CAddTable") && Catch::Contains("input[1]") &&
+                          Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));
+  REQUIRE_THROWS_WITH(nn::CSubTable().forward(Table{x, x, x}),
+                      Catch::Contains("nn.CSubTable") && Catch::Contains("2 tensors"));
+  REQUIRE_THROWS_WITH(nn::JoinTable(1).forward(Table{x, Tensor::zeros({3, 3}, kind.device())}),
+                      Catch::Contains("nn.JoinTable") && Catch::Contains("input[1]") && Catch::Contains("[3, 3]"));
+  REQUIRE_THROWS_WITH(nn::SplitTable(2).forward(Activity(x)),
+                      Catch::Contains("nn.SplitTable") && Catch::Contains("[2, 3]"));
+  REQUIRE_THROWS_WITH(nn::SelectTable(2).forward(Table{x, x}),
+                      Catch::Contains("nn.SelectTable") && Catch::Contains("no item 2"));
+  REQUIRE_THROWS_WITH(nn::SelectTable(-3).forward(Table{x, x}), Catch::Contains("no item -3"));
+  REQUIRE_THROWS_WITH(nn::NarrowTable(1, 2).forward(Table{x, x}),
+                      Catch::Contains("nn.NarrowTable") && Catch::Contains("[1, 3)"));
+  REQUIRE_THROWS_AS(nn::JoinTable(-1), nn::Error);
+
+  nn::ParallelTable parallel;
+  parallel.add(std::make_shared<nn::Identity>()).add(std::make_shared<nn::Identity>());
+  REQUIRE_THROWS_WITH(parallel.forward(Table{x}),
+                      Catch::Contains("nn.ParallelTable") && Catch::Contains("2") && Catch::Contains("{[2, 3]}"));
+
+  nn::ConcatTable concat;
+  concat.add(std::make_shared<nn::Identity>()).add(std::make_shared<nn::Identity>());
+  // Its output is a table: the tensor passes say so.
+  REQUIRE_THROWS_WITH(concat.forward(x), Catch::Contains("nn.ConcatTable") && Catch::Contains("table") &&
+                                             Catch::Contains("nn::Activity"));
+  concat.forward(Activity(x));
+  REQUIRE_THROWS_WITH(concat.backward(Activity(x), Table{x}),
+                      Catch::Contains("nn.ConcatTable") && Catch::Contains("a table of 2"));
+  // An error inside a branch carries its position.
+  nn::ConcatTable broken;
+  broken.add(std::make_shared<nn::Identity>()).add(std::make_shared<nn::Linear>(4, 2));
+  REQUIRE_THROWS_WITH(broken.forward(Activity(x)), Catch::Contains("(2) nn.Linear(4 -> 2)"));
+}
+
+// --- copies ---------------------------------------------------------------------------------
+
+NN_DEVICE_TEST_CASE("a tree of table modules prints, saves, loads and clones; tensors keep nested names",
+                    "[ConcatTable][ParallelTable][JoinTable]") {
+  nn::manualSeed(5);
+  auto parallel = std::make_shared<nn::ParallelTable>();
+  parallel->add(std::make_shared<nn::Linear>(4, 3)).add(std::make_shared<nn::Tanh>());
+  auto concat = std::make_shared<nn::ConcatTable>();
+  concat->add(std::make_shared<nn::Identity>()).add(std::make_shared<nn::Linear>(4, 4));
+  auto model = std::make_shared<nn::Sequential>();
+  model->add(concat).add(parallel).add(std::make_shared<nn::SelectTable>(-1)).add(residualBlock(4, nn::Device()));
+  model->add(std::make_shared<nn::SplitTable>(1)).add(std::make_shared<nn::JoinTable>(0));
+  model->to(kind.device());
+  const std::string text = model->toString();
+  CAPTURE(text);
+  for (const char* name : {"nn.ConcatTable", "nn.ParallelTable", "nn.SelectTable(index=-1)", "nn.CAddTable",
+                           "nn.SplitTable(dim=1)", "nn.JoinTable(dim=0)"})
+    REQUIRE(text.find(name) != std::string::npos);
+
+  const Tensor x = kind.on(nn::test::randomTensor({2, 4}, 9));
+  const std::vector<float> y = model->forward(x).toVector();
+  REQUIRE(y.size() == 8);
+  for (const nn::ModulePtr& copy : {nn::test::savedAndLoaded(*model), model->clone()}) {
+    REQUIRE(copy->toString() == text);
+    copy->to(kind.device());
+    REQUIRE(copy->forward(x).toVector() == y);
+  }
+
+  // The names PyTorch gives a Sequential of nested module lists: index paths.
+  nn::test::TempDir dir;
+  nn::save(*model, dir.file("tree.safetensors"));
+  std::vector<std::string> names;
+  for (const nn::NamedTensor& t : nn::readSafetensors(dir.file("tree.safetensors")).tensors) names.push_back(t.name);
+  for (const char* name : {"0.1.weight", "0.1.bias", "1.0.weight", "1.0.bias", "3.0.0.0.weight", "3.0.0.2.bias"}) {
+    CAPTURE(name);
+    REQUIRE(std::find(names.begin(), names.end(), name) != names.end());
+  }
+}
