@@ -56,9 +56,14 @@ std::string fileBytes(const std::string& path) {
 }
 
 ExampleResult runExample(const std::vector<std::string>& args, const SignalPlan& plan, double timeoutSeconds) {
+  return runExample("lenet", args, plan, timeoutSeconds);
+}
+
+ExampleResult runExample(const std::string& example, const std::vector<std::string>& args, const SignalPlan& plan,
+                         double timeoutSeconds) {
   TempDir logs;
   const std::string out = logs.file("stdout"), err = logs.file("stderr");
-  std::vector<std::string> all{"examples/lenet"};
+  std::vector<std::string> all{"examples/" + example};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : all) argv.push_back(a.data());

@@ -1,4 +1,4 @@
-// Test support: running the LeNet example as a child process on small synthetic data, as a
+// Test support: running an example (LeNet, the residual network) as a child process on small synthetic data, as a
 // user runs it, with its exit status, its output and a signal sent at a chosen moment.
 #pragma once
 
@@ -39,6 +39,9 @@ struct ExampleResult {
 /// and fails the test).
 ExampleResult runExample(const std::vector<std::string>& args, const SignalPlan& plan = {},
                          double timeoutSeconds = 300);
+/// Runs examples/<example> ("resnet", say) likewise.
+ExampleResult runExample(const std::string& example, const std::vector<std::string>& args,
+                         const SignalPlan& plan = {}, double timeoutSeconds = 300);
 
 /// The bytes of a file ("" where it cannot be read).
 std::string fileBytes(const std::string& path);

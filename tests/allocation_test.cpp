@@ -10,6 +10,7 @@
 
 #include "cunn/cunn.h"
 #include "examples/LeNet.h"
+#include "examples/ResNet.h"
 #include "tests/GradCheck.h"
 
 namespace {
@@ -176,6 +177,12 @@ TEST_CASE("a steady training step through a residual block of table modules allo
   auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
   table->add(residualMlp(), {nn::Device::cpu(0), nn::Device::cpu(1)});
   REQUIRE(allocationsOfSteps(*table, 3, 8) == 0);
+}
+
+TEST_CASE("a steady training step of the residual network example allocates nothing", "[allocation][nosanitizer]") {
+  nn::manualSeed(1);
+  auto net = examples::resnet();
+  REQUIRE(allocationsOfSteps(*net, 3, 4) == 0);
 }
 
 TEST_CASE("steps of Adam, Adagrad and RMSprop after the first allocate nothing", "[allocation][nosanitizer]") {

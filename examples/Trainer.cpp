@@ -1,0 +1,416 @@
+// The training program shared by the examples: flags, data, the optimizers, checkpoints,
+// metrics and progress around the network an example gives (examples/Trainer.h).
+#include "examples/Trainer.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cunn/cunn.h"
+
+namespace examples {
+namespace {
+
+// The flags' values: the example's defaults (TrainingDefaults), then what the command line sets.
+struct Options : TrainingDefaults {
+  float learningRate = -1.f;  // unset: the optimizer's default (defaultLearningRate)
+  bool momentumGiven = false;
+  bool learningRateDecayGiven = false;
+  uint64_t seed = 1;
+  std::string dataDir = nn::FashionMnist::kDefaultFolder;
+  std::string save;
+  std::string resume;
+  std::string metrics;
+  int64_t limit = 0;
+  bool checkNumerics = false;
+  bool profile = false;
+};
+
+// The usage text, with the example's name and defaults.
+std::string usage(const ExampleSettings& settings) {
+  const TrainingDefaults& s = settings.defaults;
+  std::ostringstream u;
+  u << "Usage: " << settings.name << " [options]\n"
+    << "  --epochs N         training epochs (" << s.epochs << ")\n"
+    << "  --batch-size N     global mini-batch size (" << s.batchSize << ")\n"
+    << "  --optimizer NAME   sgd, adam, adagrad or rmsprop: Torch7's optim functions (" << s.optimizer << ")\n"
+    << "  --lr X             learning rate (sgd " << s.sgdLearningRate
+    << ", adam 0.001, adagrad 0.01, rmsprop 0.001)\n"
+    << "  --momentum X       SGD momentum (" << s.momentum << ")\n"
+    << "  --weight-decay X   weight decay (" << s.weightDecay << ")\n"
+    << "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim (" << s.learningRateDecay
+    << "; not rmsprop)\n"
+    << "  --seed N           seed of initialisation and data order (1)\n"
+    << "  --threads N        compute threads of each device (" << s.threads << ")\n"
+    << "  --devices LIST     devices, e.g. cpu:0,cpu:1 (" << s.devices << "); several train data-parallel\n"
+    << "  --data-dir DIR     Fashion-MNIST IDX files (" << nn::FashionMnist::kDefaultFolder << ")\n"
+    << "  --save FILE        save a checkpoint (safetensors) after every epoch and on Ctrl-C or SIGTERM\n"
+    << "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
+    << "  --metrics FILE     append one JSON object per epoch (JSON lines)\n"
+    << "  --limit N          train on the first N training images only (all)\n"
+    << "  --check-numerics   stop at the first NaN or Inf, naming the module and the pass\n"
+    << "  --profile          after each epoch, print the time of each module's forward and backward\n"
+    << "                     (with several devices, the first device's replica) and of the step's other parts\n";
+  return u.str();
+}
+
+// An integer flag's value: decimal digits only (no sign, exponent or hex), from low to high.
+uint64_t integer(const std::string& program, const std::string& flag, const std::string& value, uint64_t low, uint64_t high) {
+  uint64_t v = 0;
+  bool ok = !value.empty();
+  for (char c : value) {
+    ok = ok && std::isdigit(static_cast<unsigned char>(c));
+    ok = ok && !__builtin_mul_overflow(v, uint64_t{10}, &v) && !__builtin_add_overflow(v, uint64_t(c - '0'), &v);
+    if (!ok) break;
+  }
+  NN_CHECK(ok && v >= low && v <= high,
+           program << ": " << flag << " expects an integer from " << low << " to " << high << ", got '" << value << "'");
+  return v;
+}
+
+// A number flag's value: a decimal number (digits, a point, an exponent) that a float holds
+// as a finite value, at least low.
+float number(const std::string& program, const std::string& flag, const std::string& value, float low) {
+  bool ok = !value.empty() && value.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  char* end = nullptr;
+  const double v = ok ? std::strtod(value.c_str(), &end) : 0.0;
+  ok = ok && end == value.c_str() + value.size() && std::isfinite(static_cast<float>(v)) && v >= low;
+  NN_CHECK(ok, program << ": " << flag << " expects a number >= " << low << " that a float holds, got '" << value << "'");
+  return static_cast<float>(v);
+}
+
+Options parse(int argc, char** argv, const ExampleSettings& s) {
+  Options o;
+  static_cast<TrainingDefaults&>(o) = s.defaults;
+  const std::string& program = s.name;
+  constexpr uint64_t kMaxInt = std::numeric_limits<int32_t>::max();
+  constexpr uint64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage(s);
+      std::exit(0);
+    }
+    if (arg == "--check-numerics") {
+      o.checkNumerics = true;
+      continue;
+    }
+    if (arg == "--profile") {
+      o.profile = true;
+      continue;
+    }
+    NN_CHECK(i + 1 < argc, program << ": option " << arg << " needs a value\n" << usage(s));
+    const std::string value = argv[++i];
+    if (arg == "--epochs")
+      o.epochs = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt));
+    else if (arg == "--batch-size")
+      o.batchSize = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt));
+    else if (arg == "--lr")
+      o.learningRate = number(program, arg, value, 0);
+    else if (arg == "--momentum")
+      o.momentum = number(program, arg, value, 0), o.momentumGiven = true;
+    else if (arg == "--optimizer")
+      o.optimizer = value;
+    else if (arg == "--weight-decay")
+      o.weightDecay = number(program, arg, value, 0);
+    else if (arg == "--lr-decay")
+      o.learningRateDecay = number(program, arg, value, 0), o.learningRateDecayGiven = true;
+    else if (arg == "--seed")
+      o.seed = integer(program, arg, value, 0, std::numeric_limits<uint64_t>::max());
+    else if (arg == "--threads")
+      o.threads = static_cast<int>(integer(program, arg, value, 1, nn::kMaxThreads));
+    else if (arg == "--devices")
+      o.devices = value;
+    else if (arg == "--data-dir")
+      o.dataDir = value;
+    else if (arg == "--save")
+      o.save = value;
+    else if (arg == "--resume")
+      o.resume = value;
+    else if (arg == "--metrics")
+      o.metrics = value;
+    else if (arg == "--limit")
+      o.limit = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt64));
+    else
+      NN_CHECK(false, program << ": unknown option " << arg << "\n" << usage(s));
+  }
+  NN_CHECK(o.optimizer == "sgd" || o.optimizer == "adam" || o.optimizer == "adagrad" || o.optimizer == "rmsprop",
+           program << ": --optimizer expects sgd, adam, adagrad or rmsprop, got '" << o.optimizer << "'");
+  NN_CHECK(o.optimizer == "sgd" || !o.momentumGiven,
+           program << ": --momentum applies to --optimizer sgd only, got --optimizer " << o.optimizer);
+  NN_CHECK(o.optimizer != "rmsprop" || !o.learningRateDecayGiven,
+           program << ": --lr-decay does not apply to --optimizer rmsprop (Torch7's optim.rmsprop has none)");
+  return o;
+}
+
+float defaultLearningRate(const Options& o) {
+  if (o.optimizer == "adam") return 1e-3f;
+  if (o.optimizer == "adagrad") return 1e-2f;
+  if (o.optimizer == "rmsprop") return 1e-3f;
+  return o.sgdLearningRate;
+}
+
+// The optimizer of --optimizer over the model's flat buffers, with the flags' settings.
+std::unique_ptr<nn::Optimizer> makeOptimizer(const Options& o, std::pair<nn::Tensor, nn::Tensor> parameters) {
+  const float lr = o.learningRate >= 0 ? o.learningRate : defaultLearningRate(o);
+  // The settings every optimizer's options share; rmsprop has no learning rate decay.
+  auto settings = [&](auto options) {
+    options.learningRate = lr;
+    options.weightDecay = o.weightDecay;
+    if constexpr (!std::is_same_v<decltype(options), nn::RmspropOptions>)
+      options.learningRateDecay = o.learningRateDecay;
+    return options;
+  };
+  if (o.optimizer == "adam") return std::make_unique<nn::Adam>(std::move(parameters), settings(nn::AdamOptions()));
+  if (o.optimizer == "adagrad")
+    return std::make_unique<nn::Adagrad>(std::move(parameters), settings(nn::AdagradOptions()));
+  if (o.optimizer == "rmsprop")
+    return std::make_unique<nn::RMSprop>(std::move(parameters), settings(nn::RmspropOptions()));
+  nn::SgdOptions s = settings(nn::SgdOptions());
+  s.momentum = o.momentum;
+  s.dampening = 0.f;
+  return std::make_unique<nn::SGD>(std::move(parameters), s);
+}
+
+std::vector<nn::Device> parseDevices(const std::string& program, const std::string& list) {
+  std::vector<nn::Device> devices;
+  std::stringstream stream(list);
+  for (std::string item; std::getline(stream, item, ',');) devices.push_back(nn::Device::parse(item));
+  NN_CHECK(!devices.empty(), program << ": --devices lists no device");
+  return devices;
+}
+
+// Pixels to zero mean and unit variance over the training set (its mean and deviation).
+void standardize(nn::Tensor& images) {
+  const float mean = 0.2860f, deviation = 0.3530f;
+  float* p = images.data();
+  for (int64_t i = 0, n = images.numel(); i < n; ++i) p[i] = (p[i] - mean) / deviation;
+}
+
+// The signal that asked training to stop (SIGINT or SIGTERM), 0 while none has.
+std::atomic<int> gStopSignal{0};
+void onStopSignal(int signal) { gStopSignal = signal; }
+
+// A metrics value: the number, or null where it is not finite (JSON has no NaN).
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// Parameters that are NaN or infinite, of all the model's.
+int64_t nonFinite(nn::Module& model) {
+  int64_t count = 0;
+  for (const nn::Tensor& p : model.parameters().first)
+    for (float v : p.toVector()) count += !std::isfinite(v);
+  return count;
+}
+
+// Saves a checkpoint at `path`, unless the parameters hold NaN or infinite values: then beside
+// it, at path.nonfinite, with a warning, so that `path` keeps the last finite checkpoint.
+void saveFinite(const nn::TrainingState& state, const std::string& path) {
+  const int64_t bad = nonFinite(*state.model);
+  if (bad == 0) {
+    nn::saveCheckpoint(state, path);
+    return;
+  }
+  const std::string beside = path + ".nonfinite";
+  nn::saveCheckpoint(state, beside);
+  std::fprintf(stderr,
+               "\nwarning: %lld parameters are NaN or infinite; this checkpoint went to %s, and %s keeps the "
+               "last finite one\n",
+               static_cast<long long>(bad), beside.c_str(), path.c_str());
+}
+
+double seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+// Fraction of test images whose most likely class is the label.
+double accuracy(nn::Module& model, const nn::FashionMnist& test, const nn::Device& device) {
+  model.evaluate();
+  nn::BatchIterator batches(test.images, test.labels, 1000, nn::BatchOptions{false, false, 0});
+  nn::Tensor x, y;
+  int64_t correct = 0;
+  while (batches.next(x, y)) {
+    const std::vector<float> out = model.forward(x.to(device)).toVector();
+    const std::vector<float> labels = y.toVector();
+    for (size_t i = 0; i < labels.size(); ++i) {
+      size_t best = 0;
+      for (size_t c = 1; c < 10; ++c)
+        if (out[i * 10 + c] > out[i * 10 + best]) best = c;
+      correct += best == static_cast<size_t>(labels[i]);
+    }
+  }
+  model.training();
+  return static_cast<double>(correct) / static_cast<double>(test.size());
+}
+
+int run(const Options& o, const ExampleSettings& s) {
+  // From the start: Ctrl-C or SIGTERM while the data loads stops after the first step, with a
+  // checkpoint.
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
+  if (!o.save.empty()) nn::checkWritable(o.save);
+  if (!o.metrics.empty()) nn::checkAppendable(o.metrics);
+  const std::vector<nn::Device> devices = parseDevices(s.name, o.devices);
+  nn::setNumThreads(o.threads);
+  nn::setCheckNumerics(o.checkNumerics);
+  nn::setProfiling(o.profile);
+  nn::manualSeed(o.seed);
+
+  nn::FashionMnist train(nn::FashionMnist::Split::Train, o.dataDir);
+  nn::FashionMnist test(nn::FashionMnist::Split::Test, o.dataDir);
+  standardize(train.images);
+  standardize(test.images);
+  if (o.limit > 0 && o.limit < train.size()) {
+    train.images = train.images.narrow(0, 0, o.limit);
+    train.labels = train.labels.narrow(0, 0, o.limit);
+  }
+
+  nn::ModulePtr model = s.model();
+  // The images need no gradient: the first convolution skips its gradInput (a third of its
+  // backward), and a DataParallelTable gathers none.
+  model->setGradInputNeeded(false);
+  if (devices.size() > 1) {
+    auto table = std::make_shared<nn::DataParallelTable>(0, true, true);
+    table->add(model, devices);
+    model = table;
+  } else {
+    model->to(devices[0]);
+  }
+  // Flushed, so that a log shows the model before the first epoch's progress on stderr.
+  std::cout << model->toString() << std::endl;
+  nn::ClassNLLCriterion criterion;
+  const std::unique_ptr<nn::Optimizer> optimizer = makeOptimizer(o, model->getParameters());
+
+  nn::BatchIterator batches(train.images, train.labels, o.batchSize, nn::BatchOptions{true, false, o.seed});
+  nn::TrainingState state{model.get(), optimizer.get(), &batches, 0};
+  if (!o.resume.empty()) {
+    nn::loadCheckpoint(state, o.resume);
+    std::printf("resumed from %s after %lld epoch(s)%s\n", o.resume.c_str(), static_cast<long long>(state.epochsDone),
+                state.epochSteps > 0 ? " and some steps of the next" : "");
+  }
+  nn::Tensor x, y;
+  const bool interactive = isatty(fileno(stderr));
+  for (int64_t epoch = state.epochsDone + 1; epoch <= o.epochs; ++epoch) {
+    const double start = seconds();
+    // The loss of the steps before a resume in this epoch, from the checkpoint.
+    double lossSum = state.epochLossSum;
+    int64_t steps = state.epochSteps;
+    int64_t seen = 0, stepsHere = 0;
+    state.epochLossSum = 0;
+    state.epochSteps = 0;
+    // --profile: the step's parts outside the modules; the modules time themselves.
+    nn::resetProfile(*model);
+    nn::PassTime dataTime, zeroTime, criterionTime, stepTime, computeTime;
+    auto nextBatch = [&] {
+      nn::ScopedTimer timer(dataTime);
+      if (!batches.next()) return false;
+      x.resize_(batches.input.sizes(), devices[0]).copy_(batches.input);
+      y.resize_(batches.target.sizes(), devices[0]).copy_(batches.target);
+      return true;
+    };
+    while (nextBatch()) {
+      {
+        nn::ScopedTimer computeTimer(computeTime);
+        {
+          nn::ScopedTimer timer(zeroTime);
+          model->zeroGradParameters();
+        }
+        const nn::Tensor& out = model->forward(x);
+        {
+          nn::ScopedTimer timer(criterionTime);
+          lossSum += criterion.forward(out, y);
+          criterion.backward(out, y);
+        }
+        model->backward(x, criterion.gradInput);
+        nn::ScopedTimer timer(stepTime);
+        optimizer->step();
+      }
+      seen += x.size(0);
+      ++steps;
+      ++stepsHere;
+      if (const int signal = gStopSignal) {
+        // The step is whole; the checkpoint resumes at the next batch of this epoch.
+        state.epochsDone = epoch - 1;
+        state.epochLossSum = lossSum;
+        state.epochSteps = steps;
+        if (!o.save.empty()) saveFinite(state, o.save);
+        std::fprintf(
+            stderr, "\n%s: stopped in epoch %lld after %lld images%s%s\n",
+            signal == SIGTERM ? "SIGTERM" : "interrupted", static_cast<long long>(epoch), static_cast<long long>(seen),
+            o.save.empty() ? "; no checkpoint written (no --save)" : "; checkpoint written to ", o.save.c_str());
+        return 128 + signal;
+      }
+      // A live line on a terminal; four lines an epoch into a log.
+      const bool report =
+          interactive ? stepsHere % 20 == 0 : stepsHere % std::max<int64_t>(1, batches.batchesPerEpoch() / 4) == 0;
+      if (report)
+        std::fprintf(stderr, "%sepoch %lld  %6lld/%lld  loss %.4f  %.0f images/s%s", interactive ? "\r" : "",
+                     static_cast<long long>(epoch), static_cast<long long>(seen), static_cast<long long>(train.size()),
+                     lossSum / steps, seen / (seconds() - start), interactive ? "" : "\n");
+    }
+    const double elapsed = seconds() - start;
+    if (o.profile) {
+      if (interactive) std::fprintf(stderr, "\r%72s\r", "");
+      const nn::PassTime step{dataTime.seconds + computeTime.seconds, computeTime.calls};
+      std::printf("%s", nn::profileTable(*model,
+                                         {{"batch and copy to the device", dataTime},
+                                          {"zeroGradParameters", zeroTime},
+                                          {"criterion", criterionTime},
+                                          {"optimizer step", stepTime}},
+                                         step)
+                            .c_str());
+    }
+    const double trainLoss = steps > 0 ? lossSum / static_cast<double>(steps) : std::nan("");
+    const double testAccuracy = accuracy(*model, test, devices[0]);
+    if (interactive) std::fprintf(stderr, "\r%72s\r", "");
+    std::printf("epoch %lld  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n",
+                static_cast<long long>(epoch), trainLoss, testAccuracy, elapsed, seen / elapsed);
+    std::fflush(stdout);
+    state.epochsDone = epoch;
+    if (!o.save.empty()) saveFinite(state, o.save);
+    if (!o.metrics.empty()) {
+      // Appended, a line per epoch: the file may be a pipe or a terminal, and a resumed run
+      // adds to what is there (readers take the last line of each epoch).
+      std::ostringstream line;
+      line << "{\"epoch\": " << epoch << ", \"train_loss\": " << jsonNumber(trainLoss)
+           << ", \"test_accuracy\": " << jsonNumber(testAccuracy) << ", \"seconds\": " << jsonNumber(elapsed)
+           << ", \"images_per_second\": " << jsonNumber(seen / elapsed) << ", \"devices\": [";
+      for (size_t i = 0; i < devices.size(); ++i) line << (i ? ", " : "") << "\"" << devices[i].str() << "\"";
+      line << "], \"threads\": " << o.threads << ", \"batch_size\": " << o.batchSize << "}\n";
+      nn::appendToFile(o.metrics, line.str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int trainMain(int argc, char** argv, const ExampleSettings& settings) {
+  try {
+    return run(parse(argc, argv, settings), settings);
+  } catch (const std::exception& e) {
+    std::cerr << "\n" << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace examples

@@ -1,0 +1,72 @@
+// The residual network example (examples/resnet.cpp) as a user runs it, on small synthetic
+// data: it learns, trains on cpu:0,cpu:1 through a DataParallelTable, and a run stopped after
+// an epoch and resumed ends with the same bytes as an uninterrupted one.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "nn/nn.h"
+#include "tests/ExampleRun.h"
+#include "tests/TempDir.h"
+
+using nn::test::fileBytes;
+using nn::test::runExample;
+
+namespace {
+
+// The test accuracy of the last "epoch N  train loss ...  test accuracy X" line.
+double lastAccuracy(const std::string& out) {
+  const std::string key = "test accuracy ";
+  const size_t at = out.rfind(key);
+  REQUIRE(at != std::string::npos);
+  return std::stod(out.substr(at + key.size()));
+}
+
+}  // namespace
+
+TEST_CASE("the residual network learns, on one device and on two, and resumes bit-identically", "[resnet]") {
+  nn::test::TempDir dir;
+  nn::test::writeSyntheticSplit(dir, "train", 512, 1);
+  nn::test::writeSyntheticSplit(dir, "t10k", 200, 2);
+  for (const std::string devices : {"cpu:0", "cpu:0,cpu:1"}) {
+    DYNAMIC_SECTION("on " << devices) {
+      auto with = [&](std::vector<std::string> more) {
+        more.insert(more.begin(),
+                    {"--data-dir", dir.path(), "--batch-size", "32", "--threads", "1", "--devices", devices});
+        return more;
+      };
+      const std::string straight = dir.file("straight.safetensors");
+      const nn::test::ExampleResult run = runExample("resnet", with({"--epochs", "2", "--save", straight}));
+      CAPTURE(run.stderrText);
+      REQUIRE(run.exitStatus == 0);
+      CHECK(run.stdoutText.find("nn.ConcatTable") != std::string::npos);
+      CHECK(run.stdoutText.find("nn.CAddTable") != std::string::npos);
+      // Ten classes, a band each: chance is 0.1.
+      CHECK(lastAccuracy(run.stdoutText) > 0.8);
+
+      const std::string resumed = dir.file("resumed.safetensors");
+      REQUIRE(runExample("resnet", with({"--epochs", "1", "--save", resumed})).exitStatus == 0);
+      REQUIRE(fileBytes(resumed) != fileBytes(straight));
+      const nn::test::ExampleResult second =
+          runExample("resnet", with({"--epochs", "2", "--resume", resumed, "--save", resumed}));
+      REQUIRE(second.exitStatus == 0);
+      CHECK(second.stdoutText.find("resumed from " + resumed + " after 1 epoch(s)") != std::string::npos);
+      REQUIRE(fileBytes(resumed) == fileBytes(straight));
+      // The batch normalisation's running statistics are in the checkpoint.
+      bool runningMean = false;
+      for (const nn::NamedTensor& t : nn::readSafetensors(straight).tensors)
+        runningMean = runningMean || t.name == "0.running_mean" || t.name == "1.running_mean";
+      CHECK(runningMean);
+    }
+  }
+}
+
+TEST_CASE("the residual network example's usage shows its own name and defaults", "[resnet]") {
+  const nn::test::ExampleResult help = runExample("resnet", {"--help"});
+  REQUIRE(help.exitStatus == 0);
+  CHECK(help.stdoutText.find("Usage: resnet") == 0);
+  CHECK(help.stdoutText.find("--lr X             learning rate (sgd 0.1") != std::string::npos);
+  const nn::test::ExampleResult bad = runExample("resnet", {"--epochs", "0"});
+  CHECK(bad.exitStatus == 1);
+  CHECK(bad.stderrText.find("resnet: --epochs expects") != std::string::npos);
+}
