@@ -24,11 +24,16 @@ class SplitTable : public WithOptions<SplitTableOptions, ActivityModule<>> {
 
   const Activity& updateOutputActivity(const Activity& input) override;
   const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput) override;
+  void clearState() override;
   std::string typeName() const override { return "nn.SplitTable"; }
 
  private:
   // The input, checked to have dimension dim.
   const Tensor& checkInput(const Activity& input) const;
+
+  Tensor contiguousInput_, contiguousGradOutput_;  // strided inputs' contiguous copies
+  Tensor itemKept_;                                // an item seen with dim kept, of size 1
+  std::vector<int64_t> kept_, itemSizes_;
 };
 
 }  // namespace nn

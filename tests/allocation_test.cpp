@@ -154,7 +154,8 @@ TEST_CASE("a steady training step through CMul, Add, Mul, Sum and SpatialDropout
   REQUIRE(allocationsOfSteps(net, 3, 8) == 0);
 }
 
-// A residual block on vectors: ConcatTable(Linear, ReLU, Linear | Identity), CAddTable, ReLU.
+// The rows of the images split apart and joined again (SplitTable, JoinTable), then a residual
+// block on vectors: ConcatTable(Linear, ReLU, Linear | Identity), CAddTable, ReLU.
 std::shared_ptr<nn::Sequential> residualMlp() {
   nn::manualSeed(1);
   auto branch = std::make_shared<nn::Sequential>();
@@ -163,7 +164,8 @@ std::shared_ptr<nn::Sequential> residualMlp() {
   auto split = std::make_shared<nn::ConcatTable>();
   split->add(branch).add(std::make_shared<nn::Identity>());
   auto net = std::make_shared<nn::Sequential>();
-  net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 784}));
+  net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 28, 28}));
+  net->add(std::make_shared<nn::SplitTable>(1)).add(std::make_shared<nn::JoinTable>(1));  // rows apart, back
   net->add(std::make_shared<nn::Linear>(784, 32)).add(std::make_shared<nn::ReLU>());
   net->add(split).add(std::make_shared<nn::CAddTable>()).add(std::make_shared<nn::ReLU>());
   net->add(std::make_shared<nn::Linear>(32, 10)).add(std::make_shared<nn::LogSoftMax>());
