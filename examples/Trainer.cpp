@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cunn/cunn.h"
@@ -61,6 +62,8 @@ std::string usage(const ExampleSettings& settings) {
     << "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
     << "  --metrics FILE     append one JSON object per epoch (JSON lines)\n"
     << "  --limit N          train on the first N training images only (all)\n"
+    << "  --flip on|off      mirror each training image left to right with probability 1/2 (" << (s.flip ? "on" : "off")
+    << ")\n"
     << "  --check-numerics   stop at the first NaN or Inf, naming the module and the pass\n"
     << "  --profile          after each epoch, print the time of each module's forward and backward\n"
     << "                     (with several devices, the first device's replica) and of the step's other parts\n";
@@ -90,6 +93,12 @@ float number(const std::string& program, const std::string& flag, const std::str
   ok = ok && end == value.c_str() + value.size() && std::isfinite(static_cast<float>(v)) && v >= low;
   NN_CHECK(ok, program << ": " << flag << " expects a number >= " << low << " that a float holds, got '" << value << "'");
   return static_cast<float>(v);
+}
+
+// An on|off flag's value.
+bool onOff(const std::string& program, const std::string& flag, const std::string& value) {
+  NN_CHECK(value == "on" || value == "off", program << ": " << flag << " expects on or off, got '" << value << "'");
+  return value == "on";
 }
 
 Options parse(int argc, char** argv, const ExampleSettings& s) {
@@ -142,6 +151,8 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.resume = value;
     else if (arg == "--metrics")
       o.metrics = value;
+    else if (arg == "--flip")
+      o.flip = onOff(program, arg, value);
     else if (arg == "--limit")
       o.limit = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt64));
     else
@@ -191,6 +202,31 @@ std::vector<nn::Device> parseDevices(const std::string& program, const std::stri
   for (std::string item; std::getline(stream, item, ',');) devices.push_back(nn::Device::parse(item));
   NN_CHECK(!devices.empty(), program << ": --devices lists no device");
   return devices;
+}
+
+// --flip: whether image `index` of step `step` of `epoch` is mirrored, a hash of the four
+// numbers (SplitMix64's finaliser): no state, so a resumed run mirrors the images an
+// uninterrupted one does.
+bool mirrored(uint64_t seed, int64_t epoch, int64_t step, int64_t index) {
+  uint64_t z = seed ^ (static_cast<uint64_t>(epoch) << 48) ^ (static_cast<uint64_t>(step) << 20) ^
+               static_cast<uint64_t>(index);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return ((z ^ (z >> 31)) & 1) != 0;
+}
+
+// Mirrors the chosen images of a host batch [N, C, H, W] left to right, in place.
+void flipImages(nn::Tensor& images, uint64_t seed, int64_t epoch, int64_t step) {
+  const int64_t n = images.size(0), width = images.size(3);
+  const int64_t rows = images.numel() / (n * width);
+  float* p = images.data();
+  for (int64_t i = 0; i < n; ++i) {
+    if (!mirrored(seed, epoch, step, i)) continue;
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = p + (i * rows + r) * width;
+      for (int64_t a = 0, b = width - 1; a < b; ++a, --b) std::swap(row[a], row[b]);
+    }
+  }
 }
 
 // Pixels to zero mean and unit variance over the training set (its mean and deviation).
@@ -307,7 +343,7 @@ int run(const Options& o, const ExampleSettings& s) {
     std::printf("resumed from %s after %lld epoch(s)%s\n", o.resume.c_str(), static_cast<long long>(state.epochsDone),
                 state.epochSteps > 0 ? " and some steps of the next" : "");
   }
-  nn::Tensor x, y;
+  nn::Tensor x, y, flipped;  // flipped: a host batch mirrored by --flip
   const bool interactive = isatty(fileno(stderr));
   for (int64_t epoch = state.epochsDone + 1; epoch <= o.epochs; ++epoch) {
     const double start = seconds();
@@ -323,7 +359,13 @@ int run(const Options& o, const ExampleSettings& s) {
     auto nextBatch = [&] {
       nn::ScopedTimer timer(dataTime);
       if (!batches.next()) return false;
-      x.resize_(batches.input.sizes(), devices[0]).copy_(batches.input);
+      if (o.flip) {
+        flipped.resizeAs_(batches.input).copy_(batches.input);
+        flipImages(flipped, o.seed, epoch, steps);
+        x.resize_(flipped.sizes(), devices[0]).copy_(flipped);
+      } else {
+        x.resize_(batches.input.sizes(), devices[0]).copy_(batches.input);
+      }
       y.resize_(batches.target.sizes(), devices[0]).copy_(batches.target);
       return true;
     };

@@ -28,6 +28,9 @@ struct TrainingDefaults {
   float learningRateDecay = 2e-4f;
   int threads = 1;
   std::string devices = "cpu:0";
+  /// --flip: mirror training images left to right at random (Fashion-MNIST's clothes are
+  /// roughly symmetric).
+  bool flip = false;
 };
 
 struct ExampleSettings {

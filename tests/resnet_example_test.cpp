@@ -61,11 +61,34 @@ TEST_CASE("the residual network learns, on one device and on two, and resumes bi
   }
 }
 
+TEST_CASE("--flip mirrors training images: off trains to other numbers, and each is repeatable", "[resnet]") {
+  nn::test::TempDir dir;
+  nn::test::writeSyntheticSplit(dir, "train", 128, 3);
+  nn::test::writeSyntheticSplit(dir, "t10k", 32, 4);
+  auto run = [&](const std::string& flip, const std::string& name) {
+    const std::string path = dir.file(name);
+    const nn::test::ExampleResult r =
+        runExample("resnet", {"--data-dir", dir.path(), "--batch-size", "32", "--devices", "cpu:0", "--threads", "1",
+                              "--epochs", "1", "--flip", flip, "--save", path});
+    CAPTURE(r.stderrText);
+    REQUIRE(r.exitStatus == 0);
+    return fileBytes(path);
+  };
+  const std::string on = run("on", "on.safetensors");
+  REQUIRE(run("on", "again.safetensors") == on);
+  REQUIRE(run("off", "off.safetensors") != on);
+  const nn::test::ExampleResult bad = runExample("resnet", {"--flip", "yes"});
+  CHECK(bad.exitStatus == 1);
+  CHECK(bad.stderrText.find("resnet: --flip expects on or off, got 'yes'") != std::string::npos);
+}
+
 TEST_CASE("the residual network example's usage shows its own name and defaults", "[resnet]") {
   const nn::test::ExampleResult help = runExample("resnet", {"--help"});
   REQUIRE(help.exitStatus == 0);
   CHECK(help.stdoutText.find("Usage: resnet") == 0);
   CHECK(help.stdoutText.find("--lr X             learning rate (sgd 0.1") != std::string::npos);
+  CHECK(help.stdoutText.find("(cpu:0,cpu:1)") != std::string::npos);
+  CHECK(help.stdoutText.find("left to right with probability 1/2 (on)") != std::string::npos);
   const nn::test::ExampleResult bad = runExample("resnet", {"--epochs", "0"});
   CHECK(bad.exitStatus == 1);
   CHECK(bad.stderrText.find("resnet: --epochs expects") != std::string::npos);
