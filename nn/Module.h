@@ -79,7 +79,8 @@ class Module : public std::enable_shared_from_this<Module> {
   /// module whose input needs no gradient, such as a network's first layer (Torch7 users set
   /// `module.gradInput = nil`): backward then only accumulates the parameter gradients and
   /// leaves gradInput empty. A container passes the setting to the children that see its
-  /// input (Sequential: the first; Concat: every branch), DataParallelTable to its replicas;
+  /// input (Sequential: the first, and on up through modules without parameters or buffers;
+  /// Concat: every branch), DataParallelTable to its replicas;
   /// clone() keeps it. It is not saved with the model.
   virtual void setGradInputNeeded(bool needed) { gradInputNeeded_ = needed; }
   bool gradInputNeeded() const { return gradInputNeeded_; }

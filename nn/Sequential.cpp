@@ -35,18 +35,39 @@ const Activity& Sequential::updateOutputActivity(const Activity& input) {
 
 void Sequential::setGradInputNeeded(bool needed) {
   Module::setGradInputNeeded(needed);
-  if (!modules_.empty()) modules_[0]->setGradInputNeeded(needed);
+  // Module i + 1's gradInput serves module i's backward alone: module i's own gradInput and its
+  // parameters' gradients. A module without parameters or buffers (View, ReLU, Dropout) whose
+  // gradInput is not needed needs no gradOutput, so the setting goes on to the module above it,
+  // up to the first that has parameters: behind a leading View, the first Linear computes no
+  // gradInput either.
+  for (const ModulePtr& m : modules_) {
+    m->setGradInputNeeded(needed);
+    if (!m->stateDictIsEmpty()) break;
+  }
+}
+
+size_t Sequential::lowestInBackward() const {
+  // The topmost module that computes no gradInput: those under it get no gradOutput, so none of
+  // them may need one.
+  size_t lowest = 0;
+  for (size_t i = modules_.size(); i-- > 1;)
+    if (!modules_[i]->gradInputNeeded()) {
+      lowest = i;
+      break;
+    }
+  for (size_t j = lowest; j-- > 0;)
+    NN_CHECK(!modules_[j]->gradInputNeeded() && modules_[j]->stateDictIsEmpty(),
+             typeName() << ": module (" << lowest + 1 << ") " << modules_[lowest]->typeName()
+                        << " computes no gradInput (setGradInputNeeded(false)), but module (" << j + 1
+                        << ") below it needs one; only modules under which nothing needs a gradient may go without");
+  return lowest;
 }
 
 const Activity& Sequential::updateGradInputActivity(const Activity& input, const Activity& gradOutput) {
   checkNotEmpty();
-  for (size_t i = 1; i < modules_.size(); ++i)
-    NN_CHECK(modules_[i]->gradInputNeeded(), typeName()
-                                                 << ": module (" << i + 1 << ") " << modules_[i]->typeName()
-                                                 << " computes no gradInput (setGradInputNeeded(false)), but module ("
-                                                 << i << ") below it needs one; only the first module may go without");
+  const size_t lowest = lowestInBackward();
   const Activity* current = &gradOutput;
-  for (size_t i = modules_.size(); i-- > 0;) {
+  for (size_t i = modules_.size(); i-- > lowest;) {
     const Activity& below = i == 0 ? input : modules_[i - 1]->outputActivity();
     current = &childUpdateGradInput(i, below, *current);
   }
@@ -55,8 +76,9 @@ const Activity& Sequential::updateGradInputActivity(const Activity& input, const
 
 void Sequential::accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale) {
   checkNotEmpty();
+  const size_t lowest = lowestInBackward();  // the modules under it have no parameters
   const Activity* current = &gradOutput;
-  for (size_t i = modules_.size(); i-- > 0;) {
+  for (size_t i = modules_.size(); i-- > lowest;) {
     const Activity& below = i == 0 ? input : modules_[i - 1]->outputActivity();
     childAccGradParameters(i, below, *current, scale);
     current = &modules_[i]->gradInputActivity();

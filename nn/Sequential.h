@@ -17,7 +17,9 @@ class Sequential : public ActivityModule<Container> {
   /// Removes the module at `index` (0-based).
   void remove(size_t index);
 
-  /// Also sets it on the first module, the one that sees this container's input.
+  /// Also sets it on the first module, the one that sees this container's input, and on up
+  /// through modules without parameters or buffers to the first that has some: behind a
+  /// leading View or ReLU, the first Linear computes no gradInput either.
   void setGradInputNeeded(bool needed) override;
 
   const Activity& updateOutputActivity(const Activity& input) override;
@@ -26,6 +28,11 @@ class Sequential : public ActivityModule<Container> {
 
   std::string typeName() const override { return "nn.Sequential"; }
   std::string toString() const override;
+
+ private:
+  /// The lowest module that backward runs: the topmost that computes no gradInput (0 where
+  /// all do); an nn::Error where a module under it needs a gradOutput.
+  size_t lowestInBackward() const;
 };
 
 }  // namespace nn

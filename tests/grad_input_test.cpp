@@ -71,6 +71,40 @@ NN_DEVICE_TEST_CASE("a Sequential without gradInput skips its first module's onl
   CHECK_FALSE(copy->children()[0]->gradInputNeeded());
 }
 
+NN_DEVICE_TEST_CASE("behind modules without parameters, the first with parameters computes no gradInput either",
+                    "[gradinput]") {
+  // View, ReLU, Linear, Tanh, Linear: the setting goes through View and ReLU to the first
+  // Linear, and stops there (its weight gradient needs the Tanh's gradInput).
+  nn::manualSeed(4);
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 12}));
+  net->add(std::make_shared<nn::ReLU>());
+  net->add(std::make_shared<nn::Linear>(12, 6));
+  net->add(std::make_shared<nn::Tanh>());
+  net->add(std::make_shared<nn::Linear>(6, 3));
+  net->to(kind.device());
+  const Tensor input = kind.on(nn::test::randomTensor({4, 3, 4}, 1));
+  const auto expected = gradientsOf(*net, input);
+  REQUIRE(net->get(2)->gradInput.hasSizes({4, 12}));
+  net->setGradInputNeeded(false);
+  CHECK_FALSE(net->get(0)->gradInputNeeded());
+  CHECK_FALSE(net->get(1)->gradInputNeeded());
+  CHECK_FALSE(net->get(2)->gradInputNeeded());
+  CHECK(net->get(3)->gradInputNeeded());
+  CHECK(net->get(4)->gradInputNeeded());
+  CHECK(gradientsOf(*net, input) == expected);
+  CHECK(net->get(2)->gradInput.numel() == 0);
+  CHECK(net->gradInput.numel() == 0);
+  // A DataParallelTable's replicas take the same setting.
+  auto copy = net->clone();
+  CHECK_FALSE(copy->children()[2]->gradInputNeeded());
+  // And back on: every module computes its gradInput again.
+  net->setGradInputNeeded(true);
+  for (const nn::ModulePtr& m : net->children()) CHECK(m->gradInputNeeded());
+  CHECK(gradientsOf(*net, input) == expected);
+  CHECK(net->gradInput.hasSizes({4, 3, 4}));
+}
+
 NN_DEVICE_TEST_CASE("a Sequential names the module that leaves its gradInput out above another", "[gradinput]") {
   auto net = smallNet(kind.device());
   net->get(3)->setGradInputNeeded(false);
