@@ -339,7 +339,11 @@ ModulePtr createModule(const std::string& typeName, const Config& config, std::v
   {
     std::lock_guard<std::mutex> lock(registryMutex());
     auto it = registry().find(typeName);
-    NN_CHECK(it != registry().end(), "createModule: unknown module type '" << typeName << "'");
+    NN_CHECK(it != registry().end(),
+             "createModule: unknown module type '"
+                 << typeName
+                 << "'; register it in the .cpp file that defines it, with NN_REGISTER_MODULE_AS(Type, \""
+                 << typeName << "\") (nn/Options.h), and link that file into the program");
     factory = it->second;
   }
   return factory(config, std::move(children));

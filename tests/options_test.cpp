@@ -117,6 +117,9 @@ TEST_CASE("create() and clone() rebuild a module from its options alone", "[Opti
   Config missing;
   for (const auto& [k, v] : old.values())
     if (k != "width") missing.set(k, v);
+  CHECK_THROWS_WITH(nn::createModule("my.Unregistered", Config()),
+                    Catch::Contains("unknown module type 'my.Unregistered'") &&
+                        Catch::Contains("NN_REGISTER_MODULE_AS(Type, \"my.Unregistered\")"));
   CHECK_THROWS_WITH(nn::createModule("test.Probe", missing),
                     Catch::Contains("test.Probe: config entry 'width' is missing"));
   CHECK_THROWS_WITH(nn::createModule("test.Probe", Config(old).set("extra", 1)),
