@@ -431,10 +431,7 @@ void DataParallelTable::evaluate() {
 }
 
 void DataParallelTable::clearState() {
-  output.set_(Tensor());
-  gradInput.set_(Tensor());
-  outputActivity_ = output;
-  gradInputActivity_ = gradInput;
+  clearResults();
   for (Activity& a : plan_.inputs) a = Activity();
   for (Activity& a : plan_.gradOutputs) a = Activity();
   plan_.source = Activity();

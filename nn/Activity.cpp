@@ -60,6 +60,11 @@ Tensor& Activity::setTensor() {
   return tensor_;
 }
 
+void Activity::shareTensor(const Tensor& t) {
+  if (!isTable_ && tensor_.is(t)) return;
+  setTensor() = t;
+}
+
 bool sameShape(const Activity& a, const Activity& b) {
   if (a.isTensor()) return b.isTensor() && a.tensor().sizes() == b.tensor().sizes();
   if (!b.isTable() || a.size() != b.size()) return false;

@@ -73,6 +73,9 @@ class Activity {
   Table& setTable(size_t n);
   /// Makes this a tensor (the one it holds where it is one already) and returns it.
   Tensor& setTensor();
+  /// Makes this a handle of `t`, unless it is one already: a module's activity that stands
+  /// for its output or gradInput tensor. Allocates nothing.
+  void shareTensor(const Tensor& t);
 
  private:
   Tensor tensor_;

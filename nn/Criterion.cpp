@@ -40,8 +40,8 @@ float Criterion::updateOutputActivity(const Activity& input, const Activity& tar
 }
 
 const Activity& Criterion::updateGradInputActivity(const Activity& input, const Activity& target) {
-  const Tensor& g = updateGradInput(tensorOf(*this, input, "input"), tensorOf(*this, target, "target"));
-  if (!gradInputActivity_.isTensor() || !gradInputActivity_.tensor().is(g)) gradInputActivity_ = g;
+  gradInputActivity_.shareTensor(
+      updateGradInput(tensorOf(*this, input, "input"), tensorOf(*this, target, "target")));
   return gradInputActivity_;
 }
 

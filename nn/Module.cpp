@@ -29,23 +29,19 @@ const Tensor& Module::updateGradInputIfNeeded(const Tensor& input, const Tensor&
 const Activity& Module::updateGradInputIfNeeded(const Activity& input, const Activity& gradOutput) {
   if (gradInputNeeded_ || !children().empty()) return updateGradInputActivity(input, gradOutput);
   if (gradInput.numel() != 0) gradInput.set_(Tensor());
-  if (!gradInputActivity_.isTensor() || !gradInputActivity_.tensor().is(gradInput)) gradInputActivity_ = gradInput;
+  gradInputActivity_.shareTensor(gradInput);
   return gradInputActivity_;
 }
 
 void Module::accGradParameters(const Tensor&, const Tensor&, float) {}
 
-// Re-pointed only where the tensor pass returned another tensor than the one the activity
-// holds: assigning a tensor handle allocates nothing, and usually there is nothing to assign.
 const Activity& Module::updateOutputActivity(const Activity& input) {
-  const Tensor& out = updateOutput(tensorInput(input, "input"));
-  if (!outputActivity_.isTensor() || !outputActivity_.tensor().is(out)) outputActivity_ = out;
+  outputActivity_.shareTensor(updateOutput(tensorInput(input, "input")));
   return outputActivity_;
 }
 
 const Activity& Module::updateGradInputActivity(const Activity& input, const Activity& gradOutput) {
-  const Tensor& g = updateGradInput(tensorInput(input, "input"), tensorInput(gradOutput, "gradOutput"));
-  if (!gradInputActivity_.isTensor() || !gradInputActivity_.tensor().is(g)) gradInputActivity_ = g;
+  gradInputActivity_.shareTensor(updateGradInput(tensorInput(input, "input"), tensorInput(gradOutput, "gradOutput")));
   return gradInputActivity_;
 }
 
@@ -211,11 +207,15 @@ void Module::copyLocalStateFrom(const Module& other) {
   gradInputNeeded_ = other.gradInputNeeded_;
 }
 
-void Module::clearState() {
+void Module::clearResults() {
   output.set_(Tensor());
   gradInput.set_(Tensor());
   outputActivity_ = output;
   gradInputActivity_ = gradInput;
+}
+
+void Module::clearState() {
+  clearResults();
   for (const ModulePtr& child : children()) child->clearState();
 }
 

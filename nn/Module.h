@@ -169,6 +169,9 @@ class Module : public std::enable_shared_from_this<Module> {
   /// (gradInput); return the kept activity.
   const Activity& setOutput(const Activity& a);
   const Activity& setGradInput(const Activity& a);
+  /// Releases output and gradInput, and the activities that hold them (clearState's part for
+  /// this module alone).
+  void clearResults();
   /// input.tensor(), or an nn::Error naming this module and the table that came instead.
   const Tensor& tensorInput(const Activity& input, const char* what) const;
   /// input.table(), or an nn::Error naming this module and the tensor that came instead.

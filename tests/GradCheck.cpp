@@ -102,34 +102,6 @@ Tensor exactValues(const std::vector<int64_t>& sizes, int a, int m, int c, float
   return Tensor::fromVector(sizes, values);
 }
 
-GradientCheck checkInputGradient(Module& module, const Tensor& input, const GradCheckOptions& options) {
-  Tensor x = input.clone();
-  const Tensor& out = module.forward(x);
-  const Tensor w = randomTensor(out.sizes(), options.seed);
-  const std::vector<float> weights = w.toVector();
-  const std::vector<float> analytic = module.updateGradInput(x, w.to(out.device())).toVector();
-  return compare(
-      x, analytic, [&] { return dot(module.forward(x), weights); }, options.step);
-}
-
-std::vector<GradientCheck> checkParameterGradients(Module& module, const Tensor& input,
-                                                   const GradCheckOptions& options) {
-  Tensor x = input.clone();
-  const Tensor& out = module.forward(x);
-  const Tensor w = randomTensor(out.sizes(), options.seed);
-  const std::vector<float> weights = w.toVector();
-  module.zeroGradParameters();
-  module.backward(x, w.to(out.device()));
-  auto [values, gradients] = module.parameters();
-  std::vector<GradientCheck> checks;
-  for (size_t p = 0; p < values.size(); ++p) {
-    const std::vector<float> analytic = gradients[p].toVector();
-    checks.push_back(compare(
-        values[p], analytic, [&] { return dot(module.forward(x), weights); }, options.step));
-  }
-  return checks;
-}
-
 Activity cloneActivity(const Activity& a) {
   Activity copy;
   copyActivity(copy, a);
@@ -230,13 +202,19 @@ std::vector<GradientCheck> checkCriterionGradients(Criterion& criterion, const A
   return checks;
 }
 
+// The checks of a tensor input are those of the activity that holds it.
+GradientCheck checkInputGradient(Module& module, const Tensor& input, const GradCheckOptions& options) {
+  return checkInputGradients(module, Activity(input), options).at(0);
+}
+
+std::vector<GradientCheck> checkParameterGradients(Module& module, const Tensor& input,
+                                                   const GradCheckOptions& options) {
+  return checkParameterGradients(module, Activity(input), options);
+}
+
 GradientCheck checkCriterionGradient(Criterion& criterion, const Tensor& input, const Tensor& target,
                                      const GradCheckOptions& options) {
-  Tensor x = input.clone();
-  criterion.forward(x, target);
-  const std::vector<float> analytic = criterion.backward(x, target).toVector();
-  return compare(
-      x, analytic, [&] { return static_cast<double>(criterion.forward(x, target)); }, options.step);
+  return checkCriterionGradients(criterion, Activity(input), Activity(target), options).at(0);
 }
 
 double maxAbsDiff(const Tensor& a, const std::vector<float>& b) {
