@@ -19,6 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from networks_torch import lenet  # examples/LeNet.cpp's network
+
 
 def read_idx(path):
     """An IDX file (gzip-compressed or plain) as a uint8 tensor of its sizes."""
@@ -41,16 +43,6 @@ def load(folder, split):
     images.sub_(0.2860).div_(0.3530)  # the example's standardize()
     labels = read_idx(path("labels")).long()
     return images, labels
-
-
-def lenet():
-    """examples/LeNet.cpp's network; the ReLUs in place there too."""
-    return nn.Sequential(
-        nn.Conv2d(1, 20, 5), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
-        nn.Conv2d(20, 50, 5), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
-        nn.Flatten(),
-        nn.Linear(800, 500), nn.ReLU(inplace=True),
-        nn.Linear(500, 10), nn.LogSoftmax(dim=1))
 
 
 def accuracy(model, images, labels):

@@ -1,0 +1,198 @@
+"""What tools/bench-lenet.sh (lenet_compare.py) and tools/bench-suite.sh (suite_compare.py) share:
+measured runs of separate processes, DistributedDataParallel launches, the instruction-set
+handling, the machine's sgemm rate and the lines that describe the machine and the run.
+
+Each run is a separate process; its peak resident memory is the ru_maxrss that wait4 reports
+for it (for DDP the sum over its two processes).
+"""
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SGEMM = os.path.join(ROOT, "bazel-bin", "bench", "sgemm_rate")
+
+# The configurations: (title, key, threads per process, devices of this project).
+CONFIGS = [
+    ("1 thread", "1t", 1, "cpu:0"),
+    ("2 threads", "2t", 2, "cpu:0"),
+    ("2 devices x 1 thread", "dp", 1, "cpu:0,cpu:1"),
+]
+
+
+def reap(proc):
+    """Waits for a started process; returns (exit status, its peak RSS in kB)."""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait again
+    return proc.returncode, usage.ru_maxrss
+
+
+def run_measured(cmd, env=None):
+    """Runs cmd to its end; returns (exit status, peak RSS in kB, output)."""
+    with tempfile.TemporaryFile() as out:
+        status, rss = reap(subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT))
+        out.seek(0)
+        return status, rss, out.read().decode(errors="replace")
+
+
+def fail(what, output):
+    sys.stderr.write(f"{what} failed:\n{output[-3000:]}\n")
+    sys.exit(1)
+
+
+def run_json(cmd, metrics, env):
+    """Runs cmd, which writes one JSON line to `metrics`; returns (that line, peak RSS in kB)."""
+    status, rss, output = run_measured(cmd, env=env)
+    if status != 0:
+        fail(" ".join(cmd), output)
+    with open(metrics) as f:
+        return json.loads(f.read().splitlines()[-1]), rss
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_ddp(command, work):
+    """DistributedDataParallel: two processes of 1 thread, gloo over 127.0.0.1. command(rank,
+    port, metrics) is one rank's command line; returns (rank 0's JSON line, the sum of the two
+    peak RSS in kB)."""
+    port = free_port()
+    env = thread_env(1)
+    env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo")
+    procs = []
+    for rank in range(2):
+        out = tempfile.TemporaryFile()
+        metrics = os.path.join(work, f"torch-rank{rank}.json")
+        procs.append((subprocess.Popen(command(rank, port, metrics), env=env, stdout=out, stderr=subprocess.STDOUT),
+                      out, metrics))
+    rss = 0
+    for proc, out, _ in procs:
+        status, peak = reap(proc)
+        rss += peak
+        if status != 0:
+            out.seek(0)
+            fail("DDP rank", out.read().decode(errors="replace"))
+        out.close()
+    with open(procs[0][2]) as f:
+        return json.load(f), rss
+
+
+# OpenBLAS kernels that use AVX2 and FMA, no AVX-512.
+AVX2_KERNELS = {"haswell", "zen"}
+
+
+def isa_setup(program):
+    """ISA=same (the default): each side runs the instructions the environment gives it, and
+    where OPENBLAS_CORETYPE holds OpenBLAS (this project's GEMMs) to AVX2 kernels, PyTorch's
+    own kernels are held to AVX2 as well. ISA=native: both sides use every instruction set of
+    the machine; OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE leave the environment of every run,
+    the sgemm rate's included."""
+    isa = os.environ.get("ISA", "same")
+    if isa not in ("same", "native"):
+        sys.exit(f"{program}: ISA must be 'same' or 'native', got '{isa}'")
+    if isa == "native":
+        os.environ.pop("OPENBLAS_CORETYPE", None)
+        os.environ.pop("OPENBLAS_L2_SIZE", None)
+
+
+def peer_isa_env():
+    """PyTorch's instruction sets held to AVX2 (oneDNN, MKL, ATen's vectorised loops) where
+    OPENBLAS_CORETYPE holds this project's GEMMs to AVX2; nothing otherwise."""
+    if os.environ.get("OPENBLAS_CORETYPE", "").lower() not in AVX2_KERNELS:
+        return {}
+    return dict(DNNL_MAX_CPU_ISA="AVX2", ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2",
+                MKL_ENABLE_INSTRUCTIONS="AVX2")
+
+
+def thread_env(threads):
+    """PyTorch's best settings: its intra-op threads, and BLAS libraries that do not add their
+    own threads on top (OpenBLAS for Debian's build; MKL follows torch.set_num_threads); its
+    instruction set as peer_isa_env says."""
+    env = dict(os.environ)
+    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env.update(peer_isa_env())
+    return env
+
+
+def nn_env():
+    """This project's runs: --threads gives each device its compute threads, which split the
+    work; OpenBLAS runs one thread inside each part."""
+    return dict(os.environ, OPENBLAS_NUM_THREADS="1")
+
+
+def sgemm_rate(threads):
+    """(median GFLOP/s, the name of OpenBLAS's kernels)"""
+    out = json.loads(subprocess.run([SGEMM, str(threads)], check=True, capture_output=True, text=True).stdout)
+    return out["gflops_median"], out["kernels"]
+
+
+class SgemmRates:
+    """The sgemm rate on 1 and 2 threads, measured once per round."""
+
+    def __init__(self):
+        self.rates, self.kernels = {1: [], 2: []}, set()
+
+    def measure(self):
+        for threads in (1, 2):
+            rate, name = sgemm_rate(threads)
+            self.rates[threads].append(rate)
+            self.kernels.add(name)
+
+    def median(self, config):
+        """The median rate for a configuration's thread count (2 for two devices of 1 thread)."""
+        return statistics.median(self.rates[1 if config == "1t" else 2])
+
+
+def cpu_name():
+    """The model name, family and model numbers and vector extensions /proc/cpuinfo gives."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or "unknown CPU"
+    flags = fields.get("flags", "").split()
+    vector = [name for flag, name in (("avx2", "AVX2"), ("fma", "FMA"), ("avx512f", "AVX-512")) if flag in flags]
+    return (f"{fields.get('model name', 'unknown CPU')} (family {fields.get('cpu family', '?')}, "
+            f"model {fields.get('model', '?')}; {', '.join(vector) or 'no AVX2'})")
+
+
+def print_setup(sgemm, load_before, load_after):
+    """The lines after a table's title: sgemm rates and kernels, DDP, instruction sets, load."""
+    print(f"sgemm (nn::blas::gemm, OpenBLAS's {'/'.join(sorted(sgemm.kernels))} kernels, 1024^3), median of "
+          f"rounds: 1 thread {sgemm.median('1t'):.1f} GFLOP/s, 2 threads {sgemm.median('2t'):.1f} GFLOP/s")
+    print("DDP: 2 processes x 1 thread, gloo on 127.0.0.1; its peak RSS is the sum of the two")
+    if peer_isa_env():
+        print(f"PyTorch held to AVX2 (DNNL_MAX_CPU_ISA, ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS), as "
+              f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} holds this project's GEMMs; "
+              f"ISA=native frees both")
+    else:
+        print("PyTorch's kernels are not held back"
+              + ("; ISA=native: OpenBLAS picks its kernels for this CPU" if os.environ.get("ISA") == "native" else ""))
+    # Other work on the machine shows here first: the spread of each row widens with it.
+    print("load average (1, 5, 15 min) before the rounds: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
+        *load_before, *load_after))
+
+
+def spread(values):
+    return f"{statistics.median(values):6.0f} ({min(values):.0f}-{max(values):.0f})"
+
+
+def noisy(*series):
+    """A warning when the values of a measurement over the rounds differ by more than a quarter
+    of their median."""
+    for values in series:
+        if max(values) - min(values) > 0.25 * statistics.median(values):
+            return "\n  {:22s} UNRELIABLE: the runs differ by more than 25% of their median".format("")
+    return ""

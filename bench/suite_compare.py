@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Runs tools/bench-suite.sh's rounds and prints its table: each network of the suite (LeNet, an
+MLP, a VGG-style CNN with batch normalisation, the residual network of examples/resnet) trained
+on synthetic data with this project (bench/train_synthetic) and with PyTorch
+(bench/networks_torch.py), alternately, in each configuration (1 thread, 2 threads, 2 devices
+or processes of 1 thread), and the machine's sgemm rate measured in the same run.
+"""
+import argparse
+import datetime
+import os
+import statistics
+import sys
+import tempfile
+
+from compare_common import (CONFIGS, HERE, ROOT, SgemmRates, cpu_name, isa_setup, nn_env, noisy, print_setup,
+                            run_ddp, run_json, spread, thread_env)
+
+TRAIN = os.path.join(ROOT, "bazel-bin", "bench", "train_synthetic")
+TORCH_SCRIPT = os.path.join(HERE, "networks_torch.py")
+
+# network: (timed steps of a run at batch 128, about 1 to 5 seconds of this project's training
+# on one thread; the floor of its ratio to PyTorch)
+NETWORKS = {
+    "lenet": (60, 2.0),
+    "mlp": (60, 1.5),
+    "vgg": (12, 1.5),
+    "resnet": (20, 1.5),
+}
+
+
+def run_nn(network, config, args, work):
+    threads, devices = next((t, d) for _, c, t, d in CONFIGS if c == config)
+    metrics = os.path.join(work, "nn.json")
+    cmd = [TRAIN, "--network", network, "--batch-size", str(args.batch_size), "--steps", str(steps(network, args)),
+           "--threads", str(threads), "--devices", devices, "--metrics", metrics]
+    m, rss = run_json(cmd, metrics, nn_env())
+    return {"ips": m["images_per_second"], "rss_kb": rss, "flop": flop_per_image(m)}
+
+
+def run_torch(python, network, config, args, work):
+    base = [python, TORCH_SCRIPT, "--network", network, "--batch-size", str(args.batch_size), "--steps",
+            str(steps(network, args))]
+    if config == "dp":
+        m, rss = run_ddp(lambda rank, port, metrics: base + ["--threads", "1", "--rank", str(rank), "--world-size",
+                                                             "2", "--port", str(port), "--metrics", metrics], work)
+    else:
+        threads = 1 if config == "1t" else 2
+        metrics = os.path.join(work, "torch.json")
+        m, rss = run_json(base + ["--threads", str(threads), "--metrics", metrics], metrics, thread_env(threads))
+    return {"ips": m["images_per_second"], "rss_kb": rss, "version": m["torch"]}
+
+
+def steps(network, args):
+    return max(1, round(NETWORKS[network][0] * args.scale))
+
+
+def flop_per_image(m):
+    """Forward multiply-adds through the convolutions and Linear layers; backward twice those
+    less the first layer's gradInput, which training does not need; 2 flops per multiply-add."""
+    return 2 * (3 * m["forward_macs"] - m["first_layer_macs"])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--scale", type=float, default=1.0, help="multiplies every network's timed steps")
+    p.add_argument("--networks", default=",".join(NETWORKS), help="comma-separated, of " + ", ".join(NETWORKS))
+    p.add_argument("--torch", action="append", default=[], metavar="ORIGIN=PYTHON",
+                   help="where a torch comes from (PyPI, Debian) and a Python that imports it; "
+                        "the first is the peer the targets are checked against")
+    a = p.parse_args()
+    a.networks = a.networks.split(",")
+    unknown = [n for n in a.networks if n not in NETWORKS]
+    if unknown:
+        sys.exit(f"suite_compare: unknown network {', '.join(unknown)}; expected some of {', '.join(NETWORKS)}")
+    if not a.torch:
+        sys.exit("suite_compare: no Python with torch given (--torch)")
+    isa_setup("suite_compare")
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as work:
+        run_rounds(a, work)
+
+
+def run_rounds(a, work):
+    origins = {f"torch{i}": spec.split("=", 1)[0] for i, spec in enumerate(a.torch)}
+    impls = [("nn", None)] + [(f"torch{i}", spec.split("=", 1)[1]) for i, spec in enumerate(a.torch)]
+    results = {(n, c, name): [] for n in a.networks for _, c, _, _ in CONFIGS for name, _ in impls}
+    versions, sgemm = {}, SgemmRates()
+    load_before = os.getloadavg()
+    print(f"{a.rounds} rounds; each runs every network and configuration with this project, then with each "
+          "PyTorch", file=sys.stderr)
+    for r in range(1, a.rounds + 1):
+        sgemm.measure()
+        for network in a.networks:
+            for _, config, _, _ in CONFIGS:
+                for name, python in impls:
+                    res = (run_nn(network, config, a, work) if python is None
+                           else run_torch(python, network, config, a, work))
+                    if "version" in res:
+                        versions[name] = res["version"]
+                    results[(network, config, name)].append(res)
+                    print(f"round {r}  {network:6s} {config}  {name:7s} {res['ips']:7.0f} images/s  "
+                          f"{res['rss_kb'] / 1024:6.0f} MB", file=sys.stderr)
+    load_after = os.getloadavg()
+
+    def label(name, config):
+        if name == "nn":
+            return "nn DataParallelTable" if config == "dp" else "nn (this project)"
+        return f"PyTorch {versions[name].split('+')[0]} {origins[name]}" + (" DDP" if config == "dp" else "")
+
+    print(f"Training on the CPU, synthetic data, {datetime.date.today()}: {cpu_name()}, {os.cpu_count()} cores")
+    print(f"batch {a.batch_size}, after 3 warm-up steps; {a.rounds} alternating rounds; images/s: median (min-max)")
+    print_setup(sgemm, load_before, load_after)
+    print()
+    header = (f"{'network':8s} {'configuration':22s} {'implementation':26s} {'images/s':>20s} {'nn/this':>8s} "
+              f"{'GFLOP/s':>8s} {'% sgemm':>8s} {'peak RSS MB':>12s}")
+    print(header)
+    print("-" * len(header))
+    for network in a.networks:
+        flop = results[(network, "1t", "nn")][0]["flop"]
+        for title, config, _, _ in CONFIGS:
+            ours = statistics.median(x["ips"] for x in results[(network, config, "nn")])
+            for i, (name, _) in enumerate(impls):
+                runs = results[(network, config, name)]
+                ips = [x["ips"] for x in runs]
+                median = statistics.median(ips)
+                gflops = flop * median / 1e9
+                rss = statistics.median(x["rss_kb"] for x in runs) / 1024
+                print(f"{network if i == 0 and config == '1t' else '':8s} {title if i == 0 else '':22s} "
+                      f"{label(name, config):26s} {spread(ips):>20s} {ours / median:7.2f}x {gflops:8.1f} "
+                      f"{100 * gflops / sgemm.median(config):7.1f}% {rss:12.0f}")
+        print(f"{'':8s} work per image: {flop / 1e6:.1f} MFLOP forward + backward")
+    print()
+    peer = "torch0"
+    print(f"targets against {label(peer, '1t')}; each round's ratio beside the medians':")
+    for network in a.networks:
+        floor = NETWORKS[network][1]
+        for title, config, _, _ in CONFIGS:
+            ours = results[(network, config, "nn")]
+            theirs = results[(network, config, peer)]
+            ratio = statistics.median(x["ips"] for x in ours) / statistics.median(x["ips"] for x in theirs)
+            rounds = " ".join(f"{x['ips'] / y['ips']:.2f}" for x, y in zip(ours, theirs))
+            rss_ours = statistics.median(x["rss_kb"] for x in ours)
+            rss_theirs = statistics.median(x["rss_kb"] for x in theirs)
+            print(f"  {network:6s} {title:22s} speed {ratio:.2f}x (target {floor}x: "
+                  f"{'met' if ratio >= floor else 'NOT met'}; rounds {rounds}); peak RSS {rss_ours / 1024:.0f} MB "
+                  f"vs {rss_theirs / 1024:.0f} MB ({'met' if rss_ours <= rss_theirs else 'NOT met'})"
+                  f"{noisy([x['ips'] for x in ours], [y['ips'] for y in theirs])}")
+
+
+if __name__ == "__main__":
+    main()

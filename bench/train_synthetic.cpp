@@ -1,0 +1,169 @@
+// Trains one network of the benchmark suite (bench/Networks.h) on synthetic data and prints one
+// JSON line: images/s of the timed steps, the work per image, the final loss. PyTorch's side is
+// bench/networks_torch.py; tools/bench-suite.sh runs both alternately.
+//
+//   train_synthetic --network vgg [--batch-size 128] [--steps 20] [--warmup 3] [--threads 1]
+//                   [--devices cpu:0,cpu:1] [--profile] [--metrics FILE]
+//
+// A step is what examples/lenet does: zeroGradParameters, forward, ClassNLLCriterion forward
+// (the loss read on the host) and backward, backward, SGD (lr 0.01, momentum 0.9, dampening 0,
+// weight decay 5e-4). The images need no gradient (setGradInputNeeded(false)). Several devices
+// train through a DataParallelTable(0, flattenParams, useNCCL) over them. The batches are
+// eight fixed batches of normal noise with random labels, taken in turn, already on the first
+// device, so that the figures are those of training alone.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/Networks.h"
+#include "cunn/cunn.h"
+#include "nn/nn.h"
+
+namespace {
+
+struct Flags {
+  std::string network = "lenet";
+  int64_t batchSize = 128, steps = 20, warmup = 3;
+  int threads = 1;
+  std::string devices = "cpu:0";
+  bool profile = false;
+  std::string metrics;
+};
+
+[[noreturn]] void usage(const std::string& error) {
+  std::fprintf(stderr,
+               "train_synthetic: %s\n"
+               "usage: train_synthetic --network lenet|mlp|vgg|resnet [--batch-size N] [--steps N] [--warmup N]\n"
+               "                       [--threads N] [--devices cpu:0,cpu:1] [--profile] [--metrics FILE]\n",
+               error.c_str());
+  std::exit(2);
+}
+
+int64_t positive(const std::string& flag, const std::string& value) {
+  char* end = nullptr;
+  const long long v = std::strtoll(value.c_str(), &end, 10);
+  if (end == value.c_str() || *end != '\0' || v <= 0) usage(flag + " expects a positive integer, got '" + value + "'");
+  return v;
+}
+
+Flags parse(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--profile") {
+      f.profile = true;
+      continue;
+    }
+    if (i + 1 >= argc) usage(arg == "--help" ? "help" : "unknown flag or missing value: " + arg);
+    const std::string value = argv[++i];
+    if (arg == "--network")
+      f.network = value;
+    else if (arg == "--batch-size")
+      f.batchSize = positive(arg, value);
+    else if (arg == "--steps")
+      f.steps = positive(arg, value);
+    else if (arg == "--warmup")
+      f.warmup = positive(arg, value);
+    else if (arg == "--threads")
+      f.threads = static_cast<int>(positive(arg, value));
+    else if (arg == "--devices")
+      f.devices = value;
+    else if (arg == "--metrics")
+      f.metrics = value;
+    else
+      usage("unknown flag " + arg);
+  }
+  return f;
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int run(const Flags& f) {
+  std::vector<nn::Device> devices;
+  std::stringstream list(f.devices);
+  for (std::string item; std::getline(list, item, ',');) devices.push_back(nn::Device::parse(item));
+  NN_CHECK(!devices.empty(), "train_synthetic: --devices lists no device");
+  nn::setNumThreads(f.threads);
+  nn::setProfiling(f.profile);
+  nn::manualSeed(1);
+
+  bench::Network net = bench::makeNetwork(f.network);
+  nn::ModulePtr model = net.model;
+  model->setGradInputNeeded(false);
+  if (devices.size() > 1) {
+    auto table = std::make_shared<nn::DataParallelTable>(0, true, true);
+    table->add(model, devices);
+    model = table;
+  } else {
+    model->to(devices[0]);
+  }
+  nn::ClassNLLCriterion criterion;
+  nn::SGD sgd(model->getParameters(), nn::SgdOptions{0.01f, 0, 5e-4f, 0.9f, 0.f, false});
+
+  std::vector<int64_t> sizes{f.batchSize};
+  sizes.insert(sizes.end(), net.sampleSizes.begin(), net.sampleSizes.end());
+  nn::Generator data(2);
+  std::vector<nn::Tensor> inputs, targets;
+  for (int b = 0; b < 8; ++b) {
+    nn::Tensor x = nn::Tensor::empty(sizes);
+    x.normal_(data, 0.f, 1.f);
+    std::vector<float> labels(static_cast<size_t>(f.batchSize));
+    for (float& label : labels) label = static_cast<float>(data.below(static_cast<uint64_t>(net.classes)));
+    inputs.push_back(x.to(devices[0]));
+    targets.push_back(nn::Tensor::fromVector({f.batchSize}, labels).to(devices[0]));
+  }
+
+  double loss = 0;
+  auto step = [&](int64_t k) {
+    const nn::Tensor& x = inputs[k % inputs.size()];
+    const nn::Tensor& y = targets[k % targets.size()];
+    model->zeroGradParameters();
+    const nn::Tensor& out = model->forward(x);
+    loss = criterion.forward(out, y);
+    criterion.backward(out, y);
+    model->backward(x, criterion.gradInput);
+    sgd.step();
+  };
+  for (int64_t k = 0; k < f.warmup; ++k) step(k);
+  nn::resetProfile(*model);
+  const double start = now();
+  for (int64_t k = 0; k < f.steps; ++k) step(f.warmup + k);
+  const double elapsed = now() - start;
+  const double imagesPerSecond = static_cast<double>(f.steps * f.batchSize) / elapsed;
+
+  if (f.profile)
+    std::printf("%s", nn::profileTable(*model, {}, nn::PassTime{elapsed, static_cast<int64_t>(f.steps)}).c_str());
+  // The first replica (a DataParallelTable's is the module given to it) gives the work per image.
+  const bench::ForwardWork work = bench::forwardWork(*net.model);
+  std::ostringstream line;
+  line << "{\"network\": \"" << net.name << "\", \"images_per_second\": " << imagesPerSecond
+       << ", \"forward_macs\": " << work.multiplyAdds << ", \"first_layer_macs\": " << work.firstLayer
+       << ", \"loss\": " << loss << ", \"steps\": " << f.steps << ", \"batch_size\": " << f.batchSize
+       << ", \"threads\": " << f.threads << ", \"devices\": " << devices.size() << "}\n";
+  std::cout << line.str();
+  if (!f.metrics.empty()) {
+    std::ofstream out(f.metrics);
+    out << line.str();
+    NN_CHECK(out.good(), "train_synthetic: cannot write " << f.metrics);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Flags flags = parse(argc, argv);
+  try {
+    return run(flags);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "train_synthetic: %s\n", e.what());
+    return 1;
+  }
+}
