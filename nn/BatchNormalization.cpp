@@ -82,7 +82,9 @@ BatchNormState BatchNormalization::state() {
           saveInvstd_.rawData(),
           options_.eps,
           options_.momentum,
-          train_};
+          train_,
+          gradSums_.numel() != 0 ? gradSums_.rawData() : nullptr,
+          false};
 }
 
 const Tensor& BatchNormalization::updateOutput(const Tensor& input) {
@@ -98,6 +100,7 @@ const Tensor& BatchNormalization::updateOutput(const Tensor& input) {
     saveMean_.resize_({options_.nOutput}, input.device());
     saveInvstd_.resize_({options_.nOutput}, input.device());
   }
+  gradSumsInput_ = gradSumsGradOutput_ = nullptr;
   kernelsOf(input.device()).batchNorm.updateOutput(input.device(), x.rawData(), output.rawData(), shape, state());
   return output;
 }
@@ -105,6 +108,8 @@ const Tensor& BatchNormalization::updateOutput(const Tensor& input) {
 void BatchNormalization::clearState() {
   saveMean_.set_(Tensor());
   saveInvstd_.set_(Tensor());
+  gradSums_.set_(Tensor());
+  gradSumsInput_ = gradSumsGradOutput_ = nullptr;
   Module::clearState();
 }
 
@@ -114,9 +119,13 @@ const Tensor& BatchNormalization::updateGradInput(const Tensor& input, const Ten
   const Tensor x = input.contiguous();
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
+  const bool sums = train_ && options_.affine;
+  if (sums) gradSums_.resize_({2, options_.nOutput}, input.device());
   kernelsOf(input.device())
       .batchNorm.updateGradInput(input.device(), x.rawData(), g.rawData(), gradInput.rawData(), shapeOf(input),
                                  state());
+  gradSumsInput_ = sums ? x.rawData() : nullptr;
+  gradSumsGradOutput_ = sums ? g.rawData() : nullptr;
   return gradInput;
 }
 
@@ -126,9 +135,12 @@ void BatchNormalization::accGradParameters(const Tensor& input, const Tensor& gr
   checkGradOutput(input, gradOutput);
   const Tensor x = input.contiguous();
   const Tensor g = gradOutput.contiguous();
+  BatchNormState st = state();
+  st.gradSumsValid = train_ && gradSumsInput_ == x.rawData() && gradSumsGradOutput_ == g.rawData();
+  gradSumsInput_ = gradSumsGradOutput_ = nullptr;
   kernelsOf(input.device())
       .batchNorm.accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(), gradBias.rawData(),
-                                   shapeOf(input), state(), scale);
+                                   shapeOf(input), st, scale);
 }
 
 }  // namespace nn

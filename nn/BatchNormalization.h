@@ -38,6 +38,8 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   /// statistics towards the batch ones (the variance unbiased); evaluate() uses the running ones.
   const Tensor& updateOutput(const Tensor& input) override;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  /// Right after a training-mode updateGradInput of the same input and gradOutput (as backward
+  /// calls them), takes the per-feature sums that pass computed instead of reading both again.
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
 
   /// Also releases the saved batch statistics.
@@ -75,6 +77,11 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   int inputDim_;
   // The batch mean and 1 / sqrt(biased var + eps) of the last training-mode forward.
   Tensor saveMean_, saveInvstd_;
+  // [2, nOutput]: the sums of the gradients (BatchNormState::gradSums) of the last training
+  // updateGradInput, for the input and gradOutput data it read (null when there are none to take).
+  Tensor gradSums_;
+  const float* gradSumsInput_ = nullptr;
+  const float* gradSumsGradOutput_ = nullptr;
 };
 
 }  // namespace nn

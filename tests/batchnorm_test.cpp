@@ -3,7 +3,8 @@
 // every device type, and the modules on another device compared with those on the host.
 //
 // Every device sums the batch statistics (mean, variance, and the backward's sum of g and of
-// (x - mean) g) in double and rounds them to float once; everything after them is the same
+// (x - mean) g) in double (the CPU each sample's row of a feature in float lanes first) and
+// rounds them to float once; everything after them is the same
 // nn/math/BatchNorm.h formula in float. Where the statistics are sums of small integers they
 // are exact in any order, and the results are the CPU's on every device. Elsewhere the CUDA
 // kernels sum in another order, and batchNormBound bounds how far their results may lie from
@@ -462,6 +463,47 @@ TEST_CASE("BatchNormalization initialises and names its state as Torch7 and PyTo
   names.clear();
   for (const nn::NamedTensor& t : plain.stateDict()) names.push_back(t.name);
   REQUIRE(names == std::vector<std::string>{"running_mean", "running_var"});
+}
+
+NN_DEVICE_TEST_CASE("BatchNormalization accGradParameters takes updateGradInput's sums only for the same tensors",
+                    "[BatchNormalization]") {
+  nn::manualSeed(4);
+  nn::SpatialBatchNormalization bn(3);
+  bn.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({4, 3, 5, 6}, 15));
+  const Tensor g1 = kind.on(nn::test::randomTensor({4, 3, 5, 6}, 16));
+  const Tensor g2 = kind.on(nn::test::randomTensor({4, 3, 5, 6}, 17));
+  bn.forward(x);
+  // The parameter gradients of g2 summed afresh, with no updateGradInput before.
+  bn.zeroGradParameters();
+  bn.accGradParameters(x, g2, 0.5f);
+  const Tensor fresh = bn.gradWeight.clone(), freshBias = bn.gradBias.clone();
+  REQUIRE(nn::test::maxAbsDiff(fresh, std::vector<float>(3, 0.f)) > 0);
+  // After updateGradInput of g1, accGradParameters of g2 must not take g1's sums.
+  bn.zeroGradParameters();
+  bn.updateGradInput(x, g1);
+  bn.accGradParameters(x, g2, 0.5f);
+  CHECK(nn::test::maxAbsDiff(bn.gradWeight, fresh) == 0);
+  CHECK(nn::test::maxAbsDiff(bn.gradBias, freshBias) == 0);
+  // backward of g2 (updateGradInput, then accGradParameters of the same tensors) gives the same
+  // floats from the saved sums, once: a second accGradParameters sums again, adding as much.
+  bn.zeroGradParameters();
+  bn.backward(x, g2, 0.5f);
+  CHECK(nn::test::maxAbsDiff(bn.gradWeight, fresh) == 0);
+  CHECK(nn::test::maxAbsDiff(bn.gradBias, freshBias) == 0);
+  bn.accGradParameters(x, g2, 0.5f);
+  CHECK(nn::test::maxAbsDiff(bn.gradWeight, fresh.clone().mul_(2.f)) == 0);
+  // A forward in between changes the saved statistics: the sums of x about the old mean no
+  // longer serve, even for the same tensors.
+  bn.zeroGradParameters();
+  bn.updateGradInput(x, g2);
+  bn.forward(kind.on(nn::test::randomTensor({4, 3, 5, 6}, 18)));
+  bn.accGradParameters(x, g2, 0.5f);
+  const Tensor afterForward = bn.gradWeight.clone();
+  bn.zeroGradParameters();
+  bn.accGradParameters(x, g2, 0.5f);
+  CHECK(nn::test::maxAbsDiff(bn.gradWeight, afterForward) == 0);
+  CHECK(nn::test::maxAbsDiff(afterForward, fresh) > 0);
 }
 
 NN_DEVICE_TEST_CASE("BatchNormalization allocates nothing in a steady training step", "[BatchNormalization]") {

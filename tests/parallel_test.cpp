@@ -17,6 +17,7 @@
 #include "examples/LeNet.h"
 #include "nn/WorkerThreads.h"
 #include "nn/nn.h"
+#include "nn/SpatialBatchNormalization.h"
 #include "tests/GradCheck.h"
 
 using Catch::Contains;
@@ -171,6 +172,11 @@ TEST_CASE("modules give with three compute threads what they give with one", "[p
     checkThreadsAgree(disjoint, nn::test::randomTensor({3, 5, 8, 10}, 4), true);
     nn::SpatialMaxPooling overlapping(3, 3, 2, 2, 1, 1);
     checkThreadsAgree(overlapping, nn::test::randomTensor({3, 5, 9, 7}, 5), true);
+  }
+  SECTION("SpatialBatchNormalization: each feature's statistics and gradients summed by one part") {
+    nn::manualSeed(3);
+    nn::SpatialBatchNormalization bn(5);
+    checkThreadsAgree(bn, nn::test::randomTensor({4, 5, 7, 9}, 8), true);
   }
   SECTION("ReLU in place and Tanh over more elements than one part takes") {
     nn::ReLU relu(true);

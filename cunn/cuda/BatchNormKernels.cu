@@ -94,6 +94,10 @@ __global__ void trainingGradInputKernel(const float* x, const float* g, float* g
   const float invstd = st.saveInvstd[c];
   double dotp, gsum;
   gradientSums(x, g, s, c, mean, shared, dotp, gsum);
+  if (threadIdx.x == 0 && st.gradSums) {
+    st.gradSums[c] = static_cast<float>(dotp);
+    st.gradSums[s.features + c] = static_cast<float>(gsum);
+  }
   const float gradMean = math::batchNormAverage(gsum, m);
   const float projection = math::batchNormProjection(dotp, invstd, m);
   const float w = st.weight ? st.weight[c] : 1.f;
@@ -121,7 +125,12 @@ __global__ void accGradParametersKernel(const float* x, const float* g, float* g
   math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
                             &invstd);
   double dotp, gsum;
-  gradientSums(x, g, s, c, mean, shared, dotp, gsum);
+  if (st.gradSumsValid) {  // the same for the whole block: no thread skips blockSum alone
+    dotp = st.gradSums[c];
+    gsum = st.gradSums[s.features + c];
+  } else {
+    gradientSums(x, g, s, c, mean, shared, dotp, gsum);
+  }
   if (threadIdx.x == 0) {
     gradWeight[c] += math::batchNormGradWeight(dotp, invstd, scale);
     gradBias[c] += math::batchNormGradBias(gsum, scale);

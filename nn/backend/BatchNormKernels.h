@@ -30,6 +30,12 @@ struct BatchNormState {
   float eps;
   float momentum;
   bool train;
+  /// [2, features]: per feature, dotp = sum (x - mean) * gradOut and gsum = sum gradOut, each
+  /// rounded to float. A training updateGradInput writes them where this is not null; an
+  /// accGradParameters where gradSumsValid reads them instead of summing x and gradOut again
+  /// (the module sets it for the input and gradOutput of the updateGradInput that wrote them).
+  float* gradSums = nullptr;
+  bool gradSumsValid = false;
 };
 
 struct BatchNormKernels {
@@ -39,7 +45,8 @@ struct BatchNormKernels {
                        const BatchNormState& state);
   void (*updateGradInput)(const Device& device, const float* x, const float* gradOut, float* gradIn,
                           const BatchNormShape& shape, const BatchNormState& state);
-  /// gradWeight += scale * dotp * invstd and gradBias += scale * gsum, per feature.
+  /// gradWeight += scale * dotp * invstd and gradBias += scale * gsum, per feature; dotp and
+  /// gsum from state.gradSums where state.gradSumsValid, else from x and gradOut.
   void (*accGradParameters)(const Device& device, const float* x, const float* gradOut, float* gradWeight,
                             float* gradBias, const BatchNormShape& shape, const BatchNormState& state, float scale);
 };

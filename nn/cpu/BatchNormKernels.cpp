@@ -1,5 +1,11 @@
-// The CPU table of BatchNormKernels: per feature, plain loops over the batch and positions,
-// the sums in double.
+// The CPU table of BatchNormKernels. The features are cut into one part per compute thread of
+// the device (nn/Parallel.h), each feature's work done whole by one thread, so the results do
+// not depend on the thread count. Over a feature's values, a row (one sample's positions) is
+// summed in kLanes float lanes, which vectorise, and the rows' sums are added in double: the
+// training forward takes three passes (sum, sum of squared deviations, output), the training
+// backward two (the sums of the gradients, gradInput), and accGradParameters none after
+// updateGradInput (it takes the sums that pass saved, BatchNormState::gradSums).
+#include "nn/Parallel.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/BatchNorm.h"
 
@@ -7,10 +13,36 @@ namespace nn::cpu {
 
 namespace {
 
-void statistics(const BatchNormState& st, int64_t c, float& mean, float& invstd) {
-  math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
-                            &invstd);
+// Lanes of the float partial sums: a fixed count, so that every instruction set (8 lanes of
+// AVX2 twice, 16 of AVX-512 once) adds the same numbers in the same order.
+constexpr int kLanes = 16;
+
+// sum over i < n of term(i): kLanes float lanes over the row, their total and the tail in
+// double.
+template <typename Term>
+inline double rowSum(int64_t n, Term term) {
+  float lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lanes[j] += term(i + j);
+  double sum = 0;
+  for (int j = 0; j < kLanes; ++j) sum += lanes[j];
+  for (; i < n; ++i) sum += term(i);
+  return sum;
 }
+
+// body(first, last) over the features of each part, one part per compute thread.
+template <typename Body>
+void forFeatures(const Device& device, const BatchNormShape& s, Body body) {
+  const int parts = parallelParts(device, s.features);
+  parallelFor(device, parts, [&](int p) {
+    const Range r = partRange(s.features, parts, p);
+    body(r.begin, r.end);
+  });
+}
+
+// Feature c's row of sample n: `positions` values.
+inline int64_t rowOf(const BatchNormShape& s, int64_t n, int64_t c) { return (n * s.features + c) * s.positions; }
 
 // Over feature c: dotp = sum (x - mean) * g and gsum = sum g.
 void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean, double& dotp,
@@ -18,89 +50,108 @@ void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64
   dotp = 0;
   gsum = 0;
   for (int64_t n = 0; n < s.batch; ++n) {
-    const int64_t base = (n * s.features + c) * s.positions;
-    for (int64_t p = 0; p < s.positions; ++p) {
-      gsum += g[base + p];
-      dotp += (static_cast<double>(x[base + p]) - mean) * g[base + p];
-    }
+    const float* xr = x + rowOf(s, n, c);
+    const float* gr = g + rowOf(s, n, c);
+    gsum += rowSum(s.positions, [&](int64_t p) { return gr[p]; });
+    dotp += rowSum(s.positions, [&](int64_t p) { return (xr[p] - mean) * gr[p]; });
   }
 }
 
-void cpuUpdateOutput(const Device&, const float* x, float* y, const BatchNormShape& s, const BatchNormState& st) {
+void cpuUpdateOutput(const Device& device, const float* x, float* y, const BatchNormShape& s,
+                     const BatchNormState& st) {
   const int64_t m = s.batch * s.positions;
-  for (int64_t c = 0; c < s.features; ++c) {
-    float mean, invstd;
-    if (st.train) {
-      double sum = 0;
-      for (int64_t n = 0; n < s.batch; ++n) {
-        const float* xc = x + (n * s.features + c) * s.positions;
-        for (int64_t p = 0; p < s.positions; ++p) sum += xc[p];
-      }
-      mean = math::batchNormAverage(sum, m);
-      double sumSquares = 0;
-      for (int64_t n = 0; n < s.batch; ++n) {
-        const float* xc = x + (n * s.features + c) * s.positions;
-        for (int64_t p = 0; p < s.positions; ++p) {
-          const double d = static_cast<double>(xc[p]) - mean;
-          sumSquares += d * d;
+  forFeatures(device, s, [&](int64_t first, int64_t last) {
+    for (int64_t c = first; c < last; ++c) {
+      float mean, invstd;
+      if (st.train) {
+        double sum = 0;
+        for (int64_t n = 0; n < s.batch; ++n) {
+          const float* xr = x + rowOf(s, n, c);
+          sum += rowSum(s.positions, [&](int64_t p) { return xr[p]; });
         }
+        mean = math::batchNormAverage(sum, m);
+        double sumSquares = 0;
+        for (int64_t n = 0; n < s.batch; ++n) {
+          const float* xr = x + rowOf(s, n, c);
+          sumSquares += rowSum(s.positions, [&](int64_t p) {
+            const float d = xr[p] - mean;
+            return d * d;
+          });
+        }
+        invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
+        st.saveMean[c] = mean;
+        st.saveInvstd[c] = invstd;
+        st.runningMean[c] = math::batchNormRunningMean(st.runningMean[c], mean, st.momentum);
+        st.runningVar[c] = math::batchNormRunningVar(st.runningVar[c], sumSquares, m, st.momentum);
+      } else {
+        mean = st.runningMean[c];
+        invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
       }
-      invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
-      st.saveMean[c] = mean;
-      st.saveInvstd[c] = invstd;
-      st.runningMean[c] = math::batchNormRunningMean(st.runningMean[c], mean, st.momentum);
-      st.runningVar[c] = math::batchNormRunningVar(st.runningVar[c], sumSquares, m, st.momentum);
-    } else {
-      mean = st.runningMean[c];
-      invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
+      const float w = st.weight ? st.weight[c] : 1.f;
+      const float b = st.bias ? st.bias[c] : 0.f;
+      for (int64_t n = 0; n < s.batch; ++n) {
+        const float* xr = x + rowOf(s, n, c);
+        float* yr = y + rowOf(s, n, c);
+        for (int64_t p = 0; p < s.positions; ++p) yr[p] = math::batchNormOutput(xr[p], mean, invstd, w, b);
+      }
     }
-    const float w = st.weight ? st.weight[c] : 1.f;
-    const float b = st.bias ? st.bias[c] : 0.f;
-    for (int64_t n = 0; n < s.batch; ++n) {
-      const int64_t base = (n * s.features + c) * s.positions;
-      for (int64_t p = 0; p < s.positions; ++p) y[base + p] = math::batchNormOutput(x[base + p], mean, invstd, w, b);
-    }
-  }
+  });
 }
 
-void cpuUpdateGradInput(const Device&, const float* x, const float* g, float* gi, const BatchNormShape& s,
+void cpuUpdateGradInput(const Device& device, const float* x, const float* g, float* gi, const BatchNormShape& s,
                         const BatchNormState& st) {
   const int64_t m = s.batch * s.positions;
-  for (int64_t c = 0; c < s.features; ++c) {
-    float mean, invstd;
-    statistics(st, c, mean, invstd);
-    const float w = st.weight ? st.weight[c] : 1.f;
-    if (st.train) {
+  forFeatures(device, s, [&](int64_t first, int64_t last) {
+    for (int64_t c = first; c < last; ++c) {
+      float mean, invstd;
+      math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
+                                &invstd);
+      const float w = st.weight ? st.weight[c] : 1.f;
+      if (!st.train) {
+        for (int64_t n = 0; n < s.batch; ++n) {
+          const float* gr = g + rowOf(s, n, c);
+          float* out = gi + rowOf(s, n, c);
+          for (int64_t p = 0; p < s.positions; ++p) out[p] = math::batchNormGradInputEvaluate(gr[p], invstd, w);
+        }
+        continue;
+      }
       double dotp, gsum;
       gradientSums(x, g, s, c, mean, dotp, gsum);
+      if (st.gradSums) {
+        st.gradSums[c] = static_cast<float>(dotp);
+        st.gradSums[s.features + c] = static_cast<float>(gsum);
+      }
       const float gradMean = math::batchNormAverage(gsum, m);
       const float projection = math::batchNormProjection(dotp, invstd, m);
       for (int64_t n = 0; n < s.batch; ++n) {
-        const int64_t base = (n * s.features + c) * s.positions;
+        const float* xr = x + rowOf(s, n, c);
+        const float* gr = g + rowOf(s, n, c);
+        float* out = gi + rowOf(s, n, c);
         for (int64_t p = 0; p < s.positions; ++p)
-          gi[base + p] =
-              math::batchNormGradInputTraining(g[base + p], x[base + p], mean, invstd, w, gradMean, projection);
-      }
-    } else {
-      for (int64_t n = 0; n < s.batch; ++n) {
-        const int64_t base = (n * s.features + c) * s.positions;
-        for (int64_t p = 0; p < s.positions; ++p)
-          gi[base + p] = math::batchNormGradInputEvaluate(g[base + p], invstd, w);
+          out[p] = math::batchNormGradInputTraining(gr[p], xr[p], mean, invstd, w, gradMean, projection);
       }
     }
-  }
+  });
 }
 
-void cpuAccGradParameters(const Device&, const float* x, const float* g, float* gradWeight, float* gradBias,
+void cpuAccGradParameters(const Device& device, const float* x, const float* g, float* gradWeight, float* gradBias,
                           const BatchNormShape& s, const BatchNormState& st, float scale) {
-  for (int64_t c = 0; c < s.features; ++c) {
-    float mean, invstd;
-    statistics(st, c, mean, invstd);
-    double dotp, gsum;
-    gradientSums(x, g, s, c, mean, dotp, gsum);
-    gradWeight[c] += math::batchNormGradWeight(dotp, invstd, scale);
-    gradBias[c] += math::batchNormGradBias(gsum, scale);
-  }
+  forFeatures(device, s, [&](int64_t first, int64_t last) {
+    for (int64_t c = first; c < last; ++c) {
+      float mean, invstd;
+      math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
+                                &invstd);
+      double dotp, gsum;
+      if (st.gradSumsValid) {
+        dotp = st.gradSums[c];
+        gsum = st.gradSums[s.features + c];
+      } else {
+        gradientSums(x, g, s, c, mean, dotp, gsum);
+      }
+      gradWeight[c] += math::batchNormGradWeight(dotp, invstd, scale);
+      gradBias[c] += math::batchNormGradBias(gsum, scale);
+    }
+  });
 }
 
 }  // namespace
