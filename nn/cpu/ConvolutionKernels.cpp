@@ -82,6 +82,29 @@ void foldPlane(const float* columns, int64_t tapStride, int64_t width, int64_t k
     }
 }
 
+// The same with a stride: tap (ky, kx)'s row takes every dW-th column of every dH-th row.
+void unfoldStridedPlane(const float* plane, int64_t width, const ConvolutionShape& s, float* columns,
+                        int64_t tapStride) {
+  for (int64_t ky = 0; ky < s.kH; ++ky)
+    for (int64_t kx = 0; kx < s.kW; ++kx) {
+      const float* src = plane + ky * width + kx;
+      float* dst = columns + math::im2colRow(0, ky, kx, s.kH, s.kW) * tapStride;
+      for (int64_t oy = 0; oy < s.outHeight; ++oy, src += s.dH * width, dst += s.outWidth)
+        for (int64_t ox = 0; ox < s.outWidth; ++ox) dst[ox] = src[ox * s.dW];
+    }
+}
+
+void foldStridedPlane(const float* columns, int64_t tapStride, int64_t width, const ConvolutionShape& s,
+                      float* plane) {
+  for (int64_t ky = 0; ky < s.kH; ++ky)
+    for (int64_t kx = 0; kx < s.kW; ++kx) {
+      const float* src = columns + math::im2colRow(0, ky, kx, s.kH, s.kW) * tapStride;
+      float* dst = plane + ky * width + kx;
+      for (int64_t oy = 0; oy < s.outHeight; ++oy, src += s.outWidth, dst += s.dH * width)
+        for (int64_t ox = 0; ox < s.outWidth; ++ox) dst[ox * s.dW] += src[ox];
+    }
+}
+
 // Sum of a plane: eight float lanes, which vectorise, then a double total.
 inline double sumRow(const float* src, int64_t n) {
   float lanes[8] = {};
@@ -97,6 +120,17 @@ inline double sumRow(const float* src, int64_t n) {
 int64_t rowsOf(const ConvolutionShape& s) { return s.inPlanes * s.kH * s.kW; }
 int64_t positionsOf(const ConvolutionShape& s) { return s.outHeight * s.outWidth; }
 
+// Padded layers without dilation (the 3x3 convolutions of VGG and residual networks) unfold
+// from, and fold into, a zero-padded copy of each input plane in the workspace: every tap then
+// reads whole rows, with none of the bounds of the general loops, which cost more than the
+// copies at these sizes. The columns hold the same numbers, and col2im adds the taps of a cell
+// in the same order, so the results do not change.
+bool paddedRoute(const ConvolutionShape& s) { return (s.padH > 0 || s.padW > 0) && s.dilH == 1 && s.dilW == 1; }
+int64_t paddedWidth(const ConvolutionShape& s) { return s.width + 2 * s.padW; }
+int64_t paddedFloats(const ConvolutionShape& s) {
+  return paddedRoute(s) ? (s.height + 2 * s.padH) * paddedWidth(s) : 0;
+}
+
 // Samples unfolded at a time: as many as fit kChunkBytes, at least one.
 int64_t chunkOf(const ConvolutionShape& s) {
   const int64_t sampleBytes = rowsOf(s) * positionsOf(s) * static_cast<int64_t>(sizeof(float));
@@ -106,7 +140,7 @@ int64_t chunkOf(const ConvolutionShape& s) {
 // Both loops go sample by sample and plane by plane, so that the plane being read stays in
 // the L1 cache, and move whole rows when no tap reads padding and the stride is 1 (most
 // layers): the tap ranges of the general case cost more than the copies at these sizes.
-void im2col(const ConvolutionShape& s, const float* input, int64_t count, float* columns) {
+void im2col(const ConvolutionShape& s, const float* input, int64_t count, float* columns, float* padded) {
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
@@ -116,6 +150,22 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
                       : outW == 24 ? unfoldPlane<24>
                       : outW == 32 ? unfoldPlane<32>
                                    : unfoldPlane<0>;
+  if (paddedRoute(s)) {
+    // The border stays zero: each plane writes only the interior.
+    const int64_t pw = paddedWidth(s);
+    fillRow(padded, paddedFloats(s), 0.f);
+    for (int64_t n = 0; n < count; ++n)
+      for (int64_t c = 0; c < s.inPlanes; ++c) {
+        const float* plane = input + (n * s.inPlanes + c) * planeSize;
+        for (int64_t y = 0; y < height; ++y) copyRow(plane + y * width, padded + (y + padH) * pw + padW, width);
+        float* out = columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions;
+        if (dH == 1 && dW == 1)
+          unfold(padded, pw, kH, kW, outH, outW, out, stride);
+        else
+          unfoldStridedPlane(padded, pw, s, out, stride);
+      }
+    return;
+  }
   for (int64_t n = 0; n < count; ++n)
     for (int64_t c = 0; c < s.inPlanes; ++c) {
       const float* plane = input + (n * s.inPlanes + c) * planeSize;
@@ -153,7 +203,7 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
     }
 }
 
-void col2im(const ConvolutionShape& s, const float* columns, int64_t count, float* gradInput) {
+void col2im(const ConvolutionShape& s, const float* columns, int64_t count, float* gradInput, float* padded) {
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
@@ -163,6 +213,22 @@ void col2im(const ConvolutionShape& s, const float* columns, int64_t count, floa
                     : outW == 24 ? foldPlane<24>
                     : outW == 32 ? foldPlane<32>
                                  : foldPlane<0>;
+  if (paddedRoute(s)) {
+    // Each plane's taps summed from zero in the padded copy, then its interior added.
+    const int64_t pw = paddedWidth(s);
+    for (int64_t n = 0; n < count; ++n)
+      for (int64_t c = 0; c < s.inPlanes; ++c) {
+        fillRow(padded, paddedFloats(s), 0.f);
+        const float* in = columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions;
+        if (dH == 1 && dW == 1)
+          fold(in, stride, pw, kH, kW, outH, outW, padded);
+        else
+          foldStridedPlane(in, stride, pw, s, padded);
+        float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
+        for (int64_t y = 0; y < height; ++y) addRow(padded + (y + padH) * pw + padW, plane + y * width, width);
+      }
+    return;
+  }
   for (int64_t n = 0; n < count; ++n)
     for (int64_t c = 0; c < s.inPlanes; ++c) {
       float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
@@ -193,14 +259,16 @@ void col2im(const ConvolutionShape& s, const float* columns, int64_t count, floa
     }
 }
 
-// The workspace of `parts` parts: each part's columns [rows, chunk * positions], then, where
-// `gradients` is set, the weight and bias gradients of parts 1, 2, ... Returns the columns
-// of part 0; part p's are columnFloats(s) further on per part.
+// The workspace of `parts` parts: each part's columns [rows, chunk * positions] and padded
+// plane, then, where `gradients` is set, the weight and bias gradients of parts 1, 2, ...
+// Returns the columns of part 0; part p's are partFloats(s) further on per part, its padded
+// plane columnFloats(s) after its columns.
 int64_t columnFloats(const ConvolutionShape& s) { return rowsOf(s) * chunkOf(s) * positionsOf(s); }
+int64_t partFloats(const ConvolutionShape& s) { return columnFloats(s) + paddedFloats(s); }
 int64_t gradientFloats(const ConvolutionShape& s) { return s.outPlanes * rowsOf(s) + s.outPlanes; }
 
 float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, bool gradients, Tensor& workspace) {
-  const int64_t floats = parts * columnFloats(s) + (gradients ? (parts - 1) * gradientFloats(s) : 0);
+  const int64_t floats = parts * partFloats(s) + (gradients ? (parts - 1) * gradientFloats(s) : 0);
   workspace.resize_({floats}, device);
   return workspace.data();
 }
@@ -212,11 +280,12 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
   const int parts = parallelParts(device, s.batch);
   float* columnsBase = workspaceFor(device, s, parts, false, workspace);
   parallelFor(device, parts, [&](int p) {
-    float* columns = columnsBase + p * columnFloats(s);
+    float* columns = columnsBase + p * partFloats(s);
+    float* padded = columns + columnFloats(s);
     const Range r = partRange(s.batch, parts, p);
     for (int64_t first = r.begin; first < r.end; first += chunk) {
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
-      im2col(s, input + first * inSample, count, columns);
+      im2col(s, input + first * inSample, count, columns, padded);
       for (int64_t n = 0; n < count; ++n) {
         // output[n] = bias + W[out, rows] * columns[rows, sample n's positions]
         float* y = output + (first + n) * outSample;
@@ -235,7 +304,8 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
   const int parts = parallelParts(device, s.batch);
   float* columnsBase = workspaceFor(device, s, parts, false, workspace);
   parallelFor(device, parts, [&](int p) {
-    float* columns = columnsBase + p * columnFloats(s);
+    float* columns = columnsBase + p * partFloats(s);
+    float* padded = columns + columnFloats(s);
     const Range r = partRange(s.batch, parts, p);
     for (int64_t first = r.begin; first < r.end; first += chunk) {
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
@@ -245,7 +315,7 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
                    positions, 0.f, columns + n * positions, cols);
       float* gi = gradInput + first * inSample;
       fillRow(gi, count * inSample, 0.f);
-      col2im(s, columns, count, gi);
+      col2im(s, columns, count, gi, padded);
     }
   });
 }
@@ -256,9 +326,10 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelParts(device, s.batch);
   float* columnsBase = workspaceFor(device, s, parts, true, workspace);
-  float* partGradients = columnsBase + parts * columnFloats(s);
+  float* partGradients = columnsBase + parts * partFloats(s);
   parallelFor(device, parts, [&](int p) {
-    float* columns = columnsBase + p * columnFloats(s);
+    float* columns = columnsBase + p * partFloats(s);
+    float* padded = columns + columnFloats(s);
     // Part 0 adds into the module's gradients, the others into their own, added below.
     float* gw = gradWeight;
     float* gb = gradBias;
@@ -270,7 +341,7 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
     const Range r = partRange(s.batch, parts, p);
     for (int64_t first = r.begin; first < r.end; first += chunk) {
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
-      im2col(s, input + first * inSample, count, columns);
+      im2col(s, input + first * inSample, count, columns, padded);
       // gradWeight[out, rows] += scale * gradOutput[n][out, positions] * columns[rows, sample n's positions]^T;
       // gradBias[out] += scale * the sum of gradOutput[n][out], while that sample is in the cache.
       for (int64_t n = 0; n < count; ++n) {

@@ -223,6 +223,18 @@ void cpuAdaptiveAverageOutput(const Device& device, const PoolingShape& s, const
 
 void cpuAdaptiveAverageGradInput(const Device& device, const PoolingShape& s, const float* gradOutput,
                                  float* gradInput) {
+  if (s.outHeight == 1 && s.outWidth == 1) {
+    // Global average pooling (a residual network's head): every cell of a plane takes the same
+    // share, the one the general formula sums alone, without its window bounds for each cell.
+    const int parts = parallelParts(device, s.planes);
+    parallelFor(device, parts, [&](int part) {
+      const Range range = partRange(s.planes, parts, part);
+      for (int64_t p = range.begin; p < range.end; ++p)
+        std::fill_n(gradInput + p * s.height * s.width, s.height * s.width,
+                    0.f + math::adaptiveAvgPoolMean(gradOutput[p], s.height, s.width));
+    });
+    return;
+  }
   forEachCell(device, s.planes, s.height, s.width, [&](int64_t p, int64_t y, int64_t x) {
     gradInput[(p * s.height + y) * s.width + x] = math::adaptiveAvgPoolGradient(
         gradOutput + p * s.outHeight * s.outWidth, s.height, s.width, s.outHeight, s.outWidth, y, x);
