@@ -1,20 +1,80 @@
-// Microbenchmarks (Google Benchmark) of LeNet's kernels at batch 128: SpatialConvolution and
-// Linear forward, updateGradInput and accGradParameters in GFLOP/s (one multiply-add counts
-// as 2), on 1 and 2 OpenBLAS threads; SpatialMaxPooling forward and backward in GB/s (bytes
-// read and written once each). Run: tools/bench-kernels.sh.
+// Microbenchmarks (Google Benchmark) of the kernels of the benchmark suite's networks at batch
+// 128, on 1 and 2 compute threads: SpatialConvolution (LeNet's 5x5 and the 3x3 padded ones of
+// the VGG-style network) and Linear forward, updateGradInput and accGradParameters in GFLOP/s
+// (one multiply-add counts as 2) and as a share of the machine's sgemm rate on as many threads;
+// SpatialBatchNormalization (training mode), ReLU, Dropout and SpatialMaxPooling forward and
+// backward in GB/s (the bytes each must read and write once) and as a share of the machine's
+// copy bandwidth. Both yardsticks are measured first, and printed. Run: tools/bench-kernels.sh.
 #include <benchmark/benchmark.h>
 
-#include "nn/Parallel.h"
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "nn/Dropout.h"
 #include "nn/Linear.h"
+#include "nn/Parallel.h"
+#include "nn/ReLU.h"
 #include "nn/Random.h"
+#include "nn/SpatialBatchNormalization.h"
 #include "nn/SpatialConvolution.h"
 #include "nn/SpatialMaxPooling.h"
+#include "nn/cpu/Blas.h"
 
 namespace {
 
 constexpr int64_t kBatch = 128;
 
-enum class Pass { Forward, GradInput, GradParameters };
+// The yardsticks on 1 and 2 threads: the sgemm rate (GFLOP/s, 1024^3 through nn::blas::gemm)
+// and the copy bandwidth (GB/s read plus written: 16 MB, the size of the activations below,
+// copied by a vectorised loop in one part per compute thread of cpu:0, from the caches where
+// they hold it; memcpy would bypass them with streaming stores).
+double gSgemm[3] = {0, 0, 0};
+double gCopy[3] = {0, 0, 0};
+
+double seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void measureYardsticks() {
+  const int64_t n = 1024;
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+  for (int threads = 1; threads <= 2; ++threads) {
+    nn::blas::setNumThreads(threads);
+    double best = 0;
+    for (int r = 0; r < 6; ++r) {
+      const double start = seconds();
+      nn::blas::gemm(false, false, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
+      best = std::max(best, 2e-9 * n * n * n / (seconds() - start));
+    }
+    gSgemm[threads] = best;
+  }
+  nn::blas::setNumThreads(1);
+  const int64_t bytes = int64_t{16} << 20;
+  std::vector<float> from(bytes / sizeof(float), 1.f), to(bytes / sizeof(float), 0.f);
+  for (int threads = 1; threads <= 2; ++threads) {
+    nn::setNumThreads(threads);
+    for (int r = 0; r < 20; ++r) {
+      const double start = seconds();
+      nn::parallelRanges(nn::Device::cpu(0), static_cast<int64_t>(from.size()), 1, [&](int64_t begin, int64_t end) {
+        // "+ 0.f", which the compiler may not drop (-0 + 0 is +0), keeps it from calling memcpy.
+        const float* __restrict src = from.data();
+        float* __restrict dst = to.data();
+        for (int64_t i = begin; i < end; ++i) dst[i] = src[i] + 0.f;
+      });
+      benchmark::DoNotOptimize(to.data());
+      gCopy[threads] = std::max(gCopy[threads], 2e-9 * static_cast<double>(bytes) / (seconds() - start));
+    }
+  }
+  nn::setNumThreads(1);
+  std::printf("yardsticks: sgemm %.1f GFLOP/s on 1 thread, %.1f on 2; copy %.1f GB/s on 1 thread, %.1f on 2\n",
+              gSgemm[1], gSgemm[2], gCopy[1], gCopy[2]);
+}
+
+// Backward: updateGradInput, then accGradParameters (Module::backward).
+enum class Pass { Forward, GradInput, GradParameters, Backward };
 
 nn::Tensor randomInput(const std::vector<int64_t>& sizes) {
   nn::Tensor t = nn::Tensor::empty(sizes);
@@ -27,9 +87,11 @@ nn::Tensor randomInput(const std::vector<int64_t>& sizes) {
 // reported per second (of wall time: OpenBLAS may run several threads) under `unit`.
 void run(benchmark::State& state, nn::Module& module, const nn::Tensor& input, Pass pass, double work,
          const char* unit) {
-  nn::setNumThreads(static_cast<int>(state.range(0)));
+  const int threads = static_cast<int>(state.range(0));
+  nn::setNumThreads(threads);
   const nn::Tensor& output = module.forward(input);
   const nn::Tensor gradOutput = randomInput(output.sizes());
+  const double start = seconds();
   for (auto _ : state) {
     switch (pass) {
       case Pass::Forward:
@@ -41,10 +103,19 @@ void run(benchmark::State& state, nn::Module& module, const nn::Tensor& input, P
       case Pass::GradParameters:
         module.accGradParameters(input, gradOutput, 1.f);
         break;
+      case Pass::Backward:
+        benchmark::DoNotOptimize(module.backward(input, gradOutput).data());
+        break;
     }
     benchmark::ClobberMemory();
   }
+  const double elapsed = seconds() - start;
   state.counters[unit] = benchmark::Counter(1e-9 * work, benchmark::Counter::kIsIterationInvariantRate);
+  // The share of the yardstick on as many threads: the sgemm rate, or the copy bandwidth.
+  const double rate = 1e-9 * work * static_cast<double>(state.iterations()) / elapsed;
+  const double peak = std::strcmp(unit, "GFLOP") == 0 ? gSgemm[threads] : gCopy[threads];
+  state.counters["peak%"] = 100 * rate / peak;
+  nn::setNumThreads(1);
 }
 
 // LeNet's convolutions: 1 -> 20 on 28x28 and 20 -> 50 on 12x12, 5x5 kernels. Every pass does
@@ -72,15 +143,68 @@ void maxPooling(benchmark::State& state, int64_t planes, int64_t size, Pass pass
   run(state, pool, randomInput({kBatch, planes, size, size}), pass, bytes, "GB");
 }
 
+// The VGG-style network's padded 3x3 convolutions: `in` -> `out` planes on size x size.
+void convolution3x3(benchmark::State& state, int64_t in, int64_t out, int64_t size, Pass pass) {
+  nn::SpatialConvolution conv(in, out, 3, 3, 1, 1, 1, 1);
+  const double flops = 2.0 * kBatch * out * size * size * in * 9;
+  run(state, conv, randomInput({kBatch, in, size, size}), pass, flops, "GFLOP");
+}
+
+// Training-mode batch normalisation of `planes` planes of size x size: forward reads the input
+// and writes the output; backward (updateGradInput, then accGradParameters, as backward calls
+// them) reads the input and gradOutput and writes gradInput.
+void batchNorm(benchmark::State& state, int64_t planes, int64_t size, Pass pass) {
+  nn::SpatialBatchNormalization bn(planes);
+  const double elements = static_cast<double>(kBatch * planes * size * size);
+  const double bytes = sizeof(float) * elements * (pass == Pass::Forward ? 2 : 3);
+  run(state, bn, randomInput({kBatch, planes, size, size}), pass, bytes, "GB");
+}
+
+// ReLU (not in place: the input stays for the next iteration) and Dropout(0.5) in training
+// mode over a VGG-sized activation [128, 32, 32, 32]: forward reads the input and writes the
+// output (Dropout also its mask), backward reads gradOutput and the input (ReLU) or the mask
+// (Dropout) and writes gradInput.
+void relu(benchmark::State& state, Pass pass) {
+  nn::ReLU module;
+  const double bytes = sizeof(float) * static_cast<double>(kBatch * 32 * 32 * 32) * (pass == Pass::Forward ? 2 : 3);
+  run(state, module, randomInput({kBatch, 32, 32, 32}), pass, bytes, "GB");
+}
+
+void dropout(benchmark::State& state, Pass pass) {
+  nn::Dropout module(0.5f);
+  const double bytes = sizeof(float) * static_cast<double>(kBatch * 32 * 32 * 32) * 3;
+  run(state, module, randomInput({kBatch, 32, 32, 32}), pass, bytes, "GB");
+}
+
 }  // namespace
 
-// Argument: OpenBLAS threads (pooling uses none).
+// Argument: compute threads (OpenBLAS runs one inside each part).
 BENCHMARK_CAPTURE(convolution, conv1_forward, 1, 20, 28, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution, conv1_gradInput, 1, 20, 28, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution, conv1_gradParameters, 1, 20, 28, Pass::GradParameters)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution, conv2_forward, 20, 50, 12, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution, conv2_gradInput, 20, 50, 12, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution, conv2_gradParameters, 20, 50, 12, Pass::GradParameters)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, vgg_32_forward, 32, 32, 32, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, vgg_32_gradInput, 32, 32, 32, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, vgg_32_gradParameters, 32, 32, 32, Pass::GradParameters)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, vgg_64_forward, 64, 64, 16, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, vgg_64_gradInput, 64, 64, 16, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, vgg_64_gradParameters, 64, 64, 16, Pass::GradParameters)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(batchNorm, bn_32_forward, 32, 32, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(batchNorm, bn_32_backward, 32, 32, Pass::Backward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(batchNorm, bn_64_forward, 64, 16, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(batchNorm, bn_64_backward, 64, 16, Pass::Backward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(relu, relu_forward, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(relu, relu_backward, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(dropout, dropout_forward, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(dropout, dropout_backward, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(linear, fc1_forward, 800, 500, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(linear, fc1_gradInput, 800, 500, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(linear, fc1_gradParameters, 800, 500, Pass::GradParameters)->Arg(1)->Arg(2)->UseRealTime();
@@ -92,4 +216,11 @@ BENCHMARK_CAPTURE(maxPooling, pool1_backward, 20, 24, Pass::GradInput)->Arg(1)->
 BENCHMARK_CAPTURE(maxPooling, pool2_forward, 50, 8, Pass::Forward)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(maxPooling, pool2_backward, 50, 8, Pass::GradInput)->Arg(1)->UseRealTime();
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  measureYardsticks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

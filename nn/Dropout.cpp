@@ -1,9 +1,12 @@
-// nn::Dropout: the mask is drawn on the host element by element from the module's generator,
-// and applied with Tensor::cmul_ on the input's device.
+// nn::Dropout: the mask is drawn on the host, by the compute threads of a CPU device, from a key
+// the module's generator gives each forward (nn/math/Dropout.h), and applied with Tensor::cmul_
+// on the input's device.
 #include "nn/Dropout.h"
 
+#include <algorithm>
 #include <sstream>
 
+#include "nn/Parallel.h"
 #include "nn/math/Dropout.h"
 
 namespace nn {
@@ -24,7 +27,23 @@ std::string Dropout::toString() const {
 void Dropout::checkInput(const Tensor&) const {}
 
 void Dropout::drawMask(const Tensor& input, float* mask) {
-  for (int64_t i = 0, n = input.numel(); i < n; ++i) mask[i] = math::dropoutNoise(generator_.uniform(), options_.p);
+  const uint32_t k0 = generator_.nextU32(), k1 = generator_.nextU32();
+  const float p = options_.p, scale = math::dropoutScale(p);
+  // Parts of at least 16384 elements: a smaller one costs less than handing it to a thread.
+  // Within a part, runs of indices that share their high 32 bits: the loop over a run is of
+  // 32-bit integers only, and vectorises.
+  parallelRanges(input.device().isCpu() ? input.device() : Device(), input.numel(), 16384,
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t i = begin; i < end;) {
+                     const int64_t runEnd = std::min(end, (i | int64_t{0xffffffff}) + 1);
+                     const uint32_t blockKey = math::dropoutBlockKey(k1, i), first = static_cast<uint32_t>(i);
+                     const uint32_t count = static_cast<uint32_t>(runEnd - i);
+                     float* out = mask + i;
+                     for (uint32_t j = 0; j < count; ++j)
+                       out[j] = math::dropoutFactor(math::dropoutUniformInBlock(k0, blockKey, first + j), p, scale);
+                     i = runEnd;
+                   }
+                 });
 }
 
 const Tensor& Dropout::updateOutput(const Tensor& input) {
@@ -32,13 +51,17 @@ const Tensor& Dropout::updateOutput(const Tensor& input) {
   output.resize_(input.sizes(), input.device());
   output.copy_(input);
   if (!train_) return output;
-  // The mask is drawn on the host, element by element from the module's generator, whatever
-  // the input's device, and then copied there: a run on a CUDA device draws the same masks
-  // as one on the CPU from the same seed, and gives the same floats.
-  hostNoise_.resize_(input.sizes(), Device());
-  drawMask(input, hostNoise_.data());
+  // The mask is drawn on the host whatever the input's device (straight into `noise` on a CPU
+  // device), and then copied there: a run on a CUDA device draws the same masks as one on the
+  // CPU from the same seed, and gives the same floats.
   noise.resize_(input.sizes(), input.device());
-  noise.copy_(hostNoise_);
+  if (input.device().isCpu()) {
+    drawMask(input, noise.data());
+  } else {
+    hostNoise_.resize_(input.sizes(), Device());
+    drawMask(input, hostNoise_.data());
+    noise.copy_(hostNoise_);
+  }
   output.cmul_(noise);
   return output;
 }

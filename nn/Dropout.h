@@ -32,7 +32,8 @@ class Dropout : public WithOptions<DropoutOptions> {
 
   float p() const { return options_.p; }
   /// The source of this module's masks, its own so that threads never share one; seeded at
-  /// construction from defaultGenerator(). Reseeding it replays the same masks.
+  /// construction from defaultGenerator(). Each training forward takes the key of its mask
+  /// from it (Dropout: two draws, whatever the input's size). Reseeding it replays the same masks.
   Generator& generator() { return generator_; }
 
   /// The factors of the last training forward, 0 or 1 / (1 - p) per element of the input.
@@ -44,7 +45,8 @@ class Dropout : public WithOptions<DropoutOptions> {
   /// Checks the input, naming the module (any input by default).
   virtual void checkInput(const Tensor& input) const;
   /// Fills mask, the input's sizes, with math::dropoutNoise factors drawn from generator():
-  /// one per element (Dropout), or one per group of elements (SpatialDropout: per plane).
+  /// one per element from a key of two draws (Dropout, by the compute threads of the input's
+  /// CPU device), or one draw per group of elements (SpatialDropout: per plane).
   virtual void drawMask(const Tensor& input, float* mask);
 
  private:

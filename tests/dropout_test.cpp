@@ -3,7 +3,9 @@
 #include "nn/Dropout.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
+#include "nn/Parallel.h"
 #include "nn/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
@@ -96,6 +98,31 @@ NN_DEVICE_TEST_CASE("Dropout masks follow manualSeed, and each Dropout has its o
   nn::Dropout third;
   nn::defaultGenerator().uniform();
   REQUIRE(third.forward(x).toVector() == first);
+}
+
+NN_DEVICE_TEST_CASE("Dropout draws the same mask on any number of compute threads, each element its own",
+                    "[Dropout]") {
+  // More elements than one part takes, so that three threads draw three parts.
+  const Tensor x = kind.on(Tensor::full({3, 40000}, 1.f));
+  nn::Dropout dropout(0.3f);
+  dropout.generator().seed(5);
+  const std::vector<float> one = dropout.forward(x).toVector();
+  nn::setNumThreads(3);
+  dropout.generator().seed(5);
+  const std::vector<float> three = dropout.forward(x).toVector();
+  nn::setNumThreads(1);
+  REQUIRE(three == one);
+  // Neighbouring elements, and the same element in the next mask, are drawn independently: of
+  // the pairs, about (1 - p)^2 keep both elements.
+  const std::vector<float> next = dropout.forward(x).toVector();
+  int64_t neighbours = 0, again = 0;
+  for (size_t i = 0; i + 1 < one.size(); ++i) {
+    neighbours += one[i] != 0 && one[i + 1] != 0;
+    again += one[i] != 0 && next[i] != 0;
+  }
+  const double pairs = static_cast<double>(one.size() - 1);
+  CHECK(std::abs(neighbours / pairs - 0.49) < 0.01);
+  CHECK(std::abs(again / pairs - 0.49) < 0.01);
 }
 
 NN_DEVICE_TEST_CASE("Dropout's gradient agrees with finite differences for a fixed mask", "[Dropout]") {

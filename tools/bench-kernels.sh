@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Microbenchmarks of LeNet's kernels (bench/kernels.cpp, Google Benchmark): convolution and
-# linear layers in GFLOP/s, max-pooling in GB/s, forward and backward. Installs Debian's
+# Microbenchmarks of the kernels of the benchmark suite (bench/kernels.cpp, Google Benchmark):
+# convolutions and linear layers in GFLOP/s, batch normalisation, ReLU, Dropout and max pooling
+# in GB/s, each also as a share of the machine's sgemm rate or copy bandwidth. Installs Debian's
 # libbenchmark-dev if missing; arguments go to the benchmark (e.g. --benchmark_filter=conv2).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,13 +1,47 @@
 // Dropout's noise formula, shared by the CPU loop and the CUDA kernel (each draws u its own way).
 #pragma once
 
+#include <cstdint>
+
 #include "nn/HostDevice.h"
 
 namespace nn::math {
 
+/// MurmurHash3's 32-bit finaliser: a bijection that spreads every input bit over the output.
+NN_HD inline uint32_t dropoutMix(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
+/// The uniform u in [0, 1) of element i of the mask keyed (k0, k1): 24 bits of a hash of i and
+/// the key. Each element's draw depends on nothing else, so a mask may be drawn in parts, in any
+/// order, by any number of threads, and gives the same floats. In two steps, so that a loop
+/// over elements whose index has the same high 32 bits takes the first out of the loop:
+/// dropoutBlockKey of those bits, then dropoutUniformInBlock of the low 32.
+NN_HD inline uint32_t dropoutBlockKey(uint32_t k1, int64_t i) {
+  return k1 ^ (static_cast<uint32_t>(static_cast<uint64_t>(i) >> 32) * 0x9e3779b9u);
+}
+
+NN_HD inline float dropoutUniformInBlock(uint32_t k0, uint32_t blockKey, uint32_t low) {
+  const uint32_t h = dropoutMix(dropoutMix(low ^ k0) + blockKey);
+  return static_cast<float>(static_cast<int32_t>(h >> 8)) * (1.0f / 16777216.0f);
+}
+
+NN_HD inline float dropoutUniform(uint32_t k0, uint32_t k1, int64_t i) {
+  return dropoutUniformInBlock(k0, dropoutBlockKey(k1, i), static_cast<uint32_t>(i));
+}
+
 /// Torch7's v2 dropout: the factor for one element is 1 / (1 - p) with probability 1 - p and 0
 /// otherwise, from a uniform u in [0, 1). Scaling at training time keeps the expected output
 /// equal to the input, so evaluation passes the input through unchanged.
-NN_HD inline float dropoutNoise(float u, float p) { return u < 1.f - p ? 1.f / (1.f - p) : 0.f; }
+/// In two steps for loops, which compute the scale once: dropoutScale(p) = 1 / (1 - p), then
+/// dropoutFactor(u, p, scale).
+NN_HD inline float dropoutScale(float p) { return 1.f / (1.f - p); }
+NN_HD inline float dropoutFactor(float u, float p, float scale) { return u < 1.f - p ? scale : 0.f; }
+NN_HD inline float dropoutNoise(float u, float p) { return dropoutFactor(u, p, dropoutScale(p)); }
 
 }  // namespace nn::math
