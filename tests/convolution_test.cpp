@@ -170,10 +170,11 @@ NN_DEVICE_TEST_CASE("SpatialConvolution gradients agree with finite differences"
 TEST_CASE("SpatialConvolution without padding or stride agrees with the padded case and finite differences",
           "[SpatialConvolution]") {
   // Without padding and with stride 1 the module moves whole rows, with a fixed row length for
-  // outputs 8, 16, 24 or 32 wide; with padding it clips each tap. The unpadded output is the
-  // padded one without its border, whose windows reach into the padding, and a gradOutput
-  // that is zero on that border gives both the same gradients.
-  for (const int64_t outWidth : {4, 8, 16, 24, 32}) {
+  // outputs 7, 8, 14, 16, 24, 28 or 32 wide; with padding it unfolds a zero-padded copy of each
+  // plane the same way (its outputs here 2 wider: 7, 14 and 28 from 5, 12 and 26). The
+  // unpadded output is the padded one without its border, whose windows reach into the
+  // padding, and a gradOutput that is zero on that border gives both the same gradients.
+  for (const int64_t outWidth : {4, 5, 7, 8, 12, 14, 16, 24, 26, 28, 32}) {
     nn::manualSeed(9);
     nn::SpatialConvolution plain(3, 2, 3, 2);
     nn::SpatialConvolution padded(3, 2, 3, 2, 1, 1, 1, 1);

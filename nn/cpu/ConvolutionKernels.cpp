@@ -21,35 +21,43 @@ namespace {
 constexpr int64_t kChunkBytes = int64_t{256} << 10;
 
 // The rows that im2col and col2im move are a few dozen floats long. Blocks of 8 compile to
-// vector moves; std::copy or a plain loop would become a call to memmove for every row.
+// vector moves; std::copy or a plain loop would become a call to memmove for every row, and so
+// would a plain loop over the last few floats: theirs is a loop of 8 with a condition, which
+// the compiler leaves as it is.
 inline void copyRow(const float* __restrict src, float* __restrict dst, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8 * sizeof(float));
-  for (; i < n; ++i) dst[i] = src[i];
+  for (int64_t j = 0; j < 8; ++j)
+    if (i + j < n) dst[i + j] = src[i + j];
 }
 
 inline void fillRow(float* dst, int64_t n, float value) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     for (int64_t j = 0; j < 8; ++j) dst[i + j] = value;
-  for (; i < n; ++i) dst[i] = value;
+  for (int64_t j = 0; j < 8; ++j)
+    if (i + j < n) dst[i + j] = value;
 }
 
-inline void addEight(const float* __restrict src, float* __restrict dst) {
-  for (int64_t j = 0; j < 8; ++j) dst[j] += src[j];
+// dst[j] += src[j] for j < N, a fixed number of vector adds.
+template <int64_t N>
+inline void addFixed(const float* __restrict src, float* __restrict dst) {
+  for (int64_t j = 0; j < N; ++j) dst[j] += src[j];
 }
 
 inline void addRow(const float* __restrict src, float* __restrict dst, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) addEight(src + i, dst + i);
-  for (; i < n; ++i) dst[i] += src[i];
+  for (; i + 8 <= n; i += 8) addFixed<8>(src + i, dst + i);
+  for (int64_t j = 0; j < 8; ++j)
+    if (i + j < n) dst[i + j] += src[i + j];
 }
 
 // One input plane without padding and with stride 1, unfolded (folded back, adding) whole rows at
 // a time: tap (ky, kx)'s row of the column matrix, `tapStride` floats after the previous tap's, is
 // the plane's outH x outW block at (ky, kx). Width is outW where it is one of the common widths
-// (multiples of 8), so that a row is a fixed number of vector moves (the loop control of a run-time
-// length costs as much as the copy), and 0 where it is not.
+// (those of LeNet, VGG and residual networks on 28x28 and 32x32 images), so that a row is a fixed
+// number of vector moves (the loop control of a run-time length costs as much as the copy), and 0
+// where it is not.
 template <int64_t Width>
 void unfoldPlane(const float* plane, int64_t width, int64_t kH, int64_t kW, int64_t outH, int64_t outW, float* columns,
                  int64_t tapStride) {
@@ -60,7 +68,7 @@ void unfoldPlane(const float* plane, int64_t width, int64_t kH, int64_t kW, int6
       float* dst = columns + math::im2colRow(0, ky, kx, kH, kW) * tapStride;
       for (int64_t oy = 0; oy < outH; ++oy, src += width, dst += length)
         if constexpr (Width != 0)
-          for (int64_t i = 0; i < Width; i += 8) std::memcpy(dst + i, src + i, 8 * sizeof(float));
+          std::memcpy(dst, src, Width * sizeof(float));
         else
           copyRow(src, dst, length);
     }
@@ -76,7 +84,7 @@ void foldPlane(const float* columns, int64_t tapStride, int64_t width, int64_t k
       float* dst = plane + ky * width + kx;
       for (int64_t oy = 0; oy < outH; ++oy, src += length, dst += width)
         if constexpr (Width != 0)
-          for (int64_t i = 0; i < Width; i += 8) addEight(src + i, dst + i);
+          addFixed<Width>(src, dst);
         else
           addRow(src, dst, length);
     }
@@ -145,9 +153,12 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
   const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1 && s.dilH == 1 && s.dilW == 1;
-  const auto unfold = outW == 8    ? unfoldPlane<8>
+  const auto unfold = outW == 7    ? unfoldPlane<7>
+                      : outW == 8  ? unfoldPlane<8>
+                      : outW == 14 ? unfoldPlane<14>
                       : outW == 16 ? unfoldPlane<16>
                       : outW == 24 ? unfoldPlane<24>
+                      : outW == 28 ? unfoldPlane<28>
                       : outW == 32 ? unfoldPlane<32>
                                    : unfoldPlane<0>;
   if (paddedRoute(s)) {
@@ -208,9 +219,12 @@ void col2im(const ConvolutionShape& s, const float* columns, int64_t count, floa
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
   const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1 && s.dilH == 1 && s.dilW == 1;
-  const auto fold = outW == 8    ? foldPlane<8>
+  const auto fold = outW == 7    ? foldPlane<7>
+                    : outW == 8  ? foldPlane<8>
+                    : outW == 14 ? foldPlane<14>
                     : outW == 16 ? foldPlane<16>
                     : outW == 24 ? foldPlane<24>
+                    : outW == 28 ? foldPlane<28>
                     : outW == 32 ? foldPlane<32>
                                  : foldPlane<0>;
   if (paddedRoute(s)) {
