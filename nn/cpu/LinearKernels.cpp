@@ -8,34 +8,42 @@ namespace nn::cpu {
 
 namespace {
 
-// Each product is cut into parts by rows of its result, one part per compute thread of the
-// device (nn/Parallel.h): no two parts write the same element, so no sum crosses parts.
+// Each product is cut into parts by rows or by columns of its result, one part per compute
+// thread of the device (nn/Parallel.h): no two parts write the same element, so no sum crosses
+// parts. The forward and gradInput products are cut by columns (features) where there are at
+// least as many as rows (samples): each part then packs only its share of the weight, which at
+// a batch of 128 costs OpenBLAS about as much as the product itself (an MLP's 784 -> 1024 layer
+// went from 1.36x to 1.78x the speed of one thread, forward).
 
 void cpuUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
                      int64_t batch, int64_t in, int64_t out) {
-  const int parts = parallelParts(device, batch);
+  const bool byColumns = out >= batch;
+  const int parts = parallelParts(device, byColumns ? out : batch);
   parallelFor(device, parts, [&](int p) {
-    const Range r = partRange(batch, parts, p);
+    const Range r = partRange(byColumns ? out : batch, parts, p);
+    const Range rows = byColumns ? Range{0, batch} : r, cols = byColumns ? r : Range{0, out};
     float beta = 0.f;
     if (bias) {
-      for (int64_t i = r.begin; i < r.end; ++i)
-        for (int64_t j = 0; j < out; ++j) y[i * out + j] = bias[j];
+      for (int64_t i = rows.begin; i < rows.end; ++i)
+        for (int64_t j = cols.begin; j < cols.end; ++j) y[i * out + j] = bias[j];
       beta = 1.f;
     }
-    // y[rows, out] (+)= x[rows, in] * W[out, in]^T
-    blas::gemm(false, true, r.end - r.begin, out, in, 1.f, x + r.begin * in, in, weight, in, beta, y + r.begin * out,
-               out);
+    // y[rows, cols] (+)= x[rows, in] * W[cols, in]^T
+    blas::gemm(false, true, rows.end - rows.begin, cols.end - cols.begin, in, 1.f, x + rows.begin * in, in,
+               weight + cols.begin * in, in, beta, y + rows.begin * out + cols.begin, out);
   });
 }
 
 void cpuUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
                         int64_t in, int64_t out) {
-  const int parts = parallelParts(device, batch);
+  const bool byColumns = in >= batch;
+  const int parts = parallelParts(device, byColumns ? in : batch);
   parallelFor(device, parts, [&](int p) {
-    const Range r = partRange(batch, parts, p);
-    // gradX[rows, in] = gradY[rows, out] * W[out, in]
-    blas::gemm(false, false, r.end - r.begin, in, out, 1.f, gradY + r.begin * out, out, weight, in, 0.f,
-               gradX + r.begin * in, in);
+    const Range r = partRange(byColumns ? in : batch, parts, p);
+    const Range rows = byColumns ? Range{0, batch} : r, cols = byColumns ? r : Range{0, in};
+    // gradX[rows, cols] = gradY[rows, out] * W[out, cols]
+    blas::gemm(false, false, rows.end - rows.begin, cols.end - cols.begin, out, 1.f, gradY + rows.begin * out, out,
+               weight + cols.begin, in, 0.f, gradX + rows.begin * in + cols.begin, in);
   });
 }
 
