@@ -16,8 +16,8 @@
 #include "nn/Dropout.h"
 #include "nn/Linear.h"
 #include "nn/Parallel.h"
-#include "nn/ReLU.h"
 #include "nn/Random.h"
+#include "nn/ReLU.h"
 #include "nn/SpatialBatchNormalization.h"
 #include "nn/SpatialConvolution.h"
 #include "nn/SpatialMaxPooling.h"
@@ -34,9 +34,7 @@ constexpr int64_t kBatch = 128;
 double gSgemm[3] = {0, 0, 0};
 double gCopy[3] = {0, 0, 0};
 
-double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void measureYardsticks() {
   const int64_t n = 1024;

@@ -81,9 +81,7 @@ Flags parse(int argc, char** argv) {
   return f;
 }
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 int run(const Flags& f) {
   std::vector<nn::Device> devices;

@@ -100,8 +100,7 @@ NN_DEVICE_TEST_CASE("Dropout masks follow manualSeed, and each Dropout has its o
   REQUIRE(third.forward(x).toVector() == first);
 }
 
-NN_DEVICE_TEST_CASE("Dropout draws the same mask on any number of compute threads, each element its own",
-                    "[Dropout]") {
+NN_DEVICE_TEST_CASE("Dropout draws the same mask on any number of compute threads, each element its own", "[Dropout]") {
   // More elements than one part takes, so that three threads draw three parts.
   const Tensor x = kind.on(Tensor::full({3, 40000}, 1.f));
   nn::Dropout dropout(0.3f);

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "examples/LeNet.h"
+#include "nn/SpatialBatchNormalization.h"
 #include "nn/WorkerThreads.h"
 #include "nn/nn.h"
-#include "nn/SpatialBatchNormalization.h"
 #include "tests/GradCheck.h"
 
 using Catch::Contains;

@@ -6,6 +6,7 @@
 // backward two (the sums of the gradients, gradInput), and accGradParameters none after
 // updateGradInput (it takes the sums that pass saved, BatchNormState::gradSums).
 #include "nn/Parallel.h"
+#include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/BatchNorm.h"
 
@@ -45,8 +46,8 @@ void forFeatures(const Device& device, const BatchNormShape& s, Body body) {
 inline int64_t rowOf(const BatchNormShape& s, int64_t n, int64_t c) { return (n * s.features + c) * s.positions; }
 
 // Over feature c: dotp = sum (x - mean) * g and gsum = sum g.
-void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean, double& dotp,
-                  double& gsum) {
+NN_CPU_CLONES void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean,
+                                double& dotp, double& gsum) {
   dotp = 0;
   gsum = 0;
   for (int64_t n = 0; n < s.batch; ++n) {
@@ -57,80 +58,88 @@ void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64
   }
 }
 
+// Feature c of the forward: its statistics (training) and its output.
+NN_CPU_CLONES void outputFeature(const float* x, float* y, const BatchNormShape& s, const BatchNormState& st,
+                                 int64_t c) {
+  const int64_t m = s.batch * s.positions;
+  float mean, invstd;
+  if (st.train) {
+    double sum = 0;
+    for (int64_t n = 0; n < s.batch; ++n) {
+      const float* xr = x + rowOf(s, n, c);
+      sum += rowSum(s.positions, [&](int64_t p) { return xr[p]; });
+    }
+    mean = math::batchNormAverage(sum, m);
+    double sumSquares = 0;
+    for (int64_t n = 0; n < s.batch; ++n) {
+      const float* xr = x + rowOf(s, n, c);
+      sumSquares += rowSum(s.positions, [&](int64_t p) {
+        const float d = xr[p] - mean;
+        return d * d;
+      });
+    }
+    invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
+    st.saveMean[c] = mean;
+    st.saveInvstd[c] = invstd;
+    st.runningMean[c] = math::batchNormRunningMean(st.runningMean[c], mean, st.momentum);
+    st.runningVar[c] = math::batchNormRunningVar(st.runningVar[c], sumSquares, m, st.momentum);
+  } else {
+    mean = st.runningMean[c];
+    invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
+  }
+  const float w = st.weight ? st.weight[c] : 1.f;
+  const float b = st.bias ? st.bias[c] : 0.f;
+  for (int64_t n = 0; n < s.batch; ++n) {
+    const float* xr = x + rowOf(s, n, c);
+    float* yr = y + rowOf(s, n, c);
+    for (int64_t p = 0; p < s.positions; ++p) yr[p] = math::batchNormOutput(xr[p], mean, invstd, w, b);
+  }
+}
+
+// Feature c of gradInput; in training also its sums of the gradients, saved where asked.
+NN_CPU_CLONES void gradInputFeature(const float* x, const float* g, float* gi, const BatchNormShape& s,
+                                    const BatchNormState& st, int64_t c) {
+  const int64_t m = s.batch * s.positions;
+  float mean, invstd;
+  math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
+                            &invstd);
+  const float w = st.weight ? st.weight[c] : 1.f;
+  if (!st.train) {
+    for (int64_t n = 0; n < s.batch; ++n) {
+      const float* gr = g + rowOf(s, n, c);
+      float* out = gi + rowOf(s, n, c);
+      for (int64_t p = 0; p < s.positions; ++p) out[p] = math::batchNormGradInputEvaluate(gr[p], invstd, w);
+    }
+    return;
+  }
+  double dotp, gsum;
+  gradientSums(x, g, s, c, mean, dotp, gsum);
+  if (st.gradSums) {
+    st.gradSums[c] = static_cast<float>(dotp);
+    st.gradSums[s.features + c] = static_cast<float>(gsum);
+  }
+  const float gradMean = math::batchNormAverage(gsum, m);
+  const float projection = math::batchNormProjection(dotp, invstd, m);
+  for (int64_t n = 0; n < s.batch; ++n) {
+    const float* xr = x + rowOf(s, n, c);
+    const float* gr = g + rowOf(s, n, c);
+    float* out = gi + rowOf(s, n, c);
+    for (int64_t p = 0; p < s.positions; ++p)
+      out[p] = math::batchNormGradInputTraining(gr[p], xr[p], mean, invstd, w, gradMean, projection);
+  }
+}
+
 void cpuUpdateOutput(const Device& device, const float* x, float* y, const BatchNormShape& s,
                      const BatchNormState& st) {
-  const int64_t m = s.batch * s.positions;
   forFeatures(device, s, [&](int64_t first, int64_t last) {
-    for (int64_t c = first; c < last; ++c) {
-      float mean, invstd;
-      if (st.train) {
-        double sum = 0;
-        for (int64_t n = 0; n < s.batch; ++n) {
-          const float* xr = x + rowOf(s, n, c);
-          sum += rowSum(s.positions, [&](int64_t p) { return xr[p]; });
-        }
-        mean = math::batchNormAverage(sum, m);
-        double sumSquares = 0;
-        for (int64_t n = 0; n < s.batch; ++n) {
-          const float* xr = x + rowOf(s, n, c);
-          sumSquares += rowSum(s.positions, [&](int64_t p) {
-            const float d = xr[p] - mean;
-            return d * d;
-          });
-        }
-        invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
-        st.saveMean[c] = mean;
-        st.saveInvstd[c] = invstd;
-        st.runningMean[c] = math::batchNormRunningMean(st.runningMean[c], mean, st.momentum);
-        st.runningVar[c] = math::batchNormRunningVar(st.runningVar[c], sumSquares, m, st.momentum);
-      } else {
-        mean = st.runningMean[c];
-        invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
-      }
-      const float w = st.weight ? st.weight[c] : 1.f;
-      const float b = st.bias ? st.bias[c] : 0.f;
-      for (int64_t n = 0; n < s.batch; ++n) {
-        const float* xr = x + rowOf(s, n, c);
-        float* yr = y + rowOf(s, n, c);
-        for (int64_t p = 0; p < s.positions; ++p) yr[p] = math::batchNormOutput(xr[p], mean, invstd, w, b);
-      }
-    }
+    for (int64_t c = first; c < last; ++c) outputFeature(x, y, s, st, c);
   });
 }
 
 void cpuUpdateGradInput(const Device& device, const float* x, const float* g, float* gi, const BatchNormShape& s,
                         const BatchNormState& st) {
-  const int64_t m = s.batch * s.positions;
   forFeatures(device, s, [&](int64_t first, int64_t last) {
-    for (int64_t c = first; c < last; ++c) {
-      float mean, invstd;
-      math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
-                                &invstd);
-      const float w = st.weight ? st.weight[c] : 1.f;
-      if (!st.train) {
-        for (int64_t n = 0; n < s.batch; ++n) {
-          const float* gr = g + rowOf(s, n, c);
-          float* out = gi + rowOf(s, n, c);
-          for (int64_t p = 0; p < s.positions; ++p) out[p] = math::batchNormGradInputEvaluate(gr[p], invstd, w);
-        }
-        continue;
-      }
-      double dotp, gsum;
-      gradientSums(x, g, s, c, mean, dotp, gsum);
-      if (st.gradSums) {
-        st.gradSums[c] = static_cast<float>(dotp);
-        st.gradSums[s.features + c] = static_cast<float>(gsum);
-      }
-      const float gradMean = math::batchNormAverage(gsum, m);
-      const float projection = math::batchNormProjection(dotp, invstd, m);
-      for (int64_t n = 0; n < s.batch; ++n) {
-        const float* xr = x + rowOf(s, n, c);
-        const float* gr = g + rowOf(s, n, c);
-        float* out = gi + rowOf(s, n, c);
-        for (int64_t p = 0; p < s.positions; ++p)
-          out[p] = math::batchNormGradInputTraining(gr[p], xr[p], mean, invstd, w, gradMean, projection);
-      }
-    }
+    for (int64_t c = first; c < last; ++c) gradInputFeature(x, g, gi, s, st, c);
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include "nn/Parallel.h"
 #include "nn/cpu/Blas.h"
+#include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Im2Col.h"
 
@@ -102,8 +103,7 @@ void unfoldStridedPlane(const float* plane, int64_t width, const ConvolutionShap
     }
 }
 
-void foldStridedPlane(const float* columns, int64_t tapStride, int64_t width, const ConvolutionShape& s,
-                      float* plane) {
+void foldStridedPlane(const float* columns, int64_t tapStride, int64_t width, const ConvolutionShape& s, float* plane) {
   for (int64_t ky = 0; ky < s.kH; ++ky)
     for (int64_t kx = 0; kx < s.kW; ++kx) {
       const float* src = columns + math::im2colRow(0, ky, kx, s.kH, s.kW) * tapStride;
@@ -148,7 +148,7 @@ int64_t chunkOf(const ConvolutionShape& s) {
 // Both loops go sample by sample and plane by plane, so that the plane being read stays in
 // the L1 cache, and move whole rows when no tap reads padding and the stride is 1 (most
 // layers): the tap ranges of the general case cost more than the copies at these sizes.
-void im2col(const ConvolutionShape& s, const float* input, int64_t count, float* columns, float* padded) {
+NN_CPU_CLONES void im2col(const ConvolutionShape& s, const float* input, int64_t count, float* columns, float* padded) {
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
@@ -197,8 +197,8 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
             fillRow(out, positions, 0.f);
             continue;
           }
-          const float* src =
-              plane + math::convInputCoord(yFirst, tapY, dH, padH) * width + math::convInputCoord(xFirst, tapX, dW, padW);
+          const float* src = plane + math::convInputCoord(yFirst, tapY, dH, padH) * width +
+                             math::convInputCoord(xFirst, tapX, dW, padW);
           fillRow(out, yFirst * outW, 0.f);
           float* line = out + yFirst * outW;
           for (int64_t oy = yFirst; oy < yEnd; ++oy, src += dH * width, line += outW) {
@@ -214,7 +214,8 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
     }
 }
 
-void col2im(const ConvolutionShape& s, const float* columns, int64_t count, float* gradInput, float* padded) {
+NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64_t count, float* gradInput,
+                          float* padded) {
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
@@ -260,8 +261,8 @@ void col2im(const ConvolutionShape& s, const float* columns, int64_t count, floa
           const int64_t xFirst = math::convFirstInside(tapX, dW, padW, outW);
           const int64_t xEnd = math::convEndInside(width, tapX, dW, padW, outW);
           if (yFirst >= yEnd || xFirst >= xEnd) continue;  // this tap only ever reads padding
-          float* dst =
-              plane + math::convInputCoord(yFirst, tapY, dH, padH) * width + math::convInputCoord(xFirst, tapX, dW, padW);
+          float* dst = plane + math::convInputCoord(yFirst, tapY, dH, padH) * width +
+                       math::convInputCoord(xFirst, tapX, dW, padW);
           const float* src = in + yFirst * outW + xFirst;
           for (int64_t oy = yFirst; oy < yEnd; ++oy, dst += dH * width, src += outW) {
             if (dW == 1)

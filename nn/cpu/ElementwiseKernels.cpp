@@ -1,6 +1,7 @@
 // The CPU table of ElementwiseKernels: loops over the nn/math formulas, cut into one part per
 // compute thread of the device (nn/Parallel.h).
 #include "nn/Parallel.h"
+#include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 
 namespace nn::cpu {
@@ -20,7 +21,7 @@ void forParts(const Device& device, int64_t n, Body body) {
 // out[i] = f(in[i]). In place, the loop reads and writes through one pointer, so that the
 // compiler vectorises it without a run-time overlap check that would send it to the scalar loop.
 template <typename F>
-void forwardLoop(const F& f, const float* in, float* out, int64_t n) {
+NN_CPU_CLONES void forwardLoop(const F& f, const float* in, float* out, int64_t n) {
   if (in == out) {
     for (int64_t i = 0; i < n; ++i) out[i] = f.forward(out[i]);
   } else {
@@ -30,7 +31,8 @@ void forwardLoop(const F& f, const float* in, float* out, int64_t n) {
 
 // gradIn[i] = f.backward(in[i], out[i], gradOut[i]), in place the same way.
 template <typename F>
-void backwardLoop(const F& f, const float* in, const float* out, const float* gradOut, float* gradIn, int64_t n) {
+NN_CPU_CLONES void backwardLoop(const F& f, const float* in, const float* out, const float* gradOut, float* gradIn,
+                                int64_t n) {
   if (gradOut == gradIn) {
     for (int64_t i = 0; i < n; ++i) gradIn[i] = f.backward(in[i], out[i], gradIn[i]);
   } else {
@@ -56,7 +58,8 @@ constexpr ActivationKernels activation() {
   return {&forward<F>, &backward<F>};
 }
 
-void sgdLoop(float* x, const float* gradient, float* velocity, int64_t n, const math::SgdStep& constants) {
+NN_CPU_CLONES void sgdLoop(float* x, const float* gradient, float* velocity, int64_t n,
+                           const math::SgdStep& constants) {
   // A local copy, which no store to x can change: the compiler then takes the branches on
   // it out of the loops, and both loops vectorise.
   const math::SgdStep step = constants;
@@ -91,10 +94,17 @@ void optimizerStep(const Device& device, float* x, const float* gradient, float*
 
 ElementwiseKernels elementwiseKernels() {
   namespace a = math::activation;
-  return {activation<a::ReLU>(),      activation<a::Tanh>(), activation<a::Sigmoid>(),
-          activation<a::LeakyReLU>(), activation<a::ELU>(),
-          activation<a::Threshold>(), activation<a::HardTanh>(), activation<a::SoftPlus>(), &sgdStep,
-          &optimizerStep<math::AdamUpdate>, &optimizerStep<math::AdagradUpdate>,
+  return {activation<a::ReLU>(),
+          activation<a::Tanh>(),
+          activation<a::Sigmoid>(),
+          activation<a::LeakyReLU>(),
+          activation<a::ELU>(),
+          activation<a::Threshold>(),
+          activation<a::HardTanh>(),
+          activation<a::SoftPlus>(),
+          &sgdStep,
+          &optimizerStep<math::AdamUpdate>,
+          &optimizerStep<math::AdagradUpdate>,
           &optimizerStep<math::RmspropUpdate>};
 }
 

@@ -216,8 +216,8 @@ void forEachCell(const Device& device, int64_t planes, int64_t rows, int64_t col
 
 void cpuAdaptiveAverageOutput(const Device& device, const PoolingShape& s, const float* input, float* output) {
   forEachCell(device, s.planes, s.outHeight, s.outWidth, [&](int64_t p, int64_t oy, int64_t ox) {
-    output[(p * s.outHeight + oy) * s.outWidth + ox] = math::adaptiveAvgPoolOutput(
-        input + p * s.height * s.width, s.height, s.width, s.outHeight, s.outWidth, oy, ox);
+    output[(p * s.outHeight + oy) * s.outWidth + ox] =
+        math::adaptiveAvgPoolOutput(input + p * s.height * s.width, s.height, s.width, s.outHeight, s.outWidth, oy, ox);
   });
 }
 
