@@ -126,9 +126,11 @@ NN_DEVICE_TEST_CASE("SpatialConvolution treats each sample of a batch alone", "[
 
 TEST_CASE("SpatialConvolution gives a large batch, unfolded in chunks, the results of each sample alone",
           "[SpatialConvolution]") {
-  // The module unfolds at most 256 KB of columns at a time. 20 -> 50 planes, 5x5, on 12x12:
-  // 500 x 64 floats (128 KB) per sample, so 9 samples take four chunks of 2 and one of 1. 32 -> 8
-  // planes, 3x3, padding 1, on 10x10: 288 x 100 floats (115 KB) per sample, chunks of 2, 2, 1.
+  // The module unfolds at most 256 KB of columns at a time, and for outputs of fewer than 256
+  // positions at least 256 columns where they fit 1 MB, with one product for a chunk's forward
+  // and one for its gradInput. 20 -> 50 planes, 5x5, on 12x12: 500 x 64 floats (128 KB) per
+  // sample, so 9 samples take chunks of 4, 4 and 1. 32 -> 8 planes, 3x3, padding 1, on 10x10:
+  // 288 x 100 floats (115 KB) per sample, chunks of 3 and 2.
   struct Case {
     int64_t planes, outPlanes, k, pad, batch, size;
   };
