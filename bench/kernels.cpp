@@ -54,7 +54,7 @@ void measureYardsticks() {
   std::vector<float> from(bytes / sizeof(float), 1.f), to(bytes / sizeof(float), 0.f);
   for (int threads = 1; threads <= 2; ++threads) {
     nn::setNumThreads(threads);
-    for (int r = 0; r < 20; ++r) {
+    for (int r = 0; r < 50; ++r) {
       const double start = seconds();
       nn::parallelRanges(nn::Device::cpu(0), static_cast<int64_t>(from.size()), 1, [&](int64_t begin, int64_t end) {
         // "+ 0.f", which the compiler may not drop (-0 + 0 is +0), keeps it from calling memcpy.
