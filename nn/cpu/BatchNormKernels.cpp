@@ -1,10 +1,12 @@
 // The CPU table of BatchNormKernels. The features are cut into one part per compute thread of
 // the device (nn/Parallel.h), each feature's work done whole by one thread, so the results do
-// not depend on the thread count. Over a feature's values, a row (one sample's positions) is
-// summed in kLanes float lanes, which vectorise, and the rows' sums are added in double: the
+// not depend on the thread count. A feature's values are summed in kLanes float lanes, which
+// vectorise, a few rows (samples' positions) at a time, and those sums added in double: the
 // training forward takes three passes (sum, sum of squared deviations, output), the training
 // backward two (the sums of the gradients, gradInput), and accGradParameters none after
 // updateGradInput (it takes the sums that pass saved, BatchNormState::gradSums).
+#include <algorithm>
+
 #include "nn/Parallel.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
@@ -18,18 +20,39 @@ namespace {
 // AVX2 twice, 16 of AVX-512 once) adds the same numbers in the same order.
 constexpr int kLanes = 16;
 
-// sum over i < n of term(i): kLanes float lanes over the row, their total and the tail in
-// double.
+// Feature c's row of sample n: `positions` values.
+inline int64_t rowOf(const BatchNormShape& s, int64_t n, int64_t c) { return (n * s.features + c) * s.positions; }
+
+// A feature's rows are summed in the lanes together up to this many values (fewer rows for long
+// ones, at least one), then the lanes added into the double total: short rows (a residual
+// network's 7x7 planes) then cost no horizontal sum each.
+constexpr int64_t kFlushValues = 1024;
+
+// The rows of sample n in [first, first + rowsPerFlush(s)) go through the float lanes together.
+int64_t rowsPerFlush(const BatchNormShape& s) {
+  return std::max<int64_t>(1, kFlushValues / std::max<int64_t>(1, s.positions));
+}
+
+// The sum of term(v) over feature c's values v of `data`: kLanes float lanes over the whole
+// groups of lanes of each row and a float tail over the rest, added into the double total
+// every kFlushValues values.
 template <typename Term>
-inline double rowSum(int64_t n, Term term) {
-  float lanes[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) lanes[j] += term(i + j);
-  double sum = 0;
-  for (int j = 0; j < kLanes; ++j) sum += lanes[j];
-  for (; i < n; ++i) sum += term(i);
-  return sum;
+inline double featureSum(const BatchNormShape& s, const float* data, int64_t c, Term term) {
+  const int64_t body = s.positions / kLanes * kLanes, step = rowsPerFlush(s);
+  double total = 0;
+  for (int64_t first = 0; first < s.batch; first += step) {
+    float lanes[kLanes] = {};
+    float tail = 0;
+    for (int64_t n = first; n < std::min(s.batch, first + step); ++n) {
+      const float* row = data + rowOf(s, n, c);
+      for (int64_t p = 0; p < body; p += kLanes)
+        for (int j = 0; j < kLanes; ++j) lanes[j] += term(row[p + j]);
+      for (int64_t p = body; p < s.positions; ++p) tail += term(row[p]);
+    }
+    for (int j = 0; j < kLanes; ++j) total += lanes[j];
+    total += tail;
+  }
+  return total;
 }
 
 // body(first, last) over the features of each part, one part per compute thread.
@@ -42,19 +65,35 @@ void forFeatures(const Device& device, const BatchNormShape& s, Body body) {
   });
 }
 
-// Feature c's row of sample n: `positions` values.
-inline int64_t rowOf(const BatchNormShape& s, int64_t n, int64_t c) { return (n * s.features + c) * s.positions; }
-
 // Over feature c: dotp = sum (x - mean) * g and gsum = sum g.
 NN_CPU_CLONES void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean,
                                 double& dotp, double& gsum) {
+  // featureSum's order, for both sums in one pass.
+  const int64_t body = s.positions / kLanes * kLanes, step = rowsPerFlush(s);
   dotp = 0;
   gsum = 0;
-  for (int64_t n = 0; n < s.batch; ++n) {
-    const float* xr = x + rowOf(s, n, c);
-    const float* gr = g + rowOf(s, n, c);
-    gsum += rowSum(s.positions, [&](int64_t p) { return gr[p]; });
-    dotp += rowSum(s.positions, [&](int64_t p) { return (xr[p] - mean) * gr[p]; });
+  for (int64_t first = 0; first < s.batch; first += step) {
+    float dotLanes[kLanes] = {}, sumLanes[kLanes] = {};
+    float dotTail = 0, sumTail = 0;
+    for (int64_t n = first; n < std::min(s.batch, first + step); ++n) {
+      const float* xr = x + rowOf(s, n, c);
+      const float* gr = g + rowOf(s, n, c);
+      for (int64_t p = 0; p < body; p += kLanes)
+        for (int j = 0; j < kLanes; ++j) {
+          sumLanes[j] += gr[p + j];
+          dotLanes[j] += (xr[p + j] - mean) * gr[p + j];
+        }
+      for (int64_t p = body; p < s.positions; ++p) {
+        sumTail += gr[p];
+        dotTail += (xr[p] - mean) * gr[p];
+      }
+    }
+    for (int j = 0; j < kLanes; ++j) {
+      gsum += sumLanes[j];
+      dotp += dotLanes[j];
+    }
+    gsum += sumTail;
+    dotp += dotTail;
   }
 }
 
@@ -64,20 +103,11 @@ NN_CPU_CLONES void outputFeature(const float* x, float* y, const BatchNormShape&
   const int64_t m = s.batch * s.positions;
   float mean, invstd;
   if (st.train) {
-    double sum = 0;
-    for (int64_t n = 0; n < s.batch; ++n) {
-      const float* xr = x + rowOf(s, n, c);
-      sum += rowSum(s.positions, [&](int64_t p) { return xr[p]; });
-    }
-    mean = math::batchNormAverage(sum, m);
-    double sumSquares = 0;
-    for (int64_t n = 0; n < s.batch; ++n) {
-      const float* xr = x + rowOf(s, n, c);
-      sumSquares += rowSum(s.positions, [&](int64_t p) {
-        const float d = xr[p] - mean;
-        return d * d;
-      });
-    }
+    mean = math::batchNormAverage(featureSum(s, x, c, [](float v) { return v; }), m);
+    const double sumSquares = featureSum(s, x, c, [&](float v) {
+      const float d = v - mean;
+      return d * d;
+    });
     invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
     st.saveMean[c] = mean;
     st.saveInvstd[c] = invstd;
