@@ -102,25 +102,31 @@ void foldPlane(const float* columns, int64_t tapStride, int64_t width, int64_t k
     }
 }
 
-// The same with a stride: tap (ky, kx)'s row takes every dW-th column of every dH-th row.
-void unfoldStridedPlane(const float* plane, int64_t width, const ConvolutionShape& s, float* columns,
-                        int64_t tapStride) {
+// The same with a stride: tap (ky, kx)'s row takes every dW-th column of every dH-th row. DW is
+// dW where it is 2 (a fixed stride vectorises), 0 where it is not.
+template <int64_t DW>
+void unfoldStridedPlane(const float* __restrict plane, int64_t width, const ConvolutionShape& s,
+                        float* __restrict columns, int64_t tapStride) {
+  const int64_t dW = DW != 0 ? DW : s.dW;
   for (int64_t ky = 0; ky < s.kH; ++ky)
     for (int64_t kx = 0; kx < s.kW; ++kx) {
       const float* src = plane + ky * width + kx;
       float* dst = columns + math::im2colRow(0, ky, kx, s.kH, s.kW) * tapStride;
       for (int64_t oy = 0; oy < s.outHeight; ++oy, src += s.dH * width, dst += s.outWidth)
-        for (int64_t ox = 0; ox < s.outWidth; ++ox) dst[ox] = src[ox * s.dW];
+        for (int64_t ox = 0; ox < s.outWidth; ++ox) dst[ox] = src[ox * dW];
     }
 }
 
-void foldStridedPlane(const float* columns, int64_t tapStride, int64_t width, const ConvolutionShape& s, float* plane) {
+template <int64_t DW>
+void foldStridedPlane(const float* __restrict columns, int64_t tapStride, int64_t width, const ConvolutionShape& s,
+                      float* __restrict plane) {
+  const int64_t dW = DW != 0 ? DW : s.dW;
   for (int64_t ky = 0; ky < s.kH; ++ky)
     for (int64_t kx = 0; kx < s.kW; ++kx) {
       const float* src = columns + math::im2colRow(0, ky, kx, s.kH, s.kW) * tapStride;
       float* dst = plane + ky * width + kx;
       for (int64_t oy = 0; oy < s.outHeight; ++oy, src += s.outWidth, dst += s.dH * width)
-        for (int64_t ox = 0; ox < s.outWidth; ++ox) dst[ox * s.dW] += src[ox];
+        for (int64_t ox = 0; ox < s.outWidth; ++ox) dst[ox * dW] += src[ox];
     }
 }
 
@@ -182,6 +188,10 @@ NN_CPU_CLONES void im2col(const ConvolutionShape& s, const float* input, int64_t
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
   const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1 && s.dilH == 1 && s.dilW == 1;
+  // Strided without padding or dilation (a residual network's 1x1 shortcuts): every tap reads
+  // inside the plane.
+  const bool stridedOnly = padH == 0 && padW == 0 && !plain && s.dilH == 1 && s.dilW == 1;
+  const auto unfoldStrided = dW == 2 ? unfoldStridedPlane<2> : unfoldStridedPlane<0>;
   const auto unfold = outW == 7    ? unfoldPlane<7>
                       : outW == 8  ? unfoldPlane<8>
                       : outW == 14 ? unfoldPlane<14>
@@ -202,7 +212,7 @@ NN_CPU_CLONES void im2col(const ConvolutionShape& s, const float* input, int64_t
         if (dH == 1 && dW == 1)
           unfold(padded, pw, kH, kW, outH, outW, out, stride);
         else
-          unfoldStridedPlane(padded, pw, s, out, stride);
+          unfoldStrided(padded, pw, s, out, stride);
       }
     return;
   }
@@ -212,6 +222,10 @@ NN_CPU_CLONES void im2col(const ConvolutionShape& s, const float* input, int64_t
       if (plain) {
         unfold(plane, width, kH, kW, outH, outW, columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions,
                stride);
+        continue;
+      }
+      if (stridedOnly) {
+        unfoldStrided(plane, width, s, columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions, stride);
         continue;
       }
       for (int64_t ky = 0; ky < kH; ++ky)
@@ -249,6 +263,8 @@ NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
   const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1 && s.dilH == 1 && s.dilW == 1;
+  const bool stridedOnly = padH == 0 && padW == 0 && !plain && s.dilH == 1 && s.dilW == 1;
+  const auto foldStrided = dW == 2 ? foldStridedPlane<2> : foldStridedPlane<0>;
   const auto fold = outW == 7    ? foldPlane<7>
                     : outW == 8  ? foldPlane<8>
                     : outW == 14 ? foldPlane<14>
@@ -267,7 +283,7 @@ NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64
         if (dH == 1 && dW == 1)
           fold(in, stride, pw, kH, kW, outH, outW, padded);
         else
-          foldStridedPlane(in, stride, pw, s, padded);
+          foldStrided(in, stride, pw, s, padded);
         float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
         for (int64_t y = 0; y < height; ++y) addRow(padded + (y + padH) * pw + padW, plane + y * width, width);
       }
@@ -276,6 +292,10 @@ NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64
   for (int64_t n = 0; n < count; ++n)
     for (int64_t c = 0; c < s.inPlanes; ++c) {
       float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
+      if (stridedOnly) {
+        foldStrided(columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions, stride, width, s, plane);
+        continue;
+      }
       if (plain) {
         fold(columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions, stride, width, kH, kW, outH, outW,
              plane);
