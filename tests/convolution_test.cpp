@@ -169,6 +169,39 @@ NN_DEVICE_TEST_CASE("SpatialConvolution gradients agree with finite differences"
   REQUIRE_THAT(nn::test::checkParameterGradients(conv, single), nn::test::EachAgreesWithin(1e-3, 2));
 }
 
+NN_DEVICE_TEST_CASE("SpatialConvolution strided without padding subsamples and agrees with finite differences",
+                    "[SpatialConvolution]") {
+  // A residual network's 1x1 shortcut of stride 2: output (o, oy, ox) is the bias plus the
+  // weighted input planes at (2 oy, 2 ox). Then 3x3 kernels of strides 2 and 3, which unfold
+  // every tap of whole planes without bounds.
+  nn::manualSeed(6);
+  nn::SpatialConvolution shortcut(3, 2, 1, 1, 2, 2);
+  shortcut.to(kind.device());
+  const Tensor x = nn::test::randomTensor({2, 3, 7, 6}, 31);
+  const std::vector<float> in = x.toVector(), w = shortcut.weight.toVector(), b = shortcut.bias.toVector();
+  const std::vector<float> y = shortcut.forward(kind.on(x)).toVector();
+  REQUIRE(shortcut.output.sizes() == std::vector<int64_t>{2, 2, 4, 3});
+  double worst = 0;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t o = 0; o < 2; ++o)
+      for (int64_t oy = 0; oy < 4; ++oy)
+        for (int64_t ox = 0; ox < 3; ++ox) {
+          double expected = b[o];
+          for (int64_t c = 0; c < 3; ++c) expected += w[o * 3 + c] * in[((n * 3 + c) * 7 + 2 * oy) * 6 + 2 * ox];
+          worst = std::max(worst, std::abs(expected - y[((n * 2 + o) * 4 + oy) * 3 + ox]));
+        }
+  CHECK(worst < 1e-6);
+  REQUIRE_THAT(nn::test::checkInputGradient(shortcut, kind.on(x)), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(shortcut, kind.on(x)), nn::test::EachAgreesWithin(1e-3, 2));
+  for (const int64_t stride : {2, 3}) {
+    nn::SpatialConvolution conv(2, 3, 3, 3, stride, stride);
+    conv.to(kind.device());
+    const Tensor input = kind.on(nn::test::randomTensor({2, 2, 8, 9}, 32));
+    REQUIRE_THAT(nn::test::checkInputGradient(conv, input), nn::test::AgreesWithin(1e-3));
+    REQUIRE_THAT(nn::test::checkParameterGradients(conv, input), nn::test::EachAgreesWithin(1e-3, 2));
+  }
+}
+
 TEST_CASE("SpatialConvolution without padding or stride agrees with the padded case and finite differences",
           "[SpatialConvolution]") {
   // Without padding and with stride 1 the module moves whole rows, with a fixed row length for
