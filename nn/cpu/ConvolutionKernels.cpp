@@ -257,6 +257,8 @@ NN_CPU_CLONES void im2col(const ConvolutionShape& s, const float* input, int64_t
     }
 }
 
+// Sets the gradInput of `count` samples from their columns: each cell the sum of the taps that
+// read it, in tap order, from zero.
 NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64_t count, float* gradInput,
                           float* padded) {
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
@@ -274,7 +276,7 @@ NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64
                     : outW == 32 ? foldPlane<32>
                                  : foldPlane<0>;
   if (paddedRoute(s)) {
-    // Each plane's taps summed from zero in the padded copy, then its interior added.
+    // Each plane's taps summed from zero in the padded copy, then its interior copied.
     const int64_t pw = paddedWidth(s);
     for (int64_t n = 0; n < count; ++n)
       for (int64_t c = 0; c < s.inPlanes; ++c) {
@@ -285,10 +287,11 @@ NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64
         else
           foldStrided(in, stride, pw, s, padded);
         float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
-        for (int64_t y = 0; y < height; ++y) addRow(padded + (y + padH) * pw + padW, plane + y * width, width);
+        for (int64_t y = 0; y < height; ++y) copyRow(padded + (y + padH) * pw + padW, plane + y * width, width);
       }
     return;
   }
+  fillRow(gradInput, count * s.inPlanes * planeSize, 0.f);
   for (int64_t n = 0; n < count; ++n)
     for (int64_t c = 0; c < s.inPlanes; ++c) {
       float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
@@ -406,9 +409,7 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
           blas::gemm(true, false, rows, positions, s.outPlanes, 1.f, weight, rows, gradOutput + (first + n) * outSample,
                      positions, 0.f, columns + n * positions, cols);
       }
-      float* gi = gradInput + first * inSample;
-      fillRow(gi, count * inSample, 0.f);
-      col2im(s, columns, count, gi, padded);
+      col2im(s, columns, count, gradInput + first * inSample, padded);
     }
   });
 }
