@@ -119,25 +119,40 @@ int run(const Flags& f) {
   }
 
   double loss = 0;
+  // --profile: the step's parts outside the modules; the modules time themselves.
+  nn::PassTime zeroTime, criterionTime, stepTime;
   auto step = [&](int64_t k) {
     const nn::Tensor& x = inputs[k % inputs.size()];
     const nn::Tensor& y = targets[k % targets.size()];
-    model->zeroGradParameters();
+    {
+      nn::ScopedTimer timer(zeroTime);
+      model->zeroGradParameters();
+    }
     const nn::Tensor& out = model->forward(x);
-    loss = criterion.forward(out, y);
-    criterion.backward(out, y);
+    {
+      nn::ScopedTimer timer(criterionTime);
+      loss = criterion.forward(out, y);
+      criterion.backward(out, y);
+    }
     model->backward(x, criterion.gradInput);
+    nn::ScopedTimer timer(stepTime);
     sgd.step();
   };
   for (int64_t k = 0; k < f.warmup; ++k) step(k);
   nn::resetProfile(*model);
+  zeroTime = criterionTime = stepTime = nn::PassTime{};
   const double start = now();
   for (int64_t k = 0; k < f.steps; ++k) step(f.warmup + k);
   const double elapsed = now() - start;
   const double imagesPerSecond = static_cast<double>(f.steps * f.batchSize) / elapsed;
 
   if (f.profile)
-    std::printf("%s", nn::profileTable(*model, {}, nn::PassTime{elapsed, static_cast<int64_t>(f.steps)}).c_str());
+    std::printf(
+        "%s",
+        nn::profileTable(*model,
+                         {{"zeroGradParameters", zeroTime}, {"criterion", criterionTime}, {"optimizer step", stepTime}},
+                         nn::PassTime{elapsed, static_cast<int64_t>(f.steps)})
+            .c_str());
   // The first replica (a DataParallelTable's is the module given to it) gives the work per image.
   const bench::ForwardWork work = bench::forwardWork(*net.model);
   std::ostringstream line;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <new>
 
+#include "bench/Networks.h"
 #include "cunn/cunn.h"
 #include "examples/LeNet.h"
 #include "examples/ResNet.h"
@@ -53,9 +54,13 @@ std::shared_ptr<nn::Sequential> lenet() {
   return examples::lenet();
 }
 
-// Allocations made by `steps` training steps after `warmup` steps, on `model`.
-int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps) {
-  const Tensor images = nn::test::randomTensor({64, 1, 28, 28}, 1);
+// Allocations made by `steps` training steps after `warmup` steps, on `model`, of samples of
+// `sampleSizes`.
+int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps,
+                           const std::vector<int64_t>& sampleSizes = {1, 28, 28}) {
+  std::vector<int64_t> sizes{64};
+  sizes.insert(sizes.end(), sampleSizes.begin(), sampleSizes.end());
+  const Tensor images = nn::test::randomTensor(sizes, 1);
   std::vector<float> labels(64);
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<float>(i % 10);
   const Tensor targets = Tensor::fromVector({64}, labels);
@@ -108,9 +113,10 @@ TEST_CASE("a steady LeNet training step with profiling on allocates nothing", "[
   REQUIRE(allocations == 0);
 }
 
-TEST_CASE("a steady training step through padding, Select, Narrow, Transpose, MulConstant and AddConstant "
-          "allocates nothing",
-          "[allocation][nosanitizer]") {
+TEST_CASE(
+    "a steady training step through padding, Select, Narrow, Transpose, MulConstant and AddConstant "
+    "allocates nothing",
+    "[allocation][nosanitizer]") {
   nn::manualSeed(1);
   nn::Sequential net;
   net.add(std::make_shared<nn::SpatialZeroPadding>(2, 2, 1, 3));  // [N, 1, 32, 32]
@@ -126,9 +132,10 @@ TEST_CASE("a steady training step through padding, Select, Narrow, Transpose, Mu
   REQUIRE(allocationsOfSteps(net, 3, 8) == 0);
 }
 
-TEST_CASE("a steady training step through SpatialUpSamplingNearest and SpatialAdaptiveAveragePooling allocates "
-          "nothing",
-          "[allocation][nosanitizer]") {
+TEST_CASE(
+    "a steady training step through SpatialUpSamplingNearest and SpatialAdaptiveAveragePooling allocates "
+    "nothing",
+    "[allocation][nosanitizer]") {
   nn::manualSeed(1);
   nn::Sequential net;
   net.add(std::make_shared<nn::SpatialUpSamplingNearest>(2));          // [N, 1, 56, 56]
@@ -147,7 +154,7 @@ TEST_CASE("a steady training step through CMul, Add, Mul, Sum and SpatialDropout
   net.add(std::make_shared<nn::Add>(784));           // one sample's elements
   net.add(std::make_shared<nn::Mul>());
   net.add(std::make_shared<nn::SpatialDropout>(0.2f));
-  net.add(std::make_shared<nn::Sum>(2));             // [N, 1, 28]
+  net.add(std::make_shared<nn::Sum>(2));  // [N, 1, 28]
   net.add(std::make_shared<nn::View>(std::vector<int64_t>{-1, 28}));
   net.add(std::make_shared<nn::Linear>(28, 10));
   net.add(std::make_shared<nn::LogSoftMax>());
@@ -185,6 +192,23 @@ TEST_CASE("a steady training step of the residual network example allocates noth
   nn::manualSeed(1);
   auto net = examples::resnet();
   REQUIRE(allocationsOfSteps(*net, 3, 4) == 0);
+}
+
+TEST_CASE("a steady training step of each network of the benchmark suite allocates nothing, on 1 and 2 threads",
+          "[allocation][nosanitizer]") {
+  // LeNet and the residual network are above; the MLP (a leading View) and the VGG-style CNN
+  // (padded convolutions, batch normalisation, Dropout) here.
+  for (const char* name : {"mlp", "vgg"})
+    for (const int threads : {1, 2}) {
+      nn::manualSeed(1);
+      bench::Network network = bench::makeNetwork(name);
+      network.model->setGradInputNeeded(false);
+      nn::setNumThreads(threads);
+      const int64_t allocations = allocationsOfSteps(*network.model, 3, 4, network.sampleSizes);
+      nn::setNumThreads(1);
+      INFO(name << " on " << threads << " thread(s)");
+      CHECK(allocations == 0);
+    }
 }
 
 TEST_CASE("steps of Adam, Adagrad and RMSprop after the first allocate nothing", "[allocation][nosanitizer]") {
