@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Data-parallel speed-up on the CPU: LeNet training images/s with a DataParallelTable on
-# cpu:0,cpu:1 (one compute thread each) against cpu:0 alone (one thread), global batch 256,
-# in alternating rounds of one epoch each (the example's images/s over the epoch, first step
-# included). Prints each round, the medians and their ratio.
-# ROUNDS (3) and LIMIT (training images per round; the whole set, 60000, if unset) may be set
-# in the environment.
+# cpu:0,cpu:1 (one compute thread each) against cpu:0 alone (one thread), global batch 256
+# (BATCH), in alternating rounds of one epoch each (the example's images/s over the epoch, first
+# step included). Prints each round, the medians and their ratio.
+# ROUNDS (3), LIMIT (training images per round; the whole set, 60000, if unset) and BATCH (256)
+# may be set in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +17,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 run() {  # devices -> images per second of the training pass
-  bazel-bin/examples/lenet --epochs 1 --batch-size 256 --threads 1 "${limit[@]}" --devices "$1" \
+  rm -f "$work/m.jsonl"  # the example appends to its metrics file
+  bazel-bin/examples/lenet --epochs 1 --batch-size "${BATCH:-256}" --threads 1 "${limit[@]}" --devices "$1" \
     --metrics "$work/m.jsonl" >/dev/null 2>&1
   sed -E 's/.*"images_per_second": ([0-9.]+).*/\1/' "$work/m.jsonl"
 }

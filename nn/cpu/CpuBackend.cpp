@@ -1,10 +1,8 @@
 // CpuBackend: memory, copies and collectives of the logical CPU devices.
 #include "nn/cpu/CpuBackend.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <vector>
 
 #include "nn/Error.h"
@@ -77,12 +75,10 @@ void CpuBackend::copy(float* dst, const Device&, const StridedView& dstView, con
   copy(dst, Device(), dstView, staged.data(), Device(), StridedView::contiguous(count), count);
 }
 
-std::unique_ptr<Communicator> CpuBackend::communicator(const std::vector<Device>& devices, bool useNCCL,
+// useNCCL asks for NCCL where it runs, on CUDA devices; CPU devices always sum and copy through
+// the host, with the same contract, so the flag changes nothing here and is not remarked on.
+std::unique_ptr<Communicator> CpuBackend::communicator(const std::vector<Device>& devices, bool,
                                                        ParallelFor parallel) {
-  static std::atomic<bool> said{false};
-  if (useNCCL && !said.exchange(true))
-    std::cerr << "nn.DataParallelTable: NCCL runs on CUDA devices only; using host copies for " << devices[0].str()
-              << (devices.size() > 1 ? ", ..." : "") << "\n";
   return std::make_unique<HostCommunicator>(devices, std::move(parallel));
 }
 
