@@ -1,8 +1,10 @@
 // nn::Module: the parts of the contract that every module shares.
 #include "nn/Module.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <ostream>
 
 #include "nn/Random.h"
 
@@ -67,14 +69,14 @@ const Tensor& Module::tensorInput(const Activity& input, const char* what) const
 }
 
 const Table& Module::tableInput(const Activity& input, const char* what) const {
-  NN_CHECK(input.isTable(), toString() << ": expected a table as " << what << ", got a tensor of size "
-                                       << input.tensor().shapeString());
+  NN_CHECK(input.isTable(),
+           toString() << ": expected a table as " << what << ", got a tensor of size " << input.tensor().shapeString());
   return input.table();
 }
 
 void Module::checkAlike(const Activity& like, const Activity& got, const char* what) const {
-  NN_CHECK(sameShape(like, got), toString() << ": expected " << what << " " << like.describe() << ", got "
-                                            << got.describe());
+  NN_CHECK(sameShape(like, got), toString()
+                                     << ": expected " << what << " " << like.describe() << ", got " << got.describe());
 }
 
 const std::vector<ModulePtr>& Module::children() const {
@@ -171,6 +173,41 @@ std::vector<NamedTensor> Module::stateDict() {
     for (NamedTensor& t : kids[i]->stateDict()) out.push_back({std::to_string(i) + "." + t.name, t.value});
   return out;
 }
+
+namespace {
+
+// Whether a and b are views of the same elements.
+bool sameTensor(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage() && a.storageOffset() == b.storageOffset() && a.sizes() == b.sizes() &&
+         a.strides() == b.strides();
+}
+
+}  // namespace
+
+// stateDict gives the names, parameters() the gradients; each stateDict entry is the parameter
+// it is a view of, or a buffer. A few dozen tensors: the quadratic search costs nothing.
+std::vector<NamedParameter> Module::namedParameters() {
+  const auto [values, gradients] = parameters();
+  std::vector<NamedParameter> out;
+  for (NamedTensor& t : stateDict())
+    for (size_t i = 0; i < values.size(); ++i)
+      if (sameTensor(t.value, values[i])) {
+        out.push_back({std::move(t.name), values[i], gradients[i]});
+        break;
+      }
+  return out;
+}
+
+std::vector<NamedTensor> Module::namedBuffers() {
+  const std::vector<Tensor> values = parameters().first;
+  std::vector<NamedTensor> out;
+  for (NamedTensor& t : stateDict())
+    if (std::none_of(values.begin(), values.end(), [&](const Tensor& v) { return sameTensor(t.value, v); }))
+      out.push_back(std::move(t));
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& out, const Module& module) { return out << module.toString(); }
 
 void Module::training() {
   train_ = true;
@@ -341,8 +378,7 @@ ModulePtr createModule(const std::string& typeName, const Config& config, std::v
     auto it = registry().find(typeName);
     NN_CHECK(it != registry().end(),
              "createModule: unknown module type '"
-                 << typeName
-                 << "'; register it in the .cpp file that defines it, with NN_REGISTER_MODULE_AS(Type, \""
+                 << typeName << "'; register it in the .cpp file that defines it, with NN_REGISTER_MODULE_AS(Type, \""
                  << typeName << "\") (nn/Options.h), and link that file into the program");
     factory = it->second;
   }

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <utility>
@@ -42,6 +43,13 @@ using ModulePtr = std::shared_ptr<Module>;
 struct NamedTensor {
   std::string name;
   Tensor value;
+};
+
+/// A parameter under its stateDict name, with its gradient.
+struct NamedParameter {
+  std::string name;
+  Tensor value;
+  Tensor gradient;
 };
 
 class Module : public std::enable_shared_from_this<Module> {
@@ -107,6 +115,11 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Parameters and buffers under the names PyTorch gives the equivalent module's state
   /// dict ("0.weight", "7.bias", "running_mean").
   virtual std::vector<NamedTensor> stateDict();
+  /// The parameters of stateDict(), in its order and under its names, each with its gradient
+  /// (PyTorch's named_parameters; a DataParallelTable's are its first replica's).
+  std::vector<NamedParameter> namedParameters();
+  /// The buffers of stateDict(), in its order and under its names (PyTorch's named_buffers).
+  std::vector<NamedTensor> namedBuffers();
 
   /// Training mode (the default) or evaluation mode, for this module and its children.
   virtual void training();
@@ -216,5 +229,8 @@ struct ModuleRegistration {
     registerModuleType(typeName, std::move(factory));
   }
 };
+
+/// Writes module.toString(): one line for a leaf, Torch7's block for a container.
+std::ostream& operator<<(std::ostream& out, const Module& module);
 
 }  // namespace nn

@@ -7,10 +7,12 @@ namespace nn {
 
 NN_REGISTER_MODULE(Sequential);
 
+Sequential::Sequential(const std::vector<ModulePtr>& modules) {
+  for (const ModulePtr& m : modules) add(m);
+}
+
 ModulePtr Sequential::create(const Config&, std::vector<ModulePtr> children) {
-  auto s = std::make_shared<Sequential>();
-  for (ModulePtr& c : children) s->add(std::move(c));
-  return s;
+  return std::make_shared<Sequential>(children);
 }
 
 void Sequential::insert(ModulePtr module, size_t index) {

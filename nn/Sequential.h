@@ -2,6 +2,9 @@
 // a tensor or a table (ConcatTable, then CAddTable).
 #pragma once
 
+#include <initializer_list>
+#include <vector>
+
 #include "nn/ActivityModule.h"
 #include "nn/Container.h"
 
@@ -10,6 +13,11 @@ namespace nn {
 class Sequential : public ActivityModule<Container> {
  public:
   Sequential() = default;
+  /// The modules in order: nn::Sequential net{std::make_shared<nn::Linear>(784, 10),
+  /// std::make_shared<nn::LogSoftMax>()}, or std::make_shared<nn::Sequential>(modules) from a
+  /// std::vector<nn::ModulePtr>.
+  Sequential(std::initializer_list<ModulePtr> modules) : Sequential(std::vector<ModulePtr>(modules)) {}
+  explicit Sequential(const std::vector<ModulePtr>& modules);
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Inserts a module before position `index` (0 .. size()).

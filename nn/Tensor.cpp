@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <ostream>
 
 #include "nn/Error.h"
 #include "nn/Random.h"
@@ -266,8 +267,8 @@ void joinAlong(const std::vector<const Tensor*>& parts, int dim, const Device& d
                std::vector<int64_t>& sizes, FunctionRef<std::string(size_t)> partName) {
   NN_CHECK(!parts.empty(), "nn::joinAlong: expected at least one part to join, got none");
   const Tensor& first = *parts[0];
-  NN_CHECK(dim >= 0 && first.dim() > dim, partName(0) << ": cannot join along dimension " << dim
-                                                      << " parts of size " << first.shapeString());
+  NN_CHECK(dim >= 0 && first.dim() > dim,
+           partName(0) << ": cannot join along dimension " << dim << " parts of size " << first.shapeString());
   int64_t total = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const Tensor& p = *parts[i];
@@ -426,10 +427,9 @@ Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, co
   int64_t last = offset;  // the last element the view reaches
   bool empty = false;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    NN_CHECK(sizes[d] >= 0 && strides[d] >= 0,
-             "nn.Tensor.set_: expected sizes and strides of at least 0, got sizes " << nn::shapeString(sizes)
-                                                                                   << " and strides "
-                                                                                   << nn::shapeString(strides));
+    NN_CHECK(sizes[d] >= 0 && strides[d] >= 0, "nn.Tensor.set_: expected sizes and strides of at least 0, got sizes "
+                                                   << nn::shapeString(sizes) << " and strides "
+                                                   << nn::shapeString(strides));
     empty = empty || sizes[d] == 0;
     if (sizes[d] > 0) last += (sizes[d] - 1) * strides[d];
   }
@@ -498,6 +498,15 @@ double Tensor::sum() const {
   double s = 0;
   for (float x : v) s += x;
   return s;
+}
+
+std::ostream& operator<<(std::ostream& out, const Tensor& t) {
+  out << "nn.Tensor " << t.shapeString() << " on " << t.device().str() << " {";
+  const std::vector<float> values = t.numel() > 0 ? t.toVector() : std::vector<float>();
+  const size_t shown = values.size() > 8 ? 6 : values.size();
+  for (size_t i = 0; i < shown; ++i) out << (i ? ", " : "") << values[i];
+  if (shown < values.size()) out << ", ..., " << values.back();
+  return out << "}";
 }
 
 }  // namespace nn

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -194,5 +195,9 @@ const Tensor& hostContiguous(const Tensor& t, Tensor& buffer);
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
 /// Product of sizes.
 int64_t product(const std::vector<int64_t>& sizes);
+
+/// "nn.Tensor [2, 3] on cpu:0 {1, 2, 3, 4, 5, 6}": the sizes, the device and the values in
+/// order, the first six and the last where there are more than eight (copied to the host).
+std::ostream& operator<<(std::ostream& out, const Tensor& t);
 
 }  // namespace nn

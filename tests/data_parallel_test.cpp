@@ -1052,3 +1052,21 @@ NN_MULTI_DEVICE_TEST_CASE("forward inside threads()'s init function is refused, 
   // The table is usable afterwards.
   CHECK(table->forward(x).sizes() == std::vector<int64_t>{4, 3});
 }
+
+TEST_CASE("DataParallelTable names its first replica's parameters and buffers", "[DataParallelTable]") {
+  nn::manualSeed(3);
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::Linear>(4, 3));
+  net->add(std::make_shared<nn::BatchNormalization>(3));
+  auto table = std::make_shared<DataParallelTable>(0, true, false);
+  table->add(net, {Device::cpu(0), Device::cpu(1)});
+  const std::vector<nn::NamedParameter> parameters = table->namedParameters();
+  std::vector<std::string> names;
+  for (const nn::NamedParameter& p : parameters) names.push_back(p.name);
+  REQUIRE(names == std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias"});
+  CHECK(parameters[0].value.data() == dynamic_cast<nn::Linear&>(*net->get(0)).weight.data());
+  CHECK(parameters[0].gradient.data() == dynamic_cast<nn::Linear&>(*net->get(0)).gradWeight.data());
+  names.clear();
+  for (const nn::NamedTensor& b : table->namedBuffers()) names.push_back(b.name);
+  CHECK(names == std::vector<std::string>{"1.running_mean", "1.running_var"});
+}

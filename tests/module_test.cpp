@@ -1,6 +1,10 @@
 // The module contract shared by every module: parameters, getParameters, clone, to, apply.
 #include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
+#include "nn/BatchNormalization.h"
 #include "nn/Linear.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
@@ -152,4 +156,42 @@ TEST_CASE("clearState releases outputs and they come back on the next forward", 
   REQUIRE(net->output.numel() == 0);
   REQUIRE(net->get(0)->output.numel() == 0);
   REQUIRE(net->forward(x).toVector() == out);
+}
+
+TEST_CASE("namedParameters and namedBuffers name each tensor as stateDict does, with its gradient", "[Module]") {
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::Linear>(4, 3));
+  net->add(std::make_shared<nn::BatchNormalization>(3));
+  net->add(std::make_shared<nn::Linear>(3, 2, false));
+  const std::vector<nn::NamedParameter> parameters = net->namedParameters();
+  std::vector<std::string> names;
+  for (const nn::NamedParameter& p : parameters) names.push_back(p.name);
+  REQUIRE(names == std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "2.weight"});
+  auto& first = dynamic_cast<nn::Linear&>(*net->get(0));
+  CHECK(parameters[0].value.data() == first.weight.data());
+  CHECK(parameters[0].gradient.data() == first.gradWeight.data());
+  CHECK(parameters[1].gradient.data() == first.gradBias.data());
+  names.clear();
+  for (const nn::NamedTensor& b : net->namedBuffers()) names.push_back(b.name);
+  REQUIRE(names == std::vector<std::string>{"1.running_mean", "1.running_var"});
+  // Flattened parameters are views of one buffer: still told apart.
+  net->getParameters();
+  REQUIRE(net->namedParameters().size() == 5);
+  CHECK(net->namedParameters()[4].gradient.data() == dynamic_cast<nn::Linear&>(*net->get(2)).gradWeight.data());
+  REQUIRE(net->namedBuffers().size() == 2);
+}
+
+TEST_CASE("a module and a tensor print to a std::ostream", "[Module]") {
+  std::ostringstream module;
+  module << *smallNet();
+  CHECK(module.str() == smallNet()->toString());
+  std::ostringstream small, large, empty;
+  small << Tensor::fromVector({2, 3}, {1, 2, 3, 4, 5, 6.5f});
+  CHECK(small.str() == "nn.Tensor [2, 3] on cpu:0 {1, 2, 3, 4, 5, 6.5}");
+  std::vector<float> values(20);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  large << Tensor::fromVector({4, 5}, values);
+  CHECK(large.str() == "nn.Tensor [4, 5] on cpu:0 {0, 1, 2, 3, 4, 5, ..., 19}");
+  empty << Tensor::empty({0, 3});
+  CHECK(empty.str() == "nn.Tensor [0, 3] on cpu:0 {}");
 }

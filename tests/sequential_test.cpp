@@ -81,6 +81,21 @@ TEST_CASE("Sequential add, get, size, insert and remove keep the children in ord
   REQUIRE_THROWS_AS(net.add(nullptr), nn::Error);
 }
 
+TEST_CASE("Sequential from an initializer list or a vector of modules holds them in order", "[Sequential]") {
+  auto linear = std::make_shared<nn::Linear>(3, 2);
+  auto relu = std::make_shared<nn::ReLU>();
+  nn::Sequential listed{linear, relu};
+  REQUIRE(listed.size() == 2);
+  CHECK(listed.get(0) == linear);
+  CHECK(listed.get(1) == relu);
+  auto made = std::make_shared<nn::Sequential>(std::vector<nn::ModulePtr>{relu, linear});
+  REQUIRE(made->size() == 2);
+  CHECK(made->get(0) == relu);
+  CHECK_THROWS_WITH((nn::Sequential{linear, nullptr}), Catch::Contains("nn.Sequential.add: expected a module"));
+  // clone and nn::load rebuild through the same constructor.
+  CHECK(made->clone()->toString() == made->toString());
+}
+
 TEST_CASE("Sequential prints Torch7's block", "[Sequential]") {
   auto net = linearRelu();
   REQUIRE(net->toString() ==
