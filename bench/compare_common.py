@@ -185,6 +185,14 @@ def print_setup(sgemm, load_before, load_after):
         *load_before, *load_after))
 
 
+def implementations(torch_specs):
+    """The runs of a round from --torch ORIGIN=PYTHON arguments: ({name: origin}, [(name,
+    python)]), this project first (named "nn", python None), then each torch as "torch0", ..."""
+    origins = {f"torch{i}": spec.split("=", 1)[0] for i, spec in enumerate(torch_specs)}
+    impls = [("nn", None)] + [(f"torch{i}", spec.split("=", 1)[1]) for i, spec in enumerate(torch_specs)]
+    return origins, impls
+
+
 def spread(values):
     return f"{statistics.median(values):6.0f} ({min(values):.0f}-{max(values):.0f})"
 

@@ -9,7 +9,6 @@ each rank then trains on its half of every global batch, as DataParallelTable's 
 """
 import argparse
 import gzip
-import json
 import os
 import resource
 import struct
@@ -19,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from networks_torch import lenet  # examples/LeNet.cpp's network
+from networks_torch import lenet, part, write_metrics  # examples/LeNet.cpp's network, DDP's split
 
 
 def read_idx(path):
@@ -93,15 +92,9 @@ def main():
 
     n = len(train_labels)
     order = torch.randperm(n, generator=torch.Generator().manual_seed(a.seed))
-    # Each rank's part of a global batch, as DataParallelTable splits it: sizes differ by at
-    # most one, the remainder going to the first ranks.
+    # Each rank's part of a global batch, as DataParallelTable splits it (networks_torch.part).
     world = a.world_size if ddp else 1
     rank = a.rank if ddp else 0
-
-    def part(length):
-        base, extra = divmod(length, world)
-        first = rank * base + min(rank, extra)
-        return first, base + (1 if rank < extra else 0)
 
     if ddp:
         dist.barrier()
@@ -109,7 +102,7 @@ def main():
     loss_sum, steps, seen = 0.0, 0, 0
     for begin in range(0, n, a.batch_size):
         batch = order[begin:begin + a.batch_size]
-        first, length = part(len(batch))
+        first, length = part(len(batch), rank, world)
         mine = batch[first:first + length]
         x = train_images.index_select(0, mine)
         y = train_labels.index_select(0, mine)
@@ -135,11 +128,7 @@ def main():
         # ru_maxrss is in kilobytes on Linux
         "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }
-    text = json.dumps(line)
-    if a.metrics:
-        with open(a.metrics, "w") as f:
-            f.write(text + "\n")
-    print(text)
+    write_metrics(line, a.metrics)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,15 @@ def part(length, rank, world):
     return rank * base + min(rank, extra), base + (1 if rank < extra else 0)
 
 
+def write_metrics(line, path):
+    """Prints the run's JSON line, and writes it to `path` where one is given."""
+    text = json.dumps(line)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+    print(text)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--network", choices=sorted(NETWORKS), required=True)
@@ -152,11 +161,7 @@ def main():
         # ru_maxrss is in kilobytes on Linux
         "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }
-    text = json.dumps(line)
-    if a.metrics:
-        with open(a.metrics, "w") as f:
-            f.write(text + "\n")
-    print(text)
+    write_metrics(line, a.metrics)
 
 
 if __name__ == "__main__":

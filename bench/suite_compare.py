@@ -12,8 +12,8 @@ import statistics
 import sys
 import tempfile
 
-from compare_common import (CONFIGS, HERE, ROOT, SgemmRates, cpu_name, isa_setup, nn_env, noisy, print_setup,
-                            run_ddp, run_json, spread, thread_env)
+from compare_common import (CONFIGS, HERE, ROOT, SgemmRates, cpu_name, implementations, isa_setup, nn_env,
+                            noisy, print_setup, run_ddp, run_json, spread, thread_env)
 
 TRAIN = os.path.join(ROOT, "bazel-bin", "bench", "train_synthetic")
 TORCH_SCRIPT = os.path.join(HERE, "networks_torch.py")
@@ -82,8 +82,7 @@ def main():
 
 
 def run_rounds(a, work):
-    origins = {f"torch{i}": spec.split("=", 1)[0] for i, spec in enumerate(a.torch)}
-    impls = [("nn", None)] + [(f"torch{i}", spec.split("=", 1)[1]) for i, spec in enumerate(a.torch)]
+    origins, impls = implementations(a.torch)
     results = {(n, c, name): [] for n in a.networks for _, c, _, _ in CONFIGS for name, _ in impls}
     versions, sgemm = {}, SgemmRates()
     load_before = os.getloadavg()

@@ -22,6 +22,7 @@
 
 #include "bench/Networks.h"
 #include "cunn/cunn.h"
+#include "examples/Trainer.h"
 #include "nn/nn.h"
 
 namespace {
@@ -84,24 +85,13 @@ Flags parse(int argc, char** argv) {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 int run(const Flags& f) {
-  std::vector<nn::Device> devices;
-  std::stringstream list(f.devices);
-  for (std::string item; std::getline(list, item, ',');) devices.push_back(nn::Device::parse(item));
-  NN_CHECK(!devices.empty(), "train_synthetic: --devices lists no device");
+  const std::vector<nn::Device> devices = examples::parseDevices("train_synthetic", f.devices);
   nn::setNumThreads(f.threads);
   nn::setProfiling(f.profile);
   nn::manualSeed(1);
 
   bench::Network net = bench::makeNetwork(f.network);
-  nn::ModulePtr model = net.model;
-  model->setGradInputNeeded(false);
-  if (devices.size() > 1) {
-    auto table = std::make_shared<nn::DataParallelTable>(0, true, true);
-    table->add(model, devices);
-    model = table;
-  } else {
-    model->to(devices[0]);
-  }
+  const nn::ModulePtr model = examples::placeOnDevices(net.model, devices);
   nn::ClassNLLCriterion criterion;
   nn::SGD sgd(model->getParameters(), nn::SgdOptions{0.01f, 0, 5e-4f, 0.9f, 0.f, false});
 

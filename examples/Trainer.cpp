@@ -48,8 +48,7 @@ std::string usage(const ExampleSettings& settings) {
     << "  --epochs N         training epochs (" << s.epochs << ")\n"
     << "  --batch-size N     global mini-batch size (" << s.batchSize << ")\n"
     << "  --optimizer NAME   sgd, adam, adagrad or rmsprop: Torch7's optim functions (" << s.optimizer << ")\n"
-    << "  --lr X             learning rate (sgd " << s.sgdLearningRate
-    << ", adam 0.001, adagrad 0.01, rmsprop 0.001)\n"
+    << "  --lr X             learning rate (sgd " << s.sgdLearningRate << ", adam 0.001, adagrad 0.01, rmsprop 0.001)\n"
     << "  --momentum X       SGD momentum (" << s.momentum << ")\n"
     << "  --weight-decay X   weight decay (" << s.weightDecay << ")\n"
     << "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim (" << s.learningRateDecay
@@ -71,7 +70,8 @@ std::string usage(const ExampleSettings& settings) {
 }
 
 // An integer flag's value: decimal digits only (no sign, exponent or hex), from low to high.
-uint64_t integer(const std::string& program, const std::string& flag, const std::string& value, uint64_t low, uint64_t high) {
+uint64_t integer(const std::string& program, const std::string& flag, const std::string& value, uint64_t low,
+                 uint64_t high) {
   uint64_t v = 0;
   bool ok = !value.empty();
   for (char c : value) {
@@ -79,8 +79,8 @@ uint64_t integer(const std::string& program, const std::string& flag, const std:
     ok = ok && !__builtin_mul_overflow(v, uint64_t{10}, &v) && !__builtin_add_overflow(v, uint64_t(c - '0'), &v);
     if (!ok) break;
   }
-  NN_CHECK(ok && v >= low && v <= high,
-           program << ": " << flag << " expects an integer from " << low << " to " << high << ", got '" << value << "'");
+  NN_CHECK(ok && v >= low && v <= high, program << ": " << flag << " expects an integer from " << low << " to " << high
+                                                << ", got '" << value << "'");
   return v;
 }
 
@@ -91,7 +91,8 @@ float number(const std::string& program, const std::string& flag, const std::str
   char* end = nullptr;
   const double v = ok ? std::strtod(value.c_str(), &end) : 0.0;
   ok = ok && end == value.c_str() + value.size() && std::isfinite(static_cast<float>(v)) && v >= low;
-  NN_CHECK(ok, program << ": " << flag << " expects a number >= " << low << " that a float holds, got '" << value << "'");
+  NN_CHECK(ok,
+           program << ": " << flag << " expects a number >= " << low << " that a float holds, got '" << value << "'");
   return static_cast<float>(v);
 }
 
@@ -196,20 +197,12 @@ std::unique_ptr<nn::Optimizer> makeOptimizer(const Options& o, std::pair<nn::Ten
   return std::make_unique<nn::SGD>(std::move(parameters), s);
 }
 
-std::vector<nn::Device> parseDevices(const std::string& program, const std::string& list) {
-  std::vector<nn::Device> devices;
-  std::stringstream stream(list);
-  for (std::string item; std::getline(stream, item, ',');) devices.push_back(nn::Device::parse(item));
-  NN_CHECK(!devices.empty(), program << ": --devices lists no device");
-  return devices;
-}
-
 // --flip: whether image `index` of step `step` of `epoch` is mirrored, a hash of the four
 // numbers (SplitMix64's finaliser): no state, so a resumed run mirrors the images an
 // uninterrupted one does.
 bool mirrored(uint64_t seed, int64_t epoch, int64_t step, int64_t index) {
-  uint64_t z = seed ^ (static_cast<uint64_t>(epoch) << 48) ^ (static_cast<uint64_t>(step) << 20) ^
-               static_cast<uint64_t>(index);
+  uint64_t z =
+      seed ^ (static_cast<uint64_t>(epoch) << 48) ^ (static_cast<uint64_t>(step) << 20) ^ static_cast<uint64_t>(index);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return ((z ^ (z >> 31)) & 1) != 0;
@@ -320,17 +313,7 @@ int run(const Options& o, const ExampleSettings& s) {
     train.labels = train.labels.narrow(0, 0, o.limit);
   }
 
-  nn::ModulePtr model = s.model();
-  // The images need no gradient: the first convolution skips its gradInput (a third of its
-  // backward), and a DataParallelTable gathers none.
-  model->setGradInputNeeded(false);
-  if (devices.size() > 1) {
-    auto table = std::make_shared<nn::DataParallelTable>(0, true, true);
-    table->add(model, devices);
-    model = table;
-  } else {
-    model->to(devices[0]);
-  }
+  const nn::ModulePtr model = placeOnDevices(s.model(), devices);
   // Flushed, so that a log shows the model before the first epoch's progress on stderr.
   std::cout << model->toString() << std::endl;
   nn::ClassNLLCriterion criterion;
@@ -445,6 +428,27 @@ int run(const Options& o, const ExampleSettings& s) {
 }
 
 }  // namespace
+
+std::vector<nn::Device> parseDevices(const std::string& program, const std::string& list) {
+  std::vector<nn::Device> devices;
+  std::stringstream stream(list);
+  for (std::string item; std::getline(stream, item, ',');) devices.push_back(nn::Device::parse(item));
+  NN_CHECK(!devices.empty(), program << ": --devices lists no device");
+  return devices;
+}
+
+nn::ModulePtr placeOnDevices(nn::ModulePtr model, const std::vector<nn::Device>& devices) {
+  // The images need no gradient: the first convolution skips its gradInput (a third of its
+  // backward), and a DataParallelTable gathers none.
+  model->setGradInputNeeded(false);
+  if (devices.size() == 1) {
+    model->to(devices[0]);
+    return model;
+  }
+  auto table = std::make_shared<nn::DataParallelTable>(0, true, true);
+  table->add(model, devices);
+  return table;
+}
 
 int trainMain(int argc, char** argv, const ExampleSettings& settings) {
   try {

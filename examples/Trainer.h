@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "nn/Module.h"
 
@@ -41,6 +42,13 @@ struct ExampleSettings {
   /// initialised from nn::defaultGenerator() (seeded by --seed before the call).
   std::function<nn::ModulePtr()> model;
 };
+
+/// The devices of a --devices list ("cpu:0,cpu:1"); an nn::Error naming `program` for an empty one.
+std::vector<nn::Device> parseDevices(const std::string& program, const std::string& list);
+
+/// `model` set up to train on images that need no gradient (setGradInputNeeded(false)), moved to
+/// the one device, or replicated over several by a DataParallelTable(0, flattenParams, useNCCL).
+nn::ModulePtr placeOnDevices(nn::ModulePtr model, const std::vector<nn::Device>& devices);
 
 /// Parses the flags and trains; returns the process's exit status (1 with a message on stderr
 /// for bad flags or data, 128 + the signal after Ctrl-C or SIGTERM).
