@@ -86,6 +86,17 @@ def run_ddp(command, work):
         return json.load(f), rss
 
 
+def run_torch_config(base, config, work):
+    """A PyTorch runner's command line `base` in configuration `config` ("1t", "2t" or "dp", of
+    CONFIGS): returns (its JSON line, rank 0's for DDP; peak RSS in kB, summed for DDP)."""
+    if config == "dp":
+        return run_ddp(lambda rank, port, metrics: base + ["--threads", "1", "--rank", str(rank), "--world-size", "2",
+                                                           "--port", str(port), "--metrics", metrics], work)
+    threads = 1 if config == "1t" else 2
+    metrics = os.path.join(work, "torch.json")
+    return run_json(base + ["--threads", str(threads), "--metrics", metrics], metrics, thread_env(threads))
+
+
 # OpenBLAS kernels that use AVX2 and FMA, no AVX-512.
 AVX2_KERNELS = {"haswell", "zen"}
 
@@ -183,6 +194,22 @@ def print_setup(sgemm, load_before, load_after):
     # Other work on the machine shows here first: the spread of each row widens with it.
     print("load average (1, 5, 15 min) before the rounds: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
         *load_before, *load_after))
+
+
+def add_torch_argument(parser):
+    parser.add_argument("--torch", action="append", default=[], metavar="ORIGIN=PYTHON",
+                        help="where a torch comes from (PyPI, Debian) and a Python that imports it; "
+                             "the first is the peer the targets are checked against")
+
+
+def start(program, args, run_rounds):
+    """Checks that a PyTorch was given (--torch), sets the instruction sets up (isa_setup) and
+    runs run_rounds(args, work) with a scratch folder `work`."""
+    if not args.torch:
+        sys.exit(f"{program}: no Python with torch given (--torch)")
+    isa_setup(program)
+    with tempfile.TemporaryDirectory(prefix=f"{program}-") as work:
+        run_rounds(args, work)
 
 
 def implementations(torch_specs):

@@ -11,10 +11,9 @@ import datetime
 import os
 import statistics
 import sys
-import tempfile
 
-from compare_common import (CONFIGS, HERE, ROOT, SgemmRates, cpu_name, implementations, isa_setup, nn_env,
-                            noisy, print_setup, run_ddp, run_json, spread, thread_env)
+from compare_common import (CONFIGS, HERE, ROOT, SgemmRates, add_torch_argument, cpu_name, implementations,
+                            nn_env, noisy, print_setup, run_json, run_torch_config, spread, start)
 
 LENET = os.path.join(ROOT, "bazel-bin", "examples", "lenet")
 TORCH_SCRIPT = os.path.join(HERE, "lenet_torch.py")
@@ -40,13 +39,7 @@ def run_nn(config, args, work):
 
 def run_torch(python, config, args, work):
     base = [python, TORCH_SCRIPT, "--batch-size", str(args.batch_size), "--limit", str(args.limit)]
-    if config == "dp":
-        m, rss = run_ddp(lambda rank, port, metrics: base + ["--threads", "1", "--rank", str(rank), "--world-size",
-                                                             "2", "--port", str(port), "--metrics", metrics], work)
-    else:
-        threads = 1 if config == "1t" else 2
-        metrics = os.path.join(work, "torch.json")
-        m, rss = run_json(base + ["--threads", str(threads), "--metrics", metrics], metrics, thread_env(threads))
+    m, rss = run_torch_config(base, config, work)
     return {"ips": m["images_per_second"], "rss_kb": rss, "accuracy": m["test_accuracy"], "version": m["torch"]}
 
 
@@ -55,16 +48,9 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--limit", type=int, default=15360, help="training images per run")
     p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--torch", action="append", default=[], metavar="ORIGIN=PYTHON",
-                   help="where a torch comes from (PyPI, Debian) and a Python that imports it; "
-                        "the first is the peer the targets are checked against")
+    add_torch_argument(p)
     a = p.parse_args()
-    if not a.torch:
-        sys.exit("lenet_compare: no Python with torch given (--torch)")
-
-    isa_setup("lenet_compare")
-    with tempfile.TemporaryDirectory(prefix="bench-lenet-") as work:
-        run_rounds(a, work)
+    start("lenet_compare", a, run_rounds)
 
 
 def run_rounds(a, work):

@@ -10,10 +10,9 @@ import datetime
 import os
 import statistics
 import sys
-import tempfile
 
-from compare_common import (CONFIGS, HERE, ROOT, SgemmRates, cpu_name, implementations, isa_setup, nn_env,
-                            noisy, print_setup, run_ddp, run_json, spread, thread_env)
+from compare_common import (CONFIGS, HERE, ROOT, SgemmRates, add_torch_argument, cpu_name, implementations,
+                            nn_env, noisy, print_setup, run_json, run_torch_config, spread, start)
 
 TRAIN = os.path.join(ROOT, "bazel-bin", "bench", "train_synthetic")
 TORCH_SCRIPT = os.path.join(HERE, "networks_torch.py")
@@ -40,13 +39,7 @@ def run_nn(network, config, args, work):
 def run_torch(python, network, config, args, work):
     base = [python, TORCH_SCRIPT, "--network", network, "--batch-size", str(args.batch_size), "--steps",
             str(steps(network, args))]
-    if config == "dp":
-        m, rss = run_ddp(lambda rank, port, metrics: base + ["--threads", "1", "--rank", str(rank), "--world-size",
-                                                             "2", "--port", str(port), "--metrics", metrics], work)
-    else:
-        threads = 1 if config == "1t" else 2
-        metrics = os.path.join(work, "torch.json")
-        m, rss = run_json(base + ["--threads", str(threads), "--metrics", metrics], metrics, thread_env(threads))
+    m, rss = run_torch_config(base, config, work)
     return {"ips": m["images_per_second"], "rss_kb": rss, "version": m["torch"]}
 
 
@@ -66,19 +59,13 @@ def main():
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--scale", type=float, default=1.0, help="multiplies every network's timed steps")
     p.add_argument("--networks", default=",".join(NETWORKS), help="comma-separated, of " + ", ".join(NETWORKS))
-    p.add_argument("--torch", action="append", default=[], metavar="ORIGIN=PYTHON",
-                   help="where a torch comes from (PyPI, Debian) and a Python that imports it; "
-                        "the first is the peer the targets are checked against")
+    add_torch_argument(p)
     a = p.parse_args()
     a.networks = a.networks.split(",")
     unknown = [n for n in a.networks if n not in NETWORKS]
     if unknown:
         sys.exit(f"suite_compare: unknown network {', '.join(unknown)}; expected some of {', '.join(NETWORKS)}")
-    if not a.torch:
-        sys.exit("suite_compare: no Python with torch given (--torch)")
-    isa_setup("suite_compare")
-    with tempfile.TemporaryDirectory(prefix="bench-suite-") as work:
-        run_rounds(a, work)
+    start("suite_compare", a, run_rounds)
 
 
 def run_rounds(a, work):
