@@ -792,6 +792,16 @@ NN_MULTI_DEVICE_TEST_CASE("a table saved on N devices loads on M devices or as a
   nn::loadStateInto(*plain, path);
   plain->evaluate();
   REQUIRE(nn::test::maxAbsDiff(plain->forward(x), expected) < bound(kind, 1e-6));
+
+  // The plain module out of the loaded table without rebuilding it (README, "Saving"): the
+  // first replica, on the first device, which outlives the table.
+  const nn::ModulePtr first = std::dynamic_pointer_cast<DataParallelTable>(nn::load(path))->get(0);
+  REQUIRE(first->typeName() == "nn.Sequential");
+  REQUIRE(first->device() == kind.devices(2)[0]);
+  first->evaluate();
+  REQUIRE(nn::test::maxAbsDiff(first->forward(x.to(first->device())), expected) < bound(kind, 1e-6));
+  first->to(Device::cpu(1));
+  REQUIRE(nn::test::maxAbsDiff(first->forward(x.to(Device::cpu(1))), expected) < bound(kind, 1e-6));
 }
 
 namespace {
