@@ -15,10 +15,10 @@ import struct
 import time
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
-from torch import nn
 
-from networks_torch import lenet, part, write_metrics  # examples/LeNet.cpp's network, DDP's split
+from networks_torch import add_process_arguments, distributed, lenet, part, write_metrics
 
 
 def read_idx(path):
@@ -57,7 +57,6 @@ def accuracy(model, images, labels):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads of each process")
     p.add_argument("--batch-size", type=int, default=256, help="global batch")
     p.add_argument("--limit", type=int, default=0, help="train on the first N images (all)")
     p.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
@@ -66,10 +65,7 @@ def main():
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=5e-4)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--rank", type=int, default=-1, help="this process's rank for DDP (none: no DDP)")
-    p.add_argument("--world-size", type=int, default=2)
-    p.add_argument("--port", type=int, default=29500, help="rendezvous port on 127.0.0.1")
-    p.add_argument("--metrics", help="write one JSON line here")
+    add_process_arguments(p)
     a = p.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -79,12 +75,7 @@ def main():
     test_images, test_labels = load(a.data_dir, "test")
     if a.limit > 0:
         train_images, train_labels = train_images[:a.limit], train_labels[:a.limit]
-    model = lenet()  # the same seed on every rank: the same initial parameters
-    if ddp:
-        import torch.distributed as dist
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{a.port}", rank=a.rank,
-                                world_size=a.world_size)
-        model = nn.parallel.DistributedDataParallel(model)
+    model, rank, world = distributed(a, lenet())  # the same seed on every rank: the same parameters
     optimizer = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, dampening=0,
                                 weight_decay=a.weight_decay)
     # Torch7's decay, as nn::SGD: step k uses lr / (1 + k * decay).
@@ -93,8 +84,6 @@ def main():
     n = len(train_labels)
     order = torch.randperm(n, generator=torch.Generator().manual_seed(a.seed))
     # Each rank's part of a global batch, as DataParallelTable splits it (networks_torch.part).
-    world = a.world_size if ddp else 1
-    rank = a.rank if ddp else 0
 
     if ddp:
         dist.barrier()

@@ -14,6 +14,7 @@ import resource
 import time
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
@@ -90,6 +91,25 @@ def part(length, rank, world):
     return rank * base + min(rank, extra), base + (1 if rank < extra else 0)
 
 
+def add_process_arguments(p):
+    """The arguments of one process of a run, shared with lenet_torch.py: its threads, its rank
+    for DDP and where its JSON line goes."""
+    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads of each process")
+    p.add_argument("--rank", type=int, default=-1, help="this process's rank for DDP (none: no DDP)")
+    p.add_argument("--world-size", type=int, default=2)
+    p.add_argument("--port", type=int, default=29500, help="rendezvous port on 127.0.0.1")
+    p.add_argument("--metrics", help="write the JSON line here too")
+
+
+def distributed(a, model):
+    """(model, rank, world size): `model` itself on one process, or wrapped in
+    DistributedDataParallel over gloo on 127.0.0.1 where --rank is given."""
+    if a.rank < 0:
+        return model, 0, 1
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{a.port}", rank=a.rank, world_size=a.world_size)
+    return nn.parallel.DistributedDataParallel(model), a.rank, a.world_size
+
+
 def write_metrics(line, path):
     """Prints the run's JSON line, and writes it to `path` where one is given."""
     text = json.dumps(line)
@@ -102,26 +122,18 @@ def write_metrics(line, path):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--network", choices=sorted(NETWORKS), required=True)
-    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads of each process")
     p.add_argument("--batch-size", type=int, default=128, help="global batch")
     p.add_argument("--steps", type=int, default=20, help="timed steps")
     p.add_argument("--warmup", type=int, default=3, help="steps before the timed ones")
-    p.add_argument("--rank", type=int, default=-1, help="this process's rank for DDP (none: no DDP)")
-    p.add_argument("--world-size", type=int, default=2)
-    p.add_argument("--port", type=int, default=29500, help="rendezvous port on 127.0.0.1")
-    p.add_argument("--metrics", help="write the JSON line here too")
+    add_process_arguments(p)
     a = p.parse_args()
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     ddp = a.rank >= 0
-    world, rank = (a.world_size, a.rank) if ddp else (1, 0)
     make, sample = NETWORKS[a.network]
-    model = make()  # the same seed on every rank: the same initial parameters
-    if ddp:
-        import torch.distributed as dist
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{a.port}", rank=rank, world_size=world)
-        model = nn.parallel.DistributedDataParallel(model)
+    # The same seed on every rank: the same initial parameters.
+    model, rank, world = distributed(a, make())
     model.train()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, dampening=0, weight_decay=5e-4)
 

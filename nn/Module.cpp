@@ -174,24 +174,15 @@ std::vector<NamedTensor> Module::stateDict() {
   return out;
 }
 
-namespace {
-
-// Whether a and b are views of the same elements.
-bool sameTensor(const Tensor& a, const Tensor& b) {
-  return a.storage() == b.storage() && a.storageOffset() == b.storageOffset() && a.sizes() == b.sizes() &&
-         a.strides() == b.strides();
-}
-
-}  // namespace
-
-// stateDict gives the names, parameters() the gradients; each stateDict entry is the parameter
-// it is a view of, or a buffer. A few dozen tensors: the quadratic search costs nothing.
+// stateDict gives the names, parameters() the gradients; each stateDict entry is a handle of a
+// parameter's tensor (Tensor::is), or of a buffer's. A few dozen tensors: the quadratic search
+// costs nothing.
 std::vector<NamedParameter> Module::namedParameters() {
   const auto [values, gradients] = parameters();
   std::vector<NamedParameter> out;
   for (NamedTensor& t : stateDict())
     for (size_t i = 0; i < values.size(); ++i)
-      if (sameTensor(t.value, values[i])) {
+      if (t.value.is(values[i])) {
         out.push_back({std::move(t.name), values[i], gradients[i]});
         break;
       }
@@ -202,7 +193,7 @@ std::vector<NamedTensor> Module::namedBuffers() {
   const std::vector<Tensor> values = parameters().first;
   std::vector<NamedTensor> out;
   for (NamedTensor& t : stateDict())
-    if (std::none_of(values.begin(), values.end(), [&](const Tensor& v) { return sameTensor(t.value, v); }))
+    if (std::none_of(values.begin(), values.end(), [&](const Tensor& v) { return t.value.is(v); }))
       out.push_back(std::move(t));
   return out;
 }

@@ -38,7 +38,7 @@ __device__ void gradientSums(const float* x, const float* g, const BatchNormShap
   for (int64_t i = threadIdx.x; i < m; i += kThreads) {
     const int64_t at = offsetOf(s, c, i);
     sum += g[at];
-    dot += (static_cast<double>(x[at]) - mean) * g[at];
+    dot += math::batchNormDotTerm<double>(x[at], mean, g[at]);
   }
   dotp = blockSum(dot, shared);
   gsum = blockSum(sum, shared);
@@ -53,10 +53,8 @@ __global__ void trainingOutputKernel(const float* x, float* y, BatchNormShape s,
   for (int64_t i = threadIdx.x; i < m; i += kThreads) sum += x[offsetOf(s, c, i)];
   const float mean = math::batchNormAverage(blockSum(sum, shared), m);
   double squares = 0;
-  for (int64_t i = threadIdx.x; i < m; i += kThreads) {
-    const double d = static_cast<double>(x[offsetOf(s, c, i)]) - mean;
-    squares += d * d;
-  }
+  for (int64_t i = threadIdx.x; i < m; i += kThreads)
+    squares += math::batchNormSquaredDeviation<double>(x[offsetOf(s, c, i)], mean);
   const double sumSquares = blockSum(squares, shared);
   const float invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
   if (threadIdx.x == 0) {
@@ -94,10 +92,7 @@ __global__ void trainingGradInputKernel(const float* x, const float* g, float* g
   const float invstd = st.saveInvstd[c];
   double dotp, gsum;
   gradientSums(x, g, s, c, mean, shared, dotp, gsum);
-  if (threadIdx.x == 0 && st.gradSums) {
-    st.gradSums[c] = static_cast<float>(dotp);
-    st.gradSums[s.features + c] = static_cast<float>(gsum);
-  }
+  if (threadIdx.x == 0 && st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
   const float gradMean = math::batchNormAverage(gsum, m);
   const float projection = math::batchNormProjection(dotp, invstd, m);
   const float w = st.weight ? st.weight[c] : 1.f;
@@ -126,8 +121,7 @@ __global__ void accGradParametersKernel(const float* x, const float* g, float* g
                             &invstd);
   double dotp, gsum;
   if (st.gradSumsValid) {  // the same for the whole block: no thread skips blockSum alone
-    dotp = st.gradSums[c];
-    gsum = st.gradSums[s.features + c];
+    math::batchNormLoadGradSums(st.gradSums, s.features, c, &dotp, &gsum);
   } else {
     gradientSums(x, g, s, c, mean, shared, dotp, gsum);
   }

@@ -55,16 +55,6 @@ inline double featureSum(const BatchNormShape& s, const float* data, int64_t c, 
   return total;
 }
 
-// body(first, last) over the features of each part, one part per compute thread.
-template <typename Body>
-void forFeatures(const Device& device, const BatchNormShape& s, Body body) {
-  const int parts = parallelParts(device, s.features);
-  parallelFor(device, parts, [&](int p) {
-    const Range r = partRange(s.features, parts, p);
-    body(r.begin, r.end);
-  });
-}
-
 // Over feature c: dotp = sum (x - mean) * g and gsum = sum g.
 NN_CPU_CLONES void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean,
                                 double& dotp, double& gsum) {
@@ -81,11 +71,11 @@ NN_CPU_CLONES void gradientSums(const float* x, const float* g, const BatchNormS
       for (int64_t p = 0; p < body; p += kLanes)
         for (int j = 0; j < kLanes; ++j) {
           sumLanes[j] += gr[p + j];
-          dotLanes[j] += (xr[p + j] - mean) * gr[p + j];
+          dotLanes[j] += math::batchNormDotTerm(xr[p + j], mean, gr[p + j]);
         }
       for (int64_t p = body; p < s.positions; ++p) {
         sumTail += gr[p];
-        dotTail += (xr[p] - mean) * gr[p];
+        dotTail += math::batchNormDotTerm(xr[p], mean, gr[p]);
       }
     }
     for (int j = 0; j < kLanes; ++j) {
@@ -104,10 +94,7 @@ NN_CPU_CLONES void outputFeature(const float* x, float* y, const BatchNormShape&
   float mean, invstd;
   if (st.train) {
     mean = math::batchNormAverage(featureSum(s, x, c, [](float v) { return v; }), m);
-    const double sumSquares = featureSum(s, x, c, [&](float v) {
-      const float d = v - mean;
-      return d * d;
-    });
+    const double sumSquares = featureSum(s, x, c, [&](float v) { return math::batchNormSquaredDeviation(v, mean); });
     invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
     st.saveMean[c] = mean;
     st.saveInvstd[c] = invstd;
@@ -144,10 +131,7 @@ NN_CPU_CLONES void gradInputFeature(const float* x, const float* g, float* gi, c
   }
   double dotp, gsum;
   gradientSums(x, g, s, c, mean, dotp, gsum);
-  if (st.gradSums) {
-    st.gradSums[c] = static_cast<float>(dotp);
-    st.gradSums[s.features + c] = static_cast<float>(gsum);
-  }
+  if (st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
   const float gradMean = math::batchNormAverage(gsum, m);
   const float projection = math::batchNormProjection(dotp, invstd, m);
   for (int64_t n = 0; n < s.batch; ++n) {
@@ -161,32 +145,30 @@ NN_CPU_CLONES void gradInputFeature(const float* x, const float* g, float* gi, c
 
 void cpuUpdateOutput(const Device& device, const float* x, float* y, const BatchNormShape& s,
                      const BatchNormState& st) {
-  forFeatures(device, s, [&](int64_t first, int64_t last) {
+  parallelRanges(device, s.features, 1, [&](int64_t first, int64_t last) {
     for (int64_t c = first; c < last; ++c) outputFeature(x, y, s, st, c);
   });
 }
 
 void cpuUpdateGradInput(const Device& device, const float* x, const float* g, float* gi, const BatchNormShape& s,
                         const BatchNormState& st) {
-  forFeatures(device, s, [&](int64_t first, int64_t last) {
+  parallelRanges(device, s.features, 1, [&](int64_t first, int64_t last) {
     for (int64_t c = first; c < last; ++c) gradInputFeature(x, g, gi, s, st, c);
   });
 }
 
 void cpuAccGradParameters(const Device& device, const float* x, const float* g, float* gradWeight, float* gradBias,
                           const BatchNormShape& s, const BatchNormState& st, float scale) {
-  forFeatures(device, s, [&](int64_t first, int64_t last) {
+  parallelRanges(device, s.features, 1, [&](int64_t first, int64_t last) {
     for (int64_t c = first; c < last; ++c) {
       float mean, invstd;
       math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
                                 &invstd);
       double dotp, gsum;
-      if (st.gradSumsValid) {
-        dotp = st.gradSums[c];
-        gsum = st.gradSums[s.features + c];
-      } else {
+      if (st.gradSumsValid)
+        math::batchNormLoadGradSums(st.gradSums, s.features, c, &dotp, &gsum);
+      else
         gradientSums(x, g, s, c, mean, dotp, gsum);
-      }
       gradWeight[c] += math::batchNormGradWeight(dotp, invstd, scale);
       gradBias[c] += math::batchNormGradBias(gsum, scale);
     }

@@ -1,10 +1,11 @@
 // The CPU table of ConvolutionKernels: im2col of a chunk of samples at a time, then OpenBLAS
 // GEMMs: one per sample where a sample's output plane is wide, one for the whole chunk where it
 // is narrow (grouped layers, below), except for the weight gradient, which adds sample by
-// sample, as the samples alone would (grouping it measured no faster). The batch is cut into chunks from its first
-// sample, and the chunks into parts, one per compute thread of the device (nn/Parallel.h), so that every sample sees
-// the same products whatever the thread count; each part has its own columns in the workspace, and the weight gradients
-// of parts after the first are added to the module's in part order.
+// sample, as the samples alone would (grouping it measured no faster). The batch is cut into
+// chunks from its first sample, and the chunks into parts, one per compute thread of the device
+// (nn/Parallel.h), so that every sample sees the same products whatever the thread count; each
+// part has its own columns in the workspace, and the weight gradients of parts summed apart are
+// added to the module's in part order.
 #include <algorithm>
 #include <cstring>
 
@@ -145,12 +146,14 @@ inline double sumRow(const float* src, int64_t n) {
 int64_t rowsOf(const ConvolutionShape& s) { return s.inPlanes * s.kH * s.kW; }
 int64_t positionsOf(const ConvolutionShape& s) { return s.outHeight * s.outWidth; }
 
-// Padded layers without dilation (the 3x3 convolutions of VGG and residual networks) unfold
-// from, and fold into, a zero-padded copy of each input plane in the workspace: every tap then
-// reads whole rows, with none of the bounds of the general loops, which cost more than the
-// copies at these sizes. The columns hold the same numbers, and col2im adds the taps of a cell
-// in the same order, so the results do not change.
-bool paddedRoute(const ConvolutionShape& s) { return (s.padH > 0 || s.padW > 0) && s.dilH == 1 && s.dilW == 1; }
+// Layers without dilation (all but SpatialDilatedConvolution) unfold whole rows of each input
+// plane, and fold whole rows back, with none of the per-tap bounds of the general loops, which
+// cost more than the copies at these sizes: from the plane itself, or where the layer pads (the
+// 3x3 convolutions of VGG and residual networks) from a zero-padded copy of it in the
+// workspace. The columns hold the same numbers, and col2im adds the taps of a cell in the same
+// order, so the results do not depend on the route.
+bool rowRoute(const ConvolutionShape& s) { return s.dilH == 1 && s.dilW == 1; }
+bool paddedRoute(const ConvolutionShape& s) { return (s.padH > 0 || s.padW > 0) && rowRoute(s); }
 int64_t paddedWidth(const ConvolutionShape& s) { return s.width + 2 * s.padW; }
 int64_t paddedFloats(const ConvolutionShape& s) {
   return paddedRoute(s) ? (s.height + 2 * s.padH) * paddedWidth(s) : 0;
@@ -181,16 +184,11 @@ int parallelPartsOf(const Device& device, const ConvolutionShape& s) {
 }
 
 // Both loops go sample by sample and plane by plane, so that the plane being read stays in
-// the L1 cache, and move whole rows when no tap reads padding and the stride is 1 (most
-// layers): the tap ranges of the general case cost more than the copies at these sizes.
+// the L1 cache.
 NN_CPU_CLONES void im2col(const ConvolutionShape& s, const float* input, int64_t count, float* columns, float* padded) {
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
-  const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1 && s.dilH == 1 && s.dilW == 1;
-  // Strided without padding or dilation (a residual network's 1x1 shortcuts): every tap reads
-  // inside the plane.
-  const bool stridedOnly = padH == 0 && padW == 0 && !plain && s.dilH == 1 && s.dilW == 1;
   const auto unfoldStrided = dW == 2 ? unfoldStridedPlane<2> : unfoldStridedPlane<0>;
   const auto unfold = outW == 7    ? unfoldPlane<7>
                       : outW == 8  ? unfoldPlane<8>
@@ -200,34 +198,29 @@ NN_CPU_CLONES void im2col(const ConvolutionShape& s, const float* input, int64_t
                       : outW == 28 ? unfoldPlane<28>
                       : outW == 32 ? unfoldPlane<32>
                                    : unfoldPlane<0>;
-  if (paddedRoute(s)) {
-    // The border stays zero: each plane writes only the interior.
-    const int64_t pw = paddedWidth(s);
-    fillRow(padded, paddedFloats(s), 0.f);
+  if (rowRoute(s)) {
+    const bool pad = paddedRoute(s);
+    const int64_t rowLength = pad ? paddedWidth(s) : width;
+    if (pad) fillRow(padded, paddedFloats(s), 0.f);  // the border stays zero: planes write the interior
     for (int64_t n = 0; n < count; ++n)
       for (int64_t c = 0; c < s.inPlanes; ++c) {
         const float* plane = input + (n * s.inPlanes + c) * planeSize;
-        for (int64_t y = 0; y < height; ++y) copyRow(plane + y * width, padded + (y + padH) * pw + padW, width);
+        if (pad) {
+          for (int64_t y = 0; y < height; ++y)
+            copyRow(plane + y * width, padded + (y + padH) * rowLength + padW, width);
+          plane = padded;
+        }
         float* out = columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions;
         if (dH == 1 && dW == 1)
-          unfold(padded, pw, kH, kW, outH, outW, out, stride);
+          unfold(plane, rowLength, kH, kW, outH, outW, out, stride);
         else
-          unfoldStrided(padded, pw, s, out, stride);
+          unfoldStrided(plane, rowLength, s, out, stride);
       }
     return;
   }
   for (int64_t n = 0; n < count; ++n)
     for (int64_t c = 0; c < s.inPlanes; ++c) {
       const float* plane = input + (n * s.inPlanes + c) * planeSize;
-      if (plain) {
-        unfold(plane, width, kH, kW, outH, outW, columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions,
-               stride);
-        continue;
-      }
-      if (stridedOnly) {
-        unfoldStrided(plane, width, s, columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions, stride);
-        continue;
-      }
       for (int64_t ky = 0; ky < kH; ++ky)
         for (int64_t kx = 0; kx < kW; ++kx) {
           float* out = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
@@ -264,8 +257,6 @@ NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64
   const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
   const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
   const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
-  const bool plain = padH == 0 && padW == 0 && dH == 1 && dW == 1 && s.dilH == 1 && s.dilW == 1;
-  const bool stridedOnly = padH == 0 && padW == 0 && !plain && s.dilH == 1 && s.dilW == 1;
   const auto foldStrided = dW == 2 ? foldStridedPlane<2> : foldStridedPlane<0>;
   const auto fold = outW == 7    ? foldPlane<7>
                     : outW == 8  ? foldPlane<8>
@@ -275,19 +266,25 @@ NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64
                     : outW == 28 ? foldPlane<28>
                     : outW == 32 ? foldPlane<32>
                                  : foldPlane<0>;
-  if (paddedRoute(s)) {
-    // Each plane's taps summed from zero in the padded copy, then its interior copied.
-    const int64_t pw = paddedWidth(s);
+  if (rowRoute(s)) {
+    // Each plane's taps summed from zero, in the plane itself or in the padded copy, whose
+    // interior is then copied.
+    const bool pad = paddedRoute(s);
+    const int64_t rowLength = pad ? paddedWidth(s) : width;
+    if (!pad) fillRow(gradInput, count * s.inPlanes * planeSize, 0.f);
     for (int64_t n = 0; n < count; ++n)
       for (int64_t c = 0; c < s.inPlanes; ++c) {
-        fillRow(padded, paddedFloats(s), 0.f);
+        float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
+        float* sums = pad ? padded : plane;
+        if (pad) fillRow(padded, paddedFloats(s), 0.f);
         const float* in = columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions;
         if (dH == 1 && dW == 1)
-          fold(in, stride, pw, kH, kW, outH, outW, padded);
+          fold(in, stride, rowLength, kH, kW, outH, outW, sums);
         else
-          foldStrided(in, stride, pw, s, padded);
-        float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
-        for (int64_t y = 0; y < height; ++y) copyRow(padded + (y + padH) * pw + padW, plane + y * width, width);
+          foldStrided(in, stride, rowLength, s, sums);
+        if (pad)
+          for (int64_t y = 0; y < height; ++y)
+            copyRow(padded + (y + padH) * rowLength + padW, plane + y * width, width);
       }
     return;
   }
@@ -295,15 +292,6 @@ NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64
   for (int64_t n = 0; n < count; ++n)
     for (int64_t c = 0; c < s.inPlanes; ++c) {
       float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
-      if (stridedOnly) {
-        foldStrided(columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions, stride, width, s, plane);
-        continue;
-      }
-      if (plain) {
-        fold(columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions, stride, width, kH, kW, outH, outW,
-             plane);
-        continue;
-      }
       for (int64_t ky = 0; ky < kH; ++ky)
         for (int64_t kx = 0; kx < kW; ++kx) {
           const float* in = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;

@@ -15,35 +15,43 @@ namespace {
 // a batch of 128 costs OpenBLAS about as much as the product itself (an MLP's 784 -> 1024 layer
 // went from 1.36x to 1.78x the speed of one thread, forward).
 
+// The rows and columns of part p of a [rows, cols] result cut into parts: by columns where there
+// are at least as many as rows, else by rows.
+struct Block {
+  Range rows, cols;
+};
+
+template <typename Body>
+void forBlocks(const Device& device, int64_t rows, int64_t cols, Body body) {
+  const bool byColumns = cols >= rows;
+  const int parts = parallelParts(device, byColumns ? cols : rows);
+  parallelFor(device, parts, [&](int p) {
+    const Range r = partRange(byColumns ? cols : rows, parts, p);
+    body(byColumns ? Block{Range{0, rows}, r} : Block{r, Range{0, cols}});
+  });
+}
+
 void cpuUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
                      int64_t batch, int64_t in, int64_t out) {
-  const bool byColumns = out >= batch;
-  const int parts = parallelParts(device, byColumns ? out : batch);
-  parallelFor(device, parts, [&](int p) {
-    const Range r = partRange(byColumns ? out : batch, parts, p);
-    const Range rows = byColumns ? Range{0, batch} : r, cols = byColumns ? r : Range{0, out};
+  forBlocks(device, batch, out, [&](const Block& b) {
     float beta = 0.f;
     if (bias) {
-      for (int64_t i = rows.begin; i < rows.end; ++i)
-        for (int64_t j = cols.begin; j < cols.end; ++j) y[i * out + j] = bias[j];
+      for (int64_t i = b.rows.begin; i < b.rows.end; ++i)
+        for (int64_t j = b.cols.begin; j < b.cols.end; ++j) y[i * out + j] = bias[j];
       beta = 1.f;
     }
     // y[rows, cols] (+)= x[rows, in] * W[cols, in]^T
-    blas::gemm(false, true, rows.end - rows.begin, cols.end - cols.begin, in, 1.f, x + rows.begin * in, in,
-               weight + cols.begin * in, in, beta, y + rows.begin * out + cols.begin, out);
+    blas::gemm(false, true, b.rows.end - b.rows.begin, b.cols.end - b.cols.begin, in, 1.f, x + b.rows.begin * in, in,
+               weight + b.cols.begin * in, in, beta, y + b.rows.begin * out + b.cols.begin, out);
   });
 }
 
 void cpuUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
                         int64_t in, int64_t out) {
-  const bool byColumns = in >= batch;
-  const int parts = parallelParts(device, byColumns ? in : batch);
-  parallelFor(device, parts, [&](int p) {
-    const Range r = partRange(byColumns ? in : batch, parts, p);
-    const Range rows = byColumns ? Range{0, batch} : r, cols = byColumns ? r : Range{0, in};
+  forBlocks(device, batch, in, [&](const Block& b) {
     // gradX[rows, cols] = gradY[rows, out] * W[out, cols]
-    blas::gemm(false, false, rows.end - rows.begin, cols.end - cols.begin, out, 1.f, gradY + rows.begin * out, out,
-               weight + cols.begin, in, 0.f, gradX + rows.begin * in + cols.begin, in);
+    blas::gemm(false, false, b.rows.end - b.rows.begin, b.cols.end - b.cols.begin, out, 1.f, gradY + b.rows.begin * out,
+               out, weight + b.cols.begin, in, 0.f, gradX + b.rows.begin * in + b.cols.begin, in);
   });
 }
 

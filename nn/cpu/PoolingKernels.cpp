@@ -226,10 +226,8 @@ void cpuAdaptiveAverageGradInput(const Device& device, const PoolingShape& s, co
   if (s.outHeight == 1 && s.outWidth == 1) {
     // Global average pooling (a residual network's head): every cell of a plane takes the same
     // share, the one the general formula sums alone, without its window bounds for each cell.
-    const int parts = parallelParts(device, s.planes);
-    parallelFor(device, parts, [&](int part) {
-      const Range range = partRange(s.planes, parts, part);
-      for (int64_t p = range.begin; p < range.end; ++p)
+    parallelRanges(device, s.planes, 1, [&](int64_t first, int64_t last) {
+      for (int64_t p = first; p < last; ++p)
         std::fill_n(gradInput + p * s.height * s.width, s.height * s.width,
                     0.f + math::adaptiveAvgPoolMean(gradOutput[p], s.height, s.width));
     });

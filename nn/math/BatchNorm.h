@@ -41,6 +41,30 @@ NN_HD inline float batchNormRunningVar(float running, double sumSquares, int64_t
 //   evaluate:  gradInput = g * invstd * weight
 //   gradWeight += scale * dotp * invstd,   gradBias += scale * gsum
 
+/// The terms of the per-feature sums, in the precision T a backend adds them in (the CPU float
+/// lanes, CUDA double): (x - mean)^2 for the variance, (x - mean) * g for dotp.
+template <typename T>
+NN_HD inline T batchNormSquaredDeviation(T x, T mean) {
+  const T d = x - mean;
+  return d * d;
+}
+template <typename T>
+NN_HD inline T batchNormDotTerm(T x, T mean, T g) {
+  return (x - mean) * g;
+}
+
+/// The sums a training updateGradInput saves for accGradParameters (BatchNormState::gradSums,
+/// [2, features]): dotp and gsum of feature c, each rounded to float, which is all that
+/// batchNormGradWeight and batchNormGradBias use of them.
+NN_HD inline void batchNormSaveGradSums(float* sums, int64_t features, int64_t c, double dotp, double gsum) {
+  sums[c] = static_cast<float>(dotp);
+  sums[features + c] = static_cast<float>(gsum);
+}
+NN_HD inline void batchNormLoadGradSums(const float* sums, int64_t features, int64_t c, double* dotp, double* gsum) {
+  *dotp = sums[c];
+  *gsum = sums[features + c];
+}
+
 /// dotp * invstd^2 / m, the factor of (x - mean) in the training-mode gradInput.
 NN_HD inline float batchNormProjection(double dotp, float invstd, int64_t m) {
   return static_cast<float>(dotp / static_cast<double>(m)) * invstd * invstd;

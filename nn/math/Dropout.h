@@ -1,4 +1,5 @@
-// Dropout's noise formula, shared by the CPU loop and the CUDA kernel (each draws u its own way).
+// Dropout's formulas: the noise factor of a uniform draw, and the draws of a mask from a key,
+// element by element (Dropout draws its masks on the host, for every device type).
 #pragma once
 
 #include <cstdint>
@@ -18,10 +19,10 @@ NN_HD inline uint32_t dropoutMix(uint32_t h) {
 }
 
 /// The uniform u in [0, 1) of element i of the mask keyed (k0, k1): 24 bits of a hash of i and
-/// the key. Each element's draw depends on nothing else, so a mask may be drawn in parts, in any
-/// order, by any number of threads, and gives the same floats. In two steps, so that a loop
-/// over elements whose index has the same high 32 bits takes the first out of the loop:
-/// dropoutBlockKey of those bits, then dropoutUniformInBlock of the low 32.
+/// the key, dropoutUniformInBlock(k0, dropoutBlockKey(k1, i), the low 32 bits of i). Each
+/// element's draw depends on nothing else, so a mask may be drawn in parts, in any order, by
+/// any number of threads, and gives the same floats; a loop over elements whose indices share
+/// their high 32 bits takes dropoutBlockKey out of the loop.
 NN_HD inline uint32_t dropoutBlockKey(uint32_t k1, int64_t i) {
   return k1 ^ (static_cast<uint32_t>(static_cast<uint64_t>(i) >> 32) * 0x9e3779b9u);
 }
@@ -29,10 +30,6 @@ NN_HD inline uint32_t dropoutBlockKey(uint32_t k1, int64_t i) {
 NN_HD inline float dropoutUniformInBlock(uint32_t k0, uint32_t blockKey, uint32_t low) {
   const uint32_t h = dropoutMix(dropoutMix(low ^ k0) + blockKey);
   return static_cast<float>(static_cast<int32_t>(h >> 8)) * (1.0f / 16777216.0f);
-}
-
-NN_HD inline float dropoutUniform(uint32_t k0, uint32_t k1, int64_t i) {
-  return dropoutUniformInBlock(k0, dropoutBlockKey(k1, i), static_cast<uint32_t>(i));
 }
 
 /// Torch7's v2 dropout: the factor for one element is 1 / (1 - p) with probability 1 - p and 0
