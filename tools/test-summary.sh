@@ -4,14 +4,19 @@
 # or failed contributes the counts its log printed; one that failed to build, timed out or
 # did not run counts as one failed test case, and so does one whose log counts no test case.
 # Finding no test target at all is a failure too. Exits non-zero if anything failed.
-# Usage: tools/test-summary.sh BAZEL_OUTPUT [the options `bazel test` ran with]; the options
+# Usage: tools/test-summary.sh BAZEL_OUTPUT [--scope=PATTERN] [the options `bazel test` ran
+# with]; PATTERN is the target pattern `bazel test` was given (//... unless told), the options
 # (--config=cpu, say) decide which targets the build has.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bazel_output=$1
 shift
+scope=//...
+case "${1:-}" in
+  --scope=*) scope=${1#--scope=}; shift ;;
+esac
 
-if ! targets=$(bazel cquery --noshow_progress 'tests(//...)' "$@" 2>&1); then
+if ! targets=$(bazel cquery --noshow_progress "tests($scope)" "$@" 2>&1); then
   echo "tools/test-summary.sh: bazel cquery found no test targets:" >&2
   echo "$targets" >&2
   echo "0 passed, 1 failed, 0 skipped"
@@ -19,7 +24,7 @@ if ! targets=$(bazel cquery --noshow_progress 'tests(//...)' "$@" 2>&1); then
 fi
 targets=$(echo "$targets" | grep '^//' | sed 's/ .*//' || true)
 if [ -z "$targets" ]; then
-  echo "tools/test-summary.sh: no test target under //..." >&2
+  echo "tools/test-summary.sh: no test target under $scope" >&2
   echo "0 passed, 1 failed, 0 skipped"
   exit 1
 fi
