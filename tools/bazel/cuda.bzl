@@ -2,7 +2,8 @@
 
 The .cu objects join the library's .cpp files in a plain cc_library, so everything downstream
 is ordinary Bazel C++. Host code inside a .cu is compiled by the C++ toolchain's own compiler
-(-ccbin) with the same --copt flags and warnings as the project's .cpp files.
+(-ccbin) with the project's flags (NN_COPTS: -O2, the instruction set, warnings) and the --copt
+flags, as the project's .cpp files are.
 """
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
@@ -39,11 +40,11 @@ _NVCC_FLAGS = [
 def _objects_impl(ctx):
     cc_toolchain = find_cpp_toolchain(ctx)
     context = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]).compilation_context
-    host_flags = ["-fPIC"] + NN_COPTS + ctx.fragments.cpp.copts + [
+    host_flags = [
         f
-        for f in ctx.fragments.cpp.cxxopts
+        for f in ["-fPIC"] + NN_COPTS + ctx.fragments.cpp.copts + ctx.fragments.cpp.cxxopts + ctx.attr.copts
         if not f.startswith("-std=")  # nvcc passes its own -std to the host compiler
-    ] + ctx.attr.copts
+    ]
 
     # nvcc splits -Xcompiler values at commas, which would break "-fsanitize=address,undefined";
     # the sanitizers instrument the .cpp files, and the .cu files (kernels and their launchers)
