@@ -275,19 +275,10 @@ double accuracy(nn::Module& model, const nn::FashionMnist& test, const nn::Devic
   model.evaluate();
   nn::BatchIterator batches(test.images, test.labels, 1000, nn::BatchOptions{false, false, 0});
   nn::Tensor x, y;
-  int64_t correct = 0;
-  while (batches.next(x, y)) {
-    const std::vector<float> out = model.forward(x.to(device)).toVector();
-    const std::vector<float> labels = y.toVector();
-    for (size_t i = 0; i < labels.size(); ++i) {
-      size_t best = 0;
-      for (size_t c = 1; c < 10; ++c)
-        if (out[i * 10 + c] > out[i * 10 + best]) best = c;
-      correct += best == static_cast<size_t>(labels[i]);
-    }
-  }
+  double correct = 0;
+  while (batches.next(x, y)) correct += model.forward(x.to(device)).argmax(1).eq(y.to(device)).sum();
   model.training();
-  return static_cast<double>(correct) / static_cast<double>(test.size());
+  return correct / static_cast<double>(test.size());
 }
 
 int run(const Options& o, const ExampleSettings& s) {
