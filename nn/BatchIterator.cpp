@@ -36,9 +36,15 @@ BatchIterator::BatchIterator(const Tensor& inputs, const Tensor& targets, int64_
 BatchIterator::BatchIterator(std::shared_ptr<const Dataset> dataset, int64_t batchSize, BatchOptions options)
     : dataset_(checkedDataset(std::move(dataset))), batchSize_(batchSize), options_(std::move(options)) {
   NN_CHECK(batchSize > 0, "nn.BatchIterator: expected a positive batch size, got " << batchSize);
-  NN_CHECK(!options_.dropLast || batchSize <= dataset_->size(),
-           "nn.BatchIterator: dropping the last partial batch of size " << batchSize << " leaves no batch of "
+  NN_CHECK(options_.shards > 0 && options_.shard >= 0 && options_.shard < options_.shards,
+           "nn.BatchIterator: expected shard 0 .. shards - 1 of shards > 0, got shard " << options_.shard << " of "
+                                                                                        << options_.shards);
+  NN_CHECK(!options_.dropLast || globalBatchSize() <= dataset_->size(),
+           "nn.BatchIterator: dropping the last partial batch of size " << globalBatchSize() << " leaves no batch of "
                                                                         << dataset_->size() << " samples");
+  NN_CHECK(options_.shards <= dataset_->size(), "nn.BatchIterator: " << options_.shards << " shards of "
+                                                                     << dataset_->size() << " samples leave none "
+                                                                     << "for some");
   inputSizes_ = dataset_->inputSizes();
   targetSizes_ = dataset_->targetSizes();
   inputRow_ = product(inputSizes_);
@@ -54,7 +60,8 @@ BatchIterator::BatchIterator(std::shared_ptr<const Dataset> dataset, int64_t bat
 BatchIterator::~BatchIterator() { stopThread(); }
 
 int64_t BatchIterator::batchesPerEpoch() const {
-  return options_.dropLast ? size() / batchSize_ : (size() + batchSize_ - 1) / batchSize_;
+  const int64_t full = size() / globalBatchSize(), rest = size() % globalBatchSize();
+  return full + (!options_.dropLast && rest >= options_.shards ? 1 : 0);
 }
 
 void BatchIterator::startEpoch(Cursor& cursor, int64_t epoch) const {
@@ -69,11 +76,16 @@ void BatchIterator::startEpoch(Cursor& cursor, int64_t epoch) const {
 
 int64_t BatchIterator::prepare(Cursor& cursor, Tensor& batchInput, Tensor& batchTarget) {
   const int64_t remaining = size() - cursor.position;
-  if (remaining == 0 || (options_.dropLast && remaining < batchSize_)) {
+  if (remaining == 0 || remaining < options_.shards || (options_.dropLast && remaining < globalBatchSize())) {
     startEpoch(cursor, cursor.epoch + 1);
     return 0;
   }
-  const int64_t count = std::min(batchSize_, remaining);
+  // This shard's part of the global batch [position, position + global): an even share, the
+  // first `extra` shards one sample more.
+  const int64_t global = std::min(globalBatchSize(), remaining);
+  const int64_t share = global / options_.shards, extra = global % options_.shards;
+  const int64_t first = cursor.position + options_.shard * share + std::min<int64_t>(options_.shard, extra);
+  const int64_t count = share + (options_.shard < extra ? 1 : 0);
   inputSizes_[0] = count;
   targetSizes_[0] = count;
   batchInput.resize_(inputSizes_, device_);
@@ -81,10 +93,11 @@ int64_t BatchIterator::prepare(Cursor& cursor, Tensor& batchInput, Tensor& batch
   float* x = batchInput.data();
   float* y = batchTarget.data();
   for (int64_t i = 0; i < count; ++i)
-    dataset_->get(cursor.permutation[static_cast<size_t>(cursor.position + i)], x + i * inputRow_, y + i * targetRow_);
-  if (options_.transform) options_.transform(batchInput, batchTarget, cursor.epoch, cursor.position / batchSize_);
-  cursor.position += count;
-  return count;
+    dataset_->get(cursor.permutation[static_cast<size_t>(first + i)], x + i * inputRow_, y + i * targetRow_);
+  if (options_.transform)
+    options_.transform(batchInput, batchTarget, cursor.epoch, cursor.position / globalBatchSize());
+  cursor.position += global;
+  return global;
 }
 
 bool BatchIterator::next(Tensor& batchInput, Tensor& batchTarget) {
@@ -100,7 +113,7 @@ bool BatchIterator::next(Tensor& batchInput, Tensor& batchTarget) {
   if (slot.count > 0) {
     batchInput.resize_(slot.input.sizes(), device_).copy_(slot.input);
     batchTarget.resize_(slot.target.sizes(), device_).copy_(slot.target);
-    given_.position += slot.count;
+    given_.position += slot.count;  // the global batch's samples
   } else {
     startEpoch(given_, given_.epoch + 1);
   }

@@ -47,6 +47,14 @@ struct BatchOptions {
   bool background = false;
   /// Applied to every batch, if set.
   BatchTransform transform;
+  /// Training in several processes (nn::DistributedDataParallelTable): the epoch's order is
+  /// cut into global batches of batchSize * shards samples, and this process takes part
+  /// `shard` (0 .. shards - 1) of each: batchSize samples, or its even share of a smaller last
+  /// batch, which is dropped where it has fewer samples than shards. The shards of all
+  /// processes, with the same seed, cover each epoch once; position() counts the samples of
+  /// all shards, so that a checkpoint resumes on any number of processes.
+  int shard = 0;
+  int shards = 1;
 };
 
 class BatchIterator {
@@ -76,9 +84,12 @@ class BatchIterator {
   int64_t batchSize() const { return batchSize_; }
   /// Batches next() gives in one epoch.
   int64_t batchesPerEpoch() const;
+  /// Samples of one global batch: batchSize() * shards.
+  int64_t globalBatchSize() const { return batchSize_ * options_.shards; }
   /// The current epoch, counted from 0.
   int64_t epoch() const { return given_.epoch; }
-  /// Samples of this epoch already given out by next() (not those prepared ahead).
+  /// Samples of this epoch already given out by next() (not those prepared ahead), those of
+  /// the other shards of the same global batches included.
   int64_t position() const { return given_.position; }
   /// This epoch's order: batch k holds samples permutation[k * batchSize ...].
   const std::vector<int64_t>& permutation() const { return given_.permutation; }

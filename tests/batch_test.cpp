@@ -301,3 +301,44 @@ TEST_CASE("BatchIterator with a background thread and a transform allocates noth
   REQUIRE(batches == 1 + 3 + 3);
   REQUIRE(nn::storageAllocationCount() == before);
 }
+
+TEST_CASE("BatchIterator's shards split each global batch evenly and cover the epoch once", "[BatchIterator]") {
+  // 11 samples, 3 shards of 2: global batches of 6, then 5 (shares 2, 2, 1).
+  Data data(11);
+  BatchIterator whole(data.inputs, data.targets, 6, BatchOptions{true, false, 5});
+  std::vector<std::unique_ptr<BatchIterator>> shards;
+  for (int s = 0; s < 3; ++s) {
+    BatchOptions options{true, false, 5};
+    options.shard = s;
+    options.shards = 3;
+    options.background = s == 1;  // the same with or without the thread
+    shards.push_back(std::make_unique<BatchIterator>(data.inputs, data.targets, 2, options));
+  }
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    const auto global = epochOf(whole);
+    REQUIRE(global.size() == 2);
+    std::vector<std::vector<std::vector<int64_t>>> parts;
+    for (auto& shard : shards) {
+      REQUIRE(shard->batchesPerEpoch() == 2);
+      parts.push_back(epochOf(*shard));
+      REQUIRE(shard->epoch() == epoch + 1);
+    }
+    for (size_t b = 0; b < 2; ++b) {
+      std::vector<int64_t> joined;
+      for (const auto& part : parts) joined.insert(joined.end(), part[b].begin(), part[b].end());
+      REQUIRE(joined == global[b]);  // shard s holds its consecutive share of the global batch
+    }
+    REQUIRE(parts[0][1].size() == 2);
+    REQUIRE(parts[1][1].size() == 2);
+    REQUIRE(parts[2][1].size() == 1);
+  }
+  // A last global batch of fewer samples than shards is dropped: 7 samples, 3 shards of 2.
+  BatchOptions options{false, false, 0};
+  options.shards = 3;
+  BatchIterator few(Data(7).inputs, Data(7).targets, 2, options);
+  REQUIRE(few.batchesPerEpoch() == 1);
+  REQUIRE(epochOf(few).size() == 1);
+  options.shard = 3;
+  REQUIRE_THROWS_WITH(BatchIterator(data.inputs, data.targets, 2, options),
+                      Catch::Contains("expected shard 0 .. shards - 1 of shards > 0, got shard 3 of 3"));
+}
