@@ -275,19 +275,10 @@ double accuracy(nn::Module& model, const nn::FashionMnist& test, const nn::Devic
   model.evaluate();
   nn::BatchIterator batches(test.images, test.labels, 1000, nn::BatchOptions{false, false, 0});
   nn::Tensor x, y;
-  int64_t correct = 0;
-  while (batches.next(x, y)) {
-    const std::vector<float> out = model.forward(x.to(device)).toVector();
-    const std::vector<float> labels = y.toVector();
-    for (size_t i = 0; i < labels.size(); ++i) {
-      size_t best = 0;
-      for (size_t c = 1; c < 10; ++c)
-        if (out[i * 10 + c] > out[i * 10 + best]) best = c;
-      correct += best == static_cast<size_t>(labels[i]);
-    }
-  }
+  double correct = 0;
+  while (batches.next(x, y)) correct += model.forward(x.to(device)).argmax(1).eq(y.to(device)).sum();
   model.training();
-  return static_cast<double>(correct) / static_cast<double>(test.size());
+  return correct / static_cast<double>(test.size());
 }
 
 int run(const Options& o, const ExampleSettings& s) {
@@ -319,14 +310,22 @@ int run(const Options& o, const ExampleSettings& s) {
   nn::ClassNLLCriterion criterion;
   const std::unique_ptr<nn::Optimizer> optimizer = makeOptimizer(o, model->getParameters());
 
-  nn::BatchIterator batches(train.images, train.labels, o.batchSize, nn::BatchOptions{true, false, o.seed});
+  // The next batch is gathered (and mirrored, with --flip) on a thread of its own while the
+  // current one trains.
+  nn::BatchOptions batchOptions{true, false, o.seed};
+  batchOptions.background = true;
+  if (o.flip)
+    batchOptions.transform = [seed = o.seed](nn::Tensor& images, nn::Tensor&, int64_t epoch, int64_t batch) {
+      flipImages(images, seed, epoch + 1, batch);  // the example counts epochs from 1
+    };
+  nn::BatchIterator batches(train.images, train.labels, o.batchSize, batchOptions);
   nn::TrainingState state{model.get(), optimizer.get(), &batches, 0};
   if (!o.resume.empty()) {
     nn::loadCheckpoint(state, o.resume);
     std::printf("resumed from %s after %lld epoch(s)%s\n", o.resume.c_str(), static_cast<long long>(state.epochsDone),
                 state.epochSteps > 0 ? " and some steps of the next" : "");
   }
-  nn::Tensor x, y, flipped;  // flipped: a host batch mirrored by --flip
+  nn::Tensor x, y;
   const bool interactive = isatty(fileno(stderr));
   for (int64_t epoch = state.epochsDone + 1; epoch <= o.epochs; ++epoch) {
     const double start = seconds();
@@ -342,13 +341,7 @@ int run(const Options& o, const ExampleSettings& s) {
     auto nextBatch = [&] {
       nn::ScopedTimer timer(dataTime);
       if (!batches.next()) return false;
-      if (o.flip) {
-        flipped.resizeAs_(batches.input).copy_(batches.input);
-        flipImages(flipped, o.seed, epoch, steps);
-        x.resize_(flipped.sizes(), devices[0]).copy_(flipped);
-      } else {
-        x.resize_(batches.input.sizes(), devices[0]).copy_(batches.input);
-      }
+      x.resize_(batches.input.sizes(), devices[0]).copy_(batches.input);
       y.resize_(batches.target.sizes(), devices[0]).copy_(batches.target);
       return true;
     };

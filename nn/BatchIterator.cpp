@@ -1,8 +1,8 @@
-// nn::BatchIterator: per-epoch Fisher-Yates permutations and row copies.
+// nn::BatchIterator: per-epoch Fisher-Yates permutations, samples gathered from the data set,
+// and the background thread's two slots.
 #include "nn/BatchIterator.h"
 
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 #include "nn/Error.h"
@@ -19,70 +19,159 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Elements per sample of a [N, ...] tensor.
-int64_t rowSize(const Tensor& t) { return t.size(0) == 0 ? 0 : t.numel() / t.size(0); }
+std::shared_ptr<const Dataset> checkedDataset(std::shared_ptr<const Dataset> dataset) {
+  NN_CHECK(dataset != nullptr, "nn.BatchIterator: expected a data set, got none");
+  NN_CHECK(dataset->size() > 0,
+           "nn.BatchIterator: expected a data set of at least one sample, got " << dataset->size());
+  return dataset;
+}
 
 }  // namespace
 
 BatchIterator::BatchIterator(const Tensor& inputs, const Tensor& targets, int64_t batchSize, BatchOptions options)
-    : inputs_(inputs.contiguous()), targets_(targets.contiguous()), batchSize_(batchSize), options_(options) {
-  NN_CHECK(inputs.dim() >= 1 && targets.dim() >= 1 && inputs.size(0) == targets.size(0) && inputs.size(0) > 0,
-           "nn.BatchIterator: expected inputs [N, ...] and targets [N, ...] with the same N > 0, got inputs "
-               << inputs.shapeString() << " and targets " << targets.shapeString());
-  NN_CHECK(inputs.device().isCpu() && inputs.device() == targets.device(),
-           "nn.BatchIterator: expected inputs and targets on one CPU device, got " << inputs.device().str() << " and "
-                                                                                   << targets.device().str());
-  NN_CHECK(batchSize > 0, "nn.BatchIterator: expected a positive batch size, got " << batchSize);
-  NN_CHECK(!options.dropLast || batchSize <= inputs.size(0),
-           "nn.BatchIterator: dropping the last partial batch of size " << batchSize << " leaves no batch of "
-                                                                        << inputs.size(0) << " samples");
-  inputSizes_ = inputs.sizes();
-  targetSizes_ = targets.sizes();
-  permutation_.resize(static_cast<size_t>(inputs.size(0)));
-  startEpoch(0);
+    : BatchIterator(std::make_shared<TensorDataset>(inputs, targets), batchSize, std::move(options)) {
+  device_ = inputs.device();
 }
+
+BatchIterator::BatchIterator(std::shared_ptr<const Dataset> dataset, int64_t batchSize, BatchOptions options)
+    : dataset_(checkedDataset(std::move(dataset))), batchSize_(batchSize), options_(std::move(options)) {
+  NN_CHECK(batchSize > 0, "nn.BatchIterator: expected a positive batch size, got " << batchSize);
+  NN_CHECK(options_.shards > 0 && options_.shard >= 0 && options_.shard < options_.shards,
+           "nn.BatchIterator: expected shard 0 .. shards - 1 of shards > 0, got shard " << options_.shard << " of "
+                                                                                        << options_.shards);
+  NN_CHECK(!options_.dropLast || globalBatchSize() <= dataset_->size(),
+           "nn.BatchIterator: dropping the last partial batch of size " << globalBatchSize() << " leaves no batch of "
+                                                                        << dataset_->size() << " samples");
+  NN_CHECK(options_.shards <= dataset_->size(), "nn.BatchIterator: " << options_.shards << " shards of "
+                                                                     << dataset_->size() << " samples leave none "
+                                                                     << "for some");
+  inputSizes_ = dataset_->inputSizes();
+  targetSizes_ = dataset_->targetSizes();
+  inputRow_ = product(inputSizes_);
+  targetRow_ = product(targetSizes_);
+  inputSizes_.insert(inputSizes_.begin(), 0);
+  targetSizes_.insert(targetSizes_.begin(), 0);
+  given_.permutation.resize(static_cast<size_t>(dataset_->size()));
+  startEpoch(given_, 0);
+  // The tensor constructor sets the device after this one returns: the thread starts at the
+  // first next().
+}
+
+BatchIterator::~BatchIterator() { stopThread(); }
 
 int64_t BatchIterator::batchesPerEpoch() const {
-  return options_.dropLast ? size() / batchSize_ : (size() + batchSize_ - 1) / batchSize_;
+  const int64_t full = size() / globalBatchSize(), rest = size() % globalBatchSize();
+  return full + (!options_.dropLast && rest >= options_.shards ? 1 : 0);
 }
 
-void BatchIterator::startEpoch(int64_t epoch) {
-  epoch_ = epoch;
-  position_ = 0;
-  std::iota(permutation_.begin(), permutation_.end(), int64_t{0});
+void BatchIterator::startEpoch(Cursor& cursor, int64_t epoch) const {
+  cursor.epoch = epoch;
+  cursor.position = 0;
+  std::iota(cursor.permutation.begin(), cursor.permutation.end(), int64_t{0});
   if (!options_.shuffle) return;
-  generator_.seed(mix(options_.seed ^ mix(static_cast<uint64_t>(epoch))));
-  for (size_t i = permutation_.size() - 1; i > 0; --i)
-    std::swap(permutation_[i], permutation_[generator_.below(i + 1)]);
+  Generator generator(mix(options_.seed ^ mix(static_cast<uint64_t>(epoch))));
+  for (size_t i = cursor.permutation.size() - 1; i > 0; --i)
+    std::swap(cursor.permutation[i], cursor.permutation[generator.below(i + 1)]);
+}
+
+int64_t BatchIterator::prepare(Cursor& cursor, Tensor& batchInput, Tensor& batchTarget) {
+  const int64_t remaining = size() - cursor.position;
+  if (remaining == 0 || remaining < options_.shards || (options_.dropLast && remaining < globalBatchSize())) {
+    startEpoch(cursor, cursor.epoch + 1);
+    return 0;
+  }
+  // This shard's part of the global batch [position, position + global): an even share, the
+  // first `extra` shards one sample more.
+  const int64_t global = std::min(globalBatchSize(), remaining);
+  const int64_t share = global / options_.shards, extra = global % options_.shards;
+  const int64_t first = cursor.position + options_.shard * share + std::min<int64_t>(options_.shard, extra);
+  const int64_t count = share + (options_.shard < extra ? 1 : 0);
+  inputSizes_[0] = count;
+  targetSizes_[0] = count;
+  batchInput.resize_(inputSizes_, device_);
+  batchTarget.resize_(targetSizes_, device_);
+  float* x = batchInput.data();
+  float* y = batchTarget.data();
+  for (int64_t i = 0; i < count; ++i)
+    dataset_->get(cursor.permutation[static_cast<size_t>(first + i)], x + i * inputRow_, y + i * targetRow_);
+  if (options_.transform)
+    options_.transform(batchInput, batchTarget, cursor.epoch, cursor.position / globalBatchSize());
+  cursor.position += global;
+  return global;
 }
 
 bool BatchIterator::next(Tensor& batchInput, Tensor& batchTarget) {
-  const int64_t remaining = size() - position_;
-  if (remaining == 0 || (options_.dropLast && remaining < batchSize_)) {
-    startEpoch(epoch_ + 1);
-    return false;
+  if (!options_.background) return prepare(given_, batchInput, batchTarget) > 0;
+  if (!thread_.joinable()) startThread();
+  Slot& slot = slots_[head_];
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    filled_.wait(lock, [&] { return slot.full; });
   }
-  const int64_t count = std::min(batchSize_, remaining);
-  inputSizes_[0] = count;
-  targetSizes_[0] = count;
-  batchInput.resize_(inputSizes_, inputs_.device());
-  batchTarget.resize_(targetSizes_, targets_.device());
-  const int64_t inputRow = rowSize(inputs_);
-  const int64_t targetRow = rowSize(targets_);
-  const float* x = inputs_.data();
-  const float* y = targets_.data();
-  float* bx = batchInput.data();
-  float* by = batchTarget.data();
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t sample = permutation_[static_cast<size_t>(position_ + i)];
-    std::memcpy(bx + i * inputRow, x + sample * inputRow, static_cast<size_t>(inputRow) * sizeof(float));
-    std::memcpy(by + i * targetRow, y + sample * targetRow, static_cast<size_t>(targetRow) * sizeof(float));
+  // The slot stays full after an error: the thread has stopped, and every call throws it.
+  if (slot.error) std::rethrow_exception(slot.error);
+  if (slot.count > 0) {
+    batchInput.resize_(slot.input.sizes(), device_).copy_(slot.input);
+    batchTarget.resize_(slot.target.sizes(), device_).copy_(slot.target);
+    given_.position += slot.count;  // the global batch's samples
+  } else {
+    startEpoch(given_, given_.epoch + 1);
   }
-  position_ += count;
-  return true;
+  const bool gave = slot.count > 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    slot.full = false;
+    head_ = (head_ + 1) % 2;
+  }
+  emptied_.notify_one();
+  return gave;
 }
 
-void BatchIterator::restore(int64_t epoch, int64_t position, const std::vector<int64_t>& permutation) {
+void BatchIterator::run() {
+  for (;;) {
+    Slot& slot = slots_[tail_];
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      emptied_.wait(lock, [&] { return stop_ || !slot.full; });
+      if (stop_) return;
+    }
+    try {
+      slot.count = prepare(ahead_, slot.input, slot.target);
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      slot.full = true;
+      tail_ = (tail_ + 1) % 2;
+    }
+    filled_.notify_one();
+    if (slot.error) return;
+  }
+}
+
+void BatchIterator::startThread() {
+  ahead_ = given_;
+  for (Slot& slot : slots_) {
+    slot.full = false;
+    slot.error = nullptr;
+  }
+  head_ = tail_ = 0;
+  stop_ = false;
+  thread_ = std::thread([this] { run(); });
+}
+
+void BatchIterator::stopThread() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  emptied_.notify_all();
+  thread_.join();
+}
+
+void BatchIterator::checkRestore(int64_t epoch, int64_t position, const std::vector<int64_t>& permutation) const {
   NN_CHECK(epoch >= 0 && position >= 0 && position <= size(),
            "nn.BatchIterator.restore: expected epoch >= 0 and position from 0 to " << size() << ", got epoch " << epoch
                                                                                    << ", position " << position);
@@ -95,9 +184,15 @@ void BatchIterator::restore(int64_t epoch, int64_t position, const std::vector<i
                  << size() - 1 << ": sample " << s << (s >= 0 && s < size() ? " repeats" : " out of range"));
     seen[static_cast<size_t>(s)] = true;
   }
-  epoch_ = epoch;
-  position_ = position;
-  permutation_ = permutation;
+}
+
+void BatchIterator::restore(int64_t epoch, int64_t position, const std::vector<int64_t>& permutation) {
+  checkRestore(epoch, position, permutation);
+  // The thread restarts from the restored point at the next next().
+  stopThread();
+  given_.epoch = epoch;
+  given_.position = position;
+  given_.permutation = permutation;
 }
 
 }  // namespace nn

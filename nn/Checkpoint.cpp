@@ -93,10 +93,11 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   const int64_t epochsDone = integer(m, "training.epochs_done", path, kMaxEpochs);
   const auto optimizer = m.find("training.optimizer");
   const std::string optimizerName = optimizer != m.end() ? optimizer->second : "sgd";
-  NN_CHECK(optimizerName == state.optimizer->typeName(),
-           path << ": the checkpoint holds the state of optimizer '" << optimizerName << "', the run uses '"
-                << state.optimizer->typeName() << "'");
-  const int64_t steps = integer(m, m.count("training.steps") ? "training.steps" : "training.sgd_steps", path, kMaxSteps);
+  NN_CHECK(optimizerName == state.optimizer->typeName(), path << ": the checkpoint holds the state of optimizer '"
+                                                              << optimizerName << "', the run uses '"
+                                                              << state.optimizer->typeName() << "'");
+  const int64_t steps =
+      integer(m, m.count("training.steps") ? "training.steps" : "training.sgd_steps", path, kMaxSteps);
   const int64_t dataEpoch = integer(m, "training.data_epoch", path, kMaxEpochs);
   const int64_t dataPosition = integer(m, "training.data_position", path, kMaxSteps);
   const double epochLossSum = number(m, "training.epoch_loss_sum", path);
@@ -138,14 +139,13 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   NN_CHECK(static_cast<int64_t>(order.size()) == state.batches->size(),
            path << ": tensor '" << kPermutation << "' orders " << order.size() << " samples, the data set has "
                 << state.batches->size());
-  BatchIterator batches = *state.batches;
   try {
-    batches.restore(dataEpoch, dataPosition, order);
+    state.batches->checkRestore(dataEpoch, dataPosition, order);
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
   loadStateDict(*state.model, contents.tensors, path);
-  *state.batches = batches;
+  state.batches->restore(dataEpoch, dataPosition, order);
   for (size_t i = 0; i < buffers.size(); ++i)
     state.optimizer->setState(buffers[i].first, saved[i] != nullptr ? *saved[i] : Tensor());
   state.optimizer->setStepCount(steps);

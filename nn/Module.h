@@ -26,6 +26,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,14 @@ namespace nn {
 
 class Module;
 using ModulePtr = std::shared_ptr<Module>;
+
+/// A new module T(args...) held by a shared pointer, as modules are held:
+/// `nn::Sequential net{nn::make<nn::Linear>(784, 100), nn::make<nn::ReLU>()}`.
+template <typename T, typename... Args>
+std::shared_ptr<T> make(Args&&... args) {
+  static_assert(std::is_base_of_v<Module, T>, "nn::make<T>: T is not an nn::Module");
+  return std::make_shared<T>(std::forward<Args>(args)...);
+}
 
 struct NamedTensor {
   std::string name;

@@ -88,6 +88,10 @@ class Tensor {
   /// Row-major values; values.size() must equal the product of sizes.
   static Tensor fromVector(const std::vector<int64_t>& sizes, const std::vector<float>& values,
                            const Device& device = Device());
+  /// Uniform in [0, 1) from `generator` (torch.rand): the same values on every device.
+  static Tensor rand(const std::vector<int64_t>& sizes, Generator& generator, const Device& device = Device());
+  /// Standard normal from `generator` (torch.randn): the same values on every device.
+  static Tensor randn(const std::vector<int64_t>& sizes, Generator& generator, const Device& device = Device());
 
   int dim() const { return static_cast<int>(impl_->sizes.size()); }
   int64_t size(int d) const;
@@ -158,6 +162,37 @@ class Tensor {
 
   /// Sum of all elements, accumulated in double.
   double sum() const;
+  /// Mean of all elements, accumulated in double (NaN for no element).
+  double mean() const;
+  /// The value of a tensor of one element, of any dimension (copied to the host).
+  float item() const;
+
+  // Reductions along dimension `dim` (from 0; negative counts from the end, -1 the last), as
+  // torch's: the result drops that dimension, or keeps it with size 1 where keepDim. New
+  // contiguous tensors on this tensor's device; sums accumulate in double, in order.
+  Tensor sum(int dim, bool keepDim = false) const;
+  Tensor mean(int dim, bool keepDim = false) const;
+  /// The greatest values along dim (a NaN is greater than every number, as in torch).
+  Tensor max(int dim, bool keepDim = false) const;
+  /// The index, from 0, of the first greatest value along dim, as a float: `output.argmax(1)`
+  /// gives a batch's predicted classes, comparable with ClassNLLCriterion's targets.
+  Tensor argmax(int dim, bool keepDim = false) const;
+
+  // Element-wise comparisons with a tensor of the same sizes on the same device, or with a
+  // number: a new tensor of these sizes holding 1 where the comparison holds and 0 where not
+  // (NaN equals nothing). `prediction.eq(target).mean()` is an accuracy.
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor eq(float value) const;
+  Tensor ne(float value) const;
+  Tensor lt(float value) const;
+  Tensor le(float value) const;
+  Tensor gt(float value) const;
+  Tensor ge(float value) const;
 
  private:
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}

@@ -57,7 +57,8 @@ std::shared_ptr<nn::Sequential> lenet() {
 // Allocations made by `steps` training steps after `warmup` steps, on `model`, of samples of
 // `sampleSizes`.
 int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps,
-                           const std::vector<int64_t>& sampleSizes = {1, 28, 28}) {
+                           const std::vector<int64_t>& sampleSizes = {1, 28, 28},
+                           nn::BatchOptions batchOptions = nn::BatchOptions{true, false, 3}) {
   std::vector<int64_t> sizes{64};
   sizes.insert(sizes.end(), sampleSizes.begin(), sampleSizes.end());
   const Tensor images = nn::test::randomTensor(sizes, 1);
@@ -69,7 +70,7 @@ int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps,
   options.learningRate = 0.01f;
   options.momentum = 0.9f;
   nn::SGD sgd(model.getParameters(), options);
-  nn::BatchIterator batches(images, targets, 16, nn::BatchOptions{true, false, 3});
+  nn::BatchIterator batches(images, targets, 16, batchOptions);
   int64_t before = 0;
   for (int step = 0; step < warmup + steps; ++step) {
     if (step == warmup) before = allocations();
@@ -88,6 +89,15 @@ int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps,
 TEST_CASE("a steady LeNet training step on one device allocates nothing", "[allocation][nosanitizer]") {
   auto net = lenet();
   REQUIRE(allocationsOfSteps(*net, 3, 8) == 0);
+}
+
+TEST_CASE("a steady LeNet training step with batches transformed on a background thread allocates nothing",
+          "[allocation][nosanitizer]") {
+  auto net = lenet();
+  nn::BatchOptions options{true, false, 3};
+  options.background = true;
+  options.transform = [](Tensor& images, Tensor&, int64_t, int64_t batch) { images.mul_(batch % 2 ? -1.f : 1.f); };
+  REQUIRE(allocationsOfSteps(*net, 3, 8, {1, 28, 28}, options) == 0);
 }
 
 TEST_CASE("a steady LeNet training step on two devices allocates nothing", "[allocation][nosanitizer]") {

@@ -1,7 +1,10 @@
-// nn::BatchIterator: seeded order, every sample once per epoch, partial batches, restore.
+// nn::BatchIterator: seeded order, every sample once per epoch, partial batches, restore; data
+// sets of one's own, transforms, and the background thread.
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "nn/BatchIterator.h"
@@ -168,4 +171,174 @@ TEST_CASE("BatchIterator rejects mismatched data and a non-positive batch size",
   REQUIRE_THROWS_WITH(BatchIterator(data.inputs, Tensor::zeros({9}), 4),
                       Catch::Contains("[10, 2]") && Catch::Contains("[9]"));
   REQUIRE_THROWS_WITH(BatchIterator(data.inputs, data.targets, 0), Catch::Contains("batch size, got 0"));
+}
+
+namespace {
+
+// A data set of one's own: sample i has input [i, 100 + i] and target i, as Data's, made on
+// demand; get() throws for sample `failing` (none by default) and counts its calls.
+class Numbers : public nn::Dataset {
+ public:
+  explicit Numbers(int64_t n, int64_t failing = -1) : n_(n), failing_(failing) {}
+  int64_t size() const override { return n_; }
+  std::vector<int64_t> inputSizes() const override { return {2}; }
+  std::vector<int64_t> targetSizes() const override { return {}; }
+  void get(int64_t index, float* input, float* target) const override {
+    ++calls;
+    if (index == failing_) throw nn::Error("Numbers: sample " + std::to_string(index) + " is unreadable");
+    input[0] = static_cast<float>(index);
+    input[1] = static_cast<float>(100 + index);
+    target[0] = static_cast<float>(index);
+  }
+  mutable std::atomic<int64_t> calls{0};
+
+ private:
+  int64_t n_;
+  int64_t failing_;
+};
+
+// A transform that adds 1000 * (epoch + 1) + batch to the targets, so that each batch shows
+// which (epoch, batch) it was transformed for.
+void markTargets(Tensor&, Tensor& target, int64_t epoch, int64_t batch) {
+  for (int64_t i = 0; i < target.numel(); ++i) target.data()[i] += static_cast<float>(1000 * (epoch + 1) + batch);
+}
+
+// The batches of `epochs` epochs, each as its targets.
+std::vector<std::vector<float>> targetsOf(BatchIterator& it, int epochs) {
+  std::vector<std::vector<float>> batches;
+  for (int e = 0; e < epochs; ++e)
+    while (it.next()) batches.push_back(it.target.toVector());
+  return batches;
+}
+
+}  // namespace
+
+TEST_CASE("BatchIterator over a data set of one's own: get()'s samples in the seeded order", "[BatchIterator]") {
+  Data data(10);
+  auto numbers = std::make_shared<Numbers>(10);
+  BatchIterator own(numbers, 4, BatchOptions{true, false, 7});
+  BatchIterator tensors(data.inputs, data.targets, 4, BatchOptions{true, false, 7});
+  REQUIRE(own.batchesPerEpoch() == 3);
+  REQUIRE(own.next());
+  REQUIRE(own.input.sizes() == std::vector<int64_t>{4, 2});
+  REQUIRE(own.target.sizes() == std::vector<int64_t>{4});
+  REQUIRE(own.input.device() == nn::Device::cpu(0));
+  REQUIRE(samplesOf(own.input, own.target) == (tensors.next(), samplesOf(tensors.input, tensors.target)));
+  for (int epoch = 0; epoch < 3; ++epoch) REQUIRE(epochOf(own) == epochOf(tensors));
+  REQUIRE(numbers->calls == 3 * 10);  // three epochs, each sample once
+  REQUIRE_THROWS_WITH(BatchIterator(nullptr, 4), Catch::Contains("nn.BatchIterator: expected a data set"));
+  REQUIRE_THROWS_WITH(BatchIterator(std::make_shared<Numbers>(0), 4), Catch::Contains("at least one sample, got 0"));
+}
+
+TEST_CASE("BatchIterator's background thread gives the batches and transforms of the calling thread's",
+          "[BatchIterator]") {
+  for (const bool dropLast : {false, true}) {
+    INFO("dropLast " << dropLast);
+    BatchOptions options{true, dropLast, 11};
+    options.transform = markTargets;
+    BatchIterator here(std::make_shared<Numbers>(10), 3, options);
+    options.background = true;
+    BatchIterator behind(std::make_shared<Numbers>(10), 3, options);
+    const auto expected = targetsOf(here, 3);
+    REQUIRE(targetsOf(behind, 3) == expected);
+    REQUIRE(behind.epoch() == 3);
+    REQUIRE(behind.position() == 0);
+    REQUIRE(behind.permutation() == here.permutation());
+    // The transform saw (epoch, batch): epoch 0's second batch is marked 1001, epoch 2's first 3000.
+    REQUIRE(expected[1][0] >= 1001);
+    REQUIRE(expected[1][0] < 1011);
+    const size_t perEpoch = dropLast ? 3 : 4;
+    REQUIRE(expected[2 * perEpoch][0] >= 3000);
+    REQUIRE(expected[2 * perEpoch][0] < 3010);
+  }
+}
+
+TEST_CASE("BatchIterator with a background thread restores, and stops with batches prepared ahead", "[BatchIterator]") {
+  Data data(10);
+  BatchOptions options{true, false, 9};
+  options.background = true;
+  options.transform = markTargets;
+  BatchIterator original(data.inputs, data.targets, 3, options);
+  targetsOf(original, 1);
+  REQUIRE(original.next());
+  REQUIRE(original.position() == 3);  // given out, not prepared ahead
+  BatchIterator resumed(data.inputs, data.targets, 3, options);
+  REQUIRE(resumed.next());  // the thread runs and prepares ahead; restore drops what it prepared
+  resumed.restore(original.epoch(), original.position(), original.permutation());
+  REQUIRE(targetsOf(resumed, 2) == targetsOf(original, 2));
+  // Both slots full and the thread waiting: the destructors end it.
+  REQUIRE(resumed.next());
+  REQUIRE(original.next());
+}
+
+TEST_CASE("BatchIterator: what get() throws reaches next(), on the background thread too", "[BatchIterator]") {
+  for (const bool background : {false, true}) {
+    INFO("background " << background);
+    BatchOptions options{false, false, 0};
+    options.background = background;
+    BatchIterator it(std::make_shared<Numbers>(10, 5), 4, options);
+    REQUIRE(it.next());
+    REQUIRE_THROWS_WITH(it.next(), Catch::Contains("Numbers: sample 5 is unreadable"));
+    REQUIRE_THROWS_WITH(it.next(), Catch::Contains("Numbers: sample 5 is unreadable"));
+    REQUIRE(it.position() == 4);
+  }
+}
+
+TEST_CASE("BatchIterator with a background thread and a transform allocates nothing once the batches have their size",
+          "[BatchIterator]") {
+  Data data(10);
+  BatchOptions options{true, false, 3};
+  options.background = true;
+  options.transform = markTargets;
+  BatchIterator it(data.inputs, data.targets, 4, options);
+  Tensor x, y;
+  REQUIRE(it.next(x, y));
+  REQUIRE(it.next(x, y));  // both slots have held a full batch
+  const int64_t before = nn::storageAllocationCount();
+  int batches = 0;
+  for (int epoch = 0; epoch < 3; ++epoch)
+    while (it.next(x, y)) ++batches;
+  REQUIRE(batches == 1 + 3 + 3);
+  REQUIRE(nn::storageAllocationCount() == before);
+}
+
+TEST_CASE("BatchIterator's shards split each global batch evenly and cover the epoch once", "[BatchIterator]") {
+  // 11 samples, 3 shards of 2: global batches of 6, then 5 (shares 2, 2, 1).
+  Data data(11);
+  BatchIterator whole(data.inputs, data.targets, 6, BatchOptions{true, false, 5});
+  std::vector<std::unique_ptr<BatchIterator>> shards;
+  for (int s = 0; s < 3; ++s) {
+    BatchOptions options{true, false, 5};
+    options.shard = s;
+    options.shards = 3;
+    options.background = s == 1;  // the same with or without the thread
+    shards.push_back(std::make_unique<BatchIterator>(data.inputs, data.targets, 2, options));
+  }
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    const auto global = epochOf(whole);
+    REQUIRE(global.size() == 2);
+    std::vector<std::vector<std::vector<int64_t>>> parts;
+    for (auto& shard : shards) {
+      REQUIRE(shard->batchesPerEpoch() == 2);
+      parts.push_back(epochOf(*shard));
+      REQUIRE(shard->epoch() == epoch + 1);
+    }
+    for (size_t b = 0; b < 2; ++b) {
+      std::vector<int64_t> joined;
+      for (const auto& part : parts) joined.insert(joined.end(), part[b].begin(), part[b].end());
+      REQUIRE(joined == global[b]);  // shard s holds its consecutive share of the global batch
+    }
+    REQUIRE(parts[0][1].size() == 2);
+    REQUIRE(parts[1][1].size() == 2);
+    REQUIRE(parts[2][1].size() == 1);
+  }
+  // A last global batch of fewer samples than shards is dropped: 7 samples, 3 shards of 2.
+  BatchOptions options{false, false, 0};
+  options.shards = 3;
+  BatchIterator few(Data(7).inputs, Data(7).targets, 2, options);
+  REQUIRE(few.batchesPerEpoch() == 1);
+  REQUIRE(epochOf(few).size() == 1);
+  options.shard = 3;
+  REQUIRE_THROWS_WITH(BatchIterator(data.inputs, data.targets, 2, options),
+                      Catch::Contains("expected shard 0 .. shards - 1 of shards > 0, got shard 3 of 3"));
 }

@@ -94,6 +94,14 @@ TEST_CASE("Sequential from an initializer list or a vector of modules holds them
   CHECK_THROWS_WITH((nn::Sequential{linear, nullptr}), Catch::Contains("nn.Sequential.add: expected a module"));
   // clone and nn::load rebuild through the same constructor.
   CHECK(made->clone()->toString() == made->toString());
+  // nn::make<T>(arguments): a shared module of T's own type, added like any other.
+  const std::shared_ptr<nn::Linear> made3x4 = nn::make<nn::Linear>(3, 4);
+  nn::Sequential fromMake{made3x4, nn::make<nn::ReLU>()};
+  fromMake.add(nn::make<nn::Linear>(4, 1));
+  CHECK(made3x4->weight.sizes() == std::vector<int64_t>{4, 3});
+  CHECK(fromMake.size() == 3);
+  CHECK(fromMake.get(0) == made3x4);
+  CHECK(fromMake.forward(Tensor::zeros({2, 3})).sizes() == std::vector<int64_t>{2, 1});
 }
 
 TEST_CASE("Sequential prints Torch7's block", "[Sequential]") {

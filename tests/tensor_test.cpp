@@ -4,9 +4,11 @@
 #include "nn/Tensor.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 
 #include "nn/Error.h"
+#include "nn/Random.h"
 #include "nn/backend/Backend.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
@@ -108,4 +110,92 @@ NN_DEVICE_TEST_CASE("add_, mul_ and cmul_ work element by element on contiguous 
   REQUIRE(a.toVector() == std::vector<float>{0.5f, 0, 7, 0});
   REQUIRE_THROWS_WITH(a.cmul_(b.transpose(0, 1)), Catch::Contains("nn.Tensor.cmul_: needs contiguous tensors"));
   REQUIRE_THROWS_WITH(a.cmul_(Tensor::zeros({4}, kind.device())), Catch::Contains("expected sizes [2, 2], got [4]"));
+}
+
+NN_DEVICE_TEST_CASE("sum, mean, max and argmax along a dimension, as torch's", "[Tensor]") {
+  const Tensor t = kind.on(Tensor::fromVector({2, 3}, {1, 5, 3, 4, 2, 6}));
+  REQUIRE(t.sum(0).toVector() == std::vector<float>{5, 7, 9});
+  REQUIRE(t.sum(1).toVector() == std::vector<float>{9, 12});
+  REQUIRE(t.sum(-1).sizes() == std::vector<int64_t>{2});
+  REQUIRE(t.sum(1, true).sizes() == std::vector<int64_t>{2, 1});
+  REQUIRE(t.sum(1).device() == kind.device());
+  REQUIRE(t.mean(0).toVector() == std::vector<float>{2.5f, 3.5f, 4.5f});
+  REQUIRE(t.mean(1).toVector() == std::vector<float>{3, 4});
+  REQUIRE(t.max(1).toVector() == std::vector<float>{5, 6});
+  REQUIRE(t.argmax(1).toVector() == std::vector<float>{1, 2});
+  REQUIRE(t.max(0).toVector() == std::vector<float>{4, 5, 6});
+  REQUIRE(t.argmax(0, true).sizes() == std::vector<int64_t>{1, 3});
+  REQUIRE(t.argmax(0).toVector() == std::vector<float>{1, 0, 1});
+  // A middle dimension: [2, 2, 2] holding 0..7, summed along dimension 1.
+  const Tensor cube = kind.on(Tensor::fromVector({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}));
+  REQUIRE(cube.sum(1).toVector() == std::vector<float>{2, 4, 10, 12});
+  REQUIRE(cube.argmax(1).toVector() == std::vector<float>{1, 1, 1, 1});
+  // A strided input: the transpose [[1, 4], [5, 2], [3, 6]].
+  REQUIRE(t.transpose(0, 1).sum(1).toVector() == std::vector<float>{5, 7, 9});
+  REQUIRE(t.transpose(0, 1).argmax(1).toVector() == std::vector<float>{1, 0, 1});
+  // Sums in double: in float, 1e8 + 1 rounds to 1e8 and the row would sum to 0.
+  REQUIRE(kind.on(Tensor::fromVector({1, 3}, {1e8f, 1, -1e8f})).sum(1).toVector() == std::vector<float>{1});
+  // Ties give the first index; a NaN is the maximum, as torch.max propagates it.
+  REQUIRE(kind.on(Tensor::fromVector({1, 3}, {2, 7, 7})).argmax(1).toVector() == std::vector<float>{1});
+  const Tensor withNan = kind.on(Tensor::fromVector({1, 3}, {1, NAN, 3}));
+  REQUIRE(std::isnan(withNan.max(1).item()));
+  REQUIRE(withNan.argmax(1).item() == 1);
+  // An empty dimension sums to 0 and has no maximum.
+  const Tensor empty = Tensor::zeros({2, 0}, kind.device());
+  REQUIRE(empty.sum(1).toVector() == std::vector<float>{0, 0});
+  REQUIRE_THROWS_WITH(empty.max(1), Catch::Contains("nn.Tensor.max: dimension 1 of sizes [2, 0] is empty"));
+  REQUIRE_THROWS_WITH(t.sum(2),
+                      Catch::Contains("nn.Tensor.sum: dimension 2 out of range for a tensor of sizes [2, 3]"));
+  REQUIRE_THROWS_WITH(t.argmax(-3), Catch::Contains("nn.Tensor.argmax: dimension -3 out of range"));
+}
+
+NN_DEVICE_TEST_CASE("eq, ne, lt, le, gt and ge give 1 where they hold and 0 where not", "[Tensor]") {
+  const Tensor a = kind.on(Tensor::fromVector({2, 2}, {1, 2, 3, NAN}));
+  const Tensor b = kind.on(Tensor::fromVector({2, 2}, {1, 3, 2, NAN}));
+  REQUIRE(a.eq(b).toVector() == std::vector<float>{1, 0, 0, 0});
+  REQUIRE(a.ne(b).toVector() == std::vector<float>{0, 1, 1, 1});
+  REQUIRE(a.lt(b).toVector() == std::vector<float>{0, 1, 0, 0});
+  REQUIRE(a.le(b).toVector() == std::vector<float>{1, 1, 0, 0});
+  REQUIRE(a.gt(b).toVector() == std::vector<float>{0, 0, 1, 0});
+  REQUIRE(a.ge(b).toVector() == std::vector<float>{1, 0, 1, 0});
+  REQUIRE(a.eq(2).toVector() == std::vector<float>{0, 1, 0, 0});
+  REQUIRE(a.ne(2).toVector() == std::vector<float>{1, 0, 1, 1});
+  REQUIRE(a.lt(2).toVector() == std::vector<float>{1, 0, 0, 0});
+  REQUIRE(a.le(2).toVector() == std::vector<float>{1, 1, 0, 0});
+  REQUIRE(a.gt(2).toVector() == std::vector<float>{0, 0, 1, 0});
+  REQUIRE(a.ge(2).toVector() == std::vector<float>{0, 1, 1, 0});
+  REQUIRE(a.eq(b).device() == kind.device());
+  REQUIRE(a.transpose(0, 1).eq(b).toVector() == std::vector<float>{1, 1, 1, 0});  // a^T = {1, 3, 2, NaN}
+  REQUIRE_THROWS_WITH(a.eq(Tensor::zeros({4}, kind.device())),
+                      Catch::Contains("nn.Tensor.eq: expected sizes [2, 2], got [4]"));
+  REQUIRE_THROWS_WITH(a.lt(Tensor::zeros({2, 2}, kind.other())),
+                      Catch::Contains("nn.Tensor.lt: expected a tensor on " + kind.device().str()));
+}
+
+NN_DEVICE_TEST_CASE("an accuracy from argmax, eq and mean; item() of one element", "[Tensor]") {
+  // Predicted classes 1, 0 and 2 against targets 1, 0 and 0: two of three right.
+  const Tensor output = kind.on(Tensor::fromVector({3, 3}, {0.1f, 2, 0.3f, 5, 1, 1, 0, 0, 1}));
+  const Tensor target = kind.on(Tensor::fromVector({3}, {1, 0, 0}));
+  REQUIRE(output.argmax(1).eq(target).mean() == Approx(2.0 / 3.0).epsilon(1e-12));
+  REQUIRE(output.argmax(1).eq(target).sum(0).item() == 2);
+  REQUIRE(kind.on(Tensor::full({1, 1}, 3.5f)).item() == 3.5f);
+  REQUIRE_THROWS_WITH(target.item(),
+                      Catch::Contains("nn.Tensor.item: expected a tensor of one element, got sizes [3]"));
+  REQUIRE(std::isnan(Tensor::zeros({0}, kind.device()).mean()));
+}
+
+NN_DEVICE_TEST_CASE("rand and randn draw from the generator the same values on every device", "[Tensor]") {
+  nn::Generator g(7), same(7);
+  const Tensor u = Tensor::rand({10000}, g, kind.device());
+  REQUIRE(u.device() == kind.device());
+  REQUIRE(u.toVector() == Tensor::rand({10000}, same).toVector());
+  REQUIRE(u.ge(0).mean() == 1);
+  REQUIRE(u.lt(1).mean() == 1);
+  REQUIRE(u.mean() == Approx(0.5).margin(0.01));  // the standard error is 0.003
+  const Tensor n = Tensor::randn({100, 100}, g, kind.device());
+  REQUIRE(n.toVector() == Tensor::randn({100, 100}, same).toVector());
+  REQUIRE(n.mean() == Approx(0).margin(0.04));  // the standard error is 0.01
+  Tensor squares = n.clone();
+  squares.cmul_(n);
+  REQUIRE(squares.mean() == Approx(1).margin(0.06));  // the standard error is 0.014
 }

@@ -3,7 +3,7 @@
 # Usage: tools/install-deps.sh [extra-package ...]
 set -euo pipefail
 
-packages=(g++ bazel-bootstrap catch2 libopenblas-dev nlohmann-json3-dev zlib1g-dev pkg-config "$@")
+packages=(g++ bazel-bootstrap catch2 libopenblas-dev nlohmann-json3-dev zlib1g-dev pkg-config cmake openmpi-bin libopenmpi-dev "$@")
 
 missing=()
 for p in "${packages[@]}"; do

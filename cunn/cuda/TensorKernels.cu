@@ -61,6 +61,22 @@ __global__ void divideKernel(float* dst, const float* src, size_t count) {
     dst[i] = math::divide(dst[i], src[i]);
 }
 
+__global__ void compareKernel(float* dst, const float* x, const float* y, float scalar, size_t count,
+                              math::Comparison op) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
+    dst[i] = math::compare(op, x[i], y != nullptr ? y[i] : scalar);
+}
+
+// One thread per result: the same order of sums as the CPU's.
+__global__ void reduceKernel(float* dst, const float* src, size_t outer, int64_t size, size_t inner,
+                             math::Reduction op) {
+  for (size_t r = blockIdx.x * size_t{blockDim.x} + threadIdx.x; r < outer * inner;
+       r += size_t{gridDim.x} * blockDim.x) {
+    const size_t o = r / inner, i = r % inner;
+    dst[r] = math::reduceAlong(op, src + o * static_cast<size_t>(size) * inner + i, size, static_cast<int64_t>(inner));
+  }
+}
+
 __global__ void copyStridedKernel(float* dst, StridedView dstView, const float* src, StridedView srcView,
                                   size_t count) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
@@ -114,9 +130,28 @@ void divide(const Device& device, float* dst, const float* src, int64_t count) {
   CUDA_CHECK(cudaGetLastError());
 }
 
+void compare(const Device& device, float* dst, const float* x, const float* y, float scalar, int64_t count,
+             math::Comparison op) {
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  const auto n = static_cast<size_t>(count);
+  compareKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(dst, x, y, scalar, n, op);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void reduce(const Device& device, float* dst, const float* src, int64_t outer, int64_t size, int64_t inner,
+            math::Reduction op) {
+  const auto results = static_cast<size_t>(outer * inner);
+  if (results == 0) return;
+  DeviceGuard guard(device);
+  reduceKernel<<<blocksFor(results), kThreads, 0, streamOf(device)>>>(dst, src, static_cast<size_t>(outer), size,
+                                                                      static_cast<size_t>(inner), op);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
-TensorKernels cuda::tensorKernels() { return {&fill, &addScaled, &scale, &multiply, &divide}; }
+TensorKernels cuda::tensorKernels() { return {&fill, &addScaled, &scale, &multiply, &divide, &compare, &reduce}; }
 
 void launchAdd(float* dst, const float* src, size_t count, cudaStream_t stream) {
   if (count == 0) return;

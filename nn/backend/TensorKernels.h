@@ -1,10 +1,12 @@
-// TensorKernels: the element-wise tensor operations of nn::Tensor (fill_, add_, mul_, cmul_)
-// on one device type, and StridedView, the way a backend sees a strided tensor.
+// TensorKernels: the element-wise tensor operations of nn::Tensor (fill_, add_, mul_, cmul_,
+// the comparisons) and its reductions along a dimension on one device type, and StridedView,
+// the way a backend sees a strided tensor.
 #pragma once
 
 #include <cstdint>
 
 #include "nn/Device.h"
+#include "nn/math/TensorOps.h"
 
 namespace nn {
 
@@ -59,6 +61,14 @@ struct TensorKernels {
   void (*multiply)(const Device& device, float* dst, const float* src, int64_t count);
   /// dst[i] = math::divide(dst[i], src[i]) for i < count (Tensor::cdiv_).
   void (*divide)(const Device& device, float* dst, const float* src, int64_t count);
+  /// dst[i] = math::compare(op, x[i], y ? y[i] : scalar) for i < count (Tensor::eq, lt, ...).
+  void (*compare)(const Device& device, float* dst, const float* x, const float* y, float scalar, int64_t count,
+                  math::Comparison op);
+  /// dst[o * inner + i] = math::reduceAlong(op, src + o * size * inner + i, size, inner) for
+  /// o < outer, i < inner: a contiguous [outer, size, inner] reduced along its middle dimension
+  /// (Tensor::sum, mean, max, argmax along a dimension).
+  void (*reduce)(const Device& device, float* dst, const float* src, int64_t outer, int64_t size, int64_t inner,
+                 math::Reduction op);
 };
 
 }  // namespace nn

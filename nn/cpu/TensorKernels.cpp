@@ -30,8 +30,24 @@ void divide(const Device&, float* dst, const float* src, int64_t count) {
   for (int64_t i = 0; i < count; ++i) dst[i] = math::divide(dst[i], src[i]);
 }
 
+void compare(const Device&, float* dst, const float* x, const float* y, float scalar, int64_t count,
+             math::Comparison op) {
+  if (y != nullptr) {
+    for (int64_t i = 0; i < count; ++i) dst[i] = math::compare(op, x[i], y[i]);
+  } else {
+    for (int64_t i = 0; i < count; ++i) dst[i] = math::compare(op, x[i], scalar);
+  }
+}
+
+void reduce(const Device&, float* dst, const float* src, int64_t outer, int64_t size, int64_t inner,
+            math::Reduction op) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      dst[o * inner + i] = math::reduceAlong(op, src + o * size * inner + i, size, inner);
+}
+
 }  // namespace
 
-TensorKernels tensorKernels() { return {&fill, &addScaled, &scale, &multiply, &divide}; }
+TensorKernels tensorKernels() { return {&fill, &addScaled, &scale, &multiply, &divide, &compare, &reduce}; }
 
 }  // namespace nn::cpu

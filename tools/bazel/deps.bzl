@@ -6,12 +6,14 @@ workspace that uses the library from outside:
     nn_deps()
 
 They are the offline stand-ins for the three repositories Bazel 4 would download (rules_cc,
-rules_java, remote_coverage_tools; see their folders here) and @cuda, the CUDA toolkit or an
-empty CPU build (cuda_configure.bzl). The library's BUILD files refer to @cuda by that name.
+rules_java, remote_coverage_tools; see their folders here), @cuda, the CUDA toolkit or an
+empty CPU build (cuda_configure.bzl), and @mpi, MPI for multi-process training or nothing
+(mpi_configure.bzl). The library's BUILD files refer to @cuda and @mpi by those names.
 .bazelignore keeps the stand-ins' folders out of this workspace's own packages.
 """
 
 load(":cuda_configure.bzl", "cuda_configure")
+load(":mpi_configure.bzl", "mpi_configure")
 
 def _stand_in_impl(ctx):
     # A label in a .bzl file names this file's repository, so the folder is found whether this
@@ -29,7 +31,7 @@ _stand_in = repository_rule(
 )
 
 def nn_deps():
-    """Declares @rules_cc, @rules_java and @remote_coverage_tools (unless declared before) and @cuda."""
+    """Declares @rules_cc, @rules_java, @remote_coverage_tools (unless declared before), @cuda and @mpi."""
 
     # Declared before Bazel's own WORKSPACE suffix, they keep it from downloading them. A
     # workspace that brings the real ones first keeps those.
@@ -39,3 +41,7 @@ def nn_deps():
 
     # The CUDA toolkit where this machine has one, else an empty @cuda and a CPU build.
     cuda_configure(name = "cuda")
+
+    # MPI where this machine has it (Open MPI's mpicxx), else an empty @mpi: multi-process
+    # training (cunn/distributed) then says how to get it.
+    mpi_configure(name = "mpi")
