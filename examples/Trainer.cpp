@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cunn/cunn.h"
+#include "cunn/distributed/DistributedDataParallelTable.h"
 
 namespace examples {
 namespace {
@@ -229,6 +230,12 @@ void standardize(nn::Tensor& images) {
   for (int64_t i = 0, n = images.numel(); i < n; ++i) p[i] = (p[i] - mean) / deviation;
 }
 
+// True where mpirun started this process among others (Open MPI's environment says so).
+bool launchedByMpirun() {
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  return size != nullptr && std::atoi(size) > 1;
+}
+
 // The signal that asked training to stop (SIGINT or SIGTERM), 0 while none has.
 std::atomic<int> gStopSignal{0};
 void onStopSignal(int signal) { gStopSignal = signal; }
@@ -286,9 +293,13 @@ int run(const Options& o, const ExampleSettings& s) {
   // checkpoint.
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
+  // Under mpirun, each process trains its shard of every batch (DistributedDataParallelTable)
+  // and rank 0 alone prints, evaluates and writes files.
+  const std::shared_ptr<nn::ProcessGroup> group = launchedByMpirun() ? nn::ProcessGroup::world() : nullptr;
+  const bool lead = group == nullptr || group->rank() == 0;
   // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
-  if (!o.save.empty()) nn::checkWritable(o.save);
-  if (!o.metrics.empty()) nn::checkAppendable(o.metrics);
+  if (lead && !o.save.empty()) nn::checkWritable(o.save);
+  if (lead && !o.metrics.empty()) nn::checkAppendable(o.metrics);
   const std::vector<nn::Device> devices = parseDevices(s.name, o.devices);
   nn::setNumThreads(o.threads);
   nn::setCheckNumerics(o.checkNumerics);
@@ -304,9 +315,11 @@ int run(const Options& o, const ExampleSettings& s) {
     train.labels = train.labels.narrow(0, 0, o.limit);
   }
 
-  const nn::ModulePtr model = placeOnDevices(s.model(), devices);
+  // `local`: this process's model, whose checkpoints any number of processes resume.
+  const nn::ModulePtr local = placeOnDevices(s.model(), devices);
+  const nn::ModulePtr model = group ? std::make_shared<nn::DistributedDataParallelTable>(local, group) : local;
   // Flushed, so that a log shows the model before the first epoch's progress on stderr.
-  std::cout << model->toString() << std::endl;
+  if (lead) std::cout << model->toString() << std::endl;
   nn::ClassNLLCriterion criterion;
   const std::unique_ptr<nn::Optimizer> optimizer = makeOptimizer(o, model->getParameters());
 
@@ -314,24 +327,33 @@ int run(const Options& o, const ExampleSettings& s) {
   // current one trains.
   nn::BatchOptions batchOptions{true, false, o.seed};
   batchOptions.background = true;
+  if (group) {
+    batchOptions.shard = group->rank();
+    batchOptions.shards = group->size();
+  }
   if (o.flip)
     batchOptions.transform = [seed = o.seed](nn::Tensor& images, nn::Tensor&, int64_t epoch, int64_t batch) {
       flipImages(images, seed, epoch + 1, batch);  // the example counts epochs from 1
     };
   nn::BatchIterator batches(train.images, train.labels, o.batchSize, batchOptions);
-  nn::TrainingState state{model.get(), optimizer.get(), &batches, 0};
+  nn::TrainingState state{local.get(), optimizer.get(), &batches, 0};
   if (!o.resume.empty()) {
     nn::loadCheckpoint(state, o.resume);
-    std::printf("resumed from %s after %lld epoch(s)%s\n", o.resume.c_str(), static_cast<long long>(state.epochsDone),
-                state.epochSteps > 0 ? " and some steps of the next" : "");
+    if (lead)
+      std::printf("resumed from %s after %lld epoch(s)%s\n", o.resume.c_str(), static_cast<long long>(state.epochsDone),
+                  state.epochSteps > 0 ? " and some steps of the next" : "");
   }
   nn::Tensor x, y;
+  // Summed over the processes: a stop signal after each step, the loss after each epoch.
+  nn::Tensor stopShared = nn::Tensor::zeros({1}), lossShared = nn::Tensor::zeros({1});
   const bool interactive = isatty(fileno(stderr));
   for (int64_t epoch = state.epochsDone + 1; epoch <= o.epochs; ++epoch) {
     const double start = seconds();
     // The loss of the steps before a resume in this epoch, from the checkpoint.
     double lossSum = state.epochLossSum;
     int64_t steps = state.epochSteps;
+    // Images of this run in this epoch, all processes' (the data order's position counts them).
+    const int64_t seenBefore = batches.position();
     int64_t seen = 0, stepsHere = 0;
     state.epochLossSum = 0;
     state.epochSteps = 0;
@@ -362,31 +384,40 @@ int run(const Options& o, const ExampleSettings& s) {
         nn::ScopedTimer timer(stepTime);
         optimizer->step();
       }
-      seen += x.size(0);
+      seen = batches.position() - seenBefore;
       ++steps;
       ++stepsHere;
-      if (const int signal = gStopSignal) {
+      int signal = gStopSignal;
+      if (group) {
+        // Every process stops after the same step, where any was asked to.
+        stopShared.data()[0] = static_cast<float>(signal);
+        group->allReduceSum(stopShared);
+        if (stopShared.data()[0] > 0 && signal == 0) signal = SIGTERM;
+      }
+      if (signal != 0) {
         // The step is whole; the checkpoint resumes at the next batch of this epoch.
         state.epochsDone = epoch - 1;
         state.epochLossSum = lossSum;
         state.epochSteps = steps;
-        if (!o.save.empty()) saveFinite(state, o.save);
-        std::fprintf(
-            stderr, "\n%s: stopped in epoch %lld after %lld images%s%s\n",
-            signal == SIGTERM ? "SIGTERM" : "interrupted", static_cast<long long>(epoch), static_cast<long long>(seen),
-            o.save.empty() ? "; no checkpoint written (no --save)" : "; checkpoint written to ", o.save.c_str());
+        if (lead && !o.save.empty()) saveFinite(state, o.save);
+        if (lead)
+          std::fprintf(stderr, "\n%s: stopped in epoch %lld after %lld images%s%s\n",
+                       signal == SIGTERM ? "SIGTERM" : "interrupted", static_cast<long long>(epoch),
+                       static_cast<long long>(seen),
+                       o.save.empty() ? "; no checkpoint written (no --save)" : "; checkpoint written to ",
+                       o.save.c_str());
         return 128 + signal;
       }
       // A live line on a terminal; four lines an epoch into a log.
       const bool report =
           interactive ? stepsHere % 20 == 0 : stepsHere % std::max<int64_t>(1, batches.batchesPerEpoch() / 4) == 0;
-      if (report)
+      if (report && lead)
         std::fprintf(stderr, "%sepoch %lld  %6lld/%lld  loss %.4f  %.0f images/s%s", interactive ? "\r" : "",
                      static_cast<long long>(epoch), static_cast<long long>(seen), static_cast<long long>(train.size()),
                      lossSum / steps, seen / (seconds() - start), interactive ? "" : "\n");
     }
     const double elapsed = seconds() - start;
-    if (o.profile) {
+    if (o.profile && lead) {
       if (interactive) std::fprintf(stderr, "\r%72s\r", "");
       const nn::PassTime step{dataTime.seconds + computeTime.seconds, computeTime.calls};
       std::printf("%s", nn::profileTable(*model,
@@ -397,13 +428,20 @@ int run(const Options& o, const ExampleSettings& s) {
                                          step)
                             .c_str());
     }
+    if (group) {
+      // The processes' mean loss: each process's is the mean over its shards.
+      lossShared.data()[0] = static_cast<float>(lossSum / group->size());
+      group->allReduceSum(lossShared);
+      lossSum = lossShared.data()[0];
+    }
     const double trainLoss = steps > 0 ? lossSum / static_cast<double>(steps) : std::nan("");
+    state.epochsDone = epoch;
+    if (!lead) continue;
     const double testAccuracy = accuracy(*model, test, devices[0]);
     if (interactive) std::fprintf(stderr, "\r%72s\r", "");
     std::printf("epoch %lld  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n",
                 static_cast<long long>(epoch), trainLoss, testAccuracy, elapsed, seen / elapsed);
     std::fflush(stdout);
-    state.epochsDone = epoch;
     if (!o.save.empty()) saveFinite(state, o.save);
     if (!o.metrics.empty()) {
       // Appended, a line per epoch: the file may be a pipe or a terminal, and a resumed run

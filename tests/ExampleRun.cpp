@@ -61,10 +61,14 @@ ExampleResult runExample(const std::vector<std::string>& args, const SignalPlan&
 
 ExampleResult runExample(const std::string& example, const std::vector<std::string>& args, const SignalPlan& plan,
                          double timeoutSeconds) {
+  std::vector<std::string> command{"examples/" + example};
+  command.insert(command.end(), args.begin(), args.end());
+  return runCommand(command, plan, timeoutSeconds);
+}
+
+ExampleResult runCommand(std::vector<std::string> all, const SignalPlan& plan, double timeoutSeconds) {
   TempDir logs;
   const std::string out = logs.file("stdout"), err = logs.file("stderr");
-  std::vector<std::string> all{"examples/" + example};
-  all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -75,7 +79,7 @@ ExampleResult runExample(const std::string& example, const std::vector<std::stri
     const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (o >= 0) dup2(o, STDOUT_FILENO);
     if (e >= 0) dup2(e, STDERR_FILENO);
-    execv(argv[0], argv.data());
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   using clock = std::chrono::steady_clock;

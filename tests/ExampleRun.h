@@ -40,8 +40,11 @@ struct ExampleResult {
 ExampleResult runExample(const std::vector<std::string>& args, const SignalPlan& plan = {},
                          double timeoutSeconds = 300);
 /// Runs examples/<example> ("resnet", say) likewise.
-ExampleResult runExample(const std::string& example, const std::vector<std::string>& args,
-                         const SignalPlan& plan = {}, double timeoutSeconds = 300);
+ExampleResult runExample(const std::string& example, const std::vector<std::string>& args, const SignalPlan& plan = {},
+                         double timeoutSeconds = 300);
+
+/// Runs `command` (a program on PATH, or a path) likewise: `mpirun ... examples/lenet`, say.
+ExampleResult runCommand(std::vector<std::string> command, const SignalPlan& plan = {}, double timeoutSeconds = 300);
 
 /// The bytes of a file ("" where it cannot be read).
 std::string fileBytes(const std::string& path);

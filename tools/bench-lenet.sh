@@ -2,8 +2,9 @@
 # LeNet training speed beside PyTorch on the CPU, in one run: this project and PyTorch train the
 # same LeNet on the same data, alternately, on 1 thread, on 2 threads, and data-parallel
 # (DataParallelTable on cpu:0,cpu:1 against DistributedDataParallel over gloo, 2 processes x 1
-# thread); prints images/s, the ratio, GFLOP/s, the share of the sgemm rate measured in the same
-# run, peak RSS and test accuracy (bench/lenet_compare.py).
+# thread) and, where mpirun is found, 2 processes of 1 thread (DistributedDataParallelTable on
+# MPI) against the same DDP; prints images/s, the ratio, GFLOP/s, the share of the sgemm rate
+# measured in the same run, peak RSS and test accuracy (bench/lenet_compare.py).
 #
 # The peer is the newest torch on PyPI, installed if missing into a virtual environment outside
 # the repository (TORCH_VENV, default ~/.cache/nn-bench/torch-venv); Debian's python3-torch is a

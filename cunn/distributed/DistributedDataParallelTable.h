@@ -55,6 +55,9 @@ class DistributedDataParallelTable : public ActivityModule<Container> {
   /// calls it once per training forward; a rank that skipped one is an nn::Error there.
   void accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale) override;
   void setGradInputNeeded(bool needed) override;
+  /// The module's own (so that the module and the table share one flat buffer of each, and
+  /// a checkpoint of the module alone resumes with either).
+  std::pair<Tensor, Tensor> getParameters() override { return module()->getParameters(); }
   std::string typeName() const override { return "nn.DistributedDataParallelTable"; }
   /// "nn.DistributedDataParallelTable(rank 0 of 2)", then the module as a child block.
   std::string toString() const override;

@@ -1,0 +1,100 @@
+// The LeNet example under mpirun: 2 processes of half the batch train as one process on the
+// whole batch, rank 0 alone prints and writes, and a checkpoint resumes on another number of
+// processes. On small synthetic data; skipped where mpirun or the build's MPI is missing.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/ExampleRun.h"
+#include "tests/Skip.h"
+#include "tests/TempDir.h"
+
+using nn::test::runCommand;
+using nn::test::runExample;
+
+namespace {
+
+// Why this test cannot run here, or "" where it can.
+std::string missingMpi() {
+  std::ifstream summary("external/mpi/summary.txt");
+  std::string line;
+  std::getline(summary, line);
+  if (line.rfind("with MPI", 0) != 0) return "this build has no MPI (" + line + ")";
+  if (std::system("command -v mpirun > /dev/null") != 0) return "no mpirun on PATH";
+  return "";
+}
+
+std::vector<std::string> mpirun(int processes) {
+  std::vector<std::string> command{"mpirun", "--oversubscribe", "-np",   std::to_string(processes), "--mca",
+                                   "btl",    "self,tcp",        "--mca", "btl_tcp_if_include",      "lo"};
+  if (geteuid() == 0) command.push_back("--allow-run-as-root");
+  command.push_back("examples/lenet");
+  return command;
+}
+
+// The numbers of the line "epoch N  train loss L  test accuracy A ..." for `epoch`.
+std::pair<double, double> epochLine(const std::string& out, int epoch) {
+  std::smatch m;
+  const std::regex line("epoch " + std::to_string(epoch) + "  train loss ([0-9.]+)  test accuracy ([0-9.]+)");
+  REQUIRE(std::regex_search(out, m, line));
+  return {std::stod(m[1]), std::stod(m[2])};
+}
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("LeNet under mpirun: 2 processes train as one on the global batch; checkpoints resume on 3 and on 1",
+          "[distributed]") {
+  if (const std::string why = missingMpi(); !why.empty()) NN_SKIP(why);
+  nn::test::TempDir dir;
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  setenv("HOME", tmp ? tmp : dir.path().c_str(), 0);
+  setenv("TMPDIR", tmp ? tmp : dir.path().c_str(), 0);
+  nn::test::writeSyntheticSplit(dir, "train", 300, 1);
+  nn::test::writeSyntheticSplit(dir, "t10k", 50, 2);
+  const std::vector<std::string> common{"--data-dir", dir.path(), "--epochs", "2"};
+  auto with = [&](std::vector<std::string> command, std::vector<std::string> more) {
+    command.insert(command.end(), common.begin(), common.end());
+    command.insert(command.end(), more.begin(), more.end());
+    return command;
+  };
+
+  const nn::test::ExampleResult single = runExample(with({}, {"--batch-size", "32"}));
+  REQUIRE(single.exitStatus == 0);
+  const std::string saved = dir.file("two.safetensors");
+  const nn::test::ExampleResult two = runCommand(with(mpirun(2), {"--batch-size", "16", "--save", saved}));
+  INFO(two.stderrText);
+  REQUIRE(two.exitStatus == 0);
+  // Rank 0 alone prints: the model once, each epoch once.
+  CHECK(count(two.stdoutText, "nn.DistributedDataParallelTable(rank 0 of 2)") == 1);
+  CHECK(count(two.stdoutText, "epoch 2  train loss") == 1);
+  for (int epoch : {1, 2}) {
+    const auto [loss, accuracy] = epochLine(single.stdoutText, epoch);
+    const auto [loss2, accuracy2] = epochLine(two.stdoutText, epoch);
+    CHECK(loss2 == Approx(loss).margin(2e-4));           // the same steps; sums in other orders
+    CHECK(accuracy2 == Approx(accuracy).margin(0.021));  // at most one of 50 images apart
+  }
+
+  // Resumed after its first epoch on 3 processes, and on 1.
+  const std::string first = dir.file("first.safetensors");
+  REQUIRE(runCommand(with(mpirun(2), {"--batch-size", "16", "--epochs", "1", "--save", first})).exitStatus == 0);
+  const nn::test::ExampleResult three =
+      runCommand(with(mpirun(3), {"--batch-size", "16", "--epochs", "2", "--resume", first}));
+  INFO(three.stderrText);
+  CHECK(three.exitStatus == 0);
+  CHECK(count(three.stdoutText, "resumed from " + first + " after 1 epoch(s)") == 1);
+  CHECK(count(three.stdoutText, "epoch 2  train loss") == 1);
+  const nn::test::ExampleResult one = runExample(with({}, {"--batch-size", "32", "--resume", first}));
+  CHECK(one.exitStatus == 0);
+  CHECK(count(one.stdoutText, "epoch 2  train loss") == 1);
+}
