@@ -18,7 +18,7 @@ tools/install-files.sh "$prefix" libnn.so || fail "tools/install-files.sh failed
 [ ! -e "$prefix/include/cunn/cuda" ] || fail "the CUDA backend's headers were installed"
 flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs nn) || fail "pkg-config does not find nn"
 program=${TEST_TMPDIR:-$prefix}/program
-g++ -O1 tools/install_test_program.cpp $flags -o "$program" || fail "g++ could not build against the installed library"
+g++ -O1 tools/user_program.cpp $flags -o "$program" || fail "g++ could not build against the installed library"
 output=$("$program") || fail "the program failed: $output"
 echo "$output"
 grep -qx ok <<<"$output" || fail "the program did not print ok"
@@ -37,7 +37,7 @@ if ! command -v cmake >/dev/null; then
 fi
 project=${TEST_TMPDIR:-$prefix}/cmake-project
 mkdir -p "$project"
-cp tools/install_test_program.cpp "$project/program.cpp"
+cp tools/user_program.cpp "$project/program.cpp"
 cat >"$project/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.13)
 project(uses_nn CXX)

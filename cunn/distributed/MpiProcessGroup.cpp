@@ -73,27 +73,17 @@ class MpiProcessGroup : public ProcessGroup {
   int size() const override { return size_; }
 
   void allReduceSum(Tensor& t) override {
-    float* data = hostData(t, "allReduceSum", true);
-    for (int64_t done = 0, n = t.numel(); done < n; done += kMaxCount) {
-      MPI_Request request;
-      const auto count = static_cast<int>(std::min(kMaxCount, n - done));
-      NN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data + done, count, MPI_FLOAT, MPI_SUM, comm_, &request));
-      wait(request, "allReduceSum", t);
-    }
-    copyBack(t);
+    inPieces(t, "allReduceSum", true, [&](float* data, int count, MPI_Request* request) {
+      return MPI_Iallreduce(MPI_IN_PLACE, data, count, MPI_FLOAT, MPI_SUM, comm_, request);
+    });
   }
 
   void broadcast(Tensor& t, int root) override {
     NN_CHECK(root >= 0 && root < size_,
              "nn.ProcessGroup.broadcast: expected a root rank from 0 to " << size_ - 1 << ", got " << root);
-    float* data = hostData(t, "broadcast", rank_ == root);
-    for (int64_t done = 0, n = t.numel(); done < n; done += kMaxCount) {
-      MPI_Request request;
-      const auto count = static_cast<int>(std::min(kMaxCount, n - done));
-      NN_MPI_CHECK(MPI_Ibcast(data + done, count, MPI_FLOAT, root, comm_, &request));
-      wait(request, "broadcast", t);
-    }
-    copyBack(t);
+    inPieces(t, "broadcast", rank_ == root, [&](float* data, int count, MPI_Request* request) {
+      return MPI_Ibcast(data, count, MPI_FLOAT, root, comm_, request);
+    });
   }
 
   std::vector<std::string> allGather(const std::string& text) override {
@@ -139,7 +129,17 @@ class MpiProcessGroup : public ProcessGroup {
     if (values) staging_.copy_(t);
     return staging_.data();
   }
-  void copyBack(Tensor& t) {
+  // The collective `start` begins (an MPI_I* call on data, count, request) over t's host floats
+  // (with t's values where `values`), in pieces of at most kMaxCount, each waited for; then the
+  // result back into t where it was staged.
+  template <typename Start>
+  void inPieces(Tensor& t, const char* what, bool values, Start start) {
+    float* data = hostData(t, what, values);
+    for (int64_t done = 0, n = t.numel(); done < n; done += kMaxCount) {
+      MPI_Request request;
+      NN_MPI_CHECK(start(data + done, static_cast<int>(std::min(kMaxCount, n - done)), &request));
+      wait(request, what, t);
+    }
     if (!t.device().isCpu()) t.copy_(staging_);
   }
 

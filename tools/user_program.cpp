@@ -1,7 +1,9 @@
-// A user's program in a workspace of its own (tests/external_workspace): an MLP trained for a
-// few SGD steps on cpu:0,cpu:1 through a DataParallelTable on a fixed batch, whose loss must
-// halve; prints the first and last loss and "ok".
+// A user's program, built as users build theirs: without Bazel against the installed library
+// (tools/install_test.sh, with g++ and with CMake) and from another Bazel workspace
+// (tests/external_workspace). An MLP trained for a few steps on cpu:0,cpu:1 through a DataParallelTable on a fixed batch,
+// whose loss must halve; prints the first and last loss and "ok".
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <vector>
 
@@ -16,11 +18,12 @@ int main() {
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<float>(i % 4);
   const nn::Tensor y = nn::Tensor::fromVector({32}, labels);
 
-  auto net = std::make_shared<nn::Sequential>(
-      std::vector<nn::ModulePtr>{std::make_shared<nn::Linear>(8, 32), std::make_shared<nn::ReLU>(),
-                                 std::make_shared<nn::Linear>(32, 4), std::make_shared<nn::LogSoftMax>()});
+  auto net = std::make_shared<nn::Sequential>(std::vector<nn::ModulePtr>{
+      std::make_shared<nn::Linear>(8, 32), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(32, 4),
+      std::make_shared<nn::LogSoftMax>()});
   auto model = std::make_shared<nn::DataParallelTable>(0, true, true);
   model->add(net, {nn::Device::cpu(0), nn::Device::cpu(1)});
+  std::cout << *model << "\n";
   nn::ClassNLLCriterion criterion;
   nn::SgdOptions options;
   options.learningRate = 0.1f;
@@ -35,7 +38,7 @@ int main() {
     model->backward(x, criterion.backward(out, y));
     sgd.step();
   }
-  std::printf("loss %.4f -> %.4f after 200 steps on cpu:0,cpu:1\n", first, loss);
+  std::printf("loss %.4f -> %.4f\n", first, loss);
   if (!(loss < 0.5f * first)) {
     std::printf("not fitted\n");
     return 1;
