@@ -1,6 +1,7 @@
 // nn::Container: child bookkeeping shared by Sequential, Concat and DataParallelTable.
 #include "nn/Container.h"
 
+#include "nn/GradientObserver.h"
 #include "nn/Numerics.h"
 #include "nn/Profiler.h"
 
@@ -66,6 +67,7 @@ void Container::childAccGradParameters(size_t i, const T& input, const T& gradOu
       runAccGradParameters(*modules_[i], input, gradOutput, scale);
     }
     if (checkNumericsEnabled()) checkFiniteGradients(*modules_[i]);
+    notifyGradientsDone(*modules_[i]);
   });
 }
 

@@ -31,7 +31,8 @@ class Container : public Module {
   /// Child i's updateOutput, updateGradInput and accGradParameters, each run in inChild(),
   /// timed into the child's record when profiling is on (nn/Profiler.h) and, when numerics
   /// checks are on (nn/Numerics.h), checked for NaN and Inf. T is Tensor (the tensor passes)
-  /// or Activity (the activity passes).
+  /// or Activity (the activity passes). After the child's accGradParameters the thread's
+  /// GradientObserver (nn/GradientObserver.h) is told.
   template <typename T>
   const T& childUpdateOutput(size_t i, const T& input);
   template <typename T>

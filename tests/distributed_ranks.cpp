@@ -10,6 +10,8 @@
 #include "cunn/cunn.h"
 #include "cunn/distributed/DistributedDataParallelTable.h"
 #include "cunn/distributed/ProcessGroup.h"
+#include "tests/DeviceTest.h"
+#include "tests/Skip.h"
 
 using nn::Tensor;
 
@@ -37,8 +39,8 @@ struct Data {
   Tensor inputs, targets;
 };
 
-// Trains `model` for 2 epochs with SGD on `batches`; returns its flat parameters.
-std::vector<float> train(nn::Module& model, nn::BatchIterator& batches) {
+// Trains `model` (on `device`) for 2 epochs with SGD on `batches`; returns its flat parameters.
+std::vector<float> train(nn::Module& model, nn::BatchIterator& batches, const nn::Device& device = nn::Device()) {
   nn::ClassNLLCriterion criterion;
   nn::SgdOptions options;
   options.learningRate = 0.1f;
@@ -47,9 +49,10 @@ std::vector<float> train(nn::Module& model, nn::BatchIterator& batches) {
   for (int epoch = 0; epoch < 2; ++epoch)
     while (batches.next()) {
       model.zeroGradParameters();
-      const Tensor& out = model.forward(batches.input);
-      criterion.forward(out, batches.target);
-      model.backward(batches.input, criterion.backward(out, batches.target));
+      const Tensor x = batches.input.to(device), y = batches.target.to(device);
+      const Tensor& out = model.forward(x);
+      criterion.forward(out, y);
+      model.backward(x, criterion.backward(out, y));
       sgd.step();
     }
   return model.getParameters().first.toVector();
@@ -91,6 +94,16 @@ TEST_CASE("every rank ends with the parameters of one process trained on the glo
     CHECK(maxDifference(trained, expected) < 2e-6);
     for (const std::string& other : world().allGather(bytesOf(trained))) CHECK(other == bytesOf(trained));
   }
+  SECTION("around a plain module, in buckets of 10 gradients that start during backward") {
+    nn::DistributedDataParallelTable::Options options;
+    options.bucketMegabytes = 10.0 * sizeof(float) / (1 << 20);
+    auto model =
+        std::make_shared<nn::DistributedDataParallelTable>(mlp(world().rank()), nn::ProcessGroup::world(), options);
+    nn::BatchIterator shard(data.inputs, data.targets, 4, shardOptions());
+    const std::vector<float> trained = train(*model, shard);
+    CHECK(maxDifference(trained, expected) < 2e-6);
+    for (const std::string& other : world().allGather(bytesOf(trained))) CHECK(other == bytesOf(trained));
+  }
   SECTION("around a DataParallelTable on cpu:0 and cpu:1 (hybrid)") {
     auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
     table->add(mlp(world().rank()), {nn::Device::cpu(0), nn::Device::cpu(1)});
@@ -120,6 +133,26 @@ TEST_CASE("every rank ends with the parameters of one process trained on the glo
     expectedSum.mul_(static_cast<float>(world().size()));
     CHECK(maxDifference(model->getParameters().second.toVector(), expectedSum.toVector()) < 1e-6);
   }
+}
+
+// On CUDA devices the sums run on NCCL, whose communicator is set up over MPI.
+NN_DEVICE_TEST_CASE("each rank on a device of its own trains as one process on the global batch", "[distributed]") {
+  if (kind.available() < world().size()) NN_SKIP("needs a " << kind.name() << " device for each rank");
+  const nn::Device device = kind.device(world().rank());
+  const Data data;
+  auto single = mlp(0);
+  nn::BatchIterator global(data.inputs, data.targets, 4 * world().size(), nn::BatchOptions{true, false, 11});
+  const std::vector<float> expected = train(*single, global);
+  nn::DistributedDataParallelTable::Options options;
+  options.bucketMegabytes = 10.0 * sizeof(float) / (1 << 20);
+  auto net = mlp(world().rank());
+  net->to(device);
+  auto model = std::make_shared<nn::DistributedDataParallelTable>(net, nn::ProcessGroup::world(), options);
+  nn::BatchIterator shard(data.inputs, data.targets, 4, shardOptions());
+  const std::vector<float> trained = train(*model, shard, device);
+  // CUDA: sums and the tanh in other orders and forms than the CPU's.
+  CHECK(maxDifference(trained, expected) < 2e-6 + kind.tolerance(1e-4));
+  for (const std::string& other : world().allGather(bytesOf(trained))) CHECK(other == bytesOf(trained));
 }
 
 TEST_CASE("buffers: rank 0's at construction, and averaged after backward where asked", "[distributed]") {
@@ -184,6 +217,15 @@ TEST_CASE("ProcessGroup: sums, broadcasts and gathers over the ranks", "[distrib
   REQUIRE(texts.size() == static_cast<size_t>(group.size()));
   for (size_t i = 0; i < texts.size(); ++i) CHECK(texts[i] == std::string(i, 'x'));
   group.barrier();
+  // Several sums started before one wait, as the buckets of a backward.
+  std::vector<Tensor> parts;
+  for (int i = 0; i < 4; ++i) parts.push_back(Tensor::full({i + 1}, r + static_cast<float>(i)));
+  for (Tensor& part : parts) group.startAllReduceSum(part);
+  group.progress();
+  group.wait();
+  for (int i = 0; i < 4; ++i)
+    CHECK(parts[static_cast<size_t>(i)].toVector() ==
+          std::vector<float>(static_cast<size_t>(i + 1), ranks + n * static_cast<float>(i)));
   Tensor strided = Tensor::zeros({4, 4}).transpose(0, 1);
   CHECK_THROWS_WITH(group.allReduceSum(strided),
                     Catch::Contains("nn.ProcessGroup.allReduceSum: expected a contiguous tensor"));

@@ -1,11 +1,14 @@
 // nn::DistributedDataParallelTable: the module's passes, with the processes' collectives around
 // them: at construction a check that every rank has the same model and rank 0's state for all;
-// at each training forward rank 0's buffers; after each backward the gradients' sum.
+// at each training forward rank 0's buffers; in each backward the gradients' sum, bucket by
+// bucket as the module's children finish their gradients.
 #include "cunn/distributed/DistributedDataParallelTable.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
+#include "cunn/DataParallelTable.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -51,7 +54,10 @@ DistributedDataParallelTable::DistributedDataParallelTable(ModulePtr module, std
 std::string DistributedDataParallelTable::describeForCheck(Module& module) {
   std::ostringstream out;
   out << module.toString() << "\n";
-  for (const NamedTensor& t : module.stateDict()) out << t.name << " " << t.value.shapeString() << "\n";
+  // The kind of device decides how the sums run (MPI or NCCL), which must be the same on every
+  // rank; the device's number may differ (one GPU per rank of a host).
+  for (const NamedTensor& t : module.stateDict())
+    out << t.name << " " << t.value.shapeString() << " on " << deviceTypeName(t.value.device().type()) << "\n";
   return out.str();
 }
 
@@ -64,16 +70,65 @@ void DistributedDataParallelTable::checkSameModel() {
                                          << "; every rank must build the same model");
 }
 
+namespace {
+
+// How often each module occurs in the tree under `m` (a DataParallelTable's replicas are its own).
+void countUses(Module& m, std::unordered_map<Module*, int>& uses) {
+  ++uses[&m];
+  if (dynamic_cast<DataParallelTable*>(&m) != nullptr) return;
+  for (const ModulePtr& child : m.children()) countUses(*child, uses);
+}
+
+}  // namespace
+
 void DistributedDataParallelTable::takeGradients() {
   Tensor values;
   std::tie(values, flatGradients_) = getParameters();
   const auto [parameters, gradients] = this->parameters();
   firstGradient_ = gradients.empty() ? Tensor() : gradients[0];
+
   buckets_.clear();
-  const auto bucket = std::max<int64_t>(1, static_cast<int64_t>(options_.bucketMegabytes * (1 << 20) / sizeof(float)));
-  for (int64_t end = flatGradients_.numel(); end > 0; end -= bucket) {
-    const int64_t start = std::max<int64_t>(0, end - bucket);
-    buckets_.push_back(flatGradients_.narrow(0, start, end - start));
+  const auto size = std::max<int64_t>(1, static_cast<int64_t>(options_.bucketMegabytes * (1 << 20) / sizeof(float)));
+  for (int64_t end = flatGradients_.numel(); end > 0; end -= size) {
+    const int64_t start = std::max<int64_t>(0, end - size);
+    buckets_.push_back({flatGradients_.narrow(0, start, end - start), start, 0});
+  }
+
+  // Each parameter's place in the flat gradient, and its pieces in the buckets.
+  std::map<int64_t, size_t> parameterAt;  // offset -> index
+  pieces_.clear();
+  pieceStart_.assign(1, 0);
+  int64_t covered = 0;  // every element once: else no bucket starts before the end
+  for (size_t p = 0; p < gradients.size(); ++p) {
+    const int64_t offset = gradients[p].storageOffset() - flatGradients_.storageOffset();
+    const int64_t end = offset + gradients[p].numel();
+    parameterAt[offset] = p;
+    covered += gradients[p].numel();
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      const int64_t bucketEnd = buckets_[b].start + buckets_[b].gradients.numel();
+      const int64_t count = std::min(end, bucketEnd) - std::max(offset, buckets_[b].start);
+      if (count > 0) pieces_.push_back({b, count});
+    }
+    pieceStart_.push_back(pieces_.size());
+  }
+  parameterDone_.assign(gradients.size(), 0);
+
+  // The modules whose accGradParameters finishes their parameters' gradients.
+  parametersOf_.clear();
+  if (parameterAt.size() != gradients.size() || covered != flatGradients_.numel()) return;
+  std::unordered_map<Module*, int> uses;
+  countUses(*module(), uses);
+  for (const auto& [m, count] : uses) {
+    if (count != 1) continue;
+    std::vector<size_t>& indices = parametersOf_[m];
+    for (const Tensor& g : m->parameters().second) {
+      const auto at = parameterAt.find(g.storageOffset() - flatGradients_.storageOffset());
+      if (g.storage() != flatGradients_.storage() || at == parameterAt.end()) {
+        parametersOf_.erase(m);
+        break;
+      }
+      indices.push_back(at->second);
+    }
   }
 }
 
@@ -98,13 +153,25 @@ const Activity& DistributedDataParallelTable::updateOutputActivity(const Activit
 
 const Activity& DistributedDataParallelTable::updateGradInputActivity(const Activity& input,
                                                                       const Activity& gradOutput) {
+  // The step's check goes on while the module computes its gradInput.
+  if (isTraining()) beginStep();
   return setGradInput(childUpdateGradInput(0, input, gradOutput));
 }
 
 void DistributedDataParallelTable::accGradParametersActivity(const Activity& input, const Activity& gradOutput,
                                                              float scale) {
-  childAccGradParameters(0, input, gradOutput, scale);
-  reduceGradients();
+  if (!stepBegun_) beginStep();
+  stepBegun_ = false;
+  checkStep();
+  {
+    // Told of each child whose gradients are done (and last of the module itself).
+    ScopedGradientObserver observer(this);
+    childAccGradParameters(0, input, gradOutput, scale);
+  }
+  // Whatever no module reported (parameters used twice): now final.
+  for (Bucket& bucket : buckets_) bucket.remaining = 0;
+  startReadyBuckets();
+  group_->wait();
   if (options_.buffers == BufferPolicy::Average)
     for (Tensor& b : buffers_)
       if (b.numel() > 0) {
@@ -113,25 +180,53 @@ void DistributedDataParallelTable::accGradParametersActivity(const Activity& inp
       }
 }
 
-void DistributedDataParallelTable::reduceGradients() {
-  // Every rank at the same step, and the global batch: one small sum first.
+void DistributedDataParallelTable::beginStep() {
+  if (firstGradient_.numel() > 0 && firstGradient_.storage() != flatGradients_.storage()) takeGradients();
+  for (Bucket& bucket : buckets_) bucket.remaining = bucket.gradients.numel();
+  nextBucket_ = 0;
+  std::fill(parameterDone_.begin(), parameterDone_.end(), 0);
   const auto step = static_cast<float>(steps_ % 1024);
   float* meta = meta_.data();
   meta[0] = static_cast<float>(batch_);
   meta[1] = step;
   meta[2] = step * step;
-  group_->allReduceSum(meta_);
+  group_->startAllReduceSum(meta_);
+  stepBegun_ = true;
+}
+
+void DistributedDataParallelTable::checkStep() {
+  group_->wait();
+  const float* meta = meta_.data();
+  const auto step = static_cast<float>(steps_ % 1024);
   const auto ranks = static_cast<float>(group_->size());
   NN_CHECK(meta[1] == ranks * step && meta[2] == ranks * step * step,
            "nn.DistributedDataParallelTable: rank " << group_->rank() << " is at training step " << steps_
                                                     << ", and another rank is not: every rank must call forward "
                                                        "and backward once per step");
-  if (firstGradient_.numel() > 0 && firstGradient_.storage() != flatGradients_.storage()) takeGradients();
-  if (flatGradients_.numel() == 0) return;
   // Averaged: rank r's gradient is the mean over its batch of n_r samples; weighted by
   // n_r / sum(n), their sum is the mean over the global batch.
-  if (options_.average) flatGradients_.mul_(static_cast<float>(batch_) / meta[0]);
-  for (Tensor& bucket : buckets_) group_->allReduceSum(bucket);
+  weight_ = options_.average ? static_cast<float>(batch_) / meta[0] : 1.f;
+}
+
+void DistributedDataParallelTable::gradientsDone(const Module& m) {
+  const auto found = parametersOf_.find(&m);
+  if (found == parametersOf_.end()) return;
+  for (const size_t p : found->second) {
+    if (parameterDone_[p]) continue;
+    parameterDone_[p] = 1;
+    for (size_t i = pieceStart_[p]; i < pieceStart_[p + 1]; ++i)
+      buckets_[pieces_[i].bucket].remaining -= pieces_[i].count;
+  }
+  startReadyBuckets();
+  group_->progress();
+}
+
+void DistributedDataParallelTable::startReadyBuckets() {
+  for (; nextBucket_ < buckets_.size() && buckets_[nextBucket_].remaining == 0; ++nextBucket_) {
+    Tensor& gradients = buckets_[nextBucket_].gradients;
+    if (weight_ != 1.f) gradients.mul_(weight_);
+    group_->startAllReduceSum(gradients);
+  }
 }
 
 void DistributedDataParallelTable::setGradInputNeeded(bool needed) {

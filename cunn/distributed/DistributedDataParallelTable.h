@@ -13,16 +13,18 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cunn/DataParallelSteps.h"
 #include "cunn/distributed/ProcessGroup.h"
 #include "nn/ActivityModule.h"
 #include "nn/Container.h"
+#include "nn/GradientObserver.h"
 
 namespace nn {
 
-class DistributedDataParallelTable : public ActivityModule<Container> {
+class DistributedDataParallelTable : public ActivityModule<Container>, private GradientObserver {
  public:
   struct Options {
     /// Gradients become what one process computes on the global batch: each process's
@@ -33,7 +35,9 @@ class DistributedDataParallelTable : public ActivityModule<Container> {
     /// training mode (BroadcastFirst, as PyTorch's), or averaged over the processes after each
     /// backward (Average).
     BufferPolicy buffers = BufferPolicy::BroadcastFirst;
-    /// Gradients are summed in pieces of at most this many megabytes each.
+    /// Gradients are summed in buckets of at most this many megabytes each, from the last
+    /// parameters to the first: each bucket's sum starts as soon as backward has finished its
+    /// gradients, and goes on while backward computes those of the modules below.
     double bucketMegabytes = 25;
   };
 
@@ -51,7 +55,8 @@ class DistributedDataParallelTable : public ActivityModule<Container> {
 
   const Activity& updateOutputActivity(const Activity& input) override;
   const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput) override;
-  /// The module's, then the gradients summed (or averaged) over the processes. Every rank
+  /// The module's, with the gradients summed (or averaged) over the processes bucket by bucket
+  /// as the module's children finish theirs; returns when every sum has completed. Every rank
   /// calls it once per training forward; a rank that skipped one is an nn::Error there.
   void accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale) override;
   void setGradInputNeeded(bool needed) override;
@@ -63,15 +68,34 @@ class DistributedDataParallelTable : public ActivityModule<Container> {
   std::string toString() const override;
 
   /// The text every rank compares at construction: the module's description and each tensor of
-  /// its state with its sizes.
+  /// its state with its sizes and the kind of its device (CPU or CUDA).
   static std::string describeForCheck(Module& module);
 
  private:
+  // A view of flatGradients_ whose sum over the processes starts once `remaining` is 0.
+  struct Bucket {
+    Tensor gradients;
+    int64_t start = 0;
+    int64_t remaining = 0;
+  };
+  // The part of one parameter's gradient in one bucket.
+  struct Piece {
+    size_t bucket;
+    int64_t count;
+  };
+
   void checkSameModel();
   void broadcastState();
-  void reduceGradients();
-  // Takes the module's flat gradient and cuts it into buckets (again where it was re-flattened).
+  // Takes the module's flat gradient and cuts it into buckets (again where it was re-flattened),
+  // and finds which parameters each module of the tree holds.
   void takeGradients();
+  // Starts the step's check (the meta sum) and makes every bucket wait for all its gradients.
+  void beginStep();
+  // Waits for the meta sum: every rank at the same step, and this rank's share of the batch.
+  void checkStep();
+  void gradientsDone(const Module& module) override;
+  // Starts the buckets, in order, whose gradients are all final.
+  void startReadyBuckets();
 
   std::shared_ptr<ProcessGroup> group_;
   Options options_;
@@ -79,15 +103,25 @@ class DistributedDataParallelTable : public ActivityModule<Container> {
   // gradient: when that stops pointing into the flat one, the parameters were flattened anew.
   Tensor flatGradients_;
   Tensor firstGradient_;
-  // Views of flatGradients_ of at most bucketMegabytes each, from its end to its start (the
-  // order in which backward finishes them).
-  std::vector<Tensor> buckets_;
+  // Cut from flatGradients_'s end to its start (the order in which backward finishes them).
+  std::vector<Bucket> buckets_;
+  size_t nextBucket_ = 0;
+  // Parameter p (in parameters() order) lies in pieces_[pieceStart_[p] .. pieceStart_[p + 1]).
+  std::vector<Piece> pieces_;
+  std::vector<size_t> pieceStart_;
+  std::vector<char> parameterDone_;
+  // The parameters (their indices) of each module of the tree whose gradients are final when
+  // its accGradParameters returns: every module used once, not inside a DataParallelTable.
+  std::unordered_map<const Module*, std::vector<size_t>> parametersOf_;
   std::vector<Tensor> buffers_;
   // {samples in this process's batch, step mod 1024, its square}, summed over the processes.
   Tensor meta_;
   // Training forwards so far: the step every process must agree on.
   int64_t steps_ = 0;
   int64_t batch_ = 0;
+  // This rank's gradients are multiplied by it before the sum (Options::average).
+  float weight_ = 1;
+  bool stepBegun_ = false;
 };
 
 }  // namespace nn

@@ -1,13 +1,16 @@
 // nn::ProcessGroup on MPI. Every collective is MPI's non-blocking one, completed by polling
 // MPI_Test against a deadline: past it, the job is ended with MPI_Abort and a message naming
 // the rank and the collective, so that a rank that died or went another way hangs no other.
+// Tensors on CUDA devices go through NCCL (NcclGroup.h), bootstrapped over this group.
 #include "cunn/distributed/MpiProcessGroup.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <thread>
 
+#include "cunn/distributed/NcclGroup.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -72,18 +75,25 @@ class MpiProcessGroup : public ProcessGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  void allReduceSum(Tensor& t) override {
-    inPieces(t, "allReduceSum", true, [&](float* data, int count, MPI_Request* request) {
+  void startAllReduceSum(Tensor& t) override {
+    checkContiguous(t, "allReduceSum");
+    if (!t.device().isCpu()) return nccl(t).allReduceSum(t);
+    inPieces(t, [&](float* data, int count, MPI_Request* request) {
       return MPI_Iallreduce(MPI_IN_PLACE, data, count, MPI_FLOAT, MPI_SUM, comm_, request);
     });
+    started(t, "allReduceSum");
   }
 
   void broadcast(Tensor& t, int root) override {
     NN_CHECK(root >= 0 && root < size_,
              "nn.ProcessGroup.broadcast: expected a root rank from 0 to " << size_ - 1 << ", got " << root);
-    inPieces(t, "broadcast", rank_ == root, [&](float* data, int count, MPI_Request* request) {
+    checkContiguous(t, "broadcast");
+    if (!t.device().isCpu()) return nccl(t).broadcast(t, root);
+    inPieces(t, [&](float* data, int count, MPI_Request* request) {
       return MPI_Ibcast(data, count, MPI_FLOAT, root, comm_, request);
     });
+    started(t, "broadcast");
+    wait();
   }
 
   std::vector<std::string> allGather(const std::string& text) override {
@@ -91,9 +101,9 @@ class MpiProcessGroup : public ProcessGroup {
              "nn.ProcessGroup.allGather: a text of " << text.size() << " bytes is too long");
     const int length = static_cast<int>(text.size());
     std::vector<int> lengths(static_cast<size_t>(size_));
-    MPI_Request request;
-    NN_MPI_CHECK(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_, &request));
-    wait(request, "allGather", Tensor());
+    NN_MPI_CHECK(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_, newRequest()));
+    started(Tensor(), "allGather");
+    wait();
     std::vector<int> offsets(lengths.size());
     int64_t total = 0;
     for (size_t r = 0; r < lengths.size(); ++r) {
@@ -103,8 +113,9 @@ class MpiProcessGroup : public ProcessGroup {
     NN_CHECK(total < kMaxCount, "nn.ProcessGroup.allGather: " << total << " bytes in all is too much");
     std::string all(static_cast<size_t>(total), '\0');
     NN_MPI_CHECK(MPI_Iallgatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                                 comm_, &request));
-    wait(request, "allGather", Tensor());
+                                 comm_, newRequest()));
+    started(Tensor(), "allGather");
+    wait();
     std::vector<std::string> texts;
     for (size_t r = 0; r < lengths.size(); ++r)
       texts.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(lengths[r])));
@@ -112,63 +123,104 @@ class MpiProcessGroup : public ProcessGroup {
   }
 
   void barrier() override {
-    MPI_Request request;
-    NN_MPI_CHECK(MPI_Ibarrier(comm_, &request));
-    wait(request, "barrier", Tensor());
+    NN_MPI_CHECK(MPI_Ibarrier(comm_, newRequest()));
+    started(Tensor(), "barrier");
+    wait();
   }
 
- private:
-  // The host floats a collective works on: t's own on a CPU device, else a staging copy (with
-  // t's values where `values`). t must be contiguous.
-  float* hostData(Tensor& t, const char* what, bool values) {
-    NN_CHECK(t.isContiguous(), "nn.ProcessGroup." << what << ": expected a contiguous tensor, got sizes "
-                                                  << t.shapeString() << " with strides "
-                                                  << nn::shapeString(t.strides()));
-    if (t.device().isCpu()) return t.numel() > 0 ? t.data() : nullptr;
-    staging_.resize_(t.sizes(), Device());
-    if (values) staging_.copy_(t);
-    return staging_.data();
-  }
-  // The collective `start` begins (an MPI_I* call on data, count, request) over t's host floats
-  // (with t's values where `values`), in pieces of at most kMaxCount, each waited for; then the
-  // result back into t where it was staged.
-  template <typename Start>
-  void inPieces(Tensor& t, const char* what, bool values, Start start) {
-    float* data = hostData(t, what, values);
-    for (int64_t done = 0, n = t.numel(); done < n; done += kMaxCount) {
-      MPI_Request request;
-      NN_MPI_CHECK(start(data + done, static_cast<int>(std::min(kMaxCount, n - done)), &request));
-      wait(request, what, t);
-    }
-    if (!t.device().isCpu()) t.copy_(staging_);
+  void progress() override {
+    if (requests_.empty()) return;
+    int done = 0;
+    NN_MPI_CHECK(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE));
+    if (done) clearStarted();
   }
 
-  // Polls `request` until it completes; past the deadline, ends the job.
-  void wait(MPI_Request& request, const char* what, const Tensor& t) {
+  // Polls the started requests until all have completed; past the deadline, ends the job.
+  void wait() override {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::duration<double>(timeoutSeconds());
-    for (int polls = 0;; ++polls) {
+    for (int polls = 0; !requests_.empty(); ++polls) {
+      // Oldest first: the one that did not complete is named.
       int done = 0;
-      NN_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-      if (done) return;
+      NN_MPI_CHECK(MPI_Test(&requests_[first_], &done, MPI_STATUS_IGNORE));
+      if (done && ++first_ == requests_.size()) {
+        clearStarted();
+        return;
+      }
+      if (done) continue;
       // MPI progresses inside its calls: poll at once for a while, then let the CPU go.
       if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
       if (polls % 1024 == 0 && Clock::now() > deadline) {
+        const Started& what = started_[first_];
         std::fprintf(stderr,
                      "nn.ProcessGroup: rank %d of %d: %s%s%s did not complete within %g s; another rank "
                      "stopped, or called another collective. Ending the job.\n",
-                     rank_, size_, what, t.numel() > 0 ? " of " : "", t.numel() > 0 ? t.shapeString().c_str() : "",
-                     timeoutSeconds());
+                     rank_, size_, what.name, what.tensor.numel() > 0 ? " of " : "",
+                     what.tensor.numel() > 0 ? what.tensor.shapeString().c_str() : "", timeoutSeconds());
         std::fflush(stderr);
         MPI_Abort(comm_, 1);
       }
     }
   }
 
+ private:
+  // What a started request belongs to, for the message of a collective that does not complete.
+  struct Started {
+    const char* name;
+    Tensor tensor;
+  };
+
+  static void checkContiguous(const Tensor& t, const char* what) {
+    NN_CHECK(t.isContiguous(), "nn.ProcessGroup." << what << ": expected a contiguous tensor, got sizes "
+                                                  << t.shapeString() << " with strides "
+                                                  << nn::shapeString(t.strides()));
+  }
+
+  // A request at the end of the started ones, for an MPI_I* call to fill in.
+  MPI_Request* newRequest() {
+    requests_.push_back(MPI_REQUEST_NULL);
+    return &requests_.back();
+  }
+  // Names the requests added since the last call (a collective in several pieces has several).
+  void started(const Tensor& t, const char* name) {
+    while (started_.size() < requests_.size()) started_.push_back({name, t});
+  }
+  void clearStarted() {
+    requests_.clear();
+    started_.clear();
+    first_ = 0;
+  }
+
+  // The collective `start` begins (an MPI_I* call on data, count, request) over t's floats, in
+  // pieces of at most kMaxCount (MPI's counts are int).
+  template <typename Start>
+  void inPieces(Tensor& t, Start start) {
+    float* data = t.numel() > 0 ? t.data() : nullptr;
+    for (int64_t done = 0, n = t.numel(); done < n; done += kMaxCount)
+      NN_MPI_CHECK(start(data + done, static_cast<int>(std::min(kMaxCount, n - done)), newRequest()));
+  }
+
+  // The NCCL communicator of t's CUDA device, set up (a collective of every rank) on first use.
+  NcclGroup& nccl(const Tensor& t) {
+    std::unique_ptr<NcclGroup>& group = nccl_[t.device().index()];
+    if (!group)
+      group = makeNcclGroup(t.device(), rank_, size_, [&](void* bytes, size_t n) {
+        NN_MPI_CHECK(MPI_Ibcast(bytes, static_cast<int>(n), MPI_BYTE, 0, comm_, newRequest()));
+        started(Tensor(), "the broadcast of NCCL's unique id");
+        wait();
+      });
+    return *group;
+  }
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
-  Tensor staging_;
+  // The requests started and not yet waited for, in the order they were started; those before
+  // first_ have completed.
+  std::vector<MPI_Request> requests_;
+  std::vector<Started> started_;
+  size_t first_ = 0;
+  std::map<int, std::unique_ptr<NcclGroup>> nccl_;
 };
 
 }  // namespace

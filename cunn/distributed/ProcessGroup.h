@@ -1,6 +1,7 @@
 // nn::ProcessGroup: the processes of one data-parallel training, on MPI (Open MPI). Each
 // process is a rank; collectives take every rank, in the same order on every rank, as MPI's
-// and NCCL's do. Tensors may lie on any device: CUDA tensors go through a host copy.
+// and NCCL's do. Tensors may lie on any device: those on a CUDA device go through NCCL, whose
+// communicator the group sets up over MPI on first use.
 //
 //   auto group = nn::ProcessGroup::world();   // MPI_COMM_WORLD; MPI starts on first use
 //   group->allReduceSum(gradients);           // every rank ends with the sum
@@ -27,7 +28,21 @@ class ProcessGroup {
   /// Sums `t` (contiguous) over the group, in place: every rank ends with the same sum. Waits at
   /// most timeoutSeconds() for the other ranks; past it, this rank reports which collective
   /// did not complete and ends the whole job (MPI_Abort), so that no rank hangs.
-  virtual void allReduceSum(Tensor& t) = 0;
+  void allReduceSum(Tensor& t) {
+    startAllReduceSum(t);
+    wait();
+  }
+  /// Starts allReduceSum(t) and returns at once: `t` holds the sum once wait() has returned, and
+  /// must not be touched before. Collectives complete in the order they were started, which
+  /// must be the same on every rank. On a CUDA device the sum is queued on the device's stream
+  /// (NCCL): work queued there after wait() sees it, and the host does not wait for it.
+  virtual void startAllReduceSum(Tensor& t) = 0;
+  /// Lets the started collectives move on, without waiting (MPI moves data only inside its own
+  /// calls): call it now and then while there is other work to do.
+  virtual void progress() = 0;
+  /// Returns once every started collective has completed (for a CUDA tensor: is queued), with
+  /// the deadline of allReduceSum.
+  virtual void wait() = 0;
   /// Copies rank `root`'s `t` (contiguous, same sizes on every rank) into every rank's.
   virtual void broadcast(Tensor& t, int root) = 0;
   /// Every rank's `text`, in rank order.

@@ -1,0 +1,30 @@
+// nn::NcclGroup: the collectives of a ProcessGroup on tensors of one CUDA device, over NCCL, one
+// rank per process (as PyTorch's and Horovod's): rank 0 makes NCCL's unique id, the process
+// group's MPI hands it to every rank, and every rank joins the communicator with its device. In a
+// build without CUDA there are no CUDA tensors, and makeNcclGroup says so.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "nn/Device.h"
+#include "nn/FunctionRef.h"
+#include "nn/Tensor.h"
+
+namespace nn {
+
+class NcclGroup {
+ public:
+  virtual ~NcclGroup() = default;
+  /// Queue the collective on the device's stream (Note [One stream per device]): work queued
+  /// there later sees the result; the host does not wait. `t` is contiguous, on the device.
+  virtual void allReduceSum(Tensor& t) = 0;
+  virtual void broadcast(Tensor& t, int root) = 0;
+};
+
+/// A collective of every rank: the communicator of `rank` of `size` on `device`.
+/// shareFromRank0(bytes, n) must copy rank 0's n bytes at `bytes` into every rank's.
+std::unique_ptr<NcclGroup> makeNcclGroup(Device device, int rank, int size,
+                                         FunctionRef<void(void* bytes, size_t n)> shareFromRank0);
+
+}  // namespace nn

@@ -1,0 +1,144 @@
+// DistributedDataParallelTable's buckets, in one process: a stand-in group of two ranks whose
+// other rank has the same gradients, so that a sum doubles a bucket at the moment it starts.
+// A bucket started before its gradients are final would miss what came after, and the
+// averaged gradients would differ from a plain module's; the log shows each sum starting
+// while backward is still at work on the modules below.
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cunn/cunn.h"
+#include "cunn/distributed/DistributedDataParallelTable.h"
+#include "cunn/distributed/ProcessGroup.h"
+
+using nn::Tensor;
+
+namespace {
+
+// Rank 0 of two, the other rank's tensors equal to this one's: a sum doubles at its start.
+class MirrorGroup : public nn::ProcessGroup {
+ public:
+  explicit MirrorGroup(std::vector<std::string>& log) : log_(log) {}
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void startAllReduceSum(Tensor& t) override {
+    log_.push_back("sum " + std::to_string(t.numel()));
+    t.mul_(2);
+  }
+  void progress() override {}
+  void wait() override { log_.push_back("wait"); }
+  void broadcast(Tensor&, int) override {}
+  std::vector<std::string> allGather(const std::string& text) override { return {text, text}; }
+  void barrier() override {}
+
+ private:
+  std::vector<std::string>& log_;
+};
+
+// A Linear that logs its accGradParameters.
+class LoggedLinear : public nn::Linear {
+ public:
+  LoggedLinear(int64_t in, int64_t out, std::vector<std::string>& log) : nn::Linear(in, out), log_(log) {}
+  void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override {
+    log_.push_back("gradients of " + toString());
+    nn::Linear::accGradParameters(input, gradOutput, scale);
+  }
+
+ private:
+  std::vector<std::string>& log_;
+};
+
+// The gradients after one forward and backward of `model` on a fixed batch of 5.
+std::vector<float> gradientsAfterStep(nn::Module& model) {
+  nn::Generator g(7);
+  const Tensor x = Tensor::rand({5, 4}, g);
+  const Tensor y = Tensor::fromVector({5}, {0, 1, 0, 1, 1});
+  nn::ClassNLLCriterion criterion;
+  model.zeroGradParameters();
+  criterion.forward(model.forward(x), y);
+  model.backward(x, criterion.backward(model.output, y));
+  return model.getParameters().second.toVector();
+}
+
+double maxDifference(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double most = 0;
+  for (size_t i = 0; i < a.size(); ++i) most = std::max(most, static_cast<double>(std::abs(a[i] - b[i])));
+  return most;
+}
+
+nn::DistributedDataParallelTable::Options bucketsOf(int64_t floats) {
+  nn::DistributedDataParallelTable::Options options;
+  options.bucketMegabytes = static_cast<double>(floats) * sizeof(float) / (1 << 20);
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("each bucket's sum starts once backward has finished its gradients", "[distributed]") {
+  std::vector<std::string> log;
+  auto net = [&log] {
+    nn::manualSeed(1);
+    return std::make_shared<nn::Sequential>(
+        std::vector<nn::ModulePtr>{std::make_shared<LoggedLinear>(4, 3, log), nn::make<nn::Tanh>(),
+                                   std::make_shared<LoggedLinear>(3, 2, log), nn::make<nn::LogSoftMax>()});
+  };
+  const std::vector<float> expected = gradientsAfterStep(*net());
+  // 23 gradients: the first Linear's 12 + 3 in [0, 15), the second's 6 + 2 in [15, 23). Buckets
+  // of 8 from the end: [15, 23) is the second Linear's, [7, 15) and [0, 7) the first's.
+  nn::DistributedDataParallelTable model(net(), std::make_shared<MirrorGroup>(log), bucketsOf(8));
+  log.clear();
+  const std::vector<float> gradients = gradientsAfterStep(model);
+  CHECK(maxDifference(gradients, expected) < 1e-7);
+  CHECK(log == std::vector<std::string>{
+                   "sum 3",  // the step's check, started before the gradInputs
+                   "wait",   // and completed before the first gradients
+                   "gradients of nn.Linear(3 -> 2)",
+                   "sum 8",  // the second Linear's bucket, while the first's gradients are computed
+                   "gradients of nn.Linear(4 -> 3)",
+                   "sum 8",
+                   "sum 7",
+                   "wait",
+               });
+}
+
+TEST_CASE("a module used twice: its buckets start once both uses have added to its gradients", "[distributed]") {
+  std::vector<std::string> log;
+  auto net = [&log] {
+    nn::manualSeed(2);
+    auto twice = std::make_shared<LoggedLinear>(4, 4, log);
+    return std::make_shared<nn::Sequential>(std::vector<nn::ModulePtr>{
+        twice, nn::make<nn::Tanh>(), twice, nn::make<nn::Linear>(4, 2), nn::make<nn::LogSoftMax>()});
+  };
+  const std::vector<float> expected = gradientsAfterStep(*net());
+  // parameters() lists the shared Linear's twice (Torch7's too): 20 + 20 + 10 gradients, in
+  // buckets of 10. Where one gradient has two places, no bucket starts before the end.
+  nn::DistributedDataParallelTable model(net(), std::make_shared<MirrorGroup>(log), bucketsOf(10));
+  log.clear();
+  CHECK(maxDifference(gradientsAfterStep(model), expected) < 1e-7);
+  CHECK(log == std::vector<std::string>{"sum 3", "wait", "gradients of nn.Linear(4 -> 4)",
+                                        "gradients of nn.Linear(4 -> 4)", "sum 10", "sum 10", "sum 10", "sum 10",
+                                        "sum 10", "wait"});
+}
+
+TEST_CASE("around a DataParallelTable: the buckets start once the table has summed its replicas", "[distributed]") {
+  auto net = [] {
+    nn::manualSeed(3);
+    return std::make_shared<nn::Sequential>(std::vector<nn::ModulePtr>{
+        nn::make<nn::Linear>(4, 6), nn::make<nn::ReLU>(), nn::make<nn::Linear>(6, 2), nn::make<nn::LogSoftMax>()});
+  };
+  const std::vector<float> expected = gradientsAfterStep(*net());
+  auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
+  table->add(net(), {nn::Device::cpu(0), nn::Device::cpu(1)});
+  std::vector<std::string> log;
+  nn::DistributedDataParallelTable model(table, std::make_shared<MirrorGroup>(log), bucketsOf(5));
+  log.clear();
+  CHECK(maxDifference(gradientsAfterStep(model), expected) < 1e-6);
+  // 44 gradients in buckets of 5: all started after the table's accGradParameters.
+  std::vector<std::string> expectedLog = {"sum 3", "wait"};
+  for (int i = 0; i < 8; ++i) expectedLog.push_back("sum 5");
+  expectedLog.push_back("sum 4");
+  expectedLog.push_back("wait");
+  CHECK(log == expectedLog);
+}
