@@ -37,6 +37,7 @@ struct Options : TrainingDefaults {
   std::string resume;
   std::string metrics;
   int64_t limit = 0;
+  double bucketMegabytes = nn::DistributedDataParallelTable::Options().bucketMegabytes;
   bool checkNumerics = false;
   bool profile = false;
 };
@@ -57,6 +58,9 @@ std::string usage(const ExampleSettings& settings) {
     << "  --seed N           seed of initialisation and data order (1)\n"
     << "  --threads N        compute threads of each device (" << s.threads << ")\n"
     << "  --devices LIST     devices, e.g. cpu:0,cpu:1 (" << s.devices << "); several train data-parallel\n"
+    << "  --bucket-mb X      under mpirun: the processes sum gradients in buckets of X MB, each started\n"
+    << "                     as soon as backward has finished it ("
+    << nn::DistributedDataParallelTable::Options().bucketMegabytes << ")\n"
     << "  --data-dir DIR     Fashion-MNIST IDX files (" << nn::FashionMnist::kDefaultFolder << ")\n"
     << "  --save FILE        save a checkpoint (safetensors) after every epoch and on Ctrl-C or SIGTERM\n"
     << "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
@@ -145,6 +149,8 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.threads = static_cast<int>(integer(program, arg, value, 1, nn::kMaxThreads));
     else if (arg == "--devices")
       o.devices = value;
+    else if (arg == "--bucket-mb")
+      o.bucketMegabytes = number(program, arg, value, 1e-6f);
     else if (arg == "--data-dir")
       o.dataDir = value;
     else if (arg == "--save")
@@ -317,7 +323,10 @@ int run(const Options& o, const ExampleSettings& s) {
 
   // `local`: this process's model, whose checkpoints any number of processes resume.
   const nn::ModulePtr local = placeOnDevices(s.model(), devices);
-  const nn::ModulePtr model = group ? std::make_shared<nn::DistributedDataParallelTable>(local, group) : local;
+  nn::DistributedDataParallelTable::Options distributed;
+  distributed.bucketMegabytes = o.bucketMegabytes;
+  const nn::ModulePtr model =
+      group ? std::make_shared<nn::DistributedDataParallelTable>(local, group, distributed) : local;
   // Flushed, so that a log shows the model before the first epoch's progress on stderr.
   if (lead) std::cout << model->toString() << std::endl;
   nn::ClassNLLCriterion criterion;

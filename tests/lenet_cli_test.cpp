@@ -64,6 +64,7 @@ TEST_CASE("the example refuses malformed and out-of-range numbers, naming the fl
                                                              {"--seed", "1.5"},
                                                              {"--batch-size", " 32"},
                                                              {"--threads", "100000"},
+                                                             {"--bucket-mb", "0"},
                                                              {"--momentum", "inf"}};
   for (const auto& [flag, value] : bad) {
     CAPTURE(flag, value);
