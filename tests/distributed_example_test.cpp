@@ -1,9 +1,11 @@
 // The LeNet example under mpirun: 2 processes of half the batch train as one process on the
 // whole batch, rank 0 alone prints and writes, and a checkpoint resumes on another number of
-// processes. On small synthetic data; skipped where mpirun or the build's MPI is missing.
+// processes; Ctrl-C stops every process, rank 0 saving. On small synthetic data; skipped where
+// mpirun or the build's MPI is missing.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -45,6 +47,21 @@ std::pair<double, double> epochLine(const std::string& out, int epoch) {
   return {std::stod(m[1]), std::stod(m[2])};
 }
 
+// The environment of the processes mpirun starts, and synthetic data in `dir`.
+void prepare(const nn::test::TempDir& dir) {
+  // Open MPI's own allocations outlive the program, and its plugins are not instrumented: under
+  // the sanitizers, the processes mpirun starts leave them alone (as tests/distributed_test.sh).
+  if (const char* asan = std::getenv("ASAN_OPTIONS"))
+    setenv("ASAN_OPTIONS", (std::string(asan) + ":detect_leaks=0").c_str(), 1);
+  if (const char* tsan = std::getenv("TSAN_OPTIONS"))
+    setenv("TSAN_OPTIONS", (std::string(tsan) + ":suppressions=tests/distributed_tsan.supp").c_str(), 1);
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  setenv("HOME", tmp ? tmp : dir.path().c_str(), 0);
+  setenv("TMPDIR", tmp ? tmp : dir.path().c_str(), 0);
+  nn::test::writeSyntheticSplit(dir, "train", 300, 1);
+  nn::test::writeSyntheticSplit(dir, "t10k", 50, 2);
+}
+
 size_t count(const std::string& text, const std::string& part) {
   size_t n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
@@ -56,18 +73,8 @@ size_t count(const std::string& text, const std::string& part) {
 TEST_CASE("LeNet under mpirun: 2 processes train as one on the global batch; checkpoints resume on 3 and on 1",
           "[distributed]") {
   if (const std::string why = missingMpi(); !why.empty()) NN_SKIP(why);
-  // Open MPI's own allocations outlive the program, and its plugins are not instrumented: under
-  // the sanitizers, the processes mpirun starts leave them alone (as tests/distributed_test.sh).
-  if (const char* asan = std::getenv("ASAN_OPTIONS"))
-    setenv("ASAN_OPTIONS", (std::string(asan) + ":detect_leaks=0").c_str(), 1);
-  if (const char* tsan = std::getenv("TSAN_OPTIONS"))
-    setenv("TSAN_OPTIONS", (std::string(tsan) + ":suppressions=tests/distributed_tsan.supp").c_str(), 1);
   nn::test::TempDir dir;
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  setenv("HOME", tmp ? tmp : dir.path().c_str(), 0);
-  setenv("TMPDIR", tmp ? tmp : dir.path().c_str(), 0);
-  nn::test::writeSyntheticSplit(dir, "train", 300, 1);
-  nn::test::writeSyntheticSplit(dir, "t10k", 50, 2);
+  prepare(dir);
   const std::vector<std::string> common{"--data-dir", dir.path(), "--epochs", "2"};
   auto with = [&](std::vector<std::string> command, std::vector<std::string> more) {
     command.insert(command.end(), common.begin(), common.end());
@@ -106,4 +113,37 @@ TEST_CASE("LeNet under mpirun: 2 processes train as one on the global batch; che
   const nn::test::ExampleResult one = runExample(with({}, {"--batch-size", "32", "--resume", first}));
   CHECK(one.exitStatus == 0);
   CHECK(count(one.stdoutText, "epoch 2  train loss") == 1);
+}
+
+TEST_CASE("LeNet under mpirun: Ctrl-C stops every process after the same step, with a checkpoint that resumes",
+          "[distributed]") {
+  if (const std::string why = missingMpi(); !why.empty()) NN_SKIP(why);
+  nn::test::TempDir dir;
+  prepare(dir);
+  const std::string saved = dir.file("stopped.safetensors");
+  // Ctrl-C reaches mpirun, which ends its processes with SIGTERM: each stops after the step that
+  // every process has begun, rank 0 saves, and the job ends within the test's time.
+  nn::test::SignalPlan plan;
+  plan.signal = SIGINT;
+  plan.afterFile = saved;
+  plan.afterOutput = "epoch 1  train loss";
+  std::vector<std::string> command = mpirun(2);
+  for (const char* arg : {"--epochs", "1000", "--batch-size", "4"}) command.push_back(arg);
+  for (const std::string& arg : {std::string("--data-dir"), dir.path(), std::string("--save"), saved})
+    command.push_back(arg);
+  const nn::test::ExampleResult stopped = runCommand(command, plan, 120);
+  const std::string out = stopped.stdoutText + stopped.stderrText;
+  INFO(out);
+  CHECK(stopped.exitStatus != 0);
+  CHECK(count(out, "checkpoint written to " + saved) == 1);
+  std::smatch m;
+  REQUIRE(std::regex_search(out, m, std::regex("stopped in epoch ([0-9]+) after")));
+  REQUIRE(count(out, "stopped in epoch") == 1);  // rank 0 alone
+  // One process finishes the stopped epoch from the checkpoint.
+  const nn::test::ExampleResult resumed =
+      runExample({"--data-dir", dir.path(), "--batch-size", "8", "--epochs", m[1].str(), "--resume", saved});
+  INFO(resumed.stderrText);
+  CHECK(resumed.exitStatus == 0);
+  CHECK(count(resumed.stdoutText, "resumed from " + saved) == 1);
+  CHECK(count(resumed.stdoutText, "epoch " + m[1].str() + "  train loss") == 1);
 }
