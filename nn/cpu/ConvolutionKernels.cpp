@@ -13,6 +13,7 @@
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
+#include "nn/cpu/WinogradConvolution.h"
 #include "nn/math/Im2Col.h"
 
 namespace nn::cpu {
@@ -339,6 +340,7 @@ float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, 
 
 void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                      const float* bias, float* output, Tensor& workspace) {
+  if (winogradFits(s)) return winogradUpdateOutput(device, s, input, weight, bias, output, workspace);
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
@@ -376,6 +378,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
 
 void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                         float* gradInput, Tensor& workspace) {
+  if (winogradFits(s)) return winogradUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);

@@ -1,0 +1,25 @@
+// The Winograd route of the CPU convolution (nn/math/Winograd.h): updateOutput and
+// updateGradInput of 3x3 layers of stride 1 as 16 GEMMs over transformed 4x4 blocks, 2.25 times
+// fewer multiply-adds than the unfolded GEMM. The gradInput of such a layer is itself a 3x3
+// cross-correlation of stride 1 (of gradOutput, with each kernel turned by 180 degrees and the
+// planes' roles swapped, padded by 2 - pad), so both passes share one routine. accGradParameters
+// stays unfolded (ConvolutionKernels.cpp).
+#pragma once
+
+#include "nn/Device.h"
+#include "nn/Tensor.h"
+#include "nn/backend/ConvolutionKernels.h"
+
+namespace nn::cpu {
+
+/// Whether the Winograd route serves this layer: a 3x3 kernel, stride 1, no dilation, the same
+/// padding of at most 2 on both axes, and planes enough on both sides that its products run at
+/// a rate near the unfolded GEMM's (chosen from tools/bench-kernels.sh).
+bool winogradFits(const ConvolutionShape& s);
+
+void winogradUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
+                          const float* bias, float* output, Tensor& workspace);
+void winogradUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput,
+                             const float* weight, float* gradInput, Tensor& workspace);
+
+}  // namespace nn::cpu
