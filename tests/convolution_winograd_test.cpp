@@ -1,9 +1,9 @@
 // nn::SpatialConvolution's 3x3 layers of stride 1 with 16 planes or more on each side and
 // output planes of 256 positions or more, which the CPU computes with Winograd's F(2x2, 3x3)
-// (nn/math/Winograd.h, nn/cpu/WinogradConvolution.cpp): forward and gradInput against the sums
-// of their taps, computed here in double; odd sizes, whose last blocks reach past the plane, and
-// rows of blocks that are not a multiple of eight; padding 0, 1 and 2; finite differences; the
-// same floats on 1 and 2 compute threads. On CUDA devices the same bodies check cuDNN.
+// (nn/math/Winograd.h, nn/cpu/WinogradConvolution.cpp): forward, gradInput and the parameters'
+// gradients against the sums of their terms, computed here in double; odd sizes, whose last blocks reach past the
+// plane, and rows of blocks that are not a multiple of eight; padding 0, 1 and 2; finite differences; the same floats
+// on 1 and 2 compute threads. On CUDA devices the same bodies check cuDNN.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -99,6 +99,35 @@ Reference gradInputReference(const Case& c, int64_t batch, const std::vector<flo
   return r;
 }
 
+// gradWeight[o][c][ky][kx] = scale * sum over n, oy, ox of g[n][o][oy][ox] x[n][c][oy - pad + ky][ox - pad + kx],
+// then gradBias[o] = scale * the sum of g[n][o]: one Reference of the weights' values, then the biases'.
+Reference gradParametersReference(const Case& c, int64_t batch, const std::vector<float>& x,
+                                  const std::vector<float>& g, double scale) {
+  const int64_t outH = c.height + 2 * c.pad - 2, outW = c.width + 2 * c.pad - 2;
+  Reference r{std::vector<double>(static_cast<size_t>(c.outPlanes * c.planes * 9 + c.outPlanes)), {}};
+  r.magnitude = r.value;
+  auto add = [&](size_t i, double term) {
+    r.value[i] += scale * term;
+    r.magnitude[i] += std::fabs(scale * term);
+  };
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t o = 0; o < c.outPlanes; ++o)
+      for (int64_t oy = 0; oy < outH; ++oy)
+        for (int64_t ox = 0; ox < outW; ++ox) {
+          const double gradient = g[static_cast<size_t>(((n * c.outPlanes + o) * outH + oy) * outW + ox)];
+          add(static_cast<size_t>(c.outPlanes * c.planes * 9 + o), gradient);
+          for (int64_t p = 0; p < c.planes; ++p)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                const int64_t iy = oy - c.pad + ky, ix = ox - c.pad + kx;
+                if (iy < 0 || iy >= c.height || ix < 0 || ix >= c.width) continue;
+                add(static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx),
+                    gradient * x[static_cast<size_t>(((n * c.planes + p) * c.height + iy) * c.width + ix)]);
+              }
+        }
+  return r;
+}
+
 }  // namespace
 
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 of stride 1 over 16 planes and more matches the sums of its taps",
@@ -113,13 +142,18 @@ NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 of stride 1 over 16 planes and more 
     const Tensor x = nn::test::randomTensor({batch, c.planes, c.height, c.width}, 31);
     const Tensor g = nn::test::randomTensor({batch, c.outPlanes, outH, outW}, 32);
     const std::vector<float> w = conv.weight.toVector(), b = conv.bias.toVector();
+    conv.zeroGradParameters();
     const Tensor y = conv.forward(kind.on(x));
-    const Tensor gi = conv.backward(kind.on(x), kind.on(g));
+    const Tensor gi = conv.backward(kind.on(x), kind.on(g), 0.5f);
     // Winograd's transforms add up to 4 inputs and 9 kernel taps before the products, and 16
     // products after: rounding far below 1e-5 of the terms' magnitude (a wrong tap or block
     // is off by a whole term).
     CHECK(worstError(y, forwardReference(c, batch, x.toVector(), w, b)) < 1e-5);
     CHECK(worstError(gi, gradInputReference(c, batch, g.toVector(), w)) < 1e-5);
+    std::vector<float> gradients = conv.gradWeight.toVector();
+    for (float b : conv.gradBias.toVector()) gradients.push_back(b);
+    CHECK(worstError(Tensor::fromVector({static_cast<int64_t>(gradients.size())}, gradients),
+                     gradParametersReference(c, batch, x.toVector(), g.toVector(), 0.5)) < 1e-5);
   }
 }
 
@@ -148,4 +182,16 @@ TEST_CASE("SpatialConvolution 3x3 of stride 1 gives the same floats on 1 and 2 c
   nn::setNumThreads(1);
   CHECK(nn::test::maxAbsDiff(y2, y) == 0);
   CHECK(nn::test::maxAbsDiff(gi2, gi) == 0);
+  // The weight gradient is summed per thread and the threads' sums added: only rounding apart.
+  conv.zeroGradParameters();
+  conv.backward(x, g);
+  const Tensor gw = conv.gradWeight.clone();
+  nn::setNumThreads(2);
+  conv.zeroGradParameters();
+  conv.backward(x, g);
+  nn::setNumThreads(1);
+  double largest = 0;
+  for (float v : gw.toVector()) largest = std::max(largest, std::fabs(double(v)));
+  CHECK(largest > 1);
+  CHECK(nn::test::maxAbsDiff(conv.gradWeight, gw) < 1e-5 * largest);
 }

@@ -413,6 +413,8 @@ bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
+  if (winogradFits(s))
+    return winogradAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const bool transposed = transposedGradient(s);

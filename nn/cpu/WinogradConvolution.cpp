@@ -184,6 +184,52 @@ float* workspaceFor(const Device& device, const Correlation& p, Tensor& workspac
   return workspace.data();
 }
 
+// w[xi][o][block] for the 2x2 gradOutput blocks of `count` samples, eight blocks of a row at a
+// time, from a copy of each plane in `padded` (gradOutputWidth() floats a row, 2 blocksY() rows)
+// whose floats past the plane the caller has zeroed: gradOutput is 0 there.
+int64_t gradOutputWidth(const Correlation& p) { return 2 * p.blocksX() + 2 * kLanes; }
+int64_t gradOutputFloats(const Correlation& p) { return 2 * p.blocksY() * gradOutputWidth(p); }
+
+NN_CPU_CLONES void transformGradOutput(const Correlation& p, const float* gradOutput, int64_t count, float* padded,
+                                       float* w) {
+  const int64_t blocks = count * p.blocksPerSample(), planeStride = p.stride(p.outPlanes, count);
+  const int64_t outW = p.outWidth, rowLength = gradOutputWidth(p), blocksX = p.blocksX();
+  for (int64_t n = 0; n < count; ++n)
+    for (int64_t o = 0; o < p.outPlanes; ++o) {
+      const float* plane = gradOutput + (n * p.outPlanes + o) * p.outHeight * outW;
+      for (int64_t y = 0; y < p.outHeight; ++y)
+        std::memcpy(padded + y * rowLength, plane + y * outW, outW * sizeof(float));
+      float* out = w + o * blocks + n * p.blocksPerSample();
+      for (int64_t by = 0; by < p.blocksY(); ++by, out += blocksX)
+        for (int64_t bx = 0; bx < blocksX; bx += kLanes) {
+          const float* corner = padded + 2 * by * rowLength + 2 * bx;
+          Lanes dy[4], t[16];
+          for (int64_t i = 0; i < 2; ++i)
+            for (int64_t j = 0; j < 2; ++j) dy[2 * i + j] = everyOther(corner + i * rowLength + j);
+          math::winogradGradOutput(dy, t);
+          const int64_t lanes = std::min(kLanes, blocksX - bx);
+          for (int64_t xi = 0; xi < 16; ++xi)
+            if (lanes == kLanes)
+              store(out + bx + xi * planeStride, t[xi]);
+            else
+              storeSome(out + bx + xi * planeStride, t[xi], lanes);
+        }
+    }
+}
+
+// Sum of a plane: eight float lanes, which vectorise, then a double total (as the unfolded
+// route's bias gradient).
+double sumPlane(const float* src, int64_t n) {
+  float lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lanes[j] += src[i + j];
+  double sum = 0;
+  for (int64_t j = 0; j < kLanes; ++j) sum += lanes[j];
+  for (; i < n; ++i) sum += src[i];
+  return sum;
+}
+
 }  // namespace
 
 bool winogradFits(const ConvolutionShape& s) {
@@ -205,6 +251,63 @@ void winogradUpdateGradInput(const Device& device, const ConvolutionShape& s, co
   float* u = workspaceFor(device, p, workspace);
   transformKernels(weight, s.inPlanes, s.outPlanes, true, u);
   correlate(device, p, gradOutput, u, nullptr, gradInput, u + 16 * s.outPlanes * s.inPlanes);
+}
+
+// Each part sums, over its chunks, the products of the transformed gradOutput and input blocks:
+// m[xi][o][c] = sum over blocks of w[xi][o][block] v[xi][c][block] (16 GEMMs whose inner
+// dimension is the chunk's blocks), and the bias gradient of its samples; the parts' sums are
+// added in part order, and the module's gradients get scale times G^T m G and the bias sums.
+void winogradAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
+                               const float* gradOutput, float* gradWeight, float* gradBias, float scale,
+                               Tensor& workspace) {
+  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.padH, s.outHeight, s.outWidth};
+  const int64_t chunk = p.chunk(), inSample = s.inPlanes * s.height * s.width;
+  const int64_t outPositions = s.outHeight * s.outWidth, outSample = s.outPlanes * outPositions;
+  const int64_t sums = 16 * s.outPlanes * s.inPlanes + s.outPlanes;  // m, then the bias sums
+  const int64_t partFloats = p.partFloats() + gradOutputFloats(p) + sums;
+  const int parts = parallelParts(device, (s.batch + chunk - 1) / chunk);
+  workspace.resize_({parts * partFloats}, device);
+  float* base = workspace.data();
+  auto sumsOf = [&](int part) { return base + part * partFloats + p.partFloats() + gradOutputFloats(p); };
+  parallelFor(device, parts, [&](int part) {
+    float* padded = base + part * partFloats;
+    float* v = padded + p.paddedFloats();
+    float* paddedGradOutput = padded + p.partFloats();
+    float* m = sumsOf(part);
+    float* biasSums = m + 16 * s.outPlanes * s.inPlanes;
+    std::fill(padded, v, 0.f);
+    std::fill(paddedGradOutput, paddedGradOutput + gradOutputFloats(p) + sums, 0.f);
+    const Range chunks = partRange((s.batch + chunk - 1) / chunk, parts, part);
+    const int64_t end = std::min(s.batch, chunks.end * chunk);
+    for (int64_t first = chunks.begin * chunk; first < end; first += chunk) {
+      const int64_t count = std::min(chunk, end - first), blocks = count * p.blocksPerSample();
+      const int64_t vStride = p.stride(s.inPlanes, count), wStride = p.stride(s.outPlanes, count);
+      float* w = v + 16 * vStride;
+      transformInput(p, input + first * inSample, count, padded, v);
+      transformGradOutput(p, gradOutput + first * outSample, count, paddedGradOutput, w);
+      // m[xi][out, in] += w[xi][out, blocks] * v[xi][in, blocks]^T
+      for (int64_t xi = 0; xi < 16; ++xi)
+        blas::gemm(false, true, s.outPlanes, s.inPlanes, blocks, 1.f, w + xi * wStride, blocks, v + xi * vStride,
+                   blocks, 1.f, m + xi * s.outPlanes * s.inPlanes, s.inPlanes);
+      if (gradBias)
+        for (int64_t n = 0; n < count; ++n)
+          for (int64_t o = 0; o < s.outPlanes; ++o)
+            biasSums[o] +=
+                static_cast<float>(sumPlane(gradOutput + (first + n) * outSample + o * outPositions, outPositions));
+    }
+  });
+  float* m = sumsOf(0);
+  for (int part = 1; part < parts; ++part)
+    for (int64_t i = 0; i < sums; ++i) m[i] += sumsOf(part)[i];
+  const int64_t kernels = s.outPlanes * s.inPlanes;
+  for (int64_t k = 0; k < kernels; ++k) {
+    float products[16], gradient[9];
+    for (int64_t xi = 0; xi < 16; ++xi) products[xi] = m[xi * kernels + k];
+    math::winogradKernelGradient(products, gradient);
+    for (int64_t i = 0; i < 9; ++i) gradWeight[k * 9 + i] += scale * gradient[i];
+  }
+  if (gradBias)
+    for (int64_t o = 0; o < s.outPlanes; ++o) gradBias[o] += scale * m[16 * kernels + o];
 }
 
 }  // namespace nn::cpu

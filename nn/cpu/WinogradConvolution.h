@@ -2,8 +2,9 @@
 // updateGradInput of 3x3 layers of stride 1 as 16 GEMMs over transformed 4x4 blocks, 2.25 times
 // fewer multiply-adds than the unfolded GEMM. The gradInput of such a layer is itself a 3x3
 // cross-correlation of stride 1 (of gradOutput, with each kernel turned by 180 degrees and the
-// planes' roles swapped, padded by 2 - pad), so both passes share one routine. accGradParameters
-// stays unfolded (ConvolutionKernels.cpp).
+// planes' roles swapped, padded by 2 - pad), so both passes share one routine;
+// accGradParameters transforms the input's blocks as the forward does, and gradOutput's 2x2
+// blocks, and sums their products over the batch in GEMMs as long as a chunk's blocks.
 #pragma once
 
 #include "nn/Device.h"
@@ -21,5 +22,8 @@ void winogradUpdateOutput(const Device& device, const ConvolutionShape& s, const
                           const float* bias, float* output, Tensor& workspace);
 void winogradUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput,
                              const float* weight, float* gradInput, Tensor& workspace);
+void winogradAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
+                               const float* gradOutput, float* gradWeight, float* gradBias, float scale,
+                               Tensor& workspace);
 
 }  // namespace nn::cpu
