@@ -413,8 +413,16 @@ bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
-  if (winogradFits(s))
-    return winogradAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
+  if (winogradFits(s)) {
+    winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
+    // The bias gradient as the unfolded route adds it, sample by sample.
+    const int64_t positions = positionsOf(s);
+    if (gradBias)
+      for (int64_t n = 0; n < s.batch; ++n)
+        for (int64_t o = 0; o < s.outPlanes; ++o)
+          gradBias[o] += scale * static_cast<float>(sumRow(gradOutput + (n * s.outPlanes + o) * positions, positions));
+    return;
+  }
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const bool transposed = transposedGradient(s);

@@ -73,32 +73,43 @@ struct Correlation {
   int64_t partFloats() const { return paddedFloats() + 16 * (stride(inPlanes, chunk()) + stride(outPlanes, chunk())); }
 };
 
-// v[xi][c][block] for the blocks of `count` samples, eight blocks of a row at a time, from the
-// padded copy of each plane (whose border the caller has zeroed).
-NN_CPU_CLONES void transformInput(const Correlation& p, const float* input, int64_t count, float* padded, float* v) {
-  const int64_t blocks = count * p.blocksPerSample(), planeStride = p.stride(p.inPlanes, count);
-  const int64_t width = p.width, rowLength = p.paddedWidth(), blocksX = p.blocksX();
+// The 16 transformed values of each Size x Size block of `count` samples of `planes` planes of
+// height x width (each copied into `padded`, rowLength floats a row, at (pad, pad); the caller has
+// zeroed the rest), blocks 2 floats apart, eight of a row at a time: transform(block, values),
+// the values written to out[xi][plane][block], the 16 matrices planeStride apart.
+template <int Size, typename Transform>
+__attribute__((always_inline)) inline void transformBlocks(const Correlation& p, int64_t planes, const float* src,
+                                                           int64_t height, int64_t width, int64_t pad, int64_t count,
+                                                           float* padded, int64_t rowLength, float* out,
+                                                           int64_t planeStride, Transform transform) {
+  const int64_t blocks = count * p.blocksPerSample(), blocksX = p.blocksX();
   for (int64_t n = 0; n < count; ++n)
-    for (int64_t c = 0; c < p.inPlanes; ++c) {
-      const float* plane = input + (n * p.inPlanes + c) * p.height * width;
-      for (int64_t y = 0; y < p.height; ++y)
-        std::memcpy(padded + (y + p.pad) * rowLength + p.pad, plane + y * width, width * sizeof(float));
-      float* out = v + c * blocks + n * p.blocksPerSample();
-      for (int64_t by = 0; by < p.blocksY(); ++by, out += blocksX)
+    for (int64_t c = 0; c < planes; ++c) {
+      const float* plane = src + (n * planes + c) * height * width;
+      for (int64_t y = 0; y < height; ++y)
+        std::memcpy(padded + (y + pad) * rowLength + pad, plane + y * width, width * sizeof(float));
+      float* values = out + c * blocks + n * p.blocksPerSample();
+      for (int64_t by = 0; by < p.blocksY(); ++by, values += blocksX)
         for (int64_t bx = 0; bx < blocksX; bx += kLanes) {
           const float* corner = padded + 2 * by * rowLength + 2 * bx;
-          Lanes d[16], t[16];
-          for (int64_t i = 0; i < 4; ++i)
-            for (int64_t j = 0; j < 4; ++j) d[4 * i + j] = everyOther(corner + i * rowLength + j);
-          math::winogradInput(d, t);
+          Lanes block[Size * Size], t[16];
+          for (int64_t i = 0; i < Size; ++i)
+            for (int64_t j = 0; j < Size; ++j) block[Size * i + j] = everyOther(corner + i * rowLength + j);
+          transform(block, t);
           const int64_t lanes = std::min(kLanes, blocksX - bx);
           for (int64_t xi = 0; xi < 16; ++xi)
             if (lanes == kLanes)
-              store(out + bx + xi * planeStride, t[xi]);
+              store(values + bx + xi * planeStride, t[xi]);
             else
-              storeSome(out + bx + xi * planeStride, t[xi], lanes);
+              storeSome(values + bx + xi * planeStride, t[xi], lanes);
         }
     }
+}
+
+// v[xi][c][block] = B^T d B for the 4x4 input blocks of `count` samples.
+NN_CPU_CLONES void transformInput(const Correlation& p, const float* input, int64_t count, float* padded, float* v) {
+  transformBlocks<4>(p, p.inPlanes, input, p.height, p.width, p.pad, count, padded, p.paddedWidth(), v,
+                     p.stride(p.inPlanes, count), [](const Lanes* d, Lanes* t) { math::winogradInput(d, t); });
 }
 
 // The output blocks of `count` samples from m[xi][o][block], each plus its plane's bias, eight
@@ -184,50 +195,16 @@ float* workspaceFor(const Device& device, const Correlation& p, Tensor& workspac
   return workspace.data();
 }
 
-// w[xi][o][block] for the 2x2 gradOutput blocks of `count` samples, eight blocks of a row at a
-// time, from a copy of each plane in `padded` (gradOutputWidth() floats a row, 2 blocksY() rows)
-// whose floats past the plane the caller has zeroed: gradOutput is 0 there.
+// w[xi][o][block] = A dy A^T for the 2x2 gradOutput blocks of `count` samples, from a copy of
+// each plane in `padded` (gradOutputWidth() floats a row, 2 blocksY() rows) whose floats past the
+// plane the caller has zeroed: gradOutput is 0 there.
 int64_t gradOutputWidth(const Correlation& p) { return 2 * p.blocksX() + 2 * kLanes; }
 int64_t gradOutputFloats(const Correlation& p) { return 2 * p.blocksY() * gradOutputWidth(p); }
 
 NN_CPU_CLONES void transformGradOutput(const Correlation& p, const float* gradOutput, int64_t count, float* padded,
                                        float* w) {
-  const int64_t blocks = count * p.blocksPerSample(), planeStride = p.stride(p.outPlanes, count);
-  const int64_t outW = p.outWidth, rowLength = gradOutputWidth(p), blocksX = p.blocksX();
-  for (int64_t n = 0; n < count; ++n)
-    for (int64_t o = 0; o < p.outPlanes; ++o) {
-      const float* plane = gradOutput + (n * p.outPlanes + o) * p.outHeight * outW;
-      for (int64_t y = 0; y < p.outHeight; ++y)
-        std::memcpy(padded + y * rowLength, plane + y * outW, outW * sizeof(float));
-      float* out = w + o * blocks + n * p.blocksPerSample();
-      for (int64_t by = 0; by < p.blocksY(); ++by, out += blocksX)
-        for (int64_t bx = 0; bx < blocksX; bx += kLanes) {
-          const float* corner = padded + 2 * by * rowLength + 2 * bx;
-          Lanes dy[4], t[16];
-          for (int64_t i = 0; i < 2; ++i)
-            for (int64_t j = 0; j < 2; ++j) dy[2 * i + j] = everyOther(corner + i * rowLength + j);
-          math::winogradGradOutput(dy, t);
-          const int64_t lanes = std::min(kLanes, blocksX - bx);
-          for (int64_t xi = 0; xi < 16; ++xi)
-            if (lanes == kLanes)
-              store(out + bx + xi * planeStride, t[xi]);
-            else
-              storeSome(out + bx + xi * planeStride, t[xi], lanes);
-        }
-    }
-}
-
-// Sum of a plane: eight float lanes, which vectorise, then a double total (as the unfolded
-// route's bias gradient).
-double sumPlane(const float* src, int64_t n) {
-  float lanes[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int64_t j = 0; j < kLanes; ++j) lanes[j] += src[i + j];
-  double sum = 0;
-  for (int64_t j = 0; j < kLanes; ++j) sum += lanes[j];
-  for (; i < n; ++i) sum += src[i];
-  return sum;
+  transformBlocks<2>(p, p.outPlanes, gradOutput, p.outHeight, p.outWidth, 0, count, padded, gradOutputWidth(p), w,
+                     p.stride(p.outPlanes, count), [](const Lanes* dy, Lanes* t) { math::winogradGradOutput(dy, t); });
 }
 
 }  // namespace
@@ -255,15 +232,14 @@ void winogradUpdateGradInput(const Device& device, const ConvolutionShape& s, co
 
 // Each part sums, over its chunks, the products of the transformed gradOutput and input blocks:
 // m[xi][o][c] = sum over blocks of w[xi][o][block] v[xi][c][block] (16 GEMMs whose inner
-// dimension is the chunk's blocks), and the bias gradient of its samples; the parts' sums are
-// added in part order, and the module's gradients get scale times G^T m G and the bias sums.
+// dimension is the chunk's blocks); the parts' sums are added in part order, and the module's
+// weight gradient gets scale times G^T m G.
 void winogradAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
-                               const float* gradOutput, float* gradWeight, float* gradBias, float scale,
-                               Tensor& workspace) {
+                               const float* gradOutput, float* gradWeight, float scale, Tensor& workspace) {
   const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.padH, s.outHeight, s.outWidth};
   const int64_t chunk = p.chunk(), inSample = s.inPlanes * s.height * s.width;
-  const int64_t outPositions = s.outHeight * s.outWidth, outSample = s.outPlanes * outPositions;
-  const int64_t sums = 16 * s.outPlanes * s.inPlanes + s.outPlanes;  // m, then the bias sums
+  const int64_t outSample = s.outPlanes * s.outHeight * s.outWidth;
+  const int64_t sums = 16 * s.outPlanes * s.inPlanes;
   const int64_t partFloats = p.partFloats() + gradOutputFloats(p) + sums;
   const int parts = parallelParts(device, (s.batch + chunk - 1) / chunk);
   workspace.resize_({parts * partFloats}, device);
@@ -274,7 +250,6 @@ void winogradAccGradParameters(const Device& device, const ConvolutionShape& s, 
     float* v = padded + p.paddedFloats();
     float* paddedGradOutput = padded + p.partFloats();
     float* m = sumsOf(part);
-    float* biasSums = m + 16 * s.outPlanes * s.inPlanes;
     std::fill(padded, v, 0.f);
     std::fill(paddedGradOutput, paddedGradOutput + gradOutputFloats(p) + sums, 0.f);
     const Range chunks = partRange((s.batch + chunk - 1) / chunk, parts, part);
@@ -289,11 +264,6 @@ void winogradAccGradParameters(const Device& device, const ConvolutionShape& s, 
       for (int64_t xi = 0; xi < 16; ++xi)
         blas::gemm(false, true, s.outPlanes, s.inPlanes, blocks, 1.f, w + xi * wStride, blocks, v + xi * vStride,
                    blocks, 1.f, m + xi * s.outPlanes * s.inPlanes, s.inPlanes);
-      if (gradBias)
-        for (int64_t n = 0; n < count; ++n)
-          for (int64_t o = 0; o < s.outPlanes; ++o)
-            biasSums[o] +=
-                static_cast<float>(sumPlane(gradOutput + (first + n) * outSample + o * outPositions, outPositions));
     }
   });
   float* m = sumsOf(0);
@@ -306,8 +276,6 @@ void winogradAccGradParameters(const Device& device, const ConvolutionShape& s, 
     math::winogradKernelGradient(products, gradient);
     for (int64_t i = 0; i < 9; ++i) gradWeight[k * 9 + i] += scale * gradient[i];
   }
-  if (gradBias)
-    for (int64_t o = 0; o < s.outPlanes; ++o) gradBias[o] += scale * m[16 * kernels + o];
 }
 
 }  // namespace nn::cpu

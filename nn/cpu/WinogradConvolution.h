@@ -22,8 +22,8 @@ void winogradUpdateOutput(const Device& device, const ConvolutionShape& s, const
                           const float* bias, float* output, Tensor& workspace);
 void winogradUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput,
                              const float* weight, float* gradInput, Tensor& workspace);
+/// The weight gradient alone (the caller adds the bias gradient, a sum of gradOutput).
 void winogradAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
-                               const float* gradOutput, float* gradWeight, float* gradBias, float scale,
-                               Tensor& workspace);
+                               const float* gradOutput, float* gradWeight, float scale, Tensor& workspace);
 
 }  // namespace nn::cpu
