@@ -73,6 +73,23 @@ struct Correlation {
   int64_t partFloats() const { return paddedFloats() + 16 * (stride(inPlanes, chunk()) + stride(outPlanes, chunk())); }
 };
 
+// The compute threads' parts of the batch: whole chunks, counted from the first sample.
+int partsOf(const Device& device, const Correlation& p) {
+  return parallelParts(device, (p.batch + p.chunk() - 1) / p.chunk());
+}
+
+// On each part's thread: start(part), then body(part, first, count) for each of its chunks.
+template <typename Start, typename Body>
+void forEachChunk(const Device& device, const Correlation& p, int parts, Start start, Body body) {
+  const int64_t chunk = p.chunk();
+  parallelFor(device, parts, [&](int part) {
+    start(part);
+    const Range chunks = partRange((p.batch + chunk - 1) / chunk, parts, part);
+    for (int64_t first = chunks.begin * chunk, end = std::min(p.batch, chunks.end * chunk); first < end; first += chunk)
+      body(part, first, std::min(chunk, end - first));
+  });
+}
+
 // The 16 transformed values of each Size x Size block of `count` samples of `planes` planes of
 // height x width (each copied into `padded`, rowLength floats a row, at (pad, pad); the caller has
 // zeroed the rest), blocks 2 floats apart, eight of a row at a time: transform(block, values),
@@ -152,27 +169,24 @@ NN_CPU_CLONES void transformOutput(const Correlation& p, const float* m, int64_t
 // output = bias + the correlation of input with the kernels whose transforms are u.
 void correlate(const Device& device, const Correlation& p, const float* input, const float* u, const float* bias,
                float* output, float* workspace) {
-  const int64_t chunk = p.chunk(), inSample = p.inPlanes * p.height * p.width;
-  const int64_t outSample = p.outPlanes * p.outHeight * p.outWidth;
-  const int parts = parallelParts(device, (p.batch + chunk - 1) / chunk);
-  parallelFor(device, parts, [&](int part) {
-    float* padded = workspace + part * p.partFloats();
-    float* v = padded + p.paddedFloats();
-    std::fill(padded, v, 0.f);  // the border stays zero: planes write the interior
-    const Range chunks = partRange((p.batch + chunk - 1) / chunk, parts, part);
-    const int64_t end = std::min(p.batch, chunks.end * chunk);
-    for (int64_t first = chunks.begin * chunk; first < end; first += chunk) {
-      const int64_t count = std::min(chunk, end - first), blocks = count * p.blocksPerSample();
-      const int64_t vStride = p.stride(p.inPlanes, count), mStride = p.stride(p.outPlanes, count);
-      float* m = v + 16 * vStride;
-      transformInput(p, input + first * inSample, count, padded, v);
-      // m[xi][out, blocks] = u[xi][out, in] * v[xi][in, blocks]
-      for (int64_t xi = 0; xi < 16; ++xi)
-        blas::gemm(false, false, p.outPlanes, blocks, p.inPlanes, 1.f, u + xi * p.outPlanes * p.inPlanes, p.inPlanes,
-                   v + xi * vStride, blocks, 0.f, m + xi * mStride, blocks);
-      transformOutput(p, m, count, bias, output + first * outSample);
-    }
-  });
+  const int64_t inSample = p.inPlanes * p.height * p.width, outSample = p.outPlanes * p.outHeight * p.outWidth;
+  auto paddedOf = [&](int part) { return workspace + part * p.partFloats(); };
+  forEachChunk(
+      device, p, partsOf(device, p),
+      [&](int part) { std::fill(paddedOf(part), paddedOf(part) + p.paddedFloats(), 0.f); },
+      [&](int part, int64_t first, int64_t count) {
+        float* padded = paddedOf(part);
+        float* v = padded + p.paddedFloats();
+        const int64_t blocks = count * p.blocksPerSample();
+        const int64_t vStride = p.stride(p.inPlanes, count), mStride = p.stride(p.outPlanes, count);
+        float* m = v + 16 * vStride;
+        transformInput(p, input + first * inSample, count, padded, v);
+        // m[xi][out, blocks] = u[xi][out, in] * v[xi][in, blocks]
+        for (int64_t xi = 0; xi < 16; ++xi)
+          blas::gemm(false, false, p.outPlanes, blocks, p.inPlanes, 1.f, u + xi * p.outPlanes * p.inPlanes, p.inPlanes,
+                     v + xi * vStride, blocks, 0.f, m + xi * mStride, blocks);
+        transformOutput(p, m, count, bias, output + first * outSample);
+      });
 }
 
 // The transformed kernels u[xi][o][c] of kernels[o][c] (3x3 each); `turned`: of the kernels
@@ -190,8 +204,7 @@ void transformKernels(const float* kernels, int64_t outPlanes, int64_t inPlanes,
 
 // The workspace: the transformed kernels, then each part's blocks and products.
 float* workspaceFor(const Device& device, const Correlation& p, Tensor& workspace) {
-  const int parts = parallelParts(device, (p.batch + p.chunk() - 1) / p.chunk());
-  workspace.resize_({16 * p.outPlanes * p.inPlanes + parts * p.partFloats()}, device);
+  workspace.resize_({16 * p.outPlanes * p.inPlanes + partsOf(device, p) * p.partFloats()}, device);
   return workspace.data();
 }
 
@@ -237,35 +250,35 @@ void winogradUpdateGradInput(const Device& device, const ConvolutionShape& s, co
 void winogradAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
                                const float* gradOutput, float* gradWeight, float scale, Tensor& workspace) {
   const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.padH, s.outHeight, s.outWidth};
-  const int64_t chunk = p.chunk(), inSample = s.inPlanes * s.height * s.width;
-  const int64_t outSample = s.outPlanes * s.outHeight * s.outWidth;
+  const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * s.outHeight * s.outWidth;
   const int64_t sums = 16 * s.outPlanes * s.inPlanes;
   const int64_t partFloats = p.partFloats() + gradOutputFloats(p) + sums;
-  const int parts = parallelParts(device, (s.batch + chunk - 1) / chunk);
+  const int parts = partsOf(device, p);
   workspace.resize_({parts * partFloats}, device);
   float* base = workspace.data();
-  auto sumsOf = [&](int part) { return base + part * partFloats + p.partFloats() + gradOutputFloats(p); };
-  parallelFor(device, parts, [&](int part) {
-    float* padded = base + part * partFloats;
-    float* v = padded + p.paddedFloats();
-    float* paddedGradOutput = padded + p.partFloats();
-    float* m = sumsOf(part);
-    std::fill(padded, v, 0.f);
-    std::fill(paddedGradOutput, paddedGradOutput + gradOutputFloats(p) + sums, 0.f);
-    const Range chunks = partRange((s.batch + chunk - 1) / chunk, parts, part);
-    const int64_t end = std::min(s.batch, chunks.end * chunk);
-    for (int64_t first = chunks.begin * chunk; first < end; first += chunk) {
-      const int64_t count = std::min(chunk, end - first), blocks = count * p.blocksPerSample();
-      const int64_t vStride = p.stride(s.inPlanes, count), wStride = p.stride(s.outPlanes, count);
-      float* w = v + 16 * vStride;
-      transformInput(p, input + first * inSample, count, padded, v);
-      transformGradOutput(p, gradOutput + first * outSample, count, paddedGradOutput, w);
-      // m[xi][out, in] += w[xi][out, blocks] * v[xi][in, blocks]^T
-      for (int64_t xi = 0; xi < 16; ++xi)
-        blas::gemm(false, true, s.outPlanes, s.inPlanes, blocks, 1.f, w + xi * wStride, blocks, v + xi * vStride,
-                   blocks, 1.f, m + xi * s.outPlanes * s.inPlanes, s.inPlanes);
-    }
-  });
+  // A part's padded input plane, blocks v and w, padded gradOutput plane, and sums m.
+  auto paddedOf = [&](int part) { return base + part * partFloats; };
+  auto sumsOf = [&](int part) { return paddedOf(part) + p.partFloats() + gradOutputFloats(p); };
+  forEachChunk(
+      device, p, parts,
+      [&](int part) {
+        std::fill(paddedOf(part), paddedOf(part) + p.paddedFloats(), 0.f);
+        std::fill(paddedOf(part) + p.partFloats(), sumsOf(part) + sums, 0.f);
+      },
+      [&](int part, int64_t first, int64_t count) {
+        float* padded = paddedOf(part);
+        float* v = padded + p.paddedFloats();
+        const int64_t blocks = count * p.blocksPerSample();
+        const int64_t vStride = p.stride(s.inPlanes, count), wStride = p.stride(s.outPlanes, count);
+        float* w = v + 16 * vStride;
+        float* m = sumsOf(part);
+        transformInput(p, input + first * inSample, count, padded, v);
+        transformGradOutput(p, gradOutput + first * outSample, count, padded + p.partFloats(), w);
+        // m[xi][out, in] += w[xi][out, blocks] * v[xi][in, blocks]^T
+        for (int64_t xi = 0; xi < 16; ++xi)
+          blas::gemm(false, true, s.outPlanes, s.inPlanes, blocks, 1.f, w + xi * wStride, blocks, v + xi * vStride,
+                     blocks, 1.f, m + xi * s.outPlanes * s.inPlanes, s.inPlanes);
+      });
   float* m = sumsOf(0);
   for (int part = 1; part < parts; ++part)
     for (int64_t i = 0; i < sums; ++i) m[i] += sumsOf(part)[i];
