@@ -141,7 +141,9 @@ void maxPooling(benchmark::State& state, int64_t planes, int64_t size, Pass pass
   run(state, pool, randomInput({kBatch, planes, size, size}), pass, bytes, "GB");
 }
 
-// The VGG-style network's padded 3x3 convolutions: `in` -> `out` planes on size x size.
+// The padded 3x3 convolutions of stride 1 of the VGG-style network (32x32 and 16x16 planes, the
+// CPU's Winograd route) and of the residual network (14x14 and 7x7, unfolded): `in` -> `out`
+// planes on size x size. GFLOP/s count the multiply-adds of the sums of the taps.
 void convolution3x3(benchmark::State& state, int64_t in, int64_t out, int64_t size, Pass pass) {
   nn::SpatialConvolution conv(in, out, 3, 3, 1, 1, 1, 1);
   const double flops = 2.0 * kBatch * out * size * size * in * 9;
@@ -192,6 +194,18 @@ BENCHMARK_CAPTURE(convolution3x3, vgg_32_gradParameters, 32, 32, 32, Pass::GradP
 BENCHMARK_CAPTURE(convolution3x3, vgg_64_forward, 64, 64, 16, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution3x3, vgg_64_gradInput, 64, 64, 16, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution3x3, vgg_64_gradParameters, 64, 64, 16, Pass::GradParameters)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, resnet_32_forward, 32, 32, 14, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, resnet_32_gradInput, 32, 32, 14, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, resnet_32_gradParameters, 32, 32, 14, Pass::GradParameters)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, resnet_64_forward, 64, 64, 7, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, resnet_64_gradInput, 64, 64, 7, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, resnet_64_gradParameters, 64, 64, 7, Pass::GradParameters)
     ->Arg(1)
     ->Arg(2)
     ->UseRealTime();
