@@ -10,6 +10,7 @@
 
 #include "bench/Networks.h"
 #include "cunn/cunn.h"
+#include "cunn/distributed/DistributedDataParallelTable.h"
 #include "examples/LeNet.h"
 #include "examples/ResNet.h"
 #include "tests/GradCheck.h"
@@ -104,6 +105,28 @@ TEST_CASE("a steady LeNet training step on two devices allocates nothing", "[all
   auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
   table->add(lenet(), {nn::Device::cpu(0), nn::Device::cpu(1)});
   REQUIRE(allocationsOfSteps(*table, 3, 8) == 0);
+}
+
+// A group of one process, without MPI: the table's own bookkeeping is what the test counts.
+class LoneGroup : public nn::ProcessGroup {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void startAllReduceSum(Tensor&) override {}
+  void progress() override {}
+  void wait() override {}
+  void broadcast(Tensor&, int) override {}
+  std::vector<std::string> allGather(const std::string& text) override { return {text}; }
+  void barrier() override {}
+};
+
+TEST_CASE("a steady LeNet training step of a DistributedDataParallelTable allocates nothing",
+          "[allocation][nosanitizer]") {
+  // Buckets of 0.25 MB: 7 for LeNet's gradients, most started during backward.
+  nn::DistributedDataParallelTable::Options options;
+  options.bucketMegabytes = 0.25;
+  nn::DistributedDataParallelTable model(lenet(), std::make_shared<LoneGroup>(), options);
+  REQUIRE(allocationsOfSteps(model, 3, 8) == 0);
 }
 
 TEST_CASE("a steady LeNet training step on two compute threads allocates nothing", "[allocation][nosanitizer]") {
