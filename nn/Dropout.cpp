@@ -1,6 +1,7 @@
 // nn::Dropout: the mask is drawn on the host, by the compute threads of a CPU device, from a key
-// the module's generator gives each forward (nn/math/Dropout.h), and applied with Tensor::cmul_
-// on the input's device.
+// the module's generator gives each forward (nn/math/Dropout.h); the output is one product of
+// the input and the mask (Tensor::cmul_ on the input's device, on its compute threads), and so is
+// gradInput of gradOutput and the mask.
 #include "nn/Dropout.h"
 
 #include <algorithm>
@@ -48,12 +49,14 @@ void Dropout::drawMask(const Tensor& input, float* mask) {
 
 const Tensor& Dropout::updateOutput(const Tensor& input) {
   checkInput(input);
-  output.resize_(input.sizes(), input.device());
-  output.copy_(input);
-  if (!train_) return output;
+  if (!train_) {
+    output.resize_(input.sizes(), input.device());
+    output.copy_(input);
+    return output;
+  }
   // The mask is drawn on the host whatever the input's device (straight into `noise` on a CPU
   // device), and then copied there: a run on a CUDA device draws the same masks as one on the
-  // CPU from the same seed, and gives the same floats.
+  // CPU from the same seed, and gives the same floats. The output is one product.
   noise.resize_(input.sizes(), input.device());
   if (input.device().isCpu()) {
     drawMask(input, noise.data());
@@ -62,8 +65,10 @@ const Tensor& Dropout::updateOutput(const Tensor& input) {
     drawMask(input, hostNoise_.data());
     noise.copy_(hostNoise_);
   }
-  output.cmul_(noise);
-  return output;
+  if (input.isContiguous()) return output.cmul_(input, noise);
+  output.resize_(input.sizes(), input.device());
+  output.copy_(input);
+  return output.cmul_(noise);
 }
 
 const Tensor& Dropout::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
@@ -72,15 +77,20 @@ const Tensor& Dropout::updateGradInput(const Tensor& input, const Tensor& gradOu
                                                            << ", got " << gradOutput.shapeString());
   NN_CHECK(gradOutput.device() == input.device(),
            toString() << ": expected gradOutput on " << input.device().str() << ", got " << gradOutput.device().str());
-  gradInput.resize_(input.sizes(), input.device());
-  gradInput.copy_(gradOutput);
-  if (!train_) return gradInput;
+  if (!train_) {
+    gradInput.resize_(input.sizes(), input.device());
+    gradInput.copy_(gradOutput);
+    return gradInput;
+  }
   NN_CHECK(noise.sizes() == input.sizes() && noise.device() == input.device(),
            toString() << ": backward needs the noise of a training forward on this input (" << input.shapeString()
                       << " on " << input.device().str() << "), found noise of size " << noise.shapeString() << " on "
                       << noise.device().str());
-  gradInput.cmul_(noise);
-  return gradInput;
+  // One pass, on the device's compute threads, where gradOutput is contiguous.
+  if (gradOutput.isContiguous()) return gradInput.cmul_(gradOutput, noise);
+  gradInput.resize_(input.sizes(), input.device());
+  gradInput.copy_(gradOutput);
+  return gradInput.cmul_(noise);
 }
 
 void Dropout::clearState() {

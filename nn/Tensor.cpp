@@ -469,7 +469,14 @@ Tensor& Tensor::mul_(float value) {
 
 Tensor& Tensor::cmul_(const Tensor& other) {
   checkElementwise("cmul_", other);
-  kernelsOf(device()).tensor.multiply(device(), rawData(), other.rawData(), numel());
+  kernelsOf(device()).tensor.multiply(device(), rawData(), rawData(), other.rawData(), numel());
+  return *this;
+}
+
+Tensor& Tensor::cmul_(const Tensor& a, const Tensor& b) {
+  a.checkElementwise("cmul_", b);
+  resize_(a.sizes(), a.device());
+  kernelsOf(device()).tensor.multiply(device(), rawData(), a.rawData(), b.rawData(), numel());
   return *this;
 }
 

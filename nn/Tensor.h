@@ -155,6 +155,10 @@ class Tensor {
   Tensor& mul_(float value);
   /// this *= other, element by element (Torch7's cmul; same sizes, same device, both contiguous).
   Tensor& cmul_(const Tensor& other);
+  /// this = a * b, element by element, resized (contiguous) to a's sizes on a's device (Torch7's
+  /// z:cmul(x, y); a and b: same sizes, same device, both contiguous). One pass over memory
+  /// where a copy and cmul_ would take two.
+  Tensor& cmul_(const Tensor& a, const Tensor& b);
   /// this /= other, element by element (Torch7's cdiv; same sizes, same device, both contiguous).
   Tensor& cdiv_(const Tensor& other);
   Tensor& uniform_(Generator& generator, float low, float high);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "nn/Error.h"
+#include "nn/Parallel.h"
 #include "nn/Random.h"
 #include "nn/backend/Backend.h"
 #include "tests/DeviceTest.h"
@@ -110,6 +111,26 @@ NN_DEVICE_TEST_CASE("add_, mul_ and cmul_ work element by element on contiguous 
   REQUIRE(a.toVector() == std::vector<float>{0.5f, 0, 7, 0});
   REQUIRE_THROWS_WITH(a.cmul_(b.transpose(0, 1)), Catch::Contains("nn.Tensor.cmul_: needs contiguous tensors"));
   REQUIRE_THROWS_WITH(a.cmul_(Tensor::zeros({4}, kind.device())), Catch::Contains("expected sizes [2, 2], got [4]"));
+}
+
+NN_DEVICE_TEST_CASE("cmul_(a, b) sets a tensor to a product, resized to a's sizes", "[Tensor]") {
+  const Tensor a = kind.on(Tensor::fromVector({2, 2}, {1, 2, 3, 4}));
+  const Tensor b = kind.on(Tensor::fromVector({2, 2}, {0.5f, -1, 2, 0}));
+  Tensor z = Tensor::zeros({3}, kind.device());
+  z.cmul_(a, b);  // 1 * 0.5, 2 * -1, 3 * 2, 4 * 0
+  REQUIRE(z.sizes() == std::vector<int64_t>{2, 2});
+  REQUIRE(z.toVector() == std::vector<float>{0.5f, -2, 6, 0});
+  REQUIRE(a.toVector() == std::vector<float>{1, 2, 3, 4});  // the factors stay
+  // More than one part of 16384 elements on two compute threads: every element its own product.
+  nn::setNumThreads(2);
+  const Tensor x = kind.on(nn::test::randomTensor({40000}, 3)), y = kind.on(nn::test::randomTensor({40000}, 4));
+  Tensor xy;
+  xy.cmul_(x, y);
+  nn::setNumThreads(1);
+  const std::vector<float> xs = x.toVector(), ys = y.toVector(), products = xy.toVector();
+  for (size_t i = 0; i < xs.size(); i += 997) REQUIRE(products[i] == xs[i] * ys[i]);
+  REQUIRE(products.back() == xs.back() * ys.back());
+  REQUIRE_THROWS_WITH(z.cmul_(a, b.transpose(0, 1)), Catch::Contains("nn.Tensor.cmul_: needs contiguous tensors"));
 }
 
 NN_DEVICE_TEST_CASE("sum, mean, max and argmax along a dimension, as torch's", "[Tensor]") {

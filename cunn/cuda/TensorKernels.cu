@@ -51,9 +51,9 @@ __global__ void scaleKernel(float* ptr, size_t count, float value) {
     ptr[i] = math::multiply(ptr[i], value);
 }
 
-__global__ void multiplyKernel(float* dst, const float* src, size_t count) {
+__global__ void multiplyKernel(float* dst, const float* a, const float* b, size_t count) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
-    dst[i] = math::multiply(dst[i], src[i]);
+    dst[i] = math::multiply(a[i], b[i]);
 }
 
 __global__ void divideKernel(float* dst, const float* src, size_t count) {
@@ -114,11 +114,11 @@ void scale(const Device& device, float* ptr, int64_t count, float value) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-void multiply(const Device& device, float* dst, const float* src, int64_t count) {
+void multiply(const Device& device, float* dst, const float* a, const float* b, int64_t count) {
   if (count == 0) return;
   DeviceGuard guard(device);
   const auto n = static_cast<size_t>(count);
-  multiplyKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(dst, src, n);
+  multiplyKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(dst, a, b, n);
   CUDA_CHECK(cudaGetLastError());
 }
 

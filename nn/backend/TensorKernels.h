@@ -57,8 +57,8 @@ struct TensorKernels {
   void (*addScaled)(const Device& device, float* dst, const float* src, int64_t count, float alpha);
   /// ptr[i] = math::multiply(ptr[i], value) for i < count (Tensor::mul_).
   void (*scale)(const Device& device, float* ptr, int64_t count, float value);
-  /// dst[i] = math::multiply(dst[i], src[i]) for i < count (Tensor::cmul_).
-  void (*multiply)(const Device& device, float* dst, const float* src, int64_t count);
+  /// dst[i] = math::multiply(a[i], b[i]) for i < count (Tensor::cmul_; dst may be a).
+  void (*multiply)(const Device& device, float* dst, const float* a, const float* b, int64_t count);
   /// dst[i] = math::divide(dst[i], src[i]) for i < count (Tensor::cdiv_).
   void (*divide)(const Device& device, float* dst, const float* src, int64_t count);
   /// dst[i] = math::compare(op, x[i], y ? y[i] : scalar) for i < count (Tensor::eq, lt, ...).

@@ -1,6 +1,7 @@
 // The CPU table of TensorKernels: plain loops over the nn/math/TensorOps.h formulas.
 #include <algorithm>
 
+#include "nn/Parallel.h"
 #include "nn/cpu/Strided.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/TensorOps.h"
@@ -22,8 +23,11 @@ void scale(const Device&, float* ptr, int64_t count, float value) {
   for (int64_t i = 0; i < count; ++i) ptr[i] = math::multiply(ptr[i], value);
 }
 
-void multiply(const Device&, float* dst, const float* src, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) dst[i] = math::multiply(dst[i], src[i]);
+// On the device's compute threads (a memory-bound loop: Dropout's and CMul's backward).
+void multiply(const Device& device, float* dst, const float* a, const float* b, int64_t count) {
+  parallelRanges(device, count, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dst[i] = math::multiply(a[i], b[i]);
+  });
 }
 
 void divide(const Device&, float* dst, const float* src, int64_t count) {
