@@ -18,7 +18,8 @@ namespace nn::cpu {
 
 namespace {
 
-// Transformed blocks and products of a chunk: small enough to stay in a core's L2 cache.
+// Transformed blocks and products of a chunk: small enough to stay in a core's L2 cache (VGG's
+// layers ran fastest at 512 KB of the sizes from 256 KB to 4 MB).
 constexpr int64_t kChunkBytes = int64_t{512} << 10;
 
 // Eight floats, one of each of eight blocks side by side (GCC's vector extension: AVX2 or
@@ -65,11 +66,12 @@ struct Correlation {
     const int64_t sampleBytes = 16 * (inPlanes + outPlanes) * blocksPerSample() * int64_t{sizeof(float)};
     return std::max<int64_t>(1, std::min(batch, kChunkBytes / sampleBytes));
   }
-  // A part's padded plane, then its blocks v and products m.
   // The 16 matrices of v (of m) of a chunk of `count` samples lie this far apart: a little more
   // than their size, so that the 16 values of a block, written (read) together, do not fall
-  // into the same sets of the L1 cache.
+  // into the same sets of the L1 cache (with exactly their size, the forward of VGG's 32-plane
+  // layer took 24.5 ms for a batch of 128 instead of 19.2).
   int64_t stride(int64_t planes, int64_t count) const { return planes * count * blocksPerSample() + 2 * kLanes; }
+  // A part's padded plane, then its blocks v and products m.
   int64_t partFloats() const { return paddedFloats() + 16 * (stride(inPlanes, chunk()) + stride(outPlanes, chunk())); }
 };
 
