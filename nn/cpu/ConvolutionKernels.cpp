@@ -147,6 +147,13 @@ inline double sumRow(const float* src, int64_t n) {
 int64_t rowsOf(const ConvolutionShape& s) { return s.inPlanes * s.kH * s.kW; }
 int64_t positionsOf(const ConvolutionShape& s) { return s.outHeight * s.outWidth; }
 
+// gradBias[o] += scale * the sum of one sample's gradOutput plane o, for every o.
+void addBiasGradient(const ConvolutionShape& s, const float* sampleGradOutput, float scale, float* gradBias) {
+  const int64_t positions = positionsOf(s);
+  for (int64_t o = 0; o < s.outPlanes; ++o)
+    gradBias[o] += scale * static_cast<float>(sumRow(sampleGradOutput + o * positions, positions));
+}
+
 // Layers without dilation (all but SpatialDilatedConvolution) unfold whole rows of each input
 // plane, and fold whole rows back, with none of the per-tap bounds of the general loops, which
 // cost more than the copies at these sizes: from the plane itself, or where the layer pads (the
@@ -416,11 +423,9 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
   if (winogradFits(s)) {
     winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
     // The bias gradient as the unfolded route adds it, sample by sample.
-    const int64_t positions = positionsOf(s);
     if (gradBias)
       for (int64_t n = 0; n < s.batch; ++n)
-        for (int64_t o = 0; o < s.outPlanes; ++o)
-          gradBias[o] += scale * static_cast<float>(sumRow(gradOutput + (n * s.outPlanes + o) * positions, positions));
+        addBiasGradient(s, gradOutput + n * s.outPlanes * positionsOf(s), scale, gradBias);
     return;
   }
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
@@ -454,9 +459,7 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
         else
           blas::gemm(false, true, s.outPlanes, rows, positions, scale, gn, positions, columns + n * positions, cols,
                      1.f, gw, rows);
-        if (gradBias)
-          for (int64_t o = 0; o < s.outPlanes; ++o)
-            gb[o] += scale * static_cast<float>(sumRow(gn + o * positions, positions));
+        if (gradBias) addBiasGradient(s, gn, scale, gb);
       }
     }
   });
