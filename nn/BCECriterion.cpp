@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "nn/backend/Backend.h"
+
 namespace nn {
 
 BCECriterion::BCECriterion(Tensor weights, bool sizeAverage)
@@ -17,11 +19,11 @@ BCECriterion::BCECriterion(Tensor weights, bool sizeAverage)
 }
 
 void BCECriterion::checkInput(const Tensor& input) {
-  const Tensor& x = hostContiguous(input, hostInput_);
-  const float* v = x.data();
-  for (int64_t i = 0; i < x.numel(); ++i)
-    NN_CHECK(v[i] >= 0.f && v[i] <= 1.f, toString() << ": expected input in [0, 1], got " << v[i] << " at position "
-                                                    << i << " of " << input.shapeString());
+  const Tensor& x = contiguousIn(input, checkedInput_);
+  backendOf(input.device())
+      .checkValues(
+          input.device(), x.rawData(), x.numel(), {math::ValueKind::UnitInterval}, [this] { return toString(); },
+          input.sizes());
 }
 
 }  // namespace nn

@@ -1,8 +1,8 @@
 // nn::BCECriterion: binary cross-entropy of probabilities: loss = -sum w (t log x + (1 - t)
 // log(1 - x)), divided by the number of elements when sizeAverage (Torch7's
 // BCECriterion(weights, sizeAverage)), computed as PyTorch 1.13's binary_cross_entropy (each
-// log at least -100); the formula is math::loss::Bce. The input must lie in [0, 1]; on a CUDA
-// device checking that copies the input to the host.
+// log at least -100); the formula is math::loss::Bce. The input must lie in [0, 1], checked where
+// it is (Backend::checkValues).
 #pragma once
 
 #include "nn/PointwiseCriterion.h"
@@ -20,7 +20,7 @@ class BCECriterion : public PointwiseCriterion {
   void checkInput(const Tensor& input) override;
 
  private:
-  Tensor hostInput_;  // a CUDA input's copy, to check its range
+  Tensor checkedInput_;  // a strided input's contiguous copy, to check its range
 };
 
 }  // namespace nn

@@ -1,7 +1,7 @@
 // nn::Criterion: checks shared by the criterions.
 #include "nn/Criterion.h"
 
-#include <cmath>
+#include "nn/backend/Backend.h"
 
 namespace nn {
 
@@ -15,14 +15,11 @@ int64_t Criterion::checkClassTargets(const Tensor& input, const Tensor& target) 
                                                                     << target.shapeString());
   NN_CHECK(target.device() == input.device(),
            toString() << ": expected target on " << input.device().str() << ", got " << target.device().str());
-  const int64_t classes = input.size(input.dim() - 1);
-  const float* t = hostContiguous(target, hostTargets_).data();
-  for (int64_t i = 0; i < batch; ++i) {
-    const float c = t[i];
-    NN_CHECK(c >= 0 && c < classes && std::floor(c) == c, toString()
-                                                              << ": target " << c << " at position " << i
-                                                              << " is not a class index in [0, " << classes << ")");
-  }
+  const Tensor& t = contiguousIn(target, contiguousTargets_);
+  backendOf(input.device())
+      .checkValues(
+          input.device(), t.rawData(), batch, {math::ValueKind::ClassTarget, input.size(input.dim() - 1)},
+          [this] { return toString(); }, target.sizes());
   return batch;
 }
 
@@ -40,8 +37,7 @@ float Criterion::updateOutputActivity(const Activity& input, const Activity& tar
 }
 
 const Activity& Criterion::updateGradInputActivity(const Activity& input, const Activity& target) {
-  gradInputActivity_.shareTensor(
-      updateGradInput(tensorOf(*this, input, "input"), tensorOf(*this, target, "target")));
+  gradInputActivity_.shareTensor(updateGradInput(tensorOf(*this, input, "input"), tensorOf(*this, target, "target")));
   return gradInputActivity_;
 }
 

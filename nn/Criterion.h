@@ -45,7 +45,9 @@ class Criterion {
 
   /// For criterions over class scores: checks input [classes] or [batch, classes] and targets
   /// [batch] of class indices from 0 (as floats) on the input's device; returns the batch size.
-  /// The targets of a CUDA tensor are copied to the host to be checked.
+  /// The targets are checked where they are (Backend::checkValues): on a CUDA device by a
+  /// kernel, whose failure is thrown at the device's next host wait, at the latest when
+  /// forward reads the loss (Note [Host synchronisations]).
   int64_t checkClassTargets(const Tensor& input, const Tensor& target);
   /// One float on `device` for a kernel to write the loss to.
   float* lossOn(const Device& device);
@@ -57,7 +59,7 @@ class Criterion {
 
  private:
   Tensor deviceWeights_;
-  Tensor hostTargets_;
+  Tensor contiguousTargets_;
   Tensor loss_;
   Tensor hostLoss_;
 };

@@ -1,8 +1,6 @@
 // nn::LookupTable: the checks here, the rows in LookupKernels.
 #include "nn/LookupTable.h"
 
-#include <cmath>
-
 #include "nn/Random.h"
 #include "nn/backend/Backend.h"
 #include "nn/math/Lookup.h"
@@ -26,12 +24,11 @@ void LookupTable::checkInput(const Tensor& input) {
   NN_CHECK((input.dim() == 1 || input.dim() == 2) && input.numel() > 0,
            toString() << ": expected non-empty indices of size [n] or [batch, n], got " << input.shapeString());
   checkDevice(input, weight.device(), "input");
-  const Tensor& index = hostContiguous(input, hostIndex_);
-  const float* v = index.data();
-  for (int64_t i = 0; i < index.numel(); ++i)
-    NN_CHECK(v[i] >= 0 && v[i] < static_cast<float>(options_.nIndex) && std::floor(v[i]) == v[i],
-             toString() << ": expected indices from 0 to " << options_.nIndex - 1 << ", got " << v[i]
-                        << " at position " << i << " of " << input.shapeString());
+  const Tensor& index = contiguousIn(input, contiguousInput_);
+  backendOf(input.device())
+      .checkValues(
+          input.device(), index.rawData(), index.numel(), {math::ValueKind::Index, options_.nIndex},
+          [this] { return toString(); }, input.sizes());
   outputSizes_.assign(input.sizes().begin(), input.sizes().end());
   outputSizes_.push_back(options_.nOutput);
 }
@@ -66,7 +63,6 @@ void LookupTable::accGradParameters(const Tensor& input, const Tensor& gradOutpu
 
 void LookupTable::clearState() {
   Module::clearState();
-  hostIndex_ = Tensor();
   contiguousInput_ = Tensor();
   contiguousGradOutput_ = Tensor();
 }

@@ -46,7 +46,6 @@ class LookupTable : public WithOptions<LookupTableOptions> {
   void checkInput(const Tensor& input);
 
   std::vector<int64_t> outputSizes_;
-  Tensor hostIndex_;
   Tensor contiguousInput_, contiguousGradOutput_;
 };
 

@@ -295,13 +295,6 @@ const Tensor& contiguousIn(const Tensor& t, Tensor& buffer) {
   return buffer;
 }
 
-const Tensor& hostContiguous(const Tensor& t, Tensor& buffer) {
-  if (t.device().isCpu()) return contiguousIn(t, buffer);
-  buffer.resize_(t.sizes(), Device());
-  buffer.copy_(t);
-  return buffer;
-}
-
 Tensor Tensor::clone() const {
   Tensor t = empty(sizes(), device());
   t.copy_(*this);

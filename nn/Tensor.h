@@ -225,10 +225,6 @@ void joinAlong(const std::vector<const Tensor*>& parts, int dim, const Device& d
 /// `t` itself when contiguous, else `buffer` resized to hold a contiguous copy of it (a module's
 /// scratch tensor: a steady step allocates nothing).
 const Tensor& contiguousIn(const Tensor& t, Tensor& buffer);
-/// `t`'s values on the host, contiguous: `t` itself where it is both, else `buffer` resized to
-/// hold a copy (for checks of indices and ranges on the host; from a CUDA device the copy waits
-/// for it).
-const Tensor& hostContiguous(const Tensor& t, Tensor& buffer);
 
 /// Contiguous strides for sizes.
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);

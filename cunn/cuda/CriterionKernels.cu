@@ -3,6 +3,9 @@
 // terms in double, then add their partial sums in a tree (Reduce.h), and one thread writes
 // the loss; only the order of the double additions differs from the CPU's. Gradients are
 // element-wise (one thread per row for the cross-entropy, which needs the row's log-sum-exp).
+// The kernels that index with class targets do nothing once a check of values on the device has
+// failed (cunn/cuda/ValueChecks.h): the criterion checked the targets just before, and the
+// failure is thrown at the next host wait, which comes no later than the loss's read.
 // Part of CudaBackend (cunn/cuda/Tables.h).
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
@@ -10,6 +13,7 @@
 #include "cunn/cuda/Launch.h"
 #include "cunn/cuda/Reduce.h"
 #include "cunn/cuda/Tables.h"
+#include "cunn/cuda/ValueChecks.h"
 #include "nn/math/CrossEntropy.h"
 #include "nn/math/Loss.h"
 #include "nn/math/MultiMargin.h"
@@ -21,10 +25,13 @@ namespace {
 
 using cuda::blocksFor;
 using cuda::blockSum;
+using cuda::checkFailed;
+using cuda::CheckRecord;
 using cuda::kThreads;
 
 __global__ void classNllLossKernel(const float* x, const float* t, int64_t batch, int64_t classes, bool sizeAverage,
-                                   float* loss) {
+                                   float* loss, const CheckRecord* checks) {
+  if (checkFailed(checks)) return;
   __shared__ double shared[kThreads];
   double total = 0;
   for (int64_t i = threadIdx.x; i < batch; i += kThreads) total -= x[i * classes + static_cast<int64_t>(t[i])];
@@ -32,14 +39,17 @@ __global__ void classNllLossKernel(const float* x, const float* t, int64_t batch
   if (threadIdx.x == 0) *loss = math::averageLoss(total, batch, sizeAverage);
 }
 
-__global__ void classNllGradientKernel(const float* t, float* gradIn, int64_t batch, int64_t classes, float g) {
+__global__ void classNllGradientKernel(const float* t, float* gradIn, int64_t batch, int64_t classes, float g,
+                                       const CheckRecord* checks) {
+  if (checkFailed(checks)) return;
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < batch * classes;
        e += int64_t{gridDim.x} * blockDim.x)
     gradIn[e] = e % classes == static_cast<int64_t>(t[e / classes]) ? g : 0.f;
 }
 
 __global__ void crossEntropyLossKernel(const float* x, const float* t, int64_t batch, int64_t classes, bool sizeAverage,
-                                       float* loss) {
+                                       float* loss, const CheckRecord* checks) {
+  if (checkFailed(checks)) return;
   __shared__ double shared[kThreads];
   double total = 0;
   for (int64_t i = threadIdx.x; i < batch; i += kThreads) {
@@ -51,7 +61,8 @@ __global__ void crossEntropyLossKernel(const float* x, const float* t, int64_t b
 }
 
 __global__ void crossEntropyGradientKernel(const float* x, const float* t, float* gradIn, int64_t batch,
-                                           int64_t classes, float norm) {
+                                           int64_t classes, float norm, const CheckRecord* checks) {
+  if (checkFailed(checks)) return;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < batch; i += int64_t{gridDim.x} * blockDim.x) {
     const float* row = x + i * classes;
     float* g = gradIn + i * classes;
@@ -62,7 +73,9 @@ __global__ void crossEntropyGradientKernel(const float* x, const float* t, float
 }
 
 __global__ void multiMarginLossKernel(const float* x, const float* t, const float* weights, int64_t batch,
-                                      int64_t classes, int p, float margin, bool sizeAverage, float* loss) {
+                                      int64_t classes, int p, float margin, bool sizeAverage, float* loss,
+                                      const CheckRecord* checks) {
+  if (checkFailed(checks)) return;
   __shared__ double shared[kThreads];
   double total = 0;
   for (int64_t i = threadIdx.x; i < batch; i += kThreads) {
@@ -75,11 +88,12 @@ __global__ void multiMarginLossKernel(const float* x, const float* t, const floa
 
 // A thread per row.
 __global__ void multiMarginGradientKernel(const float* x, const float* t, const float* weights, float* gradIn,
-                                          int64_t batch, int64_t classes, int p, float margin, float norm) {
+                                          int64_t batch, int64_t classes, int p, float margin, float norm,
+                                          const CheckRecord* checks) {
+  if (checkFailed(checks)) return;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < batch; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t y = static_cast<int64_t>(t[i]);
-    math::multiMarginRowGradient(x + i * classes, classes, y, margin, p, weights, norm,
-                                 gradIn + i * classes);
+    math::multiMarginRowGradient(x + i * classes, classes, y, margin, p, weights, norm, gradIn + i * classes);
   }
 }
 
@@ -102,12 +116,13 @@ __global__ void pointwiseGradientKernel(const float* x, const float* t, const fl
 }
 
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
+const CheckRecord* checksOf(const Device& device) { return CudaBackend::instance().checkRecord(device.index()); }
 
 // The criterions check for empty inputs: every count here is positive.
 void classNllLoss(const Device& device, const float* x, const float* t, int64_t batch, int64_t classes,
                   bool sizeAverage, float* loss) {
   DeviceGuard guard(device);
-  classNllLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, batch, classes, sizeAverage, loss);
+  classNllLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, batch, classes, sizeAverage, loss, checksOf(device));
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -116,14 +131,15 @@ void classNllGradient(const Device& device, const float* t, float* gradIn, int64
   DeviceGuard guard(device);
   const float g = math::classNllGradient(math::lossNorm(batch, sizeAverage));
   classNllGradientKernel<<<blocksFor(static_cast<size_t>(batch * classes)), kThreads, 0, streamOf(device)>>>(
-      t, gradIn, batch, classes, g);
+      t, gradIn, batch, classes, g, checksOf(device));
   CUDA_CHECK(cudaGetLastError());
 }
 
 void crossEntropyLoss(const Device& device, const float* x, const float* t, int64_t batch, int64_t classes,
                       bool sizeAverage, float* loss) {
   DeviceGuard guard(device);
-  crossEntropyLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, batch, classes, sizeAverage, loss);
+  crossEntropyLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, batch, classes, sizeAverage, loss,
+                                                               checksOf(device));
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -131,7 +147,7 @@ void crossEntropyGradient(const Device& device, const float* x, const float* t, 
                           int64_t classes, bool sizeAverage) {
   DeviceGuard guard(device);
   crossEntropyGradientKernel<<<blocksFor(static_cast<size_t>(batch)), kThreads, 0, streamOf(device)>>>(
-      x, t, gradIn, batch, classes, math::lossNorm(batch, sizeAverage));
+      x, t, gradIn, batch, classes, math::lossNorm(batch, sizeAverage), checksOf(device));
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -139,7 +155,7 @@ void multiMarginLoss(const Device& device, const float* x, const float* t, const
                      int64_t classes, int p, float margin, bool sizeAverage, float* loss) {
   DeviceGuard guard(device);
   multiMarginLossKernel<<<1, kThreads, 0, streamOf(device)>>>(x, t, weights, batch, classes, p, margin, sizeAverage,
-                                                              loss);
+                                                              loss, checksOf(device));
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -147,7 +163,8 @@ void multiMarginGradient(const Device& device, const float* x, const float* t, c
                          int64_t batch, int64_t classes, int p, float margin, bool sizeAverage) {
   DeviceGuard guard(device);
   multiMarginGradientKernel<<<blocksFor(static_cast<size_t>(batch)), kThreads, 0, streamOf(device)>>>(
-      x, t, weights, gradIn, batch, classes, p, margin, math::multiMarginNorm(batch, classes, sizeAverage));
+      x, t, weights, gradIn, batch, classes, p, margin, math::multiMarginNorm(batch, classes, sizeAverage),
+      checksOf(device));
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -177,9 +194,17 @@ PointwiseLossKernels pointwise() {
 
 CriterionKernels cuda::criterionKernels() {
   namespace l = math::loss;
-  return {&classNllLoss,          &classNllGradient,       &crossEntropyLoss,      &crossEntropyGradient,
-          &multiMarginLoss,       &multiMarginGradient,    pointwise<l::Mse>(),    pointwise<l::Abs>(),
-          pointwise<l::SmoothL1>(), pointwise<l::DistKLDiv>(), pointwise<l::Bce>()};
+  return {&classNllLoss,
+          &classNllGradient,
+          &crossEntropyLoss,
+          &crossEntropyGradient,
+          &multiMarginLoss,
+          &multiMarginGradient,
+          pointwise<l::Mse>(),
+          pointwise<l::Abs>(),
+          pointwise<l::SmoothL1>(),
+          pointwise<l::DistKLDiv>(),
+          pointwise<l::Bce>()};
 }
 
 }  // namespace nn

@@ -5,6 +5,7 @@
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/HostWait.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -90,7 +91,7 @@ void CudaAllocator::releaseCacheLocked() {
   if (free_.empty()) return;
   DeviceGuard guard(device_);
   // Blocks just freed may still be read or written by queued work: wait for it first.
-  CUDA_CHECK(cudaDeviceSynchronize());
+  cuda::waitForDevice();
   while (!free_.empty()) {
     const auto it = free_.begin();
     CUDA_CHECK(cudaFree(it->second));

@@ -10,6 +10,7 @@
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/HostWait.h"
 #include "cunn/cuda/Kernels.h"
 #include "cunn/cuda/NcclCommunicator.h"
 #include "cunn/cuda/PeerCommunicator.h"
@@ -29,10 +30,9 @@ struct Installation {
 } installation;
 
 Kernels cudaKernels() {
-  return Kernels{cuda::tensorKernels(),      cuda::elementwiseKernels(), cuda::linearKernels(),
-                 cuda::convolutionKernels(), cuda::poolingKernels(),     cuda::batchNormKernels(),
-                 cuda::softMaxKernels(),     cuda::criterionKernels(),   cuda::concatKernels(),
-                 cuda::broadcastKernels(),   cuda::lookupKernels()};
+  return Kernels{cuda::tensorKernels(),  cuda::elementwiseKernels(), cuda::linearKernels(),  cuda::convolutionKernels(),
+                 cuda::poolingKernels(), cuda::batchNormKernels(),   cuda::softMaxKernels(), cuda::criterionKernels(),
+                 cuda::concatKernels(),  cuda::broadcastKernels(),   cuda::lookupKernels()};
 }
 
 void enablePeerAccess(int from, int to) {
@@ -134,9 +134,79 @@ cudnnHandle_t CudaBackend::cudnn(int device) {
 
 void CudaBackend::synchronize(int device) {
   cudaStream_t s = stream(device);
+  PerDevice& d = perDevice(device);
   DeviceGuard guard(device);
-  CUDA_CHECK(cudaStreamSynchronize(s));
+  std::lock_guard<std::mutex> lock(d.checkMutex);
+  // The record's copy rides on the wait: queued before it, read after it.
+  const bool checked = d.checkQueued;
+  if (checked)
+    CUDA_CHECK(cudaMemcpyAsync(d.checkRead, d.checkRecord, sizeof(cuda::CheckRecord), cudaMemcpyDeviceToHost, s));
+  cuda::waitForStream(s);
+  d.checkQueued = false;
+  if (!checked || !cuda::checkFailed(d.checkRead)) return;
+  // Reported once: the record is clean again for the work queued from now on.
+  resetCheckRecord(d, s);
+  throw Error(failedCheckMessage(d, device));
 }
+
+cuda::CheckRecord* CudaBackend::checkRecord(int device) {
+  PerDevice& d = perDevice(device);
+  cudaStream_t s = stream(device);
+  std::call_once(d.checkOnce, [&] {
+    DeviceGuard guard(device);
+    void* record = nullptr;
+    void* read = nullptr;
+    CUDA_CHECK(cudaMalloc(&record, sizeof(cuda::CheckRecord)));
+    CUDA_CHECK(cudaHostAlloc(&read, sizeof(cuda::CheckRecord), cudaHostAllocDefault));
+    d.checkRecord = static_cast<cuda::CheckRecord*>(record);
+    d.checkRead = static_cast<cuda::CheckRecord*>(read);
+    resetCheckRecord(d, s);
+  });
+  return d.checkRecord;
+}
+
+void CudaBackend::resetCheckRecord(PerDevice& d, cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(&d.checkRecord->launch, cuda::kCleanLaunchByte, sizeof d.checkRecord->launch, stream));
+  CUDA_CHECK(cudaMemsetAsync(&d.checkRecord->first, cuda::kCleanFirstByte, sizeof d.checkRecord->first, stream));
+}
+
+void CudaBackend::checkValues(const Device& device, const float* values, int64_t n, const ValueCheck& check,
+                              FunctionRef<std::string()> who, const std::vector<int64_t>& sizes) {
+  NN_CHECK(device.type() == DeviceType::CUDA, "CudaBackend.checkValues: expected a CUDA device, got " << device.str());
+  if (n == 0) return;
+  const int index = device.index();
+  cuda::CheckRecord* record = checkRecord(index);
+  PerDevice& d = perDevice(index);
+  cudaStream_t s = stream(index);
+  std::lock_guard<std::mutex> lock(d.checkMutex);
+  // Numbered in the stream's order (the lock covers the launch); 0 means none.
+  if (++d.checkLaunches == 0) d.checkLaunches = 1;
+  PendingCheck& pending = d.pendingChecks[d.checkLaunches % kPendingChecks];
+  pending.launch = d.checkLaunches;
+  pending.check = check;
+  pending.who = who();
+  pending.sizes = sizes;
+  DeviceGuard guard(index);
+  cuda::launchCheckValues(values, static_cast<size_t>(n), check, d.checkLaunches, record, s);
+  d.checkQueued = true;
+}
+
+std::string CudaBackend::failedCheckMessage(const PerDevice& d, int device) const {
+  const cuda::CheckRecord& found = *d.checkRead;
+  const int64_t position = cuda::failurePosition(found.first);
+  const unsigned int bits = cuda::failureBits(found.first);
+  float value = 0;
+  std::memcpy(&value, &bits, sizeof value);
+  const std::string where = " (checked on cuda:" + std::to_string(device) + ", reported at its next host wait)";
+  for (const PendingCheck& pending : d.pendingChecks)
+    if (pending.launch == found.launch)
+      return valueCheckMessage(pending.who, pending.check, pending.sizes, position, value) + where;
+  return "a value check failed on cuda:" + std::to_string(device) + ": value " + std::to_string(value) +
+         " at position " + std::to_string(position) + "; more than " + std::to_string(kPendingChecks) +
+         " checks were queued after it before the host waited, so which module checked it is not known";
+}
+
+int64_t CudaBackend::hostSynchronizations() const { return cuda::hostWaitCount(); }
 
 void CudaBackend::streamWait(int waiter, int device) {
   if (waiter == device) return;  // one stream: already in order
@@ -201,13 +271,12 @@ void CudaBackend::copy(float* dst, const Device& dstDevice, const StridedView& d
 
 void CudaBackend::copyBytes(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice,
                             size_t bytes) {
-  if (srcDevice.isCpu() || dstDevice.isCpu()) {
-    const int device = srcDevice.isCpu() ? dstDevice.index() : srcDevice.index();
-    const cudaMemcpyKind kind = srcDevice.isCpu() ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-    cudaStream_t s = stream(device);
-    DeviceGuard guard(device);
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
-    CUDA_CHECK(cudaStreamSynchronize(s));
+  if (srcDevice.isCpu()) {
+    copyFromHost(dst, dstDevice.index(), src, bytes);
+    return;
+  }
+  if (dstDevice.isCpu()) {
+    copyToHost(dst, srcDevice.index(), src, bytes);
     return;
   }
   if (dstDevice == srcDevice) {
@@ -232,6 +301,62 @@ void CudaBackend::copyBytes(void* dst, const Device& dstDevice, const void* src,
   streamWait(to, from);
 }
 
+void CudaBackend::makeStaging(PerDevice& d, int device) {
+  if (d.staging[0] != nullptr) return;
+  DeviceGuard guard(device);
+  for (size_t i = 0; i < kStagingSlots; ++i) {
+    void* slot = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&slot, kStagingSlotBytes, cudaHostAllocDefault));
+    d.staging[i] = static_cast<char*>(slot);
+    CUDA_CHECK(cudaEventCreateWithFlags(&d.stagingRead[i], cudaEventDisableTiming));
+  }
+}
+
+void CudaBackend::copyFromHost(void* dst, int device, const void* src, size_t bytes) {
+  PerDevice& d = perDevice(device);
+  cudaStream_t s = stream(device);
+  DeviceGuard guard(device);
+  std::lock_guard<std::mutex> lock(d.stagingMutex);
+  makeStaging(d, device);
+  for (size_t done = 0; done < bytes; done += kStagingSlotBytes) {
+    const size_t chunk = std::min(kStagingSlotBytes, bytes - done);
+    const size_t i = d.nextSlot;
+    d.nextSlot = (i + 1) % kStagingSlots;
+    // The slot's last copy may still be reading it: the host waits only then. An event never
+    // recorded is complete.
+    const cudaError_t status = cudaEventQuery(d.stagingRead[i]);
+    if (status == cudaErrorNotReady) {
+      cudaGetLastError();  // not a failure: the copy is still running
+      cuda::waitForEvent(d.stagingRead[i]);
+    } else {
+      CUDA_CHECK(status);
+    }
+    std::memcpy(d.staging[i], static_cast<const char*>(src) + done, chunk);
+    CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + done, d.staging[i], chunk, cudaMemcpyHostToDevice, s));
+    CUDA_CHECK(cudaEventRecord(d.stagingRead[i], s));
+  }
+}
+
+void CudaBackend::copyToHost(void* dst, int device, const void* src, size_t bytes) {
+  PerDevice& d = perDevice(device);
+  cudaStream_t s = stream(device);
+  DeviceGuard guard(device);
+  std::lock_guard<std::mutex> lock(d.stagingMutex);
+  makeStaging(d, device);
+  // Every slot at once, one wait for them all. A slot an earlier copy from the host still
+  // reads is written only after it, in the stream's order.
+  const size_t round = kStagingSlots * kStagingSlotBytes;
+  for (size_t done = 0; done < bytes; done += round) {
+    const size_t part = std::min(round, bytes - done);
+    for (size_t offset = 0, i = 0; offset < part; offset += kStagingSlotBytes, ++i)
+      CUDA_CHECK(cudaMemcpyAsync(d.staging[i], static_cast<const char*>(src) + done + offset,
+                                 std::min(kStagingSlotBytes, part - offset), cudaMemcpyDeviceToHost, s));
+    synchronize(device);
+    for (size_t offset = 0, i = 0; offset < part; offset += kStagingSlotBytes, ++i)
+      std::memcpy(static_cast<char*>(dst) + done + offset, d.staging[i], std::min(kStagingSlotBytes, part - offset));
+  }
+}
+
 void CudaBackend::copyThroughHost(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes) {
   cudaStream_t from = stream(srcDevice);
   cudaStream_t to = stream(dstDevice);
@@ -245,12 +370,12 @@ void CudaBackend::copyThroughHost(void* dst, int dstDevice, const void* src, int
     {
       DeviceGuard guard(srcDevice);
       CUDA_CHECK(cudaMemcpyAsync(staging_, static_cast<const char*>(src) + done, chunk, cudaMemcpyDeviceToHost, from));
-      CUDA_CHECK(cudaStreamSynchronize(from));
+      synchronize(srcDevice);
     }
     DeviceGuard guard(dstDevice);
     CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + done, staging_, chunk, cudaMemcpyHostToDevice, to));
     // The next chunk overwrites the staging buffer.
-    CUDA_CHECK(cudaStreamSynchronize(to));
+    synchronize(dstDevice);
   }
 }
 

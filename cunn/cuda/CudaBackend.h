@@ -7,19 +7,31 @@
 // Every operation on a device (kernels, copies, NCCL calls) is queued on that device's one
 // stream, so operations on a device run in the order they were issued, and memory freed by
 // one operation's tensor is safe to hand to the next (CudaAllocator). Towards the host the
-// backend is synchronous where memory leaves or enters the devices: a copy to or from host
-// memory returns when the data has arrived. Everything else is only queued. Between two
+// backend waits only where memory leaves the devices: a copy to host memory returns when the
+// data has arrived; a copy from host memory returns once the host's memory is no longer needed
+// (Note [Staged host copies]). Everything else is only queued. Between two
 // devices the order is kept by events, not by the host: a peer copy is queued on the source's
 // stream behind an event of the destination's (so it waits for the work already queued on
 // both), and the destination's stream waits for an event recorded after it (so everything
 // queued there later sees the data). What can observe a result therefore comes later on the
 // same stream, or behind such an event, or is a copy to the host.
+//
+// Note [Staged host copies]
+// Copies between the host and a device (Note [Host synchronisations] in nn/backend/Backend.h)
+// go through the device's pinned staging slots, a chunk at a time: a copy from the host fills
+// a slot and queues its copy from there, and waits only where the slot is still being read by
+// an earlier copy (an event is recorded after each); a copy to the host queues the copies into
+// up to four slots, waits once for them all, then copies them out. Every wait of the backend
+// goes through cunn/cuda/HostWait.h, which counts it; each wait for a stream (synchronize)
+// also reads the device's value-check record (cunn/cuda/ValueChecks.h) and throws a failed
+// check's error.
 #pragma once
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +40,7 @@
 #include <vector>
 
 #include "cunn/cuda/CudaAllocator.h"
+#include "cunn/cuda/ValueChecks.h"
 #include "nn/backend/Backend.h"
 
 namespace nn {
@@ -49,13 +62,19 @@ class CudaBackend : public Backend {
   bool isHost() const override { return false; }
   /// Host to device, device to host and device to device (directly where the two devices
   /// have peer access, else through pinned host memory); strided within one device only. See
-  /// Note [One stream per device].
+  /// Note [One stream per device] and, for the host's side, Note [Staged host copies].
   void copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src, const Device& srcDevice,
             const StridedView& srcView, int64_t count) override;
   bool copiesStrided(const Device& dstDevice, const Device& srcDevice) const override { return dstDevice == srcDevice; }
   /// NCCL where asked for and it starts, else peer copies (saying once why not NCCL).
   std::unique_ptr<Communicator> communicator(const std::vector<Device>& devices, bool useNCCL,
                                              ParallelFor parallel) override;
+  /// Queues a kernel that checks the values where they are; a failure is thrown by the next
+  /// synchronize() of the device (Note [Host synchronisations]).
+  void checkValues(const Device& device, const float* values, int64_t n, const ValueCheck& check,
+                   FunctionRef<std::string()> who, const std::vector<int64_t>& sizes) override;
+  /// cuda::hostWaitCount(): the waits of every CUDA device.
+  int64_t hostSynchronizations() const override;
 
   /// The stream of cuda:`device` (created on first use).
   cudaStream_t stream(int device);
@@ -67,7 +86,8 @@ class CudaBackend : public Backend {
   /// Used by that device's thread only, as blas(). The math mode is set per convolution
   /// descriptor (cunn/cuda/ConvolutionKernels.cpp), not here.
   cudnnHandle_t cudnn(int device);
-  /// Waits until the work queued on cuda:`device`'s stream has finished.
+  /// Waits until the work queued on cuda:`device`'s stream has finished (a counted wait), then
+  /// throws the error of the first value check that failed there since the last such wait.
   void synchronize(int device);
   /// Makes cuda:`waiter`'s stream wait, without the host waiting, until the work queued so far
   /// on cuda:`device`'s stream has finished (an event recorded there).
@@ -81,8 +101,26 @@ class CudaBackend : public Backend {
   /// at a time. copy() uses it where peerAccess() is false; public so that it can be tested
   /// on machines whose devices do have peer access.
   void copyThroughHost(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes);
+  /// The value-check record of cuda:`device` (made on first use), for the kernels that index
+  /// with checked values: they do nothing where cuda::checkFailed(record).
+  cuda::CheckRecord* checkRecord(int device);
 
  private:
+  // Copies between the host and a device go through this many pinned slots of this size.
+  static constexpr size_t kStagingSlots = 4;
+  static constexpr size_t kStagingSlotBytes = size_t{2} << 20;
+  // The value checks whose descriptions are kept until the next wait; the description of a
+  // failed check queued before more than this many others is lost (the error says so).
+  static constexpr size_t kPendingChecks = 64;
+
+  // A queued value check, described for its error message.
+  struct PendingCheck {
+    unsigned int launch = 0;
+    ValueCheck check{};
+    std::string who;
+    std::vector<int64_t> sizes;
+  };
+
   struct PerDevice {
     explicit PerDevice(int device) : allocator(device) {}
     CudaAllocator allocator;
@@ -96,6 +134,22 @@ class CudaBackend : public Backend {
     cublasHandle_t blas = nullptr;
     std::once_flag cudnnOnce;
     cudnnHandle_t cudnn = nullptr;
+    // The staging slots (pinned, made on first use) and, for each, an event recorded after the
+    // last copy that reads it; under stagingMutex.
+    std::mutex stagingMutex;
+    std::array<char*, kStagingSlots> staging{};
+    std::array<cudaEvent_t, kStagingSlots> stagingRead{};
+    size_t nextSlot = 0;
+    // The value checks: the record in device memory, its copy as the last wait read it (pinned),
+    // the launches numbered from 1 and described in a ring, and whether one was queued since
+    // the last wait; under checkMutex.
+    std::once_flag checkOnce;
+    std::mutex checkMutex;
+    cuda::CheckRecord* checkRecord = nullptr;
+    cuda::CheckRecord* checkRead = nullptr;
+    unsigned int checkLaunches = 0;
+    bool checkQueued = false;
+    std::array<PendingCheck, kPendingChecks> pendingChecks;
   };
 
   CudaBackend();
@@ -105,6 +159,15 @@ class CudaBackend : public Backend {
   PerDevice& perDevice(int device);
   /// Copies `bytes` between two devices, one of them CUDA, both sides contiguous.
   void copyBytes(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes);
+  /// Host to cuda:`device` and back, through the device's staging slots.
+  void copyFromHost(void* dst, int device, const void* src, size_t bytes);
+  void copyToHost(void* dst, int device, const void* src, size_t bytes);
+  /// The staging slots of `d`, made on first use; under d.stagingMutex.
+  void makeStaging(PerDevice& d, int device);
+  /// Queues the reset of cuda:`device`'s check record on its stream.
+  void resetCheckRecord(PerDevice& d, cudaStream_t stream);
+  /// The error of the failed check that `d.checkRead` holds; under d.checkMutex.
+  std::string failedCheckMessage(const PerDevice& d, int device) const;
 
   std::once_flag initialised_;
   int count_ = 0;

@@ -1,8 +1,10 @@
-// Finding a device's backend, and the checks that every communicator shares.
+// Finding a device's backend, the checks that every communicator shares, and the host's
+// check of a tensor's values.
 #include "nn/backend/Backend.h"
 
 #include <atomic>
 #include <set>
+#include <sstream>
 
 #include "nn/Error.h"
 #include "nn/backend/Communicator.h"
@@ -33,6 +35,32 @@ Backend& backendOf(const Device& device) {
 void installBackend(Backend& backend) {
   NN_CHECK(backend.type() != DeviceType::CPU, "nn::installBackend: the CPU backend is built in");
   gCudaBackend.store(&backend, std::memory_order_release);
+}
+
+std::string valueCheckMessage(const std::string& who, const ValueCheck& check, const std::vector<int64_t>& sizes,
+                              int64_t position, float value) {
+  std::ostringstream s;
+  s << who << ": ";
+  switch (check.kind) {
+    case math::ValueKind::ClassTarget:
+      s << "target " << value << " at position " << position << " is not a class index in [0, " << check.limit << ")";
+      break;
+    case math::ValueKind::Index:
+      s << "expected indices from 0 to " << check.limit - 1 << ", got " << value << " at position " << position
+        << " of " << shapeString(sizes);
+      break;
+    case math::ValueKind::UnitInterval:
+      s << "expected input in [0, 1], got " << value << " at position " << position << " of " << shapeString(sizes);
+      break;
+  }
+  return s.str();
+}
+
+void Backend::checkValues(const Device&, const float* values, int64_t n, const ValueCheck& check,
+                          FunctionRef<std::string()> who, const std::vector<int64_t>& sizes) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!math::passesValueCheck(check.kind, check.limit, values[i]))
+      throw Error(valueCheckMessage(who(), check, sizes, i, values[i]));
 }
 
 std::unique_ptr<Communicator> makeCommunicator(const std::vector<Device>& devices, bool useNCCL,

@@ -11,6 +11,16 @@
 // without a GPU. Each backend's folder holds its memory, its copies, its communicators and
 // one table of kernels per module, filled in with the same function names and argument
 // orders (Torch7's THNN and THCUNN); the formulas those kernels compute are in nn/math.
+//
+// Note [Host synchronisations]
+// A backend whose devices are not the host's memory queues work and lets the host run ahead:
+// the host waits for a device only where it reads a value of the device's memory (a copy to
+// the host: a loss a criterion's forward returns, Tensor::item, toVector) or where a buffer
+// it lends to the device is about to be reused. A steady training step that does not read its
+// loss therefore makes no wait, and one that reads it makes one. Checks of a tensor's values
+// (class targets, indices, probabilities) run where the values are (checkValues): on the host
+// at once, on such a device in a kernel whose failure, the error the host check would give,
+// is thrown by that device's next wait. hostSynchronizations() counts the waits, for tests.
 #pragma once
 
 #include <cstddef>
@@ -23,10 +33,18 @@
 #include "nn/Device.h"
 #include "nn/FunctionRef.h"
 #include "nn/backend/Kernels.h"
+#include "nn/math/ValueCheck.h"
 
 namespace nn {
 
 class Communicator;
+
+/// A check of a tensor's values (Note [Host synchronisations]): each value must be of `kind`
+/// (nn/math/ValueCheck.h), below `limit` for the index kinds.
+struct ValueCheck {
+  math::ValueKind kind;
+  int64_t limit = 0;
+};
 
 class Backend {
  public:
@@ -72,10 +90,27 @@ class Backend {
   virtual std::unique_ptr<Communicator> communicator(const std::vector<Device>& devices, bool useNCCL,
                                                      ParallelFor parallel) = 0;
 
+  /// Checks the n contiguous floats at `values` on `device` against `check`. The first that
+  /// fails is an nn::Error from valueCheckMessage(who(), check, sizes, ...), `sizes` those of
+  /// the tensor checked. Here, on the host, at once; a backend of devices that are not the
+  /// host's memory overrides it to check on the device and throw at the device's next host
+  /// wait (Note [Host synchronisations]).
+  virtual void checkValues(const Device& device, const float* values, int64_t n, const ValueCheck& check,
+                           FunctionRef<std::string()> who, const std::vector<int64_t>& sizes);
+  /// How many times the host has waited for a device of this type so far, every device and
+  /// thread together (Note [Host synchronisations]); 0 for the host's own devices.
+  virtual int64_t hostSynchronizations() const { return 0; }
+
  private:
   DeviceType type_;
   Kernels kernels_;
 };
+
+/// The error of a failed value check: value `value` at `position` of a tensor of `sizes`,
+/// checked by `who` ("nn.ClassNLLCriterion"): "nn.ClassNLLCriterion: target 12 at position 3
+/// is not a class index in [0, 10)".
+std::string valueCheckMessage(const std::string& who, const ValueCheck& check, const std::vector<int64_t>& sizes,
+                              int64_t position, float value);
 
 /// The backend of a device type; for a type this build has no backend for, an nn::Error
 /// that names `device` and says so.

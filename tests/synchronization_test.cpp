@@ -1,0 +1,112 @@
+// When the host waits for a device (Note [Host synchronisations] in nn/backend/Backend.h): a
+// steady training step waits only to read the loss it asks for, allocates no tensor storage,
+// and a bad class target checked on the device is still the host check's error, after which
+// training goes on. The bodies run on every device type (tests/DeviceTest.h); the CPU's
+// devices are the host's own, so a CPU run waits for nothing.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "nn/backend/Backend.h"
+#include "nn/nn.h"
+#include "tests/DeviceTest.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+// Linear, ReLU, Linear, LogSoftMax over 20 features and 10 classes, trained with ClassNLL and
+// SGD with momentum, on one device.
+struct SmallTraining {
+  explicit SmallTraining(const nn::Device& device) : backend(nn::backendOf(device)) {
+    nn::manualSeed(5);
+    net.add(std::make_shared<nn::Linear>(20, 16));
+    net.add(std::make_shared<nn::ReLU>());
+    net.add(std::make_shared<nn::Linear>(16, 10));
+    net.add(std::make_shared<nn::LogSoftMax>());
+    net.to(device);
+    std::vector<float> labels(32);
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<float>(i % 10);
+    hostInput = nn::test::randomTensor({32, 20}, 6);
+    hostTarget = Tensor::fromVector({32}, labels);
+    input = hostInput.to(device);
+    target = hostTarget.to(device);
+    nn::SgdOptions options;
+    options.learningRate = 0.05f;
+    options.momentum = 0.9f;
+    sgd = std::make_unique<nn::SGD>(net.getParameters(), options);
+  }
+
+  // One step; reads the loss where asked (the criterion's forward returns it), else only the
+  // criterion's gradient is computed.
+  float step(bool readLoss) {
+    net.zeroGradParameters();
+    const Tensor& out = net.forward(input);
+    const float loss = readLoss ? criterion.forward(out, target) : 0.f;
+    net.backward(input, criterion.backward(out, target));
+    sgd->step();
+    return loss;
+  }
+
+  // The host waits that `steps` steps make.
+  int64_t waitsOf(int steps, bool readLoss) {
+    const int64_t before = backend.hostSynchronizations();
+    for (int i = 0; i < steps; ++i) step(readLoss);
+    return backend.hostSynchronizations() - before;
+  }
+
+  nn::Backend& backend;
+  nn::Sequential net;
+  nn::ClassNLLCriterion criterion;
+  std::unique_ptr<nn::SGD> sgd;
+  Tensor hostInput, hostTarget, input, target;
+};
+
+}  // namespace
+
+NN_DEVICE_TEST_CASE("a steady training step waits for its device only to read the loss", "[synchronization]") {
+  SmallTraining training(kind.device());
+  // Warm-up: the modules' buffers, the optimizer's velocity, the libraries' handles, the
+  // staging buffers and the check record are made here.
+  for (int i = 0; i < 3; ++i) training.step(true);
+  const int64_t storages = nn::storageAllocationCount();
+  // One wait: the copy of the loss to the host. None for the targets, which are checked on the
+  // device.
+  REQUIRE(training.waitsOf(1, true) == (kind.isCpu() ? 0 : 1));
+  REQUIRE(training.waitsOf(5, false) == 0);
+  REQUIRE(training.waitsOf(3, true) == (kind.isCpu() ? 0 : 3));
+  // A batch copied from the host each step, as a training program does: the copies go through
+  // staging buffers the device has finished reading, so still one wait, for the loss.
+  const int64_t before = training.backend.hostSynchronizations();
+  for (int i = 0; i < 3; ++i) {
+    training.input.copy_(training.hostInput);
+    training.target.copy_(training.hostTarget);
+    REQUIRE(std::isfinite(training.step(true)));
+  }
+  REQUIRE(training.backend.hostSynchronizations() - before == (kind.isCpu() ? 0 : 3));
+  REQUIRE(nn::storageAllocationCount() == storages);
+}
+
+NN_DEVICE_TEST_CASE("a bad class target is the host check's error wherever it is checked, and training goes on",
+                    "[synchronization]") {
+  SmallTraining training(kind.device());
+  const float first = training.step(true);
+  std::vector<float> labels = training.hostTarget.toVector();
+  labels[7] = 10.f;
+  const Tensor bad = Tensor::fromVector({32}, labels).to(kind.device());
+  const Tensor& out = training.net.forward(training.input);
+  // The loss's read reports it: on the host before the loss, on a CUDA device after.
+  REQUIRE_THROWS_WITH(
+      training.criterion.forward(out, bad),
+      Catch::StartsWith("nn.ClassNLLCriterion: target 10 at position 7 is not a class index in [0, 10)"));
+  // Without a read of the loss, the next read of anything on the device reports it.
+  REQUIRE_THROWS_WITH(
+      training.criterion.backward(out, bad).toVector(),
+      Catch::StartsWith("nn.ClassNLLCriterion: target 10 at position 7 is not a class index in [0, 10)"));
+  // Reported once: the steps that follow check and train as before.
+  const float later = training.step(true);
+  REQUIRE(std::isfinite(later));
+  REQUIRE(later < first);
+}
