@@ -11,6 +11,7 @@
 
 #include "nn/Parallel.h"
 #include "nn/cpu/Blas.h"
+#include "nn/cpu/DirectConvolution.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 #include "nn/cpu/WinogradConvolution.h"
@@ -348,6 +349,7 @@ float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, 
 void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                      const float* bias, float* output, Tensor& workspace) {
   if (winogradFits(s)) return winogradUpdateOutput(device, s, input, weight, bias, output, workspace);
+  if (directFits(s)) return directUpdateOutput(device, s, input, weight, bias, output, workspace);
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
@@ -386,6 +388,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
 void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                         float* gradInput, Tensor& workspace) {
   if (winogradFits(s)) return winogradUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
+  if (directFits(s)) return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
@@ -420,8 +423,11 @@ bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
-  if (winogradFits(s)) {
-    winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
+  if (winogradFits(s) || directFits(s)) {
+    if (winogradFits(s))
+      winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
+    else
+      directAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
     // The bias gradient as the unfolded route adds it, sample by sample.
     if (gradBias)
       for (int64_t n = 0; n < s.batch; ++n)

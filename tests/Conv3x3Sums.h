@@ -1,0 +1,148 @@
+// Sums of the terms of a 3x3 convolution, in double, that the CPU's routes (unfolded, Winograd,
+// direct) and cuDNN are checked against: the output, gradInput and the parameters' gradients.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "nn/Random.h"
+#include "nn/SpatialConvolution.h"
+#include "nn/Tensor.h"
+#include "tests/DeviceTest.h"
+#include "tests/GradCheck.h"
+
+namespace nn::test {
+
+// A layer of stride 1: `planes` in, `outPlanes` out, padding `pad` on every side, input planes of
+// height x width; its output planes are height + 2 pad - 2 by width + 2 pad - 2.
+struct Conv3x3 {
+  int64_t planes, outPlanes, pad, height, width;
+};
+
+// Worst |value - reference| / (1 + sum of |terms|) over the elements: the reference's terms'
+// magnitudes bound the rounding of any order and form of their sum.
+struct Reference {
+  std::vector<double> value, magnitude;
+};
+
+inline double worstError(const Tensor& t, const Reference& r) {
+  const std::vector<float> v = t.toVector();
+  REQUIRE(v.size() == r.value.size());
+  double worst = 0;
+  for (size_t i = 0; i < v.size(); ++i) worst = std::max(worst, std::fabs(v[i] - r.value[i]) / (1 + r.magnitude[i]));
+  return worst;
+}
+
+// y[n][o][y][x] = b[o] + sum over c, ky, kx of w[o][c][ky][kx] x[n][c][y - pad + ky][x - pad + kx].
+inline Reference forwardReference(const Conv3x3& c, int64_t batch, const std::vector<float>& x,
+                                  const std::vector<float>& w, const std::vector<float>& b) {
+  const int64_t outH = c.height + 2 * c.pad - 2, outW = c.width + 2 * c.pad - 2;
+  Reference r{std::vector<double>(static_cast<size_t>(batch * c.outPlanes * outH * outW)), {}};
+  r.magnitude = r.value;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t o = 0; o < c.outPlanes; ++o)
+      for (int64_t oy = 0; oy < outH; ++oy)
+        for (int64_t ox = 0; ox < outW; ++ox) {
+          double sum = b[static_cast<size_t>(o)], magnitude = std::fabs(sum);
+          for (int64_t p = 0; p < c.planes; ++p)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                const int64_t iy = oy - c.pad + ky, ix = ox - c.pad + kx;
+                if (iy < 0 || iy >= c.height || ix < 0 || ix >= c.width) continue;
+                const double term = double(w[static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx)]) *
+                                    x[static_cast<size_t>(((n * c.planes + p) * c.height + iy) * c.width + ix)];
+                sum += term;
+                magnitude += std::fabs(term);
+              }
+          const auto i = static_cast<size_t>(((n * c.outPlanes + o) * outH + oy) * outW + ox);
+          r.value[i] = sum;
+          r.magnitude[i] = magnitude;
+        }
+  return r;
+}
+
+// gradInput[n][c][iy][ix] = sum over o, ky, kx of w[o][c][ky][kx] g[n][o][iy + pad - ky][ix + pad - kx].
+inline Reference gradInputReference(const Conv3x3& c, int64_t batch, const std::vector<float>& g,
+                                    const std::vector<float>& w) {
+  const int64_t outH = c.height + 2 * c.pad - 2, outW = c.width + 2 * c.pad - 2;
+  Reference r{std::vector<double>(static_cast<size_t>(batch * c.planes * c.height * c.width)), {}};
+  r.magnitude = r.value;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t p = 0; p < c.planes; ++p)
+      for (int64_t iy = 0; iy < c.height; ++iy)
+        for (int64_t ix = 0; ix < c.width; ++ix) {
+          double sum = 0, magnitude = 0;
+          for (int64_t o = 0; o < c.outPlanes; ++o)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                const int64_t oy = iy + c.pad - ky, ox = ix + c.pad - kx;
+                if (oy < 0 || oy >= outH || ox < 0 || ox >= outW) continue;
+                const double term = double(w[static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx)]) *
+                                    g[static_cast<size_t>(((n * c.outPlanes + o) * outH + oy) * outW + ox)];
+                sum += term;
+                magnitude += std::fabs(term);
+              }
+          const auto i = static_cast<size_t>(((n * c.planes + p) * c.height + iy) * c.width + ix);
+          r.value[i] = sum;
+          r.magnitude[i] = magnitude;
+        }
+  return r;
+}
+
+// gradWeight[o][c][ky][kx] = scale * sum over n, oy, ox of g[n][o][oy][ox] x[n][c][oy - pad + ky][ox - pad + kx],
+// then gradBias[o] = scale * the sum of g[n][o]: one Reference of the weights' values, then the biases'.
+inline Reference gradParametersReference(const Conv3x3& c, int64_t batch, const std::vector<float>& x,
+                                         const std::vector<float>& g, double scale) {
+  const int64_t outH = c.height + 2 * c.pad - 2, outW = c.width + 2 * c.pad - 2;
+  Reference r{std::vector<double>(static_cast<size_t>(c.outPlanes * c.planes * 9 + c.outPlanes)), {}};
+  r.magnitude = r.value;
+  auto add = [&](size_t i, double term) {
+    r.value[i] += scale * term;
+    r.magnitude[i] += std::fabs(scale * term);
+  };
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t o = 0; o < c.outPlanes; ++o)
+      for (int64_t oy = 0; oy < outH; ++oy)
+        for (int64_t ox = 0; ox < outW; ++ox) {
+          const double gradient = g[static_cast<size_t>(((n * c.outPlanes + o) * outH + oy) * outW + ox)];
+          add(static_cast<size_t>(c.outPlanes * c.planes * 9 + o), gradient);
+          for (int64_t p = 0; p < c.planes; ++p)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                const int64_t iy = oy - c.pad + ky, ix = ox - c.pad + kx;
+                if (iy < 0 || iy >= c.height || ix < 0 || ix >= c.width) continue;
+                add(static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx),
+                    gradient * x[static_cast<size_t>(((n * c.planes + p) * c.height + iy) * c.width + ix)]);
+              }
+        }
+  return r;
+}
+
+// Layer c on kind's device, seeded, against the sums above: its output, its gradInput and its
+// parameters' gradients (scale 0.5) for a batch of random inputs and gradOutputs.
+inline void checkConv3x3(const DeviceKind& kind, const Conv3x3& c, int64_t batch) {
+  CAPTURE(c.planes, c.outPlanes, c.pad, c.height, c.width);
+  manualSeed(5);
+  SpatialConvolution conv(c.planes, c.outPlanes, 3, 3, 1, 1, c.pad, c.pad);
+  conv.to(kind.device());
+  const int64_t outH = c.height + 2 * c.pad - 2, outW = c.width + 2 * c.pad - 2;
+  const Tensor x = randomTensor({batch, c.planes, c.height, c.width}, 31);
+  const Tensor g = randomTensor({batch, c.outPlanes, outH, outW}, 32);
+  const std::vector<float> w = conv.weight.toVector(), b = conv.bias.toVector();
+  conv.zeroGradParameters();
+  const Tensor y = conv.forward(kind.on(x));
+  const Tensor gi = conv.backward(kind.on(x), kind.on(g), 0.5f);
+  // Every route rounds far below 1e-5 of the terms' magnitude (Winograd's transforms add up to 4
+  // inputs and 9 kernel taps before the products, and 16 products after); a wrong tap or block is
+  // off by a whole term.
+  CHECK(worstError(y, forwardReference(c, batch, x.toVector(), w, b)) < 1e-5);
+  CHECK(worstError(gi, gradInputReference(c, batch, g.toVector(), w)) < 1e-5);
+  std::vector<float> gradients = conv.gradWeight.toVector();
+  for (float b : conv.gradBias.toVector()) gradients.push_back(b);
+  CHECK(worstError(Tensor::fromVector({static_cast<int64_t>(gradients.size())}, gradients),
+                   gradParametersReference(c, batch, x.toVector(), g.toVector(), 0.5)) < 1e-5);
+}
+
+}  // namespace nn::test

@@ -1,0 +1,89 @@
+// nn::SpatialConvolution's 3x3 layers of stride 1 and padding 1 on rows of 7, 8 or 14 positions,
+// with planes a multiple of 32 on both sides, which the CPU computes directly where it has AVX-512
+// (nn/cpu/DirectConvolution.cpp): forward, gradInput and the parameters' gradients against the
+// sums of their terms in double, tiles of two rows and of one, 32 and 64 planes; finite
+// differences; the same floats on 1 and 2 compute threads. On CUDA devices the same bodies check
+// cuDNN; on a CPU without AVX-512, the unfolded route.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
+
+#include "nn/Parallel.h"
+#include "nn/Random.h"
+#include "nn/SpatialConvolution.h"
+#include "nn/cpu/DirectConvolution.h"
+#include "tests/Conv3x3Sums.h"
+#include "tests/DeviceTest.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+const std::vector<nn::test::Conv3x3> kCases = {
+    {32, 32, 1, 14, 14},  // a residual network's 14x14 layer: one row a tile
+    {64, 32, 1, 7, 7},    // its 7x7 layers: tiles of two rows and a last of one
+    {32, 64, 1, 8, 8},    // CIFAR's 8x8 planes
+    {32, 32, 1, 4, 7},    // tiles of two rows only
+};
+
+// The layer's shape as the CPU kernels see it, for a batch of n.
+nn::ConvolutionShape shapeOf(const nn::test::Conv3x3& c, int64_t n) {
+  return {n, c.planes, c.height, c.width, c.outPlanes, 3, 3, 1, 1, 1, 1, c.height, c.width};
+}
+
+}  // namespace
+
+TEST_CASE("SpatialConvolution 3x3 on 7, 8 and 14 positions a row takes the direct route where the CPU has AVX-512",
+          "[SpatialConvolution]") {
+  for (const nn::test::Conv3x3& c : kCases) {
+    CAPTURE(c.planes, c.outPlanes, c.height, c.width);
+    CHECK(nn::cpu::directFits(shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
+  }
+  nn::test::Conv3x3 other = kCases[0];
+  other.planes = 48;  // not a multiple of 32
+  CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
+  other = kCases[0];
+  other.width = 12;
+  CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
+}
+
+NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 and 64 matches the sums of its taps",
+                    "[SpatialConvolution]") {
+  for (const nn::test::Conv3x3& c : kCases) nn::test::checkConv3x3(kind, c, 3);
+}
+
+NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 agrees with finite differences",
+                    "[SpatialConvolution]") {
+  nn::manualSeed(8);
+  nn::SpatialConvolution conv(32, 32, 3, 3, 1, 1, 1, 1);
+  conv.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({1, 32, 3, 7}, 36));
+  REQUIRE_THAT(nn::test::checkInputGradient(conv, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(conv, x), nn::test::EachAgreesWithin(1e-3, 2));
+}
+
+TEST_CASE("SpatialConvolution 3x3 on narrow planes gives the same floats on 1 and 2 compute threads",
+          "[SpatialConvolution]") {
+  // 5 samples: 3 on the first thread, 2 on the second; each sample's output its own.
+  nn::manualSeed(9);
+  nn::SpatialConvolution conv(32, 32, 3, 3, 1, 1, 1, 1);
+  const Tensor x = nn::test::randomTensor({5, 32, 7, 7}, 37);
+  const Tensor g = nn::test::randomTensor({5, 32, 7, 7}, 38);
+  conv.zeroGradParameters();
+  const Tensor y = conv.forward(x).clone();
+  const Tensor gi = conv.backward(x, g).clone();
+  const Tensor gw = conv.gradWeight.clone();
+  nn::setNumThreads(2);
+  conv.zeroGradParameters();
+  const Tensor y2 = conv.forward(x).clone();
+  const Tensor gi2 = conv.backward(x, g).clone();
+  nn::setNumThreads(1);
+  CHECK(nn::test::maxAbsDiff(y2, y) == 0);
+  CHECK(nn::test::maxAbsDiff(gi2, gi) == 0);
+  // The weight gradient is summed per thread and the threads' sums added: only rounding apart.
+  double largest = 0;
+  for (float v : gw.toVector()) largest = std::max(largest, std::fabs(double(v)));
+  CHECK(largest > 1);
+  CHECK(nn::test::maxAbsDiff(conv.gradWeight, gw) < 1e-5 * largest);
+}
