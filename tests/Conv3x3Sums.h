@@ -15,10 +15,13 @@
 
 namespace nn::test {
 
-// A layer of stride 1: `planes` in, `outPlanes` out, padding `pad` on every side, input planes of
-// height x width; its output planes are height + 2 pad - 2 by width + 2 pad - 2.
+// A layer: `planes` in, `outPlanes` out, padding `pad` on every side, input planes of
+// height x width, stride `stride`.
 struct Conv3x3 {
-  int64_t planes, outPlanes, pad, height, width;
+  int64_t planes, outPlanes, pad, height, width, stride = 1;
+
+  int64_t outHeight() const { return (height + 2 * pad - 3) / stride + 1; }
+  int64_t outWidth() const { return (width + 2 * pad - 3) / stride + 1; }
 };
 
 // Worst |value - reference| / (1 + sum of |terms|) over the elements: the reference's terms'
@@ -35,10 +38,10 @@ inline double worstError(const Tensor& t, const Reference& r) {
   return worst;
 }
 
-// y[n][o][y][x] = b[o] + sum over c, ky, kx of w[o][c][ky][kx] x[n][c][y - pad + ky][x - pad + kx].
+// y[n][o][y][x] = b[o] + sum over c, ky, kx of w[o][c][ky][kx] x[n][c][y s - pad + ky][x s - pad + kx] (stride s).
 inline Reference forwardReference(const Conv3x3& c, int64_t batch, const std::vector<float>& x,
                                   const std::vector<float>& w, const std::vector<float>& b) {
-  const int64_t outH = c.height + 2 * c.pad - 2, outW = c.width + 2 * c.pad - 2;
+  const int64_t outH = c.outHeight(), outW = c.outWidth();
   Reference r{std::vector<double>(static_cast<size_t>(batch * c.outPlanes * outH * outW)), {}};
   r.magnitude = r.value;
   for (int64_t n = 0; n < batch; ++n)
@@ -49,7 +52,7 @@ inline Reference forwardReference(const Conv3x3& c, int64_t batch, const std::ve
           for (int64_t p = 0; p < c.planes; ++p)
             for (int64_t ky = 0; ky < 3; ++ky)
               for (int64_t kx = 0; kx < 3; ++kx) {
-                const int64_t iy = oy - c.pad + ky, ix = ox - c.pad + kx;
+                const int64_t iy = oy * c.stride - c.pad + ky, ix = ox * c.stride - c.pad + kx;
                 if (iy < 0 || iy >= c.height || ix < 0 || ix >= c.width) continue;
                 const double term = double(w[static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx)]) *
                                     x[static_cast<size_t>(((n * c.planes + p) * c.height + iy) * c.width + ix)];
@@ -63,10 +66,11 @@ inline Reference forwardReference(const Conv3x3& c, int64_t batch, const std::ve
   return r;
 }
 
-// gradInput[n][c][iy][ix] = sum over o, ky, kx of w[o][c][ky][kx] g[n][o][iy + pad - ky][ix + pad - kx].
+// gradInput[n][c][iy][ix] = sum over o, ky, kx of w[o][c][ky][kx] g[n][o][(iy + pad - ky) / s][(ix + pad - kx) / s],
+// where s divides both.
 inline Reference gradInputReference(const Conv3x3& c, int64_t batch, const std::vector<float>& g,
                                     const std::vector<float>& w) {
-  const int64_t outH = c.height + 2 * c.pad - 2, outW = c.width + 2 * c.pad - 2;
+  const int64_t outH = c.outHeight(), outW = c.outWidth();
   Reference r{std::vector<double>(static_cast<size_t>(batch * c.planes * c.height * c.width)), {}};
   r.magnitude = r.value;
   for (int64_t n = 0; n < batch; ++n)
@@ -77,8 +81,8 @@ inline Reference gradInputReference(const Conv3x3& c, int64_t batch, const std::
           for (int64_t o = 0; o < c.outPlanes; ++o)
             for (int64_t ky = 0; ky < 3; ++ky)
               for (int64_t kx = 0; kx < 3; ++kx) {
-                const int64_t oy = iy + c.pad - ky, ox = ix + c.pad - kx;
-                if (oy < 0 || oy >= outH || ox < 0 || ox >= outW) continue;
+                const int64_t sy = iy + c.pad - ky, sx = ix + c.pad - kx, oy = sy / c.stride, ox = sx / c.stride;
+                if (sy < 0 || sx < 0 || sy % c.stride || sx % c.stride || oy >= outH || ox >= outW) continue;
                 const double term = double(w[static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx)]) *
                                     g[static_cast<size_t>(((n * c.outPlanes + o) * outH + oy) * outW + ox)];
                 sum += term;
@@ -91,11 +95,11 @@ inline Reference gradInputReference(const Conv3x3& c, int64_t batch, const std::
   return r;
 }
 
-// gradWeight[o][c][ky][kx] = scale * sum over n, oy, ox of g[n][o][oy][ox] x[n][c][oy - pad + ky][ox - pad + kx],
+// gradWeight[o][c][ky][kx] = scale * sum over n, oy, ox of g[n][o][oy][ox] x[n][c][oy s - pad + ky][ox s - pad + kx],
 // then gradBias[o] = scale * the sum of g[n][o]: one Reference of the weights' values, then the biases'.
 inline Reference gradParametersReference(const Conv3x3& c, int64_t batch, const std::vector<float>& x,
                                          const std::vector<float>& g, double scale) {
-  const int64_t outH = c.height + 2 * c.pad - 2, outW = c.width + 2 * c.pad - 2;
+  const int64_t outH = c.outHeight(), outW = c.outWidth();
   Reference r{std::vector<double>(static_cast<size_t>(c.outPlanes * c.planes * 9 + c.outPlanes)), {}};
   r.magnitude = r.value;
   auto add = [&](size_t i, double term) {
@@ -111,7 +115,7 @@ inline Reference gradParametersReference(const Conv3x3& c, int64_t batch, const 
           for (int64_t p = 0; p < c.planes; ++p)
             for (int64_t ky = 0; ky < 3; ++ky)
               for (int64_t kx = 0; kx < 3; ++kx) {
-                const int64_t iy = oy - c.pad + ky, ix = ox - c.pad + kx;
+                const int64_t iy = oy * c.stride - c.pad + ky, ix = ox * c.stride - c.pad + kx;
                 if (iy < 0 || iy >= c.height || ix < 0 || ix >= c.width) continue;
                 add(static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx),
                     gradient * x[static_cast<size_t>(((n * c.planes + p) * c.height + iy) * c.width + ix)]);
@@ -123,11 +127,11 @@ inline Reference gradParametersReference(const Conv3x3& c, int64_t batch, const 
 // Layer c on kind's device, seeded, against the sums above: its output, its gradInput and its
 // parameters' gradients (scale 0.5) for a batch of random inputs and gradOutputs.
 inline void checkConv3x3(const DeviceKind& kind, const Conv3x3& c, int64_t batch) {
-  CAPTURE(c.planes, c.outPlanes, c.pad, c.height, c.width);
+  CAPTURE(c.planes, c.outPlanes, c.pad, c.height, c.width, c.stride);
   manualSeed(5);
-  SpatialConvolution conv(c.planes, c.outPlanes, 3, 3, 1, 1, c.pad, c.pad);
+  SpatialConvolution conv(c.planes, c.outPlanes, 3, 3, c.stride, c.stride, c.pad, c.pad);
   conv.to(kind.device());
-  const int64_t outH = c.height + 2 * c.pad - 2, outW = c.width + 2 * c.pad - 2;
+  const int64_t outH = c.outHeight(), outW = c.outWidth();
   const Tensor x = randomTensor({batch, c.planes, c.height, c.width}, 31);
   const Tensor g = randomTensor({batch, c.outPlanes, outH, outW}, 32);
   const std::vector<float> w = conv.weight.toVector(), b = conv.bias.toVector();

@@ -1,8 +1,8 @@
-// nn::SpatialConvolution's 3x3 layers of stride 1 and padding 1 on rows of 7, 8 or 14 positions,
-// with planes a multiple of 32 on both sides, which the CPU computes directly where it has AVX-512
-// (nn/cpu/DirectConvolution.cpp): forward, gradInput and the parameters' gradients against the
-// sums of their terms in double, tiles of two rows and of one, 32 and 64 planes; finite
-// differences; the same floats on 1 and 2 compute threads. On CUDA devices the same bodies check
+// nn::SpatialConvolution's 3x3 layers of stride 1 or 2 and padding 1 onto rows of 7, 8 or 14
+// positions, with output planes a multiple of 32, which the CPU computes directly where it has
+// AVX-512 (nn/cpu/DirectConvolution.cpp): forward, gradInput and the parameters' gradients against
+// the sums of their terms in double, tiles of two rows and of one, 32 and 64 planes, stride 2 from
+// 16 planes; finite differences; the same floats on 1 and 2 compute threads. On CUDA devices the same bodies check
 // cuDNN; on a CPU without AVX-512, the unfolded route.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -25,27 +25,39 @@ const std::vector<nn::test::Conv3x3> kCases = {
     {64, 32, 1, 7, 7},    // its 7x7 layers: tiles of two rows and a last of one
     {32, 64, 1, 8, 8},    // CIFAR's 8x8 planes
     {32, 32, 1, 4, 7},    // tiles of two rows only
+    // Stride 2 (forward and weight gradient direct, gradInput unfolded): a residual network's
+    // 28x28 -> 14x14 and 14x14 -> 7x7 layers, odd heights.
+    {16, 32, 1, 5, 28, 2},
+    {32, 64, 1, 14, 14, 2},
+    {32, 32, 1, 6, 16, 2},
 };
 
 // The layer's shape as the CPU kernels see it, for a batch of n.
 nn::ConvolutionShape shapeOf(const nn::test::Conv3x3& c, int64_t n) {
-  return {n, c.planes, c.height, c.width, c.outPlanes, 3, 3, 1, 1, 1, 1, c.height, c.width};
+  return {n, c.planes, c.height, c.width, c.outPlanes, 3, 3, c.stride, c.stride, 1, 1, c.outHeight(), c.outWidth()};
 }
 
 }  // namespace
 
-TEST_CASE("SpatialConvolution 3x3 on 7, 8 and 14 positions a row takes the direct route where the CPU has AVX-512",
+TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the direct route where the CPU has AVX-512",
           "[SpatialConvolution]") {
   for (const nn::test::Conv3x3& c : kCases) {
     CAPTURE(c.planes, c.outPlanes, c.height, c.width);
     CHECK(nn::cpu::directFits(shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
   }
   nn::test::Conv3x3 other = kCases[0];
-  other.planes = 48;  // not a multiple of 32
+  other.outPlanes = 48;  // not a multiple of 32
   CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
   other = kCases[0];
   other.width = 12;
   CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
+  // The gradInput of stride 2 and of input planes not a multiple of 32 stay unfolded.
+  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(kCases[4], 2)));
+  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(kCases[5], 2)));
+  CHECK(nn::cpu::directGradInputFits(shapeOf(kCases[0], 2)) == bool(__builtin_cpu_supports("avx512f")));
+  other = kCases[0];
+  other.planes = 16;
+  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(other, 2)));
 }
 
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 and 64 matches the sums of its taps",

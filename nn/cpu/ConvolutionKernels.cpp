@@ -388,7 +388,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
 void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                         float* gradInput, Tensor& workspace) {
   if (winogradFits(s)) return winogradUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
-  if (directFits(s)) return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
+  if (directGradInputFits(s)) return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);

@@ -36,12 +36,13 @@ constexpr int64_t kBlock = 32;
 // broadcast input value take 31 of the 32 vector registers.
 constexpr int kTile = 14;
 
-// A 3x3 cross-correlation of stride 1 and padding 1: `inPlanes` planes of height x width in,
-// `outPlanes` planes of the same size out.
+// A 3x3 cross-correlation of stride 1 or 2 and padding 1: `inPlanes` planes of height x width
+// in, `outPlanes` planes of outHeight x outWidth out.
 struct Correlation {
-  int64_t batch, inPlanes, outPlanes, height, width;
+  int64_t batch, inPlanes, outPlanes, height, width, stride, outHeight, outWidth;
 
-  int64_t positions() const { return height * width; }
+  int64_t inPositions() const { return height * width; }
+  int64_t positions() const { return outHeight * outWidth; }
   int64_t rowFloats() const { return width + 2; }
   int64_t planeFloats() const { return (height + 2) * rowFloats(); }
   int64_t paddedFloats() const { return inPlanes * planeFloats(); }
@@ -70,14 +71,14 @@ void arrangeKernels(const Correlation& p, const float* weight, bool turned, floa
             turned ? weight[(c * p.outPlanes + o) * 9 + 8 - t] : weight[(o * p.inPlanes + c) * 9 + t];
 }
 
-// The sums of a tile of R rows of W positions for kBlock output planes: `in` is the padded
-// input at the tile's first row (`planes` planes, planeFloats apart), `kernels` the block's
-// [planes][9][kBlock]; tile[position][kBlock] gets the sums, each over its planes and taps in
-// order.
-template <int W, int R>
+// The sums of a tile of R output rows of W positions for kBlock output planes, of stride S: `in`
+// is the padded input (S W + 2 floats a row) at the tile's first row (`planes` planes,
+// planeFloats apart), `kernels` the block's [planes][9][kBlock]; tile[position][kBlock] gets the
+// sums, each over its planes and taps in order.
+template <int W, int S, int R>
 NN_DIRECT_KERNEL void tileSums(const float* in, int64_t planes, int64_t planeFloats, const float* kernels,
                                float* tile) {
-  constexpr int positions = W * R, rowFloats = W + 2;
+  constexpr int positions = W * R, rowFloats = S * W + 2;
   __m512 low[positions], high[positions];
   for (int i = 0; i < positions; ++i) low[i] = high[i] = _mm512_setzero_ps();
   for (int64_t c = 0; c < planes; ++c, in += planeFloats, kernels += 9 * kBlock)
@@ -90,7 +91,7 @@ NN_DIRECT_KERNEL void tileSums(const float* in, int64_t planes, int64_t planeFlo
         const float* corner = in + ky * rowFloats + kx;
 #pragma GCC unroll 28
         for (int i = 0; i < positions; ++i) {
-          const __m512 x = _mm512_set1_ps(corner[i / W * rowFloats + i % W]);
+          const __m512 x = _mm512_set1_ps(corner[S * (i / W * rowFloats + i % W)]);
           low[i] = _mm512_fmadd_ps(x, k0, low[i]);
           high[i] = _mm512_fmadd_ps(x, k1, high[i]);
         }
@@ -101,11 +102,12 @@ NN_DIRECT_KERNEL void tileSums(const float* in, int64_t planes, int64_t planeFlo
   }
 }
 
-// sums[tap][kBlock] += the products, over a sample's positions, of the input value each tap
-// reaches (`in`: one padded plane) and the gradOutput of kBlock planes there (gradients[position][kBlock]).
-template <int W>
+// sums[tap][kBlock] += the products, over a sample's output positions (`height` rows of W, stride
+// S), of the input value each tap reaches (`in`: one padded plane) and the gradOutput of kBlock
+// planes there (gradients[position][kBlock]).
+template <int W, int S>
 NN_DIRECT_KERNEL void tapSums(const float* in, int64_t height, const float* gradients, float* sums) {
-  constexpr int rowFloats = W + 2;
+  constexpr int rowFloats = S * W + 2;
   __m512 low[9], high[9];
   for (int t = 0; t < 9; ++t) {
     low[t] = _mm512_loadu_ps(sums + t * kBlock);
@@ -115,7 +117,7 @@ NN_DIRECT_KERNEL void tapSums(const float* in, int64_t height, const float* grad
 #pragma GCC unroll 1
     for (int x = 0; x < W; ++x, gradients += kBlock) {
       const __m512 g0 = _mm512_loadu_ps(gradients), g1 = _mm512_loadu_ps(gradients + 16);
-      const float* corner = in + y * rowFloats + x;
+      const float* corner = in + S * (y * rowFloats + x);
 #pragma GCC unroll 9
       for (int t = 0; t < 9; ++t) {
         const __m512 v = _mm512_set1_ps(corner[t / 3 * rowFloats + t % 3]);
@@ -129,21 +131,21 @@ NN_DIRECT_KERNEL void tapSums(const float* in, int64_t height, const float* grad
   }
 }
 
-// One padded sample's output ([outPlanes][height][W]), each value bias (where not null) plus its
-// sum; `tile` holds kTile x kBlock floats.
-template <int W>
+// One padded sample's output ([outPlanes][outHeight][W]), each value bias (where not null) plus
+// its sum; `tile` holds kTile x kBlock floats.
+template <int W, int S>
 void correlateSample(const Correlation& p, const float* padded, const float* kernels, const float* bias, float* output,
                      float* tile) {
   constexpr int R = kTile / W;
   for (int64_t block = 0; block < p.outPlanes / kBlock; ++block) {
     const float* k = kernels + block * p.inPlanes * 9 * kBlock;
-    for (int64_t y = 0; y < p.height;) {
-      const int64_t rows = p.height - y >= R ? R : 1;
-      const float* in = padded + y * p.rowFloats();
+    for (int64_t y = 0; y < p.outHeight;) {
+      const int64_t rows = p.outHeight - y >= R ? R : 1;
+      const float* in = padded + S * y * p.rowFloats();
       if (rows == R)
-        tileSums<W, R>(in, p.inPlanes, p.planeFloats(), k, tile);
+        tileSums<W, S, R>(in, p.inPlanes, p.planeFloats(), k, tile);
       else
-        tileSums<W, 1>(in, p.inPlanes, p.planeFloats(), k, tile);
+        tileSums<W, S, 1>(in, p.inPlanes, p.planeFloats(), k, tile);
       for (int64_t lane = 0; lane < kBlock; ++lane) {
         const int64_t o = block * kBlock + lane;
         const float b = bias ? bias[o] : 0.f;
@@ -157,7 +159,7 @@ void correlateSample(const Correlation& p, const float* padded, const float* ker
 
 // The weight gradient's sums of one padded sample and its gradOutput ([outPlanes][positions]),
 // added to sums[block][c][tap][kBlock]; `gradients` holds outPlanes x positions floats.
-template <int W>
+template <int W, int S>
 void sampleTapSums(const Correlation& p, const float* padded, const float* gradOutput, float* gradients, float* sums) {
   const int64_t positions = p.positions();
   for (int64_t o = 0; o < p.outPlanes; ++o)
@@ -165,16 +167,23 @@ void sampleTapSums(const Correlation& p, const float* padded, const float* gradO
       gradients[(o / kBlock * positions + i) * kBlock + o % kBlock] = gradOutput[o * positions + i];
   for (int64_t block = 0; block < p.outPlanes / kBlock; ++block)
     for (int64_t c = 0; c < p.inPlanes; ++c)
-      tapSums<W>(padded + c * p.planeFloats(), p.height, gradients + block * positions * kBlock,
-                 sums + (block * p.inPlanes + c) * 9 * kBlock);
+      tapSums<W, S>(padded + c * p.planeFloats(), p.outHeight, gradients + block * positions * kBlock,
+                    sums + (block * p.inPlanes + c) * 9 * kBlock);
 }
 
-// f(std::integral_constant<int, W>()) for the width W of the planes (one the route serves).
+// f(std::integral_constant<int, W>(), std::integral_constant<int, S>()) for the output width W
+// and the stride S of p (a pair the route serves).
+template <int S, typename F>
+void byWidth(const Correlation& p, F f) {
+  const std::integral_constant<int, S> stride;
+  if (p.outWidth == 7) return f(std::integral_constant<int, 7>(), stride);
+  if (p.outWidth == 8) return f(std::integral_constant<int, 8>(), stride);
+  f(std::integral_constant<int, 14>(), stride);
+}
 template <typename F>
-void byWidth(int64_t width, F f) {
-  if (width == 7) return f(std::integral_constant<int, 7>());
-  if (width == 8) return f(std::integral_constant<int, 8>());
-  f(std::integral_constant<int, 14>());
+void byShape(const Correlation& p, F f) {
+  if (p.stride == 1) return byWidth<1>(p, f);
+  byWidth<2>(p, f);
 }
 
 // output = bias + the correlation of input with the kernels arranged in kernels.
@@ -188,9 +197,11 @@ void correlate(const Device& device, const Correlation& p, const float* input, c
     std::fill(padded, padded + p.paddedFloats(), 0.f);
     const Range samples = partRange(p.batch, parts, part);
     for (int64_t n = samples.begin; n < samples.end; ++n) {
-      pad(p, input + n * p.inPlanes * p.positions(), padded);
+      pad(p, input + n * p.inPlanes * p.inPositions(), padded);
       float* out = output + n * p.outPlanes * p.positions();
-      byWidth(p.width, [&](auto w) { correlateSample<decltype(w)::value>(p, padded, kernels, bias, out, tile); });
+      byShape(p, [&](auto w, auto stride) {
+        correlateSample<decltype(w)::value, decltype(stride)::value>(p, padded, kernels, bias, out, tile);
+      });
     }
   });
 }
@@ -205,14 +216,16 @@ float* workspaceFor(const Device& device, const Correlation& p, int64_t partFloa
 
 bool directFits(const ConvolutionShape& s) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return avx512 && s.kH == 3 && s.kW == 3 && s.dH == 1 && s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.padH == 1 &&
-         s.padW == 1 && s.inPlanes % kBlock == 0 && s.outPlanes % kBlock == 0 &&
-         (s.width == 7 || s.width == 8 || s.width == 14);
+  return avx512 && s.kH == 3 && s.kW == 3 && s.dH == s.dW && (s.dW == 1 || s.dW == 2) && s.dilH == 1 && s.dilW == 1 &&
+         s.padH == 1 && s.padW == 1 && s.outPlanes % kBlock == 0 &&
+         (s.outWidth == 7 || s.outWidth == 8 || s.outWidth == 14) && s.width == s.dW * s.outWidth;
 }
+
+bool directGradInputFits(const ConvolutionShape& s) { return directFits(s) && s.dW == 1 && s.inPlanes % kBlock == 0; }
 
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                         const float* bias, float* output, Tensor& workspace) {
-  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width};
+  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.dW, s.outHeight, s.outWidth};
   float* kernels = workspaceFor(device, p, p.paddedFloats() + kTile * kBlock, workspace);
   arrangeKernels(p, weight, false, kernels);
   correlate(device, p, input, kernels, bias, output, kernels + p.outPlanes * p.inPlanes * 9);
@@ -220,7 +233,7 @@ void directUpdateOutput(const Device& device, const ConvolutionShape& s, const f
 
 void directUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput,
                            const float* weight, float* gradInput, Tensor& workspace) {
-  const Correlation p{s.batch, s.outPlanes, s.inPlanes, s.height, s.width};
+  const Correlation p{s.batch, s.outPlanes, s.inPlanes, s.height, s.width, 1, s.height, s.width};
   float* kernels = workspaceFor(device, p, p.paddedFloats() + kTile * kBlock, workspace);
   arrangeKernels(p, weight, true, kernels);
   correlate(device, p, gradOutput, kernels, nullptr, gradInput, kernels + p.outPlanes * p.inPlanes * 9);
@@ -228,7 +241,7 @@ void directUpdateGradInput(const Device& device, const ConvolutionShape& s, cons
 
 void directAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
                              const float* gradOutput, float* gradWeight, float scale, Tensor& workspace) {
-  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width};
+  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.dW, s.outHeight, s.outWidth};
   const int64_t sums = p.outPlanes * p.inPlanes * 9;
   // A part's padded sample, its gradOutput arranged by blocks of planes, and its sums.
   const int64_t partFloats = p.paddedFloats() + p.outPlanes * p.positions() + sums;
@@ -241,10 +254,11 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
     std::fill(sumsOf(part), sumsOf(part) + sums, 0.f);
     const Range samples = partRange(p.batch, parts, part);
     for (int64_t n = samples.begin; n < samples.end; ++n) {
-      pad(p, input + n * p.inPlanes * p.positions(), padded);
+      pad(p, input + n * p.inPlanes * p.inPositions(), padded);
       const float* g = gradOutput + n * p.outPlanes * p.positions();
-      byWidth(p.width, [&](auto w) {
-        sampleTapSums<decltype(w)::value>(p, padded, g, padded + p.paddedFloats(), sumsOf(part));
+      byShape(p, [&](auto w, auto stride) {
+        sampleTapSums<decltype(w)::value, decltype(stride)::value>(p, padded, g, padded + p.paddedFloats(),
+                                                                   sumsOf(part));
       });
     }
   });
@@ -261,6 +275,7 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
 #else
 
 bool directFits(const ConvolutionShape&) { return false; }
+bool directGradInputFits(const ConvolutionShape&) { return false; }
 
 void directUpdateOutput(const Device&, const ConvolutionShape&, const float*, const float*, const float*, float*,
                         Tensor&) {

@@ -1,12 +1,12 @@
-// The direct route of the CPU convolution: 3x3 layers of stride 1 and padding 1 on narrow planes
-// (rows of 7, 8 or 14 positions: a residual network's 7x7 and 14x14 layers, CIFAR's 8x8), where
-// Winograd's 2x2 blocks fill the vector lanes badly and the unfolded GEMMs are small. Each output
-// value is the sum of its taps' products in fused multiply-adds, 32 output planes at a time in two
-// AVX-512 registers, over tiles of up to 14 positions: each tap's kernels are loaded once per
-// tile and each input value is broadcast once for all 32 planes. The gradInput of such a layer is
-// the same correlation (of gradOutput, each kernel turned by 180 degrees, the planes' roles
-// swapped), and the weight gradient sums, for 32 output planes at a time, each input value's
-// products with the gradOutput of the positions it reaches.
+// The direct route of the CPU convolution: 3x3 layers of stride 1 or 2 and padding 1 on narrow
+// planes (output rows of 7, 8 or 14 positions: a residual network's 7x7 and 14x14 layers, CIFAR's
+// 8x8), where Winograd's 2x2 blocks fill the vector lanes badly and the unfolded GEMMs are small.
+// Each output value is the sum of its taps' products in fused multiply-adds, 32 output planes at a
+// time in two AVX-512 registers, over tiles of up to 14 positions: each tap's kernels are loaded
+// once per tile and each input value is broadcast once for all 32 planes. The gradInput of a layer
+// of stride 1 is the same correlation (of gradOutput, each kernel turned by 180 degrees, the
+// planes' roles swapped); the weight gradient sums, for 32 output planes at a time, each input
+// value's products with the gradOutput of the positions it reaches.
 #pragma once
 
 #include "nn/Device.h"
@@ -15,10 +15,13 @@
 
 namespace nn::cpu {
 
-/// Whether the direct route serves this layer: a 3x3 kernel of stride 1, no dilation, padding 1,
-/// rows of 7, 8 or 14 positions, planes on both sides a multiple of 32, and a machine with
-/// AVX-512 (elsewhere the unfolded route serves it).
+/// Whether the direct route serves this layer's forward and weight gradient: a 3x3 kernel of
+/// stride 1 or 2 (input rows twice the output's), no dilation, padding 1, output rows of 7, 8 or
+/// 14 positions, output planes a multiple of 32, and a machine with AVX-512 (elsewhere the
+/// unfolded route serves it).
 bool directFits(const ConvolutionShape& s);
+/// And its gradInput: stride 1, and input planes a multiple of 32 too.
+bool directGradInputFits(const ConvolutionShape& s);
 
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                         const float* bias, float* output, Tensor& workspace);
