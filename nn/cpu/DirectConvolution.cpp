@@ -51,15 +51,6 @@ struct Correlation {
 // The compute threads' parts of the batch, whole samples each.
 int partsOf(const Device& device, const Correlation& p) { return parallelParts(device, p.batch); }
 
-// Sample `input` ([inPlanes][height][width]) into the interior of `padded`, whose border the caller
-// has zeroed.
-void pad(const Correlation& p, const float* input, float* padded) {
-  for (int64_t c = 0; c < p.inPlanes; ++c)
-    for (int64_t y = 0; y < p.height; ++y)
-      std::memcpy(padded + c * p.planeFloats() + (y + 1) * p.rowFloats() + 1, input + (c * p.height + y) * p.width,
-                  p.width * sizeof(float));
-}
-
 // kernels[block][c][tap][lane]: the taps of output plane block * kBlock + lane over input plane
 // c, from weight[o][c][tap]; `turned`: from weight[c][o], each kernel turned by 180 degrees (the
 // gradInput's correlation).
@@ -71,13 +62,79 @@ void arrangeKernels(const Correlation& p, const float* weight, bool turned, floa
             turned ? weight[(c * p.outPlanes + o) * 9 + 8 - t] : weight[(o * p.inPlanes + c) * 9 + t];
 }
 
+// Sample `input` ([inPlanes][height][Width]) into the interior of `padded`, whose border the
+// caller has zeroed: rows of a fixed length, moved in registers (a call to memcpy for each row of
+// 7 or 14 floats took 4% of a residual network's step).
+template <int Width>
+void pad(const Correlation& p, const float* input, float* padded) {
+  for (int64_t c = 0; c < p.inPlanes; ++c)
+    for (int64_t y = 0; y < p.height; ++y)
+      std::memcpy(padded + c * p.planeFloats() + (y + 1) * p.rowFloats() + 1, input + (c * p.height + y) * Width,
+                  Width * sizeof(float));
+}
+
+// r[i]'s lane j to r[j]'s lane i: the steps of _mm512_unpacklo_ps/_mm512_unpackhi_ps,
+// _mm512_shuffle_ps and _mm512_shuffle_f32x4 as plain shuffles (GCC 12's headers of those
+// intrinsics use an undefined vector, which it then warns of).
+NN_DIRECT_KERNEL inline void transpose16(__m512* r) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {  // pairs of rows interleaved, within each 4-lane group
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+  }
+  for (int i = 0; i < 16; i += 4) {  // 4x4 blocks within each 4-lane group
+    r[i] = __builtin_shufflevector(t[i], t[i + 2], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+    r[i + 1] = __builtin_shufflevector(t[i], t[i + 2], 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+    r[i + 2] = __builtin_shufflevector(t[i + 1], t[i + 3], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+    r[i + 3] = __builtin_shufflevector(t[i + 1], t[i + 3], 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+  }
+  for (int i = 0; i < 16; i += 8)  // 4-lane groups: even ones, then odd ones, of two rows
+    for (int j = 0; j < 4; ++j) {
+      t[i + j] =
+          __builtin_shufflevector(r[i + j], r[i + j + 4], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+      t[i + j + 4] =
+          __builtin_shufflevector(r[i + j], r[i + j + 4], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+    }
+  for (int j = 0; j < 8; ++j) {
+    r[j] = __builtin_shufflevector(t[j], t[j + 8], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+    r[j + 8] = __builtin_shufflevector(t[j], t[j + 8], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+  }
+}
+
+// The sums of 16 planes at `positions` consecutive positions (sums[position], a lane a plane)
+// into the planes: plane j's at out + j * planeFloats, each plus bias[j] where bias is not null.
+template <int positions>
+NN_DIRECT_KERNEL inline void storePlanes(const __m512* sums, const float* bias, float* out, int64_t planeFloats) {
+  __m512 r[16];
+  for (int i = 0; i < 16; ++i) r[i] = i < positions ? sums[i] : _mm512_setzero_ps();
+  transpose16(r);
+  const __mmask16 mask = static_cast<__mmask16>((1u << positions) - 1);
+  for (int j = 0; j < 16; ++j)
+    _mm512_mask_storeu_ps(out + j * planeFloats, mask, bias ? _mm512_add_ps(_mm512_set1_ps(bias[j]), r[j]) : r[j]);
+}
+
+// gradients[block][position][kBlock] of gradOutput[o][position] (`planes` planes of `positions`).
+NN_DIRECT_KERNEL void arrangeGradients(const float* gradOutput, int64_t planes, int64_t positions, float* gradients) {
+  for (int64_t o = 0; o < planes; o += 16)
+    for (int64_t i = 0; i < positions; i += 16) {
+      const int64_t n = std::min<int64_t>(16, positions - i);
+      const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
+      __m512 r[16];
+      for (int j = 0; j < 16; ++j) r[j] = _mm512_maskz_loadu_ps(mask, gradOutput + (o + j) * positions + i);
+      transpose16(r);
+      for (int64_t k = 0; k < n; ++k)
+        _mm512_storeu_ps(gradients + (o / kBlock * positions + i + k) * kBlock + o % kBlock, r[k]);
+    }
+}
+
 // The sums of a tile of R output rows of W positions for kBlock output planes, of stride S: `in`
 // is the padded input (S W + 2 floats a row) at the tile's first row (`planes` planes,
-// planeFloats apart), `kernels` the block's [planes][9][kBlock]; tile[position][kBlock] gets the
-// sums, each over its planes and taps in order.
+// planeFloats apart), `kernels` the block's [planes][9][kBlock]; each sum, over its planes and
+// taps in order, plus its plane's bias (where not null) goes to its plane of `out`, the block's
+// first output plane at the tile's first position (planes outPlaneFloats apart).
 template <int W, int S, int R>
 NN_DIRECT_KERNEL void tileSums(const float* in, int64_t planes, int64_t planeFloats, const float* kernels,
-                               float* tile) {
+                               const float* bias, float* out, int64_t outPlaneFloats) {
   constexpr int positions = W * R, rowFloats = S * W + 2;
   __m512 low[positions], high[positions];
   for (int i = 0; i < positions; ++i) low[i] = high[i] = _mm512_setzero_ps();
@@ -96,10 +153,8 @@ NN_DIRECT_KERNEL void tileSums(const float* in, int64_t planes, int64_t planeFlo
           high[i] = _mm512_fmadd_ps(x, k1, high[i]);
         }
       }
-  for (int i = 0; i < positions; ++i) {
-    _mm512_storeu_ps(tile + i * kBlock, low[i]);
-    _mm512_storeu_ps(tile + i * kBlock + 16, high[i]);
-  }
+  storePlanes<positions>(low, bias, out, outPlaneFloats);
+  storePlanes<positions>(high, bias ? bias + 16 : nullptr, out + 16 * outPlaneFloats, outPlaneFloats);
 }
 
 // sums[tap][kBlock] += the products, over a sample's output positions (`height` rows of W, stride
@@ -132,26 +187,22 @@ NN_DIRECT_KERNEL void tapSums(const float* in, int64_t height, const float* grad
 }
 
 // One padded sample's output ([outPlanes][outHeight][W]), each value bias (where not null) plus
-// its sum; `tile` holds kTile x kBlock floats.
+// its sum.
 template <int W, int S>
-void correlateSample(const Correlation& p, const float* padded, const float* kernels, const float* bias, float* output,
-                     float* tile) {
+void correlateSample(const Correlation& p, const float* padded, const float* kernels, const float* bias,
+                     float* output) {
   constexpr int R = kTile / W;
   for (int64_t block = 0; block < p.outPlanes / kBlock; ++block) {
     const float* k = kernels + block * p.inPlanes * 9 * kBlock;
     for (int64_t y = 0; y < p.outHeight;) {
       const int64_t rows = p.outHeight - y >= R ? R : 1;
       const float* in = padded + S * y * p.rowFloats();
+      const float* b = bias ? bias + block * kBlock : nullptr;
+      float* out = output + block * kBlock * p.positions() + y * W;
       if (rows == R)
-        tileSums<W, S, R>(in, p.inPlanes, p.planeFloats(), k, tile);
+        tileSums<W, S, R>(in, p.inPlanes, p.planeFloats(), k, b, out, p.positions());
       else
-        tileSums<W, S, 1>(in, p.inPlanes, p.planeFloats(), k, tile);
-      for (int64_t lane = 0; lane < kBlock; ++lane) {
-        const int64_t o = block * kBlock + lane;
-        const float b = bias ? bias[o] : 0.f;
-        float* out = output + o * p.positions() + y * W;
-        for (int64_t i = 0; i < rows * W; ++i) out[i] = b + tile[i * kBlock + lane];
-      }
+        tileSums<W, S, 1>(in, p.inPlanes, p.planeFloats(), k, b, out, p.positions());
       y += rows;
     }
   }
@@ -162,9 +213,7 @@ void correlateSample(const Correlation& p, const float* padded, const float* ker
 template <int W, int S>
 void sampleTapSums(const Correlation& p, const float* padded, const float* gradOutput, float* gradients, float* sums) {
   const int64_t positions = p.positions();
-  for (int64_t o = 0; o < p.outPlanes; ++o)
-    for (int64_t i = 0; i < positions; ++i)
-      gradients[(o / kBlock * positions + i) * kBlock + o % kBlock] = gradOutput[o * positions + i];
+  arrangeGradients(gradOutput, p.outPlanes, positions, gradients);
   for (int64_t block = 0; block < p.outPlanes / kBlock; ++block)
     for (int64_t c = 0; c < p.inPlanes; ++c)
       tapSums<W, S>(padded + c * p.planeFloats(), p.outHeight, gradients + block * positions * kBlock,
@@ -190,17 +239,17 @@ void byShape(const Correlation& p, F f) {
 void correlate(const Device& device, const Correlation& p, const float* input, const float* kernels, const float* bias,
                float* output, float* workspace) {
   const int parts = partsOf(device, p);
-  const int64_t partFloats = p.paddedFloats() + kTile * kBlock;
+  const int64_t partFloats = p.paddedFloats();
   parallelFor(device, parts, [&](int part) {
     float* padded = workspace + part * partFloats;
-    float* tile = padded + p.paddedFloats();
     std::fill(padded, padded + p.paddedFloats(), 0.f);
     const Range samples = partRange(p.batch, parts, part);
     for (int64_t n = samples.begin; n < samples.end; ++n) {
-      pad(p, input + n * p.inPlanes * p.inPositions(), padded);
       float* out = output + n * p.outPlanes * p.positions();
       byShape(p, [&](auto w, auto stride) {
-        correlateSample<decltype(w)::value, decltype(stride)::value>(p, padded, kernels, bias, out, tile);
+        constexpr int W = decltype(w)::value, S = decltype(stride)::value;
+        pad<S * W>(p, input + n * p.inPlanes * p.inPositions(), padded);
+        correlateSample<W, S>(p, padded, kernels, bias, out);
       });
     }
   });
@@ -226,7 +275,7 @@ bool directGradInputFits(const ConvolutionShape& s) { return directFits(s) && s.
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                         const float* bias, float* output, Tensor& workspace) {
   const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.dW, s.outHeight, s.outWidth};
-  float* kernels = workspaceFor(device, p, p.paddedFloats() + kTile * kBlock, workspace);
+  float* kernels = workspaceFor(device, p, p.paddedFloats(), workspace);
   arrangeKernels(p, weight, false, kernels);
   correlate(device, p, input, kernels, bias, output, kernels + p.outPlanes * p.inPlanes * 9);
 }
@@ -234,7 +283,7 @@ void directUpdateOutput(const Device& device, const ConvolutionShape& s, const f
 void directUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput,
                            const float* weight, float* gradInput, Tensor& workspace) {
   const Correlation p{s.batch, s.outPlanes, s.inPlanes, s.height, s.width, 1, s.height, s.width};
-  float* kernels = workspaceFor(device, p, p.paddedFloats() + kTile * kBlock, workspace);
+  float* kernels = workspaceFor(device, p, p.paddedFloats(), workspace);
   arrangeKernels(p, weight, true, kernels);
   correlate(device, p, gradOutput, kernels, nullptr, gradInput, kernels + p.outPlanes * p.inPlanes * 9);
 }
@@ -254,11 +303,11 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
     std::fill(sumsOf(part), sumsOf(part) + sums, 0.f);
     const Range samples = partRange(p.batch, parts, part);
     for (int64_t n = samples.begin; n < samples.end; ++n) {
-      pad(p, input + n * p.inPlanes * p.inPositions(), padded);
       const float* g = gradOutput + n * p.outPlanes * p.positions();
       byShape(p, [&](auto w, auto stride) {
-        sampleTapSums<decltype(w)::value, decltype(stride)::value>(p, padded, g, padded + p.paddedFloats(),
-                                                                   sumsOf(part));
+        constexpr int W = decltype(w)::value, S = decltype(stride)::value;
+        pad<S * W>(p, input + n * p.inPlanes * p.inPositions(), padded);
+        sampleTapSums<W, S>(p, padded, g, padded + p.paddedFloats(), sumsOf(part));
       });
     }
   });
