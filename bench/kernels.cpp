@@ -213,6 +213,10 @@ BENCHMARK_CAPTURE(batchNorm, bn_32_forward, 32, 32, Pass::Forward)->Arg(1)->Arg(
 BENCHMARK_CAPTURE(batchNorm, bn_32_backward, 32, 32, Pass::Backward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(batchNorm, bn_64_forward, 64, 16, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(batchNorm, bn_64_backward, 64, 16, Pass::Backward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(batchNorm, bn_resnet_32_forward, 32, 14, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(batchNorm, bn_resnet_32_backward, 32, 14, Pass::Backward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(batchNorm, bn_resnet_64_forward, 64, 7, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(batchNorm, bn_resnet_64_backward, 64, 7, Pass::Backward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(relu, relu_forward, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(relu, relu_backward, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(dropout, dropout_forward, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();

@@ -20,6 +20,17 @@ namespace {
 // AVX2 twice, 16 of AVX-512 once) adds the same numbers in the same order.
 constexpr int kLanes = 16;
 
+// The last pass over a feature asks for the lines of its output's row kAhead rows ahead, for
+// writing: the rows lie a sample apart, in pages of their own where the hardware's prefetchers
+// stop, and a step's other tensors have evicted them from every cache, so each line written
+// waited for memory (in a residual network's step, batch normalisation's forward from 1.2 to
+// 0.5-0.75 ms a layer, its backward from 1.4-1.6 to 0.7-1.2 ms; bench/kernels, whose one layer's
+// tensors stay in the cache, does not show it).
+constexpr int64_t kAhead = 4;
+inline void prefetchRow(float* row, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) __builtin_prefetch(row + i, 1);
+}
+
 // Feature c's row of sample n: `positions` values.
 inline int64_t rowOf(const BatchNormShape& s, int64_t n, int64_t c) { return (n * s.features + c) * s.positions; }
 
@@ -109,6 +120,7 @@ NN_CPU_CLONES void outputFeature(const float* x, float* y, const BatchNormShape&
   for (int64_t n = 0; n < s.batch; ++n) {
     const float* xr = x + rowOf(s, n, c);
     float* yr = y + rowOf(s, n, c);
+    if (n + kAhead < s.batch) prefetchRow(y + rowOf(s, n + kAhead, c), s.positions);
     for (int64_t p = 0; p < s.positions; ++p) yr[p] = math::batchNormOutput(xr[p], mean, invstd, w, b);
   }
 }
@@ -138,6 +150,7 @@ NN_CPU_CLONES void gradInputFeature(const float* x, const float* g, float* gi, c
     const float* xr = x + rowOf(s, n, c);
     const float* gr = g + rowOf(s, n, c);
     float* out = gi + rowOf(s, n, c);
+    if (n + kAhead < s.batch) prefetchRow(gi + rowOf(s, n + kAhead, c), s.positions);
     for (int64_t p = 0; p < s.positions; ++p)
       out[p] = math::batchNormGradInputTraining(gr[p], xr[p], mean, invstd, w, gradMean, projection);
   }
