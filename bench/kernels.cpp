@@ -150,6 +150,14 @@ void convolution3x3(benchmark::State& state, int64_t in, int64_t out, int64_t si
   run(state, conv, randomInput({kBatch, in, size, size}), pass, flops, "GFLOP");
 }
 
+// The residual network's 3x3 convolutions of stride 2 and padding 1: `in` -> `out` planes,
+// size x size -> size/2 x size/2.
+void convolution3x3Strided(benchmark::State& state, int64_t in, int64_t out, int64_t size, Pass pass) {
+  nn::SpatialConvolution conv(in, out, 3, 3, 2, 2, 1, 1);
+  const double flops = 2.0 * kBatch * out * (size / 2) * (size / 2) * in * 9;
+  run(state, conv, randomInput({kBatch, in, size, size}), pass, flops, "GFLOP");
+}
+
 // Training-mode batch normalisation of `planes` planes of size x size: forward reads the input
 // and writes the output; backward (updateGradInput, then accGradParameters, as backward calls
 // them) reads the input and gradOutput and writes gradInput.
@@ -206,6 +214,30 @@ BENCHMARK_CAPTURE(convolution3x3, resnet_32_gradParameters, 32, 32, 14, Pass::Gr
 BENCHMARK_CAPTURE(convolution3x3, resnet_64_forward, 64, 64, 7, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution3x3, resnet_64_gradInput, 64, 64, 7, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution3x3, resnet_64_gradParameters, 64, 64, 7, Pass::GradParameters)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3Strided, resnet_s2_16_forward, 16, 32, 28, Pass::Forward)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3Strided, resnet_s2_16_gradInput, 16, 32, 28, Pass::GradInput)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3Strided, resnet_s2_16_gradParameters, 16, 32, 28, Pass::GradParameters)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3Strided, resnet_s2_32_forward, 32, 64, 14, Pass::Forward)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3Strided, resnet_s2_32_gradInput, 32, 64, 14, Pass::GradInput)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3Strided, resnet_s2_32_gradParameters, 32, 64, 14, Pass::GradParameters)
     ->Arg(1)
     ->Arg(2)
     ->UseRealTime();
