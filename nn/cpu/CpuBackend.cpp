@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nn/Error.h"
+#include "nn/Parallel.h"
 #include "nn/cpu/HostCommunicator.h"
 #include "nn/cpu/Strided.h"
 #include "nn/cpu/Tables.h"
@@ -15,10 +16,9 @@ namespace nn {
 namespace {
 
 Kernels cpuKernels() {
-  return Kernels{cpu::tensorKernels(),      cpu::elementwiseKernels(), cpu::linearKernels(),
-                 cpu::convolutionKernels(), cpu::poolingKernels(),     cpu::batchNormKernels(),
-                 cpu::softMaxKernels(),     cpu::criterionKernels(),   cpu::concatKernels(),
-                 cpu::broadcastKernels(),   cpu::lookupKernels()};
+  return Kernels{cpu::tensorKernels(),  cpu::elementwiseKernels(), cpu::linearKernels(),  cpu::convolutionKernels(),
+                 cpu::poolingKernels(), cpu::batchNormKernels(),   cpu::softMaxKernels(), cpu::criterionKernels(),
+                 cpu::concatKernels(),  cpu::broadcastKernels(),   cpu::lookupKernels()};
 }
 
 }  // namespace
@@ -40,12 +40,19 @@ void* CpuBackend::allocate(const Device& device, size_t bytes) {
 
 void CpuBackend::deallocate(const Device&, void* ptr) noexcept { std::free(ptr); }
 
-void CpuBackend::copy(float* dst, const Device&, const StridedView& dstView, const float* src, const Device&,
+void CpuBackend::copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src, const Device&,
                       const StridedView& srcView, int64_t count) {
   // The logical devices share the address space: a copy between them is a copy in memory.
-  if (count == 0) return;
+  if (count == 0 || (dst == src && dstView.isContiguous() && srcView.isContiguous())) return;
   if (dstView.isContiguous() && srcView.isContiguous()) {
-    if (dst != src) std::memmove(dst, src, static_cast<size_t>(count) * sizeof(float));
+    if (dst + count <= src || src + count <= dst) {
+      // Apart: on the destination's compute threads (CAddTable's gradInputs, Tensor::clone).
+      parallelRanges(dstDevice, count, 65536, [&](int64_t begin, int64_t end) {
+        std::memcpy(dst + begin, src + begin, static_cast<size_t>(end - begin) * sizeof(float));
+      });
+      return;
+    }
+    std::memmove(dst, src, static_cast<size_t>(count) * sizeof(float));
     return;
   }
   if (srcView.isContiguous()) {
@@ -77,8 +84,7 @@ void CpuBackend::copy(float* dst, const Device&, const StridedView& dstView, con
 
 // useNCCL asks for NCCL where it runs, on CUDA devices; CPU devices always sum and copy through
 // the host, with the same contract, so the flag changes nothing here and is not remarked on.
-std::unique_ptr<Communicator> CpuBackend::communicator(const std::vector<Device>& devices, bool,
-                                                       ParallelFor parallel) {
+std::unique_ptr<Communicator> CpuBackend::communicator(const std::vector<Device>& devices, bool, ParallelFor parallel) {
   return std::make_unique<HostCommunicator>(devices, std::move(parallel));
 }
 

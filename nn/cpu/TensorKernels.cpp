@@ -21,8 +21,11 @@ void fill(const Device& device, float* ptr, const StridedView& view, int64_t cou
              [&](int64_t, int64_t offset, int64_t length) { std::fill(ptr + offset, ptr + offset + length, value); });
 }
 
-void addScaled(const Device&, float* dst, const float* src, int64_t count, float alpha) {
-  for (int64_t i = 0; i < count; ++i) dst[i] = math::addScaled(dst[i], alpha, src[i]);
+// On the device's compute threads, as multiply below (CAddTable's sums).
+void addScaled(const Device& device, float* dst, const float* src, int64_t count, float alpha) {
+  parallelRanges(device, count, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dst[i] = math::addScaled(dst[i], alpha, src[i]);
+  });
 }
 
 void scale(const Device&, float* ptr, int64_t count, float value) {
