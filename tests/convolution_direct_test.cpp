@@ -2,7 +2,8 @@
 // positions, with output planes a multiple of 32, which the CPU computes directly where it has
 // AVX-512 (nn/cpu/DirectConvolution.cpp): forward, gradInput and the parameters' gradients against
 // the sums of their terms in double, tiles of two rows and of one, 32 and 64 planes, stride 2 from
-// 16 planes; finite differences; the same floats on 1 and 2 compute threads. On CUDA devices the same bodies check
+// 16 and 32 planes (its gradInput by the parity classes of the input positions); finite
+// differences; the same floats on 1 and 2 compute threads. On CUDA devices the same bodies check
 // cuDNN; on a CPU without AVX-512, the unfolded route.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -25,11 +26,12 @@ const std::vector<nn::test::Conv3x3> kCases = {
     {64, 32, 1, 7, 7},    // its 7x7 layers: tiles of two rows and a last of one
     {32, 64, 1, 8, 8},    // CIFAR's 8x8 planes
     {32, 32, 1, 4, 7},    // tiles of two rows only
-    // Stride 2 (forward and weight gradient direct, gradInput unfolded): a residual network's
-    // 28x28 -> 14x14 and 14x14 -> 7x7 layers, odd heights.
-    {16, 32, 1, 5, 28, 2},
+    // Stride 2: a residual network's 28x28 -> 14x14 (16 input planes: gradInput 16 planes at a
+    // time) and 14x14 -> 7x7 layers, CIFAR's 16x16 -> 8x8; an odd height (gradInput unfolded).
+    {16, 32, 1, 6, 28, 2},
     {32, 64, 1, 14, 14, 2},
     {32, 32, 1, 6, 16, 2},
+    {16, 32, 1, 5, 28, 2},
 };
 
 // The layer's shape as the CPU kernels see it, for a batch of n.
@@ -51,12 +53,18 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
   other = kCases[0];
   other.width = 12;
   CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
-  // The gradInput of stride 2 and of input planes not a multiple of 32 stay unfolded.
-  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(kCases[4], 2)));
-  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(kCases[5], 2)));
-  CHECK(nn::cpu::directGradInputFits(shapeOf(kCases[0], 2)) == bool(__builtin_cpu_supports("avx512f")));
+  // gradInput: of stride 1 from input planes a multiple of 32, of stride 2 from a multiple of 16
+  // and input planes of twice the output's height.
+  for (size_t i = 0; i < 7; ++i) {
+    CAPTURE(i);
+    CHECK(nn::cpu::directGradInputFits(shapeOf(kCases[i], 2)) == bool(__builtin_cpu_supports("avx512f")));
+  }
+  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(kCases[7], 2)));
   other = kCases[0];
   other.planes = 16;
+  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(other, 2)));
+  other = kCases[4];
+  other.planes = 24;
   CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(other, 2)));
 }
 

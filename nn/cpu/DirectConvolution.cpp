@@ -127,34 +127,37 @@ NN_DIRECT_KERNEL void arrangeGradients(const float* gradOutput, int64_t planes, 
     }
 }
 
-// The sums of a tile of R output rows of W positions for kBlock output planes, of stride S: `in`
-// is the padded input (S W + 2 floats a row) at the tile's first row (`planes` planes,
-// planeFloats apart), `kernels` the block's [planes][9][kBlock]; each sum, over its planes and
-// taps in order, plus its plane's bias (where not null) goes to its plane of `out`, the block's
-// first output plane at the tile's first position (planes outPlaneFloats apart).
-template <int W, int S, int R>
-NN_DIRECT_KERNEL void tileSums(const float* in, int64_t planes, int64_t planeFloats, const float* kernels,
-                               const float* bias, float* out, int64_t outPlaneFloats) {
-  constexpr int positions = W * R, rowFloats = S * W + 2;
-  __m512 low[positions], high[positions];
-  for (int i = 0; i < positions; ++i) low[i] = high[i] = _mm512_setzero_ps();
-  for (int64_t c = 0; c < planes; ++c, in += planeFloats, kernels += 9 * kBlock)
+// The sums of a tile of R (1 or 2) output rows of W positions for 16 V output planes, of stride S,
+// over KH x KW taps: `in` is the input (rowFloats floats a row, `planes` planes planeFloats apart)
+// under the tile's first tap, `kernels` the block's [planes][KH KW][16 V]; each sum, over its
+// planes and taps in order, plus its plane's bias (where not null) goes to its plane of `out`,
+// the block's first output plane at the tile's first position (planes outPlaneFloats apart).
+template <int W, int S, int R, int KH, int KW, int V>
+NN_DIRECT_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats,
+                               const float* kernels, const float* bias, float* out, int64_t outPlaneFloats) {
+  static_assert(R == 1 || R == 2, "a tile is one row or two");
+  constexpr int positions = W * R, lanes = 16 * V;
+  __m512 sums[V][positions];
+  for (int v = 0; v < V; ++v)
+    for (int i = 0; i < positions; ++i) sums[v][i] = _mm512_setzero_ps();
+  for (int64_t c = 0; c < planes; ++c, in += planeFloats, kernels += KH * KW * lanes)
 #pragma GCC unroll 1
-    for (int ky = 0; ky < 3; ++ky)
+    for (int ky = 0; ky < KH; ++ky)
 #pragma GCC unroll 1
-      for (int kx = 0; kx < 3; ++kx) {
-        const float* k = kernels + (3 * ky + kx) * kBlock;
-        const __m512 k0 = _mm512_loadu_ps(k), k1 = _mm512_loadu_ps(k + 16);
+      for (int kx = 0; kx < KW; ++kx) {
+        const float* k = kernels + (KW * ky + kx) * lanes;
+        __m512 kv[V];
+        for (int v = 0; v < V; ++v) kv[v] = _mm512_loadu_ps(k + 16 * v);
         const float* corner = in + ky * rowFloats + kx;
+        const float* next = corner + S * rowFloats;  // under the tile's second row
 #pragma GCC unroll 28
         for (int i = 0; i < positions; ++i) {
-          const __m512 x = _mm512_set1_ps(corner[S * (i / W * rowFloats + i % W)]);
-          low[i] = _mm512_fmadd_ps(x, k0, low[i]);
-          high[i] = _mm512_fmadd_ps(x, k1, high[i]);
+          const __m512 x = _mm512_set1_ps((i < W ? corner : next)[S * (i % W)]);
+          for (int v = 0; v < V; ++v) sums[v][i] = _mm512_fmadd_ps(x, kv[v], sums[v][i]);
         }
       }
-  storePlanes<positions>(low, bias, out, outPlaneFloats);
-  storePlanes<positions>(high, bias ? bias + 16 : nullptr, out + 16 * outPlaneFloats, outPlaneFloats);
+  for (int v = 0; v < V; ++v)
+    storePlanes<positions>(sums[v], bias ? bias + 16 * v : nullptr, out + 16 * v * outPlaneFloats, outPlaneFloats);
 }
 
 // sums[tap][kBlock] += the products, over a sample's output positions (`height` rows of W, stride
@@ -200,9 +203,9 @@ void correlateSample(const Correlation& p, const float* padded, const float* ker
       const float* b = bias ? bias + block * kBlock : nullptr;
       float* out = output + block * kBlock * p.positions() + y * W;
       if (rows == R)
-        tileSums<W, S, R>(in, p.inPlanes, p.planeFloats(), k, b, out, p.positions());
+        tileSums<W, S, R, 3, 3, 2>(in, p.rowFloats(), p.inPlanes, p.planeFloats(), k, b, out, p.positions());
       else
-        tileSums<W, S, 1>(in, p.inPlanes, p.planeFloats(), k, b, out, p.positions());
+        tileSums<W, S, 1, 3, 3, 2>(in, p.rowFloats(), p.inPlanes, p.planeFloats(), k, b, out, p.positions());
       y += rows;
     }
   }
@@ -255,9 +258,85 @@ void correlate(const Device& device, const Correlation& p, const float* input, c
   });
 }
 
-// The workspace: the arranged kernels, then `partFloats` for each part.
-float* workspaceFor(const Device& device, const Correlation& p, int64_t partFloats, Tensor& workspace) {
-  workspace.resize_({p.outPlanes * p.inPlanes * 9 + partsOf(device, p) * partFloats}, device);
+// The gradInput of a layer of stride 2 (Note [Stride-2 gradInput]). The tap of row (column)
+// offset d in the class of parity q: 1 where q is 0; where q is 1, 2 for d = 0 and 0 for d = 1.
+constexpr int classTap(int q, int d) { return q == 0 ? 1 : (d == 0 ? 2 : 0); }
+
+// Floats of the kernels of one class, whatever its taps: 4 taps of each kernel at most.
+int64_t classKernelFloats(const Correlation& p) { return p.inPlanes * p.outPlanes * 4; }
+
+// Class (py, px)'s kernels at kernels + (2 py + px) classKernelFloats(p): [block][o][dy][dx][lane]
+// of input plane block * lanes + lane, for the forward's correlation p.
+void arrangeClassKernels(const Correlation& p, const float* weight, int64_t lanes, float* kernels) {
+  for (int py = 0; py < 2; ++py)
+    for (int px = 0; px < 2; ++px) {
+      float* k = kernels + (2 * py + px) * classKernelFloats(p);
+      for (int64_t c = 0; c < p.inPlanes; ++c)
+        for (int64_t o = 0; o < p.outPlanes; ++o)
+          for (int dy = 0; dy <= py; ++dy)
+            for (int dx = 0; dx <= px; ++dx)
+              k[(((c / lanes * p.outPlanes + o) * (1 + py) + dy) * (1 + px) + dx) * lanes + c % lanes] =
+                  weight[((o * p.inPlanes + c) * 3 + classTap(py, dy)) * 3 + classTap(px, dx)];
+    }
+}
+
+// The sums of class (1 + py = KH, 1 + px = KW) of a sample into out ([inPlanes][outHeight][W]),
+// from its gradOutput padded into gp (W + 1 floats a row, outHeight + 1 rows).
+template <int W, int V, int KH, int KW>
+void classSums(const Correlation& p, const float* gp, const float* kernels, float* out) {
+  constexpr int R = kTile / W, lanes = 16 * V;
+  const int64_t rowFloats = W + 1, planeFloats = (p.outHeight + 1) * rowFloats, positions = p.positions();
+  for (int64_t block = 0; block < p.inPlanes / lanes; ++block) {
+    const float* k = kernels + block * p.outPlanes * KH * KW * lanes;
+    for (int64_t a = 0; a < p.outHeight;) {
+      const int64_t rows = p.outHeight - a >= R ? R : 1;
+      float* o = out + block * lanes * positions + a * W;
+      if (rows == R)
+        tileSums<W, 1, R, KH, KW, V>(gp + a * rowFloats, rowFloats, p.outPlanes, planeFloats, k, nullptr, o, positions);
+      else
+        tileSums<W, 1, 1, KH, KW, V>(gp + a * rowFloats, rowFloats, p.outPlanes, planeFloats, k, nullptr, o, positions);
+      a += rows;
+    }
+  }
+}
+
+// Note [Stride-2 gradInput]
+// Input position (2a + py, 2b + px) of a 3x3 layer of stride 2 and padding 1 takes gradOutput
+// (a, b) through tap (1, 1) where py = px = 0; where py is 1, also gradOutput (a + 1, .) through
+// kernel row 0, its row 2 then serving (a, .); the same for columns. Each of the four parity
+// classes is thus a correlation of stride 1 of gradOutput (a zero row and column appended) with
+// kernels of 1 x 1, 1 x 2, 2 x 1 or 2 x 2 taps, over the input planes 16 or 32 at a time: the
+// 9 taps' multiply-adds in all, none with a zero; the classes' sums are then interleaved into
+// the rows of gradInput.
+template <int W, int V>
+void stridedGradInputSample(const Correlation& p, const float* gradOutput, const float* kernels, float* gp,
+                            float* classes, float* gradInput) {
+  const int64_t rowFloats = W + 1, planeFloats = (p.outHeight + 1) * rowFloats, positions = p.positions();
+  for (int64_t o = 0; o < p.outPlanes; ++o)
+    for (int64_t a = 0; a < p.outHeight; ++a)
+      std::memcpy(gp + o * planeFloats + a * rowFloats, gradOutput + (o * p.outHeight + a) * W, W * sizeof(float));
+  const int64_t classFloats = p.inPlanes * positions;
+  classSums<W, V, 1, 1>(p, gp, kernels, classes);
+  classSums<W, V, 1, 2>(p, gp, kernels + classKernelFloats(p), classes + classFloats);
+  classSums<W, V, 2, 1>(p, gp, kernels + 2 * classKernelFloats(p), classes + 2 * classFloats);
+  classSums<W, V, 2, 2>(p, gp, kernels + 3 * classKernelFloats(p), classes + 3 * classFloats);
+  for (int64_t c = 0; c < p.inPlanes; ++c)
+    for (int64_t a = 0; a < p.outHeight; ++a)
+      for (int py = 0; py < 2; ++py) {
+        float* row = gradInput + (c * p.height + 2 * a + py) * 2 * W;
+        const float* even = classes + 2 * py * classFloats + c * positions + a * W;
+        const float* odd = even + classFloats;
+        for (int b = 0; b < W; ++b) {
+          row[2 * b] = even[b];
+          row[2 * b + 1] = odd[b];
+        }
+      }
+}
+
+// The workspace: `kernelFloats` for the arranged kernels, then `partFloats` for each part.
+float* workspaceFor(const Device& device, const Correlation& p, int64_t kernelFloats, int64_t partFloats,
+                    Tensor& workspace) {
+  workspace.resize_({kernelFloats + partsOf(device, p) * partFloats}, device);
   return workspace.data();
 }
 
@@ -270,22 +349,54 @@ bool directFits(const ConvolutionShape& s) {
          (s.outWidth == 7 || s.outWidth == 8 || s.outWidth == 14) && s.width == s.dW * s.outWidth;
 }
 
-bool directGradInputFits(const ConvolutionShape& s) { return directFits(s) && s.dW == 1 && s.inPlanes % kBlock == 0; }
+bool directGradInputFits(const ConvolutionShape& s) {
+  if (!directFits(s)) return false;
+  if (s.dW == 1) return s.inPlanes % kBlock == 0;
+  return s.inPlanes % 16 == 0 && s.height == 2 * s.outHeight;
+}
 
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                         const float* bias, float* output, Tensor& workspace) {
   const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.dW, s.outHeight, s.outWidth};
-  float* kernels = workspaceFor(device, p, p.paddedFloats(), workspace);
+  float* kernels = workspaceFor(device, p, p.outPlanes * p.inPlanes * 9, p.paddedFloats(), workspace);
   arrangeKernels(p, weight, false, kernels);
   correlate(device, p, input, kernels, bias, output, kernels + p.outPlanes * p.inPlanes * 9);
 }
 
 void directUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput,
                            const float* weight, float* gradInput, Tensor& workspace) {
-  const Correlation p{s.batch, s.outPlanes, s.inPlanes, s.height, s.width, 1, s.height, s.width};
-  float* kernels = workspaceFor(device, p, p.paddedFloats(), workspace);
-  arrangeKernels(p, weight, true, kernels);
-  correlate(device, p, gradOutput, kernels, nullptr, gradInput, kernels + p.outPlanes * p.inPlanes * 9);
+  if (s.dW == 1) {
+    const Correlation p{s.batch, s.outPlanes, s.inPlanes, s.height, s.width, 1, s.height, s.width};
+    float* kernels = workspaceFor(device, p, p.outPlanes * p.inPlanes * 9, p.paddedFloats(), workspace);
+    arrangeKernels(p, weight, true, kernels);
+    correlate(device, p, gradOutput, kernels, nullptr, gradInput, kernels + p.outPlanes * p.inPlanes * 9);
+    return;
+  }
+  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, 2, s.outHeight, s.outWidth};
+  const int64_t kernelFloats = 4 * classKernelFloats(p);
+  // A part's padded gradOutput, then its four classes' sums.
+  const int64_t gpFloats = p.outPlanes * (p.outHeight + 1) * (p.outWidth + 1);
+  const int64_t partFloats = gpFloats + p.inPlanes * p.inPositions();
+  const int V = p.inPlanes % kBlock == 0 ? 2 : 1;
+  float* kernels = workspaceFor(device, p, kernelFloats, partFloats, workspace);
+  arrangeClassKernels(p, weight, 16 * V, kernels);
+  const int parts = partsOf(device, p);
+  parallelFor(device, parts, [&](int part) {
+    float* gp = kernels + kernelFloats + part * partFloats;
+    std::fill(gp, gp + gpFloats, 0.f);
+    const Range samples = partRange(p.batch, parts, part);
+    for (int64_t n = samples.begin; n < samples.end; ++n) {
+      const float* g = gradOutput + n * p.outPlanes * p.positions();
+      float* gi = gradInput + n * p.inPlanes * p.inPositions();
+      byWidth<2>(p, [&](auto w, auto) {
+        constexpr int W = decltype(w)::value;
+        if (V == 2)
+          stridedGradInputSample<W, 2>(p, g, kernels, gp, gp + gpFloats, gi);
+        else
+          stridedGradInputSample<W, 1>(p, g, kernels, gp, gp + gpFloats, gi);
+      });
+    }
+  });
 }
 
 void directAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
@@ -295,7 +406,7 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
   // A part's padded sample, its gradOutput arranged by blocks of planes, and its sums.
   const int64_t partFloats = p.paddedFloats() + p.outPlanes * p.positions() + sums;
   const int parts = partsOf(device, p);
-  float* base = workspaceFor(device, p, partFloats, workspace) + sums;
+  float* base = workspaceFor(device, p, sums, partFloats, workspace) + sums;
   auto sumsOf = [&](int part) { return base + part * partFloats + p.paddedFloats() + p.outPlanes * p.positions(); };
   parallelFor(device, parts, [&](int part) {
     float* padded = base + part * partFloats;

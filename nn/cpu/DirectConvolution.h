@@ -5,8 +5,10 @@
 // time in two AVX-512 registers, over tiles of up to 14 positions: each tap's kernels are loaded
 // once per tile and each input value is broadcast once for all 32 planes. The gradInput of a layer
 // of stride 1 is the same correlation (of gradOutput, each kernel turned by 180 degrees, the
-// planes' roles swapped); the weight gradient sums, for 32 output planes at a time, each input
-// value's products with the gradOutput of the positions it reaches.
+// planes' roles swapped), that of a layer of stride 2 four such correlations with kernels of 1 to
+// 4 taps, one for each parity class of the input positions (Note [Stride-2 gradInput] in the .cpp);
+// the weight gradient sums, for 32 output planes at a time, each input value's products with the
+// gradOutput of the positions it reaches.
 #pragma once
 
 #include "nn/Device.h"
@@ -20,7 +22,8 @@ namespace nn::cpu {
 /// 14 positions, output planes a multiple of 32, and a machine with AVX-512 (elsewhere the
 /// unfolded route serves it).
 bool directFits(const ConvolutionShape& s);
-/// And its gradInput: stride 1, and input planes a multiple of 32 too.
+/// And its gradInput: stride 1 and input planes a multiple of 32 too, or stride 2, input planes a
+/// multiple of 16 and twice as many input rows as output rows.
 bool directGradInputFits(const ConvolutionShape& s);
 
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
