@@ -2,8 +2,8 @@
 // positions, with output planes a multiple of 32, which the CPU computes directly where it has
 // AVX-512 (nn/cpu/DirectConvolution.cpp): forward, gradInput and the parameters' gradients against
 // the sums of their terms in double, tiles of two rows and of one, 32 and 64 planes, stride 2 from
-// 16 and 32 planes (its gradInput by the parity classes of the input positions); finite
-// differences; the same floats on 1 and 2 compute threads. On CUDA devices the same bodies check
+// 16 and 32 planes (its gradInput by the parity classes of the input positions), 1x1 layers of
+// stride 2; finite differences; the same floats on 1 and 2 compute threads. On CUDA devices the same bodies check
 // cuDNN; on a CPU without AVX-512, the unfolded route.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
 #include "nn/cpu/DirectConvolution.h"
-#include "tests/Conv3x3Sums.h"
+#include "tests/ConvolutionSums.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
@@ -21,7 +21,7 @@ using nn::Tensor;
 
 namespace {
 
-const std::vector<nn::test::Conv3x3> kCases = {
+const std::vector<nn::test::SquareConv> kCases = {
     {32, 32, 1, 14, 14},  // a residual network's 14x14 layer: one row a tile
     {64, 32, 1, 7, 7},    // its 7x7 layers: tiles of two rows and a last of one
     {32, 64, 1, 8, 8},    // CIFAR's 8x8 planes
@@ -32,34 +32,43 @@ const std::vector<nn::test::Conv3x3> kCases = {
     {32, 64, 1, 14, 14, 2},
     {32, 32, 1, 6, 16, 2},
     {16, 32, 1, 5, 28, 2},
+    // 1x1 of stride 2 (a residual network's shortcuts): 28x28 -> 14x14 from 16 planes, 14x14 ->
+    // 7x7 from 32, an odd height.
+    {16, 32, 0, 6, 28, 2, 1},
+    {32, 64, 0, 14, 14, 2, 1},
+    {32, 32, 0, 5, 16, 2, 1},
 };
 
 // The layer's shape as the CPU kernels see it, for a batch of n.
-nn::ConvolutionShape shapeOf(const nn::test::Conv3x3& c, int64_t n) {
-  return {n, c.planes, c.height, c.width, c.outPlanes, 3, 3, c.stride, c.stride, 1, 1, c.outHeight(), c.outWidth()};
+nn::ConvolutionShape shapeOf(const nn::test::SquareConv& c, int64_t n) {
+  return {n,        c.planes, c.height, c.width, c.outPlanes,   c.size,      c.size,
+          c.stride, c.stride, c.pad,    c.pad,   c.outHeight(), c.outWidth()};
 }
 
 }  // namespace
 
 TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the direct route where the CPU has AVX-512",
           "[SpatialConvolution]") {
-  for (const nn::test::Conv3x3& c : kCases) {
+  for (const nn::test::SquareConv& c : kCases) {
     CAPTURE(c.planes, c.outPlanes, c.height, c.width);
     CHECK(nn::cpu::directFits(shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
   }
-  nn::test::Conv3x3 other = kCases[0];
+  nn::test::SquareConv other = kCases[0];
   other.outPlanes = 48;  // not a multiple of 32
   CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
   other = kCases[0];
   other.width = 12;
   CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
+  other = kCases[9];
+  other.stride = 1;  // a 1x1 layer of stride 1 is one GEMM unfolded
+  CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
   // gradInput: of stride 1 from input planes a multiple of 32, of stride 2 from a multiple of 16
   // and input planes of twice the output's height.
-  for (size_t i = 0; i < 7; ++i) {
+  for (size_t i = 0; i < kCases.size(); ++i) {
     CAPTURE(i);
-    CHECK(nn::cpu::directGradInputFits(shapeOf(kCases[i], 2)) == bool(__builtin_cpu_supports("avx512f")));
+    const bool oddHeight = i == 7 || i == 10;
+    CHECK(nn::cpu::directGradInputFits(shapeOf(kCases[i], 2)) == (!oddHeight && __builtin_cpu_supports("avx512f")));
   }
-  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(kCases[7], 2)));
   other = kCases[0];
   other.planes = 16;
   CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(other, 2)));
@@ -70,7 +79,7 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
 
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 and 64 matches the sums of its taps",
                     "[SpatialConvolution]") {
-  for (const nn::test::Conv3x3& c : kCases) nn::test::checkConv3x3(kind, c, 3);
+  for (const nn::test::SquareConv& c : kCases) nn::test::checkConvolution(kind, c, 3);
 }
 
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 agrees with finite differences",

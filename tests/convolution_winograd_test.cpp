@@ -11,7 +11,7 @@
 #include "nn/Parallel.h"
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
-#include "tests/Conv3x3Sums.h"
+#include "tests/ConvolutionSums.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
@@ -20,7 +20,7 @@ using nn::Tensor;
 namespace {
 
 // The layers of the test: the output of each is height + 2 pad - 2 by width + 2 pad - 2.
-const std::vector<nn::test::Conv3x3> kCases = {
+const std::vector<nn::test::SquareConv> kCases = {
     {16, 17, 1, 16, 16},  // 8 blocks a row: one group of eight
     {16, 16, 0, 18, 18},  // no padding
     {17, 16, 2, 15, 15},  // 17 x 17 out: the last block of each row and column half outside
@@ -32,8 +32,8 @@ const std::vector<nn::test::Conv3x3> kCases = {
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 of stride 1 over 16 planes and more matches the sums of its taps",
                     "[SpatialConvolution]") {
   const int64_t batch = 3;
-  for (const nn::test::Conv3x3& c : kCases) {
-    nn::test::checkConv3x3(kind, c, batch);
+  for (const nn::test::SquareConv& c : kCases) {
+    nn::test::checkConvolution(kind, c, batch);
   }
 }
 

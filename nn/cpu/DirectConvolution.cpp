@@ -36,16 +36,20 @@ constexpr int64_t kBlock = 32;
 // broadcast input value take 31 of the 32 vector registers.
 constexpr int kTile = 14;
 
-// A 3x3 cross-correlation of stride 1 or 2 and padding 1: `inPlanes` planes of height x width
-// in, `outPlanes` planes of outHeight x outWidth out.
+// A cross-correlation of stride 1 or 2 with size x size kernels: 3x3 with padding 1, or 1x1
+// without: `inPlanes` planes of height x width in, `outPlanes` planes of outHeight x outWidth out.
+// A 3x3 layer reads each sample from a copy with a zero border (padded), a 1x1 layer from where
+// it is.
 struct Correlation {
-  int64_t batch, inPlanes, outPlanes, height, width, stride, outHeight, outWidth;
+  int64_t batch, inPlanes, outPlanes, height, width, stride, outHeight, outWidth, size = 3;
 
+  bool padded() const { return size == 3; }
+  int64_t taps() const { return size * size; }
   int64_t inPositions() const { return height * width; }
   int64_t positions() const { return outHeight * outWidth; }
-  int64_t rowFloats() const { return width + 2; }
-  int64_t planeFloats() const { return (height + 2) * rowFloats(); }
-  int64_t paddedFloats() const { return inPlanes * planeFloats(); }
+  int64_t rowFloats() const { return padded() ? width + 2 : width; }
+  int64_t planeFloats() const { return padded() ? (height + 2) * rowFloats() : inPositions(); }
+  int64_t paddedFloats() const { return padded() ? inPlanes * planeFloats() : 0; }
 };
 
 // The compute threads' parts of the batch, whole samples each.
@@ -55,11 +59,12 @@ int partsOf(const Device& device, const Correlation& p) { return parallelParts(d
 // c, from weight[o][c][tap]; `turned`: from weight[c][o], each kernel turned by 180 degrees (the
 // gradInput's correlation).
 void arrangeKernels(const Correlation& p, const float* weight, bool turned, float* kernels) {
+  const int64_t taps = p.taps();
   for (int64_t o = 0; o < p.outPlanes; ++o)
     for (int64_t c = 0; c < p.inPlanes; ++c)
-      for (int64_t t = 0; t < 9; ++t)
-        kernels[((o / kBlock * p.inPlanes + c) * 9 + t) * kBlock + o % kBlock] =
-            turned ? weight[(c * p.outPlanes + o) * 9 + 8 - t] : weight[(o * p.inPlanes + c) * 9 + t];
+      for (int64_t t = 0; t < taps; ++t)
+        kernels[((o / kBlock * p.inPlanes + c) * taps + t) * kBlock + o % kBlock] =
+            turned ? weight[(c * p.outPlanes + o) * taps + taps - 1 - t] : weight[(o * p.inPlanes + c) * taps + t];
 }
 
 // Sample `input` ([inPlanes][height][Width]) into the interior of `padded`, whose border the
@@ -161,13 +166,13 @@ NN_DIRECT_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t plane
 }
 
 // sums[tap][kBlock] += the products, over a sample's output positions (`height` rows of W, stride
-// S), of the input value each tap reaches (`in`: one padded plane) and the gradOutput of kBlock
-// planes there (gradients[position][kBlock]).
-template <int W, int S>
-NN_DIRECT_KERNEL void tapSums(const float* in, int64_t height, const float* gradients, float* sums) {
-  constexpr int rowFloats = S * W + 2;
-  __m512 low[9], high[9];
-  for (int t = 0; t < 9; ++t) {
+// S), of the input value each of the K x K taps reaches (`in`: one plane, padded for 3x3 kernels,
+// rowFloats floats a row) and the gradOutput of kBlock planes there (gradients[position][kBlock]).
+template <int W, int S, int K>
+NN_DIRECT_KERNEL void tapSums(const float* in, int64_t rowFloats, int64_t height, const float* gradients, float* sums) {
+  constexpr int taps = K * K;
+  __m512 low[taps], high[taps];
+  for (int t = 0; t < taps; ++t) {
     low[t] = _mm512_loadu_ps(sums + t * kBlock);
     high[t] = _mm512_loadu_ps(sums + t * kBlock + 16);
   }
@@ -177,65 +182,67 @@ NN_DIRECT_KERNEL void tapSums(const float* in, int64_t height, const float* grad
       const __m512 g0 = _mm512_loadu_ps(gradients), g1 = _mm512_loadu_ps(gradients + 16);
       const float* corner = in + S * (y * rowFloats + x);
 #pragma GCC unroll 9
-      for (int t = 0; t < 9; ++t) {
-        const __m512 v = _mm512_set1_ps(corner[t / 3 * rowFloats + t % 3]);
+      for (int t = 0; t < taps; ++t) {
+        const __m512 v = _mm512_set1_ps(corner[t / K * rowFloats + t % K]);
         low[t] = _mm512_fmadd_ps(v, g0, low[t]);
         high[t] = _mm512_fmadd_ps(v, g1, high[t]);
       }
     }
-  for (int t = 0; t < 9; ++t) {
+  for (int t = 0; t < taps; ++t) {
     _mm512_storeu_ps(sums + t * kBlock, low[t]);
     _mm512_storeu_ps(sums + t * kBlock + 16, high[t]);
   }
 }
 
-// One padded sample's output ([outPlanes][outHeight][W]), each value bias (where not null) plus
-// its sum.
-template <int W, int S>
-void correlateSample(const Correlation& p, const float* padded, const float* kernels, const float* bias,
-                     float* output) {
+// One sample's output ([outPlanes][outHeight][W]) from its input (padded for 3x3 kernels, of
+// size K), each value bias (where not null) plus its sum.
+template <int W, int S, int K>
+void correlateSample(const Correlation& p, const float* input, const float* kernels, const float* bias, float* output) {
   constexpr int R = kTile / W;
   for (int64_t block = 0; block < p.outPlanes / kBlock; ++block) {
-    const float* k = kernels + block * p.inPlanes * 9 * kBlock;
+    const float* k = kernels + block * p.inPlanes * K * K * kBlock;
     for (int64_t y = 0; y < p.outHeight;) {
       const int64_t rows = p.outHeight - y >= R ? R : 1;
-      const float* in = padded + S * y * p.rowFloats();
+      const float* in = input + S * y * p.rowFloats();
       const float* b = bias ? bias + block * kBlock : nullptr;
       float* out = output + block * kBlock * p.positions() + y * W;
       if (rows == R)
-        tileSums<W, S, R, 3, 3, 2>(in, p.rowFloats(), p.inPlanes, p.planeFloats(), k, b, out, p.positions());
+        tileSums<W, S, R, K, K, 2>(in, p.rowFloats(), p.inPlanes, p.planeFloats(), k, b, out, p.positions());
       else
-        tileSums<W, S, 1, 3, 3, 2>(in, p.rowFloats(), p.inPlanes, p.planeFloats(), k, b, out, p.positions());
+        tileSums<W, S, 1, K, K, 2>(in, p.rowFloats(), p.inPlanes, p.planeFloats(), k, b, out, p.positions());
       y += rows;
     }
   }
 }
 
-// The weight gradient's sums of one padded sample and its gradOutput ([outPlanes][positions]),
-// added to sums[block][c][tap][kBlock]; `gradients` holds outPlanes x positions floats.
-template <int W, int S>
-void sampleTapSums(const Correlation& p, const float* padded, const float* gradOutput, float* gradients, float* sums) {
+// The weight gradient's sums of one sample (padded for 3x3 kernels, of size K) and its gradOutput
+// ([outPlanes][positions]), added to sums[block][c][tap][kBlock]; `gradients` holds
+// outPlanes x positions floats.
+template <int W, int S, int K>
+void sampleTapSums(const Correlation& p, const float* input, const float* gradOutput, float* gradients, float* sums) {
   const int64_t positions = p.positions();
   arrangeGradients(gradOutput, p.outPlanes, positions, gradients);
   for (int64_t block = 0; block < p.outPlanes / kBlock; ++block)
     for (int64_t c = 0; c < p.inPlanes; ++c)
-      tapSums<W, S>(padded + c * p.planeFloats(), p.outHeight, gradients + block * positions * kBlock,
-                    sums + (block * p.inPlanes + c) * 9 * kBlock);
+      tapSums<W, S, K>(input + c * p.planeFloats(), p.rowFloats(), p.outHeight, gradients + block * positions * kBlock,
+                       sums + (block * p.inPlanes + c) * K * K * kBlock);
 }
 
-// f(std::integral_constant<int, W>(), std::integral_constant<int, S>()) for the output width W
-// and the stride S of p (a pair the route serves).
-template <int S, typename F>
+// f(W, S, K), each a std::integral_constant<int>, for the output width W, the stride S and the
+// kernel size K of p (a combination the route serves).
+template <int S, int K, typename F>
 void byWidth(const Correlation& p, F f) {
   const std::integral_constant<int, S> stride;
-  if (p.outWidth == 7) return f(std::integral_constant<int, 7>(), stride);
-  if (p.outWidth == 8) return f(std::integral_constant<int, 8>(), stride);
-  f(std::integral_constant<int, 14>(), stride);
+  const std::integral_constant<int, K> size;
+  if (p.outWidth == 7) return f(std::integral_constant<int, 7>(), stride, size);
+  if (p.outWidth == 8) return f(std::integral_constant<int, 8>(), stride, size);
+  f(std::integral_constant<int, 14>(), stride, size);
 }
 template <typename F>
 void byShape(const Correlation& p, F f) {
-  if (p.stride == 1) return byWidth<1>(p, f);
-  byWidth<2>(p, f);
+  if (p.size == 1) return byWidth<2, 1>(p, f);
+  if (p.stride == 1) return byWidth<1, 3>(p, f);
+  byWidth<2, 3>(p, f);
 }
 
 // output = bias + the correlation of input with the kernels arranged in kernels.
@@ -249,10 +256,14 @@ void correlate(const Device& device, const Correlation& p, const float* input, c
     const Range samples = partRange(p.batch, parts, part);
     for (int64_t n = samples.begin; n < samples.end; ++n) {
       float* out = output + n * p.outPlanes * p.positions();
-      byShape(p, [&](auto w, auto stride) {
-        constexpr int W = decltype(w)::value, S = decltype(stride)::value;
-        pad<S * W>(p, input + n * p.inPlanes * p.inPositions(), padded);
-        correlateSample<W, S>(p, padded, kernels, bias, out);
+      byShape(p, [&](auto w, auto stride, auto size) {
+        constexpr int W = decltype(w)::value, S = decltype(stride)::value, K = decltype(size)::value;
+        const float* in = input + n * p.inPlanes * p.inPositions();
+        if constexpr (K == 3) {
+          pad<S * W>(p, in, padded);
+          in = padded;
+        }
+        correlateSample<W, S, K>(p, in, kernels, bias, out);
       });
     }
   });
@@ -266,8 +277,15 @@ constexpr int classTap(int q, int d) { return q == 0 ? 1 : (d == 0 ? 2 : 0); }
 int64_t classKernelFloats(const Correlation& p) { return p.inPlanes * p.outPlanes * 4; }
 
 // Class (py, px)'s kernels at kernels + (2 py + px) classKernelFloats(p): [block][o][dy][dx][lane]
-// of input plane block * lanes + lane, for the forward's correlation p.
+// of input plane block * lanes + lane, for the forward's correlation p; of a 1x1 layer, class
+// (0, 0)'s alone, the kernels themselves.
 void arrangeClassKernels(const Correlation& p, const float* weight, int64_t lanes, float* kernels) {
+  if (p.size == 1) {
+    for (int64_t c = 0; c < p.inPlanes; ++c)
+      for (int64_t o = 0; o < p.outPlanes; ++o)
+        kernels[(c / lanes * p.outPlanes + o) * lanes + c % lanes] = weight[o * p.inPlanes + c];
+    return;
+  }
   for (int py = 0; py < 2; ++py)
     for (int px = 0; px < 2; ++px) {
       float* k = kernels + (2 * py + px) * classKernelFloats(p);
@@ -281,11 +299,12 @@ void arrangeClassKernels(const Correlation& p, const float* weight, int64_t lane
 }
 
 // The sums of class (1 + py = KH, 1 + px = KW) of a sample into out ([inPlanes][outHeight][W]),
-// from its gradOutput padded into gp (W + 1 floats a row, outHeight + 1 rows).
+// from its gradOutput gp (rowFloats floats a row, planes planeFloats apart).
 template <int W, int V, int KH, int KW>
-void classSums(const Correlation& p, const float* gp, const float* kernels, float* out) {
+void classSums(const Correlation& p, const float* gp, int64_t rowFloats, int64_t planeFloats, const float* kernels,
+               float* out) {
   constexpr int R = kTile / W, lanes = 16 * V;
-  const int64_t rowFloats = W + 1, planeFloats = (p.outHeight + 1) * rowFloats, positions = p.positions();
+  const int64_t positions = p.positions();
   for (int64_t block = 0; block < p.inPlanes / lanes; ++block) {
     const float* k = kernels + block * p.outPlanes * KH * KW * lanes;
     for (int64_t a = 0; a < p.outHeight;) {
@@ -316,10 +335,10 @@ void stridedGradInputSample(const Correlation& p, const float* gradOutput, const
     for (int64_t a = 0; a < p.outHeight; ++a)
       std::memcpy(gp + o * planeFloats + a * rowFloats, gradOutput + (o * p.outHeight + a) * W, W * sizeof(float));
   const int64_t classFloats = p.inPlanes * positions;
-  classSums<W, V, 1, 1>(p, gp, kernels, classes);
-  classSums<W, V, 1, 2>(p, gp, kernels + classKernelFloats(p), classes + classFloats);
-  classSums<W, V, 2, 1>(p, gp, kernels + 2 * classKernelFloats(p), classes + 2 * classFloats);
-  classSums<W, V, 2, 2>(p, gp, kernels + 3 * classKernelFloats(p), classes + 3 * classFloats);
+  classSums<W, V, 1, 1>(p, gp, rowFloats, planeFloats, kernels, classes);
+  classSums<W, V, 1, 2>(p, gp, rowFloats, planeFloats, kernels + classKernelFloats(p), classes + classFloats);
+  classSums<W, V, 2, 1>(p, gp, rowFloats, planeFloats, kernels + 2 * classKernelFloats(p), classes + 2 * classFloats);
+  classSums<W, V, 2, 2>(p, gp, rowFloats, planeFloats, kernels + 3 * classKernelFloats(p), classes + 3 * classFloats);
   for (int64_t c = 0; c < p.inPlanes; ++c)
     for (int64_t a = 0; a < p.outHeight; ++a)
       for (int py = 0; py < 2; ++py) {
@@ -333,6 +352,25 @@ void stridedGradInputSample(const Correlation& p, const float* gradOutput, const
       }
 }
 
+// The gradInput of a 1x1 layer of stride 2 for one sample: class (0, 0)'s sums, the products of
+// gradOutput with the kernels, at the even positions of the even rows; zeros elsewhere.
+template <int W, int V>
+void pointwiseGradInputSample(const Correlation& p, const float* gradOutput, const float* kernels, float* sums,
+                              float* gradInput) {
+  const int64_t positions = p.positions();
+  classSums<W, V, 1, 1>(p, gradOutput, W, positions, kernels, sums);
+  for (int64_t c = 0; c < p.inPlanes; ++c)
+    for (int64_t a = 0; a < p.outHeight; ++a) {
+      float* row = gradInput + (c * p.height + 2 * a) * 2 * W;
+      const float* even = sums + c * positions + a * W;
+      for (int b = 0; b < W; ++b) {
+        row[2 * b] = even[b];
+        row[2 * b + 1] = 0.f;
+      }
+      std::fill(row + 2 * W, row + 4 * W, 0.f);
+    }
+}
+
 // The workspace: `kernelFloats` for the arranged kernels, then `partFloats` for each part.
 float* workspaceFor(const Device& device, const Correlation& p, int64_t kernelFloats, int64_t partFloats,
                     Tensor& workspace) {
@@ -344,8 +382,9 @@ float* workspaceFor(const Device& device, const Correlation& p, int64_t kernelFl
 
 bool directFits(const ConvolutionShape& s) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return avx512 && s.kH == 3 && s.kW == 3 && s.dH == s.dW && (s.dW == 1 || s.dW == 2) && s.dilH == 1 && s.dilW == 1 &&
-         s.padH == 1 && s.padW == 1 && s.outPlanes % kBlock == 0 &&
+  const bool square3 = s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && (s.dW == 1 || s.dW == 2);
+  const bool pointwise = s.kH == 1 && s.kW == 1 && s.padH == 0 && s.padW == 0 && s.dW == 2;
+  return avx512 && (square3 || pointwise) && s.dH == s.dW && s.dilH == 1 && s.dilW == 1 && s.outPlanes % kBlock == 0 &&
          (s.outWidth == 7 || s.outWidth == 8 || s.outWidth == 14) && s.width == s.dW * s.outWidth;
 }
 
@@ -357,10 +396,11 @@ bool directGradInputFits(const ConvolutionShape& s) {
 
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                         const float* bias, float* output, Tensor& workspace) {
-  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.dW, s.outHeight, s.outWidth};
-  float* kernels = workspaceFor(device, p, p.outPlanes * p.inPlanes * 9, p.paddedFloats(), workspace);
+  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.dW, s.outHeight, s.outWidth, s.kW};
+  const int64_t kernelFloats = p.outPlanes * p.inPlanes * p.taps();
+  float* kernels = workspaceFor(device, p, kernelFloats, p.paddedFloats(), workspace);
   arrangeKernels(p, weight, false, kernels);
-  correlate(device, p, input, kernels, bias, output, kernels + p.outPlanes * p.inPlanes * 9);
+  correlate(device, p, input, kernels, bias, output, kernels + kernelFloats);
 }
 
 void directUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput,
@@ -372,10 +412,10 @@ void directUpdateGradInput(const Device& device, const ConvolutionShape& s, cons
     correlate(device, p, gradOutput, kernels, nullptr, gradInput, kernels + p.outPlanes * p.inPlanes * 9);
     return;
   }
-  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, 2, s.outHeight, s.outWidth};
+  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, 2, s.outHeight, s.outWidth, s.kW};
   const int64_t kernelFloats = 4 * classKernelFloats(p);
-  // A part's padded gradOutput, then its four classes' sums.
-  const int64_t gpFloats = p.outPlanes * (p.outHeight + 1) * (p.outWidth + 1);
+  // A part's padded gradOutput (3x3 layers), then its classes' sums.
+  const int64_t gpFloats = p.padded() ? p.outPlanes * (p.outHeight + 1) * (p.outWidth + 1) : 0;
   const int64_t partFloats = gpFloats + p.inPlanes * p.inPositions();
   const int V = p.inPlanes % kBlock == 0 ? 2 : 1;
   float* kernels = workspaceFor(device, p, kernelFloats, partFloats, workspace);
@@ -388,12 +428,18 @@ void directUpdateGradInput(const Device& device, const ConvolutionShape& s, cons
     for (int64_t n = samples.begin; n < samples.end; ++n) {
       const float* g = gradOutput + n * p.outPlanes * p.positions();
       float* gi = gradInput + n * p.inPlanes * p.inPositions();
-      byWidth<2>(p, [&](auto w, auto) {
+      byShape(p, [&](auto w, auto, auto size) {
         constexpr int W = decltype(w)::value;
-        if (V == 2)
+        if constexpr (decltype(size)::value == 1) {
+          if (V == 2)
+            pointwiseGradInputSample<W, 2>(p, g, kernels, gp + gpFloats, gi);
+          else
+            pointwiseGradInputSample<W, 1>(p, g, kernels, gp + gpFloats, gi);
+        } else if (V == 2) {
           stridedGradInputSample<W, 2>(p, g, kernels, gp, gp + gpFloats, gi);
-        else
+        } else {
           stridedGradInputSample<W, 1>(p, g, kernels, gp, gp + gpFloats, gi);
+        }
       });
     }
   });
@@ -401,8 +447,8 @@ void directUpdateGradInput(const Device& device, const ConvolutionShape& s, cons
 
 void directAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
                              const float* gradOutput, float* gradWeight, float scale, Tensor& workspace) {
-  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.dW, s.outHeight, s.outWidth};
-  const int64_t sums = p.outPlanes * p.inPlanes * 9;
+  const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.dW, s.outHeight, s.outWidth, s.kW};
+  const int64_t taps = p.taps(), sums = p.outPlanes * p.inPlanes * taps;
   // A part's padded sample, its gradOutput arranged by blocks of planes, and its sums.
   const int64_t partFloats = p.paddedFloats() + p.outPlanes * p.positions() + sums;
   const int parts = partsOf(device, p);
@@ -415,10 +461,14 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
     const Range samples = partRange(p.batch, parts, part);
     for (int64_t n = samples.begin; n < samples.end; ++n) {
       const float* g = gradOutput + n * p.outPlanes * p.positions();
-      byShape(p, [&](auto w, auto stride) {
-        constexpr int W = decltype(w)::value, S = decltype(stride)::value;
-        pad<S * W>(p, input + n * p.inPlanes * p.inPositions(), padded);
-        sampleTapSums<W, S>(p, padded, g, padded + p.paddedFloats(), sumsOf(part));
+      byShape(p, [&](auto w, auto stride, auto size) {
+        constexpr int W = decltype(w)::value, S = decltype(stride)::value, K = decltype(size)::value;
+        const float* in = input + n * p.inPlanes * p.inPositions();
+        if constexpr (K == 3) {
+          pad<S * W>(p, in, padded);
+          in = padded;
+        }
+        sampleTapSums<W, S, K>(p, in, g, padded + p.paddedFloats(), sumsOf(part));
       });
     }
   });
@@ -427,9 +477,9 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
     for (int64_t i = 0; i < sums; ++i) total[i] += sumsOf(part)[i];
   for (int64_t o = 0; o < p.outPlanes; ++o)
     for (int64_t c = 0; c < p.inPlanes; ++c)
-      for (int64_t t = 0; t < 9; ++t)
-        gradWeight[(o * p.inPlanes + c) * 9 + t] +=
-            scale * total[((o / kBlock * p.inPlanes + c) * 9 + t) * kBlock + o % kBlock];
+      for (int64_t t = 0; t < taps; ++t)
+        gradWeight[(o * p.inPlanes + c) * taps + t] +=
+            scale * total[((o / kBlock * p.inPlanes + c) * taps + t) * kBlock + o % kBlock];
 }
 
 #else

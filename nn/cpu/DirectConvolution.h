@@ -1,6 +1,7 @@
-// The direct route of the CPU convolution: 3x3 layers of stride 1 or 2 and padding 1 on narrow
-// planes (output rows of 7, 8 or 14 positions: a residual network's 7x7 and 14x14 layers, CIFAR's
-// 8x8), where Winograd's 2x2 blocks fill the vector lanes badly and the unfolded GEMMs are small.
+// The direct route of the CPU convolution: 3x3 layers of stride 1 or 2 and padding 1, and 1x1
+// layers of stride 2, onto narrow planes (output rows of 7, 8 or 14 positions: a residual
+// network's 7x7 and 14x14 layers and its shortcuts, CIFAR's 8x8), where Winograd's 2x2 blocks fill
+// the vector lanes badly and the unfolded GEMMs are small.
 // Each output value is the sum of its taps' products in fused multiply-adds, 32 output planes at a
 // time in two AVX-512 registers, over tiles of up to 14 positions: each tap's kernels are loaded
 // once per tile and each input value is broadcast once for all 32 planes. The gradInput of a layer
@@ -18,12 +19,13 @@
 namespace nn::cpu {
 
 /// Whether the direct route serves this layer's forward and weight gradient: a 3x3 kernel of
-/// stride 1 or 2 (input rows twice the output's), no dilation, padding 1, output rows of 7, 8 or
-/// 14 positions, output planes a multiple of 32, and a machine with AVX-512 (elsewhere the
-/// unfolded route serves it).
+/// stride 1 or 2 with padding 1, or a 1x1 kernel of stride 2 without (of stride 2: input rows
+/// twice the output's), no dilation, output rows of 7, 8 or 14 positions, output planes a multiple
+/// of 32, and a machine with AVX-512 (elsewhere the unfolded route serves it).
 bool directFits(const ConvolutionShape& s);
 /// And its gradInput: stride 1 and input planes a multiple of 32 too, or stride 2, input planes a
-/// multiple of 16 and twice as many input rows as output rows.
+/// multiple of 16 and twice as many input rows as output rows (a 1x1 layer's: its products at the
+/// even positions, zeros elsewhere).
 bool directGradInputFits(const ConvolutionShape& s);
 
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,

@@ -1,5 +1,6 @@
-// Sums of the terms of a 3x3 convolution, in double, that the CPU's routes (unfolded, Winograd,
-// direct) and cuDNN are checked against: the output, gradInput and the parameters' gradients.
+// Sums of the terms of a convolution with square kernels, in double, that the CPU's routes
+// (unfolded, Winograd, direct) and cuDNN are checked against: the output, gradInput and the
+// parameters' gradients.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -16,12 +17,12 @@
 namespace nn::test {
 
 // A layer: `planes` in, `outPlanes` out, padding `pad` on every side, input planes of
-// height x width, stride `stride`.
-struct Conv3x3 {
-  int64_t planes, outPlanes, pad, height, width, stride = 1;
+// height x width, stride `stride`, kernels of size x size.
+struct SquareConv {
+  int64_t planes, outPlanes, pad, height, width, stride = 1, size = 3;
 
-  int64_t outHeight() const { return (height + 2 * pad - 3) / stride + 1; }
-  int64_t outWidth() const { return (width + 2 * pad - 3) / stride + 1; }
+  int64_t outHeight() const { return (height + 2 * pad - size) / stride + 1; }
+  int64_t outWidth() const { return (width + 2 * pad - size) / stride + 1; }
 };
 
 // Worst |value - reference| / (1 + sum of |terms|) over the elements: the reference's terms'
@@ -39,7 +40,7 @@ inline double worstError(const Tensor& t, const Reference& r) {
 }
 
 // y[n][o][y][x] = b[o] + sum over c, ky, kx of w[o][c][ky][kx] x[n][c][y s - pad + ky][x s - pad + kx] (stride s).
-inline Reference forwardReference(const Conv3x3& c, int64_t batch, const std::vector<float>& x,
+inline Reference forwardReference(const SquareConv& c, int64_t batch, const std::vector<float>& x,
                                   const std::vector<float>& w, const std::vector<float>& b) {
   const int64_t outH = c.outHeight(), outW = c.outWidth();
   Reference r{std::vector<double>(static_cast<size_t>(batch * c.outPlanes * outH * outW)), {}};
@@ -50,11 +51,11 @@ inline Reference forwardReference(const Conv3x3& c, int64_t batch, const std::ve
         for (int64_t ox = 0; ox < outW; ++ox) {
           double sum = b[static_cast<size_t>(o)], magnitude = std::fabs(sum);
           for (int64_t p = 0; p < c.planes; ++p)
-            for (int64_t ky = 0; ky < 3; ++ky)
-              for (int64_t kx = 0; kx < 3; ++kx) {
+            for (int64_t ky = 0; ky < c.size; ++ky)
+              for (int64_t kx = 0; kx < c.size; ++kx) {
                 const int64_t iy = oy * c.stride - c.pad + ky, ix = ox * c.stride - c.pad + kx;
                 if (iy < 0 || iy >= c.height || ix < 0 || ix >= c.width) continue;
-                const double term = double(w[static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx)]) *
+                const double term = double(w[static_cast<size_t>(((o * c.planes + p) * c.size + ky) * c.size + kx)]) *
                                     x[static_cast<size_t>(((n * c.planes + p) * c.height + iy) * c.width + ix)];
                 sum += term;
                 magnitude += std::fabs(term);
@@ -68,7 +69,7 @@ inline Reference forwardReference(const Conv3x3& c, int64_t batch, const std::ve
 
 // gradInput[n][c][iy][ix] = sum over o, ky, kx of w[o][c][ky][kx] g[n][o][(iy + pad - ky) / s][(ix + pad - kx) / s],
 // where s divides both.
-inline Reference gradInputReference(const Conv3x3& c, int64_t batch, const std::vector<float>& g,
+inline Reference gradInputReference(const SquareConv& c, int64_t batch, const std::vector<float>& g,
                                     const std::vector<float>& w) {
   const int64_t outH = c.outHeight(), outW = c.outWidth();
   Reference r{std::vector<double>(static_cast<size_t>(batch * c.planes * c.height * c.width)), {}};
@@ -79,11 +80,11 @@ inline Reference gradInputReference(const Conv3x3& c, int64_t batch, const std::
         for (int64_t ix = 0; ix < c.width; ++ix) {
           double sum = 0, magnitude = 0;
           for (int64_t o = 0; o < c.outPlanes; ++o)
-            for (int64_t ky = 0; ky < 3; ++ky)
-              for (int64_t kx = 0; kx < 3; ++kx) {
+            for (int64_t ky = 0; ky < c.size; ++ky)
+              for (int64_t kx = 0; kx < c.size; ++kx) {
                 const int64_t sy = iy + c.pad - ky, sx = ix + c.pad - kx, oy = sy / c.stride, ox = sx / c.stride;
                 if (sy < 0 || sx < 0 || sy % c.stride || sx % c.stride || oy >= outH || ox >= outW) continue;
-                const double term = double(w[static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx)]) *
+                const double term = double(w[static_cast<size_t>(((o * c.planes + p) * c.size + ky) * c.size + kx)]) *
                                     g[static_cast<size_t>(((n * c.outPlanes + o) * outH + oy) * outW + ox)];
                 sum += term;
                 magnitude += std::fabs(term);
@@ -97,10 +98,10 @@ inline Reference gradInputReference(const Conv3x3& c, int64_t batch, const std::
 
 // gradWeight[o][c][ky][kx] = scale * sum over n, oy, ox of g[n][o][oy][ox] x[n][c][oy s - pad + ky][ox s - pad + kx],
 // then gradBias[o] = scale * the sum of g[n][o]: one Reference of the weights' values, then the biases'.
-inline Reference gradParametersReference(const Conv3x3& c, int64_t batch, const std::vector<float>& x,
+inline Reference gradParametersReference(const SquareConv& c, int64_t batch, const std::vector<float>& x,
                                          const std::vector<float>& g, double scale) {
   const int64_t outH = c.outHeight(), outW = c.outWidth();
-  Reference r{std::vector<double>(static_cast<size_t>(c.outPlanes * c.planes * 9 + c.outPlanes)), {}};
+  Reference r{std::vector<double>(static_cast<size_t>(c.outPlanes * c.planes * c.size * c.size + c.outPlanes)), {}};
   r.magnitude = r.value;
   auto add = [&](size_t i, double term) {
     r.value[i] += scale * term;
@@ -111,13 +112,13 @@ inline Reference gradParametersReference(const Conv3x3& c, int64_t batch, const 
       for (int64_t oy = 0; oy < outH; ++oy)
         for (int64_t ox = 0; ox < outW; ++ox) {
           const double gradient = g[static_cast<size_t>(((n * c.outPlanes + o) * outH + oy) * outW + ox)];
-          add(static_cast<size_t>(c.outPlanes * c.planes * 9 + o), gradient);
+          add(static_cast<size_t>(c.outPlanes * c.planes * c.size * c.size + o), gradient);
           for (int64_t p = 0; p < c.planes; ++p)
-            for (int64_t ky = 0; ky < 3; ++ky)
-              for (int64_t kx = 0; kx < 3; ++kx) {
+            for (int64_t ky = 0; ky < c.size; ++ky)
+              for (int64_t kx = 0; kx < c.size; ++kx) {
                 const int64_t iy = oy * c.stride - c.pad + ky, ix = ox * c.stride - c.pad + kx;
                 if (iy < 0 || iy >= c.height || ix < 0 || ix >= c.width) continue;
-                add(static_cast<size_t>(((o * c.planes + p) * 3 + ky) * 3 + kx),
+                add(static_cast<size_t>(((o * c.planes + p) * c.size + ky) * c.size + kx),
                     gradient * x[static_cast<size_t>(((n * c.planes + p) * c.height + iy) * c.width + ix)]);
               }
         }
@@ -126,10 +127,10 @@ inline Reference gradParametersReference(const Conv3x3& c, int64_t batch, const 
 
 // Layer c on kind's device, seeded, against the sums above: its output, its gradInput and its
 // parameters' gradients (scale 0.5) for a batch of random inputs and gradOutputs.
-inline void checkConv3x3(const DeviceKind& kind, const Conv3x3& c, int64_t batch) {
-  CAPTURE(c.planes, c.outPlanes, c.pad, c.height, c.width, c.stride);
+inline void checkConvolution(const DeviceKind& kind, const SquareConv& c, int64_t batch) {
+  CAPTURE(c.planes, c.outPlanes, c.pad, c.height, c.width, c.stride, c.size);
   manualSeed(5);
-  SpatialConvolution conv(c.planes, c.outPlanes, 3, 3, c.stride, c.stride, c.pad, c.pad);
+  SpatialConvolution conv(c.planes, c.outPlanes, c.size, c.size, c.stride, c.stride, c.pad, c.pad);
   conv.to(kind.device());
   const int64_t outH = c.outHeight(), outW = c.outWidth();
   const Tensor x = randomTensor({batch, c.planes, c.height, c.width}, 31);
