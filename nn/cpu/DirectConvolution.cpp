@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "nn/Error.h"
 #include "nn/Parallel.h"
 
 // GCC on x86-64 only: the kernels are AVX-512 intrinsics in functions built for AVX-512 alone,
