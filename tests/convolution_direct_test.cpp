@@ -3,7 +3,8 @@
 // AVX-512 (nn/cpu/DirectConvolution.cpp): forward, gradInput and the parameters' gradients against
 // the sums of their terms in double, tiles of two rows and of one, 32 and 64 planes, stride 2 from
 // 16 and 32 planes (its gradInput by the parity classes of the input positions), 1x1 layers of
-// stride 2; finite differences; the same floats on 1 and 2 compute threads. On CUDA devices the same bodies check
+// stride 2, the weight gradient of wider planes; finite differences; the same floats on 1 and 2
+// compute threads. On CUDA devices the same bodies check
 // cuDNN; on a CPU without AVX-512, the unfolded route.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -39,6 +40,13 @@ const std::vector<nn::test::SquareConv> kCases = {
     {32, 32, 0, 5, 16, 2, 1},
 };
 
+// Wider planes, whose weight gradient alone is direct: forward and gradInput unfolded (9x20) or
+// Winograd's (16x16).
+const std::vector<nn::test::SquareConv> kWide = {
+    {32, 32, 1, 9, 20},
+    {16, 32, 1, 16, 16},
+};
+
 // The layer's shape as the CPU kernels see it, for a batch of n.
 nn::ConvolutionShape shapeOf(const nn::test::SquareConv& c, int64_t n) {
   return {n,        c.planes, c.height, c.width, c.outPlanes,   c.size,      c.size,
@@ -59,6 +67,14 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
   other = kCases[0];
   other.width = 12;
   CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
+  for (const nn::test::SquareConv& c : kWide) {
+    CAPTURE(c.planes, c.height, c.width);
+    CHECK_FALSE(nn::cpu::directFits(shapeOf(c, 2)));
+    CHECK(nn::cpu::directWeightGradientFits(shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
+  }
+  other = kWide[0];
+  other.planes = 3;  // a first layer: unfolded
+  CHECK_FALSE(nn::cpu::directWeightGradientFits(shapeOf(other, 2)));
   other = kCases[9];
   other.stride = 1;  // a 1x1 layer of stride 1 is one GEMM unfolded
   CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
@@ -80,6 +96,7 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 and 64 matches the sums of its taps",
                     "[SpatialConvolution]") {
   for (const nn::test::SquareConv& c : kCases) nn::test::checkConvolution(kind, c, 3);
+  for (const nn::test::SquareConv& c : kWide) nn::test::checkConvolution(kind, c, 3);
 }
 
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 agrees with finite differences",

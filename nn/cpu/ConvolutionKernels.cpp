@@ -423,11 +423,11 @@ bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
-  if (winogradFits(s) || directFits(s)) {
-    if (winogradFits(s))
-      winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
-    else
+  if (winogradFits(s) || directWeightGradientFits(s)) {
+    if (directWeightGradientFits(s))
       directAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
+    else
+      winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
     // The bias gradient as the unfolded route adds it, sample by sample.
     if (gradBias)
       for (int64_t n = 0; n < s.batch; ++n)

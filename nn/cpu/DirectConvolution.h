@@ -27,6 +27,9 @@ bool directFits(const ConvolutionShape& s);
 /// multiple of 16 and twice as many input rows as output rows (a 1x1 layer's: its products at the
 /// even positions, zeros elsewhere).
 bool directGradInputFits(const ConvolutionShape& s);
+/// And its weight gradient, which it also serves for 3x3 layers of stride 1 and padding 1 on planes
+/// of any width, from 16 input planes, output planes a multiple of 32 (AVX-512).
+bool directWeightGradientFits(const ConvolutionShape& s);
 
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                         const float* bias, float* output, Tensor& workspace);
