@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "nn/Parallel.h"
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
 #include "nn/Tensor.h"
@@ -148,6 +149,27 @@ inline void checkConvolution(const DeviceKind& kind, const SquareConv& c, int64_
   for (float b : conv.gradBias.toVector()) gradients.push_back(b);
   CHECK(worstError(Tensor::fromVector({static_cast<int64_t>(gradients.size())}, gradients),
                    gradParametersReference(c, batch, x.toVector(), g.toVector(), 0.5)) < 1e-5);
+}
+
+// conv's output and gradInput for input x and gradOutput g are the same floats on 1 and 2 compute
+// threads (each sample's its own); its weight gradient, summed per thread and the threads' sums
+// added, only rounding apart.
+inline void checkOneAndTwoThreads(SpatialConvolution& conv, const Tensor& x, const Tensor& g) {
+  conv.zeroGradParameters();
+  const Tensor y = conv.forward(x).clone();
+  const Tensor gi = conv.backward(x, g).clone();
+  const Tensor gw = conv.gradWeight.clone();
+  setNumThreads(2);
+  conv.zeroGradParameters();
+  const Tensor y2 = conv.forward(x).clone();
+  const Tensor gi2 = conv.backward(x, g).clone();
+  setNumThreads(1);
+  CHECK(maxAbsDiff(y2, y) == 0);
+  CHECK(maxAbsDiff(gi2, gi) == 0);
+  double largest = 0;
+  for (float v : gw.toVector()) largest = std::max(largest, std::fabs(double(v)));
+  CHECK(largest > 1);
+  CHECK(maxAbsDiff(conv.gradWeight, gw) < 1e-5 * largest);
 }
 
 }  // namespace nn::test

@@ -54,24 +54,5 @@ TEST_CASE("SpatialConvolution 3x3 of stride 1 gives the same floats on 1 and 2 c
   nn::SpatialConvolution conv(32, 32, 3, 3, 1, 1, 1, 1);
   const Tensor x = nn::test::randomTensor({9, 32, 32, 32}, 34);
   const Tensor g = nn::test::randomTensor({9, 32, 32, 32}, 35);
-  const Tensor y = conv.forward(x).clone();
-  const Tensor gi = conv.backward(x, g).clone();
-  nn::setNumThreads(2);
-  const Tensor y2 = conv.forward(x).clone();
-  const Tensor gi2 = conv.backward(x, g).clone();
-  nn::setNumThreads(1);
-  CHECK(nn::test::maxAbsDiff(y2, y) == 0);
-  CHECK(nn::test::maxAbsDiff(gi2, gi) == 0);
-  // The weight gradient is summed per thread and the threads' sums added: only rounding apart.
-  conv.zeroGradParameters();
-  conv.backward(x, g);
-  const Tensor gw = conv.gradWeight.clone();
-  nn::setNumThreads(2);
-  conv.zeroGradParameters();
-  conv.backward(x, g);
-  nn::setNumThreads(1);
-  double largest = 0;
-  for (float v : gw.toVector()) largest = std::max(largest, std::fabs(double(v)));
-  CHECK(largest > 1);
-  CHECK(nn::test::maxAbsDiff(conv.gradWeight, gw) < 1e-5 * largest);
+  nn::test::checkOneAndTwoThreads(conv, x, g);
 }

@@ -174,6 +174,16 @@ void padRows(const Correlation& p, const float* input, float* padded) {
                   p.width * sizeof(float));
 }
 
+// Sample n of input as the tiles read it: copied into `padded` for 3x3 kernels, where it is for
+// 1x1 ones.
+template <int W, int S, int K>
+const float* sampleInput(const Correlation& p, const float* input, int64_t n, float* padded) {
+  const float* sample = input + n * p.inPlanes * p.inPositions();
+  if constexpr (K == 1) return sample;
+  pad<S * W>(p, sample, padded);
+  return padded;
+}
+
 // Whether p's output rows are of a width the tiles of the forward and gradInput serve.
 bool narrow(const Correlation& p) { return p.outWidth == 7 || p.outWidth == 8 || p.outWidth == 14; }
 
@@ -271,12 +281,7 @@ void correlate(const Device& device, const Correlation& p, const float* input, c
       float* out = output + n * p.outPlanes * p.positions();
       byShape(p, [&](auto w, auto stride, auto size) {
         constexpr int W = decltype(w)::value, S = decltype(stride)::value, K = decltype(size)::value;
-        const float* in = input + n * p.inPlanes * p.inPositions();
-        if constexpr (K == 3) {
-          pad<S * W>(p, in, padded);
-          in = padded;
-        }
-        correlateSample<W, S, K>(p, in, kernels, bias, out);
+        correlateSample<W, S, K>(p, sampleInput<W, S, K>(p, input, n, padded), kernels, bias, out);
       });
     }
   });
@@ -491,12 +496,7 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
       }
       byShape(p, [&](auto w, auto stride, auto size) {
         constexpr int W = decltype(w)::value, S = decltype(stride)::value, K = decltype(size)::value;
-        const float* in = input + n * p.inPlanes * p.inPositions();
-        if constexpr (K == 3) {
-          pad<S * W>(p, in, padded);
-          in = padded;
-        }
-        sampleTapSums<S, K>(p, in, g, gradients, sumsOf(part));
+        sampleTapSums<S, K>(p, sampleInput<W, S, K>(p, input, n, padded), g, gradients, sumsOf(part));
       });
     }
   });
