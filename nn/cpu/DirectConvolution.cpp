@@ -1,8 +1,8 @@
 // The direct route of the CPU convolution (DirectConvolution.h). The batch is cut into one part
-// per compute thread, each part a range of whole samples; a part copies each of its samples with a
-// zero border (padded), and works on it in the cache. The forward and the gradInput give every
-// sample the same floats whatever the thread count; the weight gradient is summed per part and
-// the parts' sums added in part order.
+// per compute thread, each part a range of whole samples; for a 3x3 layer a part copies each of
+// its samples with a zero border (padded) and works on it in the cache, a 1x1 layer's it reads
+// where it is. The forward and the gradInput give every sample the same floats whatever the
+// thread count; the weight gradient is summed per part and the parts' sums added in part order.
 #include "nn/cpu/DirectConvolution.h"
 
 #include <algorithm>
