@@ -155,10 +155,12 @@ NN_DIRECT_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t plane
         __m512 kv[V];
         for (int v = 0; v < V; ++v) kv[v] = _mm512_loadu_ps(k + 16 * v);
         const float* corner = in + ky * rowFloats + kx;
-        const float* next = corner + S * rowFloats;  // under the tile's second row
 #pragma GCC unroll 28
         for (int i = 0; i < positions; ++i) {
-          const __m512 x = _mm512_set1_ps((i < W ? corner : next)[S * (i % W)]);
+          // One offset from `corner` for both rows: GCC 12 under -fsanitize=shift or
+          // signed-integer-overflow read the second row wrongly when it chose between two row
+          // pointers here (tests/convolution_direct_test.cpp under --config=asan).
+          const __m512 x = _mm512_set1_ps(corner[S * (i / W * rowFloats + i % W)]);
           for (int v = 0; v < V; ++v) sums[v][i] = _mm512_fmadd_ps(x, kv[v], sums[v][i]);
         }
       }
