@@ -68,15 +68,17 @@ void arrangeKernels(const Correlation& p, const float* weight, bool turned, floa
             turned ? weight[(c * p.outPlanes + o) * taps + taps - 1 - t] : weight[(o * p.inPlanes + c) * taps + t];
 }
 
-// Sample `input` ([inPlanes][height][Width]) into the interior of `padded`, whose border the
-// caller has zeroed: rows of a fixed length, moved in registers (a call to memcpy for each row of
-// 7 or 14 floats took 4% of a residual network's step).
+// Sample `input` ([inPlanes][height][width]) into the interior of `padded`, whose border the
+// caller has zeroed. Width, where not 0, is p.width known when compiling: its rows are moved in
+// registers (a call to memcpy for each row of 7 or 14 floats took 4% of a residual network's
+// step); 0 is any width, a call to memcpy a row.
 template <int Width>
 void pad(const Correlation& p, const float* input, float* padded) {
+  const int64_t width = Width > 0 ? Width : p.width;
   for (int64_t c = 0; c < p.inPlanes; ++c)
     for (int64_t y = 0; y < p.height; ++y)
-      std::memcpy(padded + c * p.planeFloats() + (y + 1) * p.rowFloats() + 1, input + (c * p.height + y) * Width,
-                  Width * sizeof(float));
+      std::memcpy(padded + c * p.planeFloats() + (y + 1) * p.rowFloats() + 1, input + (c * p.height + y) * width,
+                  width * sizeof(float));
 }
 
 // r[i]'s lane j to r[j]'s lane i: the steps of _mm512_unpacklo_ps/_mm512_unpackhi_ps,
@@ -168,14 +170,6 @@ NN_DIRECT_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t plane
     storePlanes<positions>(sums[v], bias ? bias + 16 * v : nullptr, out + 16 * v * outPlaneFloats, outPlaneFloats);
 }
 
-// pad<Width> for rows of any length (a call to memcpy each).
-void padRows(const Correlation& p, const float* input, float* padded) {
-  for (int64_t c = 0; c < p.inPlanes; ++c)
-    for (int64_t y = 0; y < p.height; ++y)
-      std::memcpy(padded + c * p.planeFloats() + (y + 1) * p.rowFloats() + 1, input + (c * p.height + y) * p.width,
-                  p.width * sizeof(float));
-}
-
 // Sample n of input as the tiles read it: copied into `padded` for 3x3 kernels, where it is for
 // 1x1 ones.
 template <int W, int S, int K>
@@ -184,6 +178,26 @@ const float* sampleInput(const Correlation& p, const float* input, int64_t n, fl
   if constexpr (K == 1) return sample;
   pad<S * W>(p, sample, padded);
   return padded;
+}
+
+// The sums of all outHeight rows of W output positions of one block of 16 V output planes,
+// tiled as tileSums wants: tiles of kTile / W rows, the last of one where they do not divide;
+// arguments as tileSums's, `in` and `out` at the first row.
+template <int W, int S, int KH, int KW, int V>
+void tileRows(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats, const float* kernels,
+              const float* bias, float* out, int64_t outHeight, int64_t outPlaneFloats) {
+  constexpr int R = kTile / W;
+  for (int64_t y = 0; y < outHeight;) {
+    const float* rowIn = in + S * y * rowFloats;
+    float* rowOut = out + y * W;
+    if (outHeight - y >= R) {
+      tileSums<W, S, R, KH, KW, V>(rowIn, rowFloats, planes, planeFloats, kernels, bias, rowOut, outPlaneFloats);
+      y += R;
+    } else {
+      tileSums<W, S, 1, KH, KW, V>(rowIn, rowFloats, planes, planeFloats, kernels, bias, rowOut, outPlaneFloats);
+      y += 1;
+    }
+  }
 }
 
 // Whether p's output rows are of a width the tiles of the forward and gradInput serve.
@@ -223,21 +237,10 @@ NN_DIRECT_KERNEL void tapSums(const float* in, int64_t rowFloats, int64_t height
 // size K), each value bias (where not null) plus its sum.
 template <int W, int S, int K>
 void correlateSample(const Correlation& p, const float* input, const float* kernels, const float* bias, float* output) {
-  constexpr int R = kTile / W;
-  for (int64_t block = 0; block < p.outPlanes / kBlock; ++block) {
-    const float* k = kernels + block * p.inPlanes * K * K * kBlock;
-    for (int64_t y = 0; y < p.outHeight;) {
-      const int64_t rows = p.outHeight - y >= R ? R : 1;
-      const float* in = input + S * y * p.rowFloats();
-      const float* b = bias ? bias + block * kBlock : nullptr;
-      float* out = output + block * kBlock * p.positions() + y * W;
-      if (rows == R)
-        tileSums<W, S, R, K, K, 2>(in, p.rowFloats(), p.inPlanes, p.planeFloats(), k, b, out, p.positions());
-      else
-        tileSums<W, S, 1, K, K, 2>(in, p.rowFloats(), p.inPlanes, p.planeFloats(), k, b, out, p.positions());
-      y += rows;
-    }
-  }
+  for (int64_t block = 0; block < p.outPlanes / kBlock; ++block)
+    tileRows<W, S, K, K, 2>(input, p.rowFloats(), p.inPlanes, p.planeFloats(),
+                            kernels + block * p.inPlanes * K * K * kBlock, bias ? bias + block * kBlock : nullptr,
+                            output + block * kBlock * p.positions(), p.outHeight, p.positions());
 }
 
 // The weight gradient's sums of one sample (padded for 3x3 kernels, of size K) and its gradOutput
@@ -323,20 +326,10 @@ void arrangeClassKernels(const Correlation& p, const float* weight, int64_t lane
 template <int W, int V, int KH, int KW>
 void classSums(const Correlation& p, const float* gp, int64_t rowFloats, int64_t planeFloats, const float* kernels,
                float* out) {
-  constexpr int R = kTile / W, lanes = 16 * V;
-  const int64_t positions = p.positions();
-  for (int64_t block = 0; block < p.inPlanes / lanes; ++block) {
-    const float* k = kernels + block * p.outPlanes * KH * KW * lanes;
-    for (int64_t a = 0; a < p.outHeight;) {
-      const int64_t rows = p.outHeight - a >= R ? R : 1;
-      float* o = out + block * lanes * positions + a * W;
-      if (rows == R)
-        tileSums<W, 1, R, KH, KW, V>(gp + a * rowFloats, rowFloats, p.outPlanes, planeFloats, k, nullptr, o, positions);
-      else
-        tileSums<W, 1, 1, KH, KW, V>(gp + a * rowFloats, rowFloats, p.outPlanes, planeFloats, k, nullptr, o, positions);
-      a += rows;
-    }
-  }
+  constexpr int lanes = 16 * V;
+  for (int64_t block = 0; block < p.inPlanes / lanes; ++block)
+    tileRows<W, 1, KH, KW, V>(gp, rowFloats, p.outPlanes, planeFloats, kernels + block * p.outPlanes * KH * KW * lanes,
+                              nullptr, out + block * lanes * p.positions(), p.outHeight, p.positions());
 }
 
 // Note [Stride-2 gradInput]
@@ -398,23 +391,28 @@ float* workspaceFor(const Device& device, const Correlation& p, int64_t kernelFl
   return workspace.data();
 }
 
+// Whether this machine runs AVX-512, asked once.
+bool hasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+
 }  // namespace
 
 bool directFits(const ConvolutionShape& s) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
   const bool square3 = s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && (s.dW == 1 || s.dW == 2);
   const bool pointwise = s.kH == 1 && s.kW == 1 && s.padH == 0 && s.padW == 0 && s.dW == 2;
-  return avx512 && (square3 || pointwise) && s.dH == s.dW && s.dilH == 1 && s.dilW == 1 && s.outPlanes % kBlock == 0 &&
-         (s.outWidth == 7 || s.outWidth == 8 || s.outWidth == 14) && s.width == s.dW * s.outWidth;
+  return hasAvx512() && (square3 || pointwise) && s.dH == s.dW && s.dilH == 1 && s.dilW == 1 &&
+         s.outPlanes % kBlock == 0 && (s.outWidth == 7 || s.outWidth == 8 || s.outWidth == 14) &&
+         s.width == s.dW * s.outWidth;
 }
 
 bool directWeightGradientFits(const ConvolutionShape& s) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
   // On wider planes from 16 input planes up: VGG's 32 -> 32 layer on 32x32 from 29.4 to 21.3 ms a
   // batch of 128 on one thread (Winograd's), its 64 -> 64 on 16x16 from 19.7 to 18.5; a first
   // layer of 3 planes slower than unfolded.
-  return directFits(s) || (avx512 && s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && s.dH == 1 && s.dW == 1 &&
-                           s.dilH == 1 && s.dilW == 1 && s.outPlanes % kBlock == 0 && s.inPlanes >= 16);
+  return directFits(s) || (hasAvx512() && s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && s.dH == 1 &&
+                           s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.outPlanes % kBlock == 0 && s.inPlanes >= 16);
 }
 
 bool directGradInputFits(const ConvolutionShape& s) {
@@ -436,9 +434,10 @@ void directUpdateGradInput(const Device& device, const ConvolutionShape& s, cons
                            const float* weight, float* gradInput, Tensor& workspace) {
   if (s.dW == 1) {
     const Correlation p{s.batch, s.outPlanes, s.inPlanes, s.height, s.width, 1, s.height, s.width};
-    float* kernels = workspaceFor(device, p, p.outPlanes * p.inPlanes * 9, p.paddedFloats(), workspace);
+    const int64_t kernelFloats = p.outPlanes * p.inPlanes * p.taps();
+    float* kernels = workspaceFor(device, p, kernelFloats, p.paddedFloats(), workspace);
     arrangeKernels(p, weight, true, kernels);
-    correlate(device, p, gradOutput, kernels, nullptr, gradInput, kernels + p.outPlanes * p.inPlanes * 9);
+    correlate(device, p, gradOutput, kernels, nullptr, gradInput, kernels + kernelFloats);
     return;
   }
   const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, 2, s.outHeight, s.outWidth, s.kW};
@@ -492,7 +491,7 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
       const float* g = gradOutput + n * p.outPlanes * p.positions();
       float* gradients = padded + p.paddedFloats();
       if (!narrow(p)) {  // a 3x3 layer of stride 1 on wider planes
-        padRows(p, input + n * p.inPlanes * p.inPositions(), padded);
+        pad<0>(p, input + n * p.inPlanes * p.inPositions(), padded);
         sampleTapSums<1, 3>(p, padded, g, gradients, sumsOf(part));
         continue;
       }
