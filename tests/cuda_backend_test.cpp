@@ -294,35 +294,3 @@ TEST_CASE("PeerCommunicator sums on the first device's buffer, made once", "[gpu
   communicator.allReduce(t);
   REQUIRE(backend().allocator(0).mallocCount() == mallocs);
 }
-
-TEST_CASE("copies between the host and a CUDA device go through staging slots and keep every value", "[gpu]") {
-  const Device gpu = Device::cuda(0);
-  // 9 MB and a float: more than the four 2 MB slots, so both directions take several rounds
-  // and the copy from the host reuses slots still being read.
-  const Tensor host = nn::test::randomTensor({(9 << 18) + 1}, 4);
-  const Tensor onGpu = host.to(gpu);
-  REQUIRE(onGpu.toVector() == host.toVector());
-  // Steady, a small copy from the host waits for nothing (its slot was read long ago), a copy
-  // to the host waits once.
-  Tensor small = Tensor::zeros({64}, gpu);
-  const Tensor values = nn::test::randomTensor({64}, 5);
-  small.copy_(values);
-  backend().synchronize(0);
-  const int64_t before = backend().hostSynchronizations();
-  small.copy_(values);
-  REQUIRE(backend().hostSynchronizations() == before);
-  REQUIRE(small.toVector() == values.toVector());
-  REQUIRE(backend().hostSynchronizations() == before + 1);
-}
-
-TEST_CASE("a failed value check on a CUDA device is thrown once, by the device's next wait", "[gpu]") {
-  const Device gpu = Device::cuda(0);
-  const Tensor bad = Tensor::fromVector({5}, {0, 1, 7, 2, 9}).to(gpu);
-  backend().checkValues(
-      gpu, bad.rawData(), bad.numel(), {nn::math::ValueKind::Index, 5}, [] { return std::string("nn.LookupTable"); },
-      bad.sizes());
-  // Position 2 is the first bad value, though position 4 is one too.
-  REQUIRE_THROWS_WITH(backend().synchronize(0), Catch::StartsWith("nn.LookupTable: expected indices from 0 to 4, "
-                                                                  "got 7 at position 2 of [5] (checked on cuda:0"));
-  REQUIRE_NOTHROW(backend().synchronize(0));
-}

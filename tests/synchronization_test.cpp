@@ -1,11 +1,13 @@
 // When the host waits for a device (Note [Host synchronisations] in nn/backend/Backend.h): a
 // steady training step waits only to read the loss it asks for, allocates no tensor storage,
 // and a bad class target checked on the device is still the host check's error, after which
-// training goes on. The bodies run on every device type (tests/DeviceTest.h); the CPU's
+// training goes on; copies from and to the host keep every value, only the read waits; a
+// failed check names its first bad value, once. The bodies run on every device type (tests/DeviceTest.h); the CPU's
 // devices are the host's own, so a CPU run waits for nothing.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nn/backend/Backend.h"
@@ -109,4 +111,39 @@ NN_DEVICE_TEST_CASE("a bad class target is the host check's error wherever it is
   const float later = training.step(true);
   REQUIRE(std::isfinite(later));
   REQUIRE(later < first);
+}
+
+NN_DEVICE_TEST_CASE("copies from and to the host keep every value and wait only to read", "[synchronization]") {
+  nn::Backend& backend = nn::backendOf(kind.device());
+  // 9 MB and a float: on a CUDA device more than its four 2 MB staging slots, so both directions
+  // take several rounds and the copy from the host reuses slots still being read.
+  const Tensor host = nn::test::randomTensor({(9 << 18) + 1}, 4);
+  REQUIRE(host.to(kind.compared()).toVector() == host.toVector());
+  // Steady, a small copy from the host waits for nothing (its slot was read long ago), a copy to
+  // the host waits once where the device is not the host's memory.
+  Tensor small = Tensor::zeros({64}, kind.compared());
+  const Tensor values = nn::test::randomTensor({64}, 5);
+  small.copy_(values);
+  REQUIRE(small.toVector() == values.toVector());
+  const int64_t before = backend.hostSynchronizations();
+  small.copy_(values);
+  REQUIRE(backend.hostSynchronizations() == before);
+  REQUIRE(small.toVector() == values.toVector());
+  REQUIRE(backend.hostSynchronizations() == before + (kind.isCpu() ? 0 : 1));
+}
+
+NN_DEVICE_TEST_CASE("a failed value check names the first bad value and is reported once", "[synchronization]") {
+  nn::Backend& backend = nn::backendOf(kind.device());
+  const Tensor bad = kind.on(Tensor::fromVector({5}, {0, 1, 7, 2, 9}));
+  // On the host checkValues throws; on a CUDA device the next wait (the read) does. Position 2 is
+  // the first bad value, though position 4 is one too.
+  REQUIRE_THROWS_WITH(
+      [&] {
+        backend.checkValues(
+            kind.device(), bad.rawData(), bad.numel(), {nn::math::ValueKind::Index, 5},
+            [] { return std::string("nn.LookupTable"); }, bad.sizes());
+        return bad.toVector();
+      }(),
+      Catch::StartsWith("nn.LookupTable: expected indices from 0 to 4, got 7 at position 2 of [5]"));
+  REQUIRE_NOTHROW(bad.toVector());
 }
