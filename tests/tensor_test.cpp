@@ -133,6 +133,32 @@ NN_DEVICE_TEST_CASE("cmul_(a, b) sets a tensor to a product, resized to a's size
   REQUIRE_THROWS_WITH(z.cmul_(a, b.transpose(0, 1)), Catch::Contains("nn.Tensor.cmul_: needs contiguous tensors"));
 }
 
+NN_DEVICE_TEST_CASE("fill_, copies and add_ of large tensors on two compute threads touch every element once",
+                    "[Tensor]") {
+  // 200,000 floats, each its own value: parts of 65,536 (fill, copy) and 16,384 (add) elements
+  // and more on each thread.
+  std::vector<float> xv(200000), yv(200000);
+  for (size_t i = 0; i < xv.size(); ++i) {
+    xv[i] = static_cast<float>(i);
+    yv[i] = 0.5f * static_cast<float>(i % 1000 + 1);
+  }
+  nn::setNumThreads(2);
+  const Tensor x = kind.on(Tensor::fromVector({200000}, xv)), y = kind.on(Tensor::fromVector({200000}, yv));
+  Tensor filled = Tensor::zeros({200000}, kind.device());
+  filled.fill_(2.5f);
+  Tensor copied = x.to(kind.compared());  // between two memory domains
+  Tensor sum = x.clone();
+  sum.add_(y);
+  nn::setNumThreads(1);
+  const std::vector<float> xs = x.toVector(), fs = filled.toVector(), cs = copied.toVector(), ss = sum.toVector();
+  for (size_t i = 0; i < xv.size(); ++i) {
+    REQUIRE(xs[i] == xv[i]);
+    REQUIRE(fs[i] == 2.5f);
+    REQUIRE(cs[i] == xv[i]);
+    REQUIRE(ss[i] == xv[i] + yv[i]);
+  }
+}
+
 NN_DEVICE_TEST_CASE("sum, mean, max and argmax along a dimension, as torch's", "[Tensor]") {
   const Tensor t = kind.on(Tensor::fromVector({2, 3}, {1, 5, 3, 4, 2, 6}));
   REQUIRE(t.sum(0).toVector() == std::vector<float>{5, 7, 9});
