@@ -158,6 +158,17 @@ void convolution3x3Strided(benchmark::State& state, int64_t in, int64_t out, int
   run(state, conv, randomInput({kBatch, in, size, size}), pass, flops, "GFLOP");
 }
 
+// The residual network's 1x1 shortcuts of stride 2: `in` -> `out` planes, size x size -> size/2 x
+// size/2. Few multiply-adds per element moved: GB/s count the input (forward reads it and writes
+// the output; gradInput reads gradOutput and writes the input's size; the weight gradient reads
+// both).
+void shortcut(benchmark::State& state, int64_t in, int64_t out, int64_t size, Pass pass) {
+  nn::SpatialConvolution conv(in, out, 1, 1, 2, 2);
+  const double elements = static_cast<double>(kBatch * size * size);
+  const double bytes = sizeof(float) * elements * (in + static_cast<double>(out) / 4);
+  run(state, conv, randomInput({kBatch, in, size, size}), pass, bytes, "GB");
+}
+
 // Training-mode batch normalisation of `planes` planes of size x size: forward reads the input
 // and writes the output; backward (updateGradInput, then accGradParameters, as backward calls
 // them) reads the input and gradOutput and writes gradInput.
@@ -238,6 +249,12 @@ BENCHMARK_CAPTURE(convolution3x3Strided, resnet_s2_32_gradInput, 32, 64, 14, Pas
     ->Arg(2)
     ->UseRealTime();
 BENCHMARK_CAPTURE(convolution3x3Strided, resnet_s2_32_gradParameters, 32, 64, 14, Pass::GradParameters)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(shortcut, shortcut_16_forward, 16, 32, 28, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(shortcut, shortcut_16_gradInput, 16, 32, 28, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(shortcut, shortcut_16_gradParameters, 16, 32, 28, Pass::GradParameters)
     ->Arg(1)
     ->Arg(2)
     ->UseRealTime();

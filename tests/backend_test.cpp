@@ -81,6 +81,27 @@ NN_DEVICE_TEST_CASE("tensors go to a device and back unchanged", "[Backend]") {
   REQUIRE(onDevice.transpose(0, 2).contiguous().toVector() == transposed.contiguous().toVector());
 }
 
+TEST_CASE("CPU storage starts on a 64-byte boundary, from 2 MB on on a 2 MB one, and holds every element",
+          "[Backend]") {
+  // Note [Huge pages] in nn/cpu/CpuBackend.cpp.
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  for (const int64_t elements :
+       {int64_t{1}, int64_t{1000}, int64_t{kHuge / 4 - 1}, int64_t{kHuge / 4}, int64_t{3 * kHuge / 4 + 5}}) {
+    for (const Device device : {Device::cpu(0), Device::cpu(1)}) {
+      Tensor t = Tensor::empty({elements}, device);
+      const auto address = reinterpret_cast<uintptr_t>(t.rawData());
+      INFO(elements << " floats on " << device.str());
+      REQUIRE(address % 64 == 0);
+      if (elements * 4 >= static_cast<int64_t>(kHuge)) REQUIRE(address % kHuge == 0);
+      t.fill_(0.5f);
+      t.narrow(0, elements - 1, 1).fill_(2.f);
+      const std::vector<float> values = t.toVector();
+      REQUIRE(values.back() == 2.f);
+      REQUIRE(std::count(values.begin(), values.end(), 0.5f) == elements - 1);
+    }
+  }
+}
+
 NN_DEVICE_TEST_CASE("fill sets every element, beyond one grid of CUDA blocks", "[Backend]") {
   // The CUDA kernel's grid covers 4096 blocks x 256 threads = 2^20 floats a pass; more takes
   // its grid-stride loop.

@@ -15,7 +15,8 @@ class CpuBackend : public Backend {
   int deviceCount() override { return kMaxCpuDevices; }
   std::string unavailableReason() override { return ""; }
   void makeCurrent(const Device&) override {}
-  /// 64-byte aligned: AVX loads, and two devices' data never share a cache line.
+  /// 64-byte aligned: AVX loads, and two devices' data never share a cache line; from 2 MB on,
+  /// 2 MB aligned on huge pages where the system has them (Note [Huge pages], CpuBackend.cpp).
   void* allocate(const Device& device, size_t bytes) override;
   void deallocate(const Device& device, void* ptr) noexcept override;
   bool isHost() const override { return true; }
