@@ -51,7 +51,7 @@ std::shared_ptr<nn::Sequential> basicBlock(int64_t nInputPlane, int64_t nOutputP
   branches->add(residual).add(shortcut);
   auto block = std::make_shared<nn::Sequential>();
   block->add(branches);
-  block->add(std::make_shared<nn::CAddTable>());
+  block->add(std::make_shared<nn::CAddTable>(true));  // fb.resnet's, in place
   block->add(std::make_shared<nn::ReLU>(true));
   return block;
 }

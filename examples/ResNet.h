@@ -11,7 +11,7 @@
 namespace examples {
 
 /// fb.resnet's basic block: ConcatTable(conv 3x3 stride s, BN, ReLU, conv 3x3, BN | shortcut),
-/// CAddTable, ReLU. The shortcut is the identity where the shapes agree, else a 1x1 convolution
+/// CAddTable(true), ReLU. The shortcut is the identity where the shapes agree, else a 1x1 convolution
 /// of stride s with batch normalisation (fb.resnet's shortcutType 'B').
 std::shared_ptr<nn::Sequential> basicBlock(int64_t nInputPlane, int64_t nOutputPlane, int64_t stride);
 

@@ -1,15 +1,17 @@
 // nn::CAddTable.
 #include "nn/CAddTable.h"
 
-#include "nn/Options.h"
-
 namespace nn {
 
 NN_REGISTER_MODULE(CAddTable);
 
 const Activity& CAddTable::updateOutputActivity(const Activity& input) {
   const std::vector<Tensor>& x = checkInput(input);
-  output.resizeAs_(x[0]).copy_(x[0]);
+  // In place, input[0] (or its contiguous copy, where it had other strides) becomes the output.
+  if (options_.inplace)
+    output.set_(x[0]);
+  else
+    output.resizeAs_(x[0]).copy_(x[0]);
   for (size_t i = 1; i < x.size(); ++i) output.add_(x[i]);
   return setOutput(output);
 }
@@ -18,7 +20,12 @@ const Activity& CAddTable::updateGradInputActivity(const Activity& input, const 
   const std::vector<Tensor>& x = checkInput(input);
   const Tensor g = checkGradOutput(gradOutput);
   setGradInputSize(x.size());
-  for (size_t i = 0; i < x.size(); ++i) gradInputItem(i).copy_(g);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (options_.inplace)
+      gradInputActivity_.table()[i].setTensor().set_(g);
+    else
+      gradInputItem(i).copy_(g);
+  }
   return gradInputActivity_;
 }
 

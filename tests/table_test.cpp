@@ -56,8 +56,8 @@ std::shared_ptr<nn::Linear> linearWith(const std::vector<float>& weight, const s
 }
 
 // fb.resnet's basic block on vectors: ConcatTable(Linear, ReLU, Linear | Identity), CAddTable,
-// ReLU. Tensor in, tensor out, a table in the middle.
-std::shared_ptr<nn::Sequential> residualBlock(int64_t width, const nn::Device& device) {
+// ReLU. Tensor in, tensor out, a table in the middle. With addInPlace, CAddTable(true).
+std::shared_ptr<nn::Sequential> residualBlock(int64_t width, const nn::Device& device, bool addInPlace = false) {
   nn::manualSeed(7);
   auto branch = std::make_shared<nn::Sequential>();
   branch->add(std::make_shared<nn::Linear>(width, width));
@@ -66,7 +66,7 @@ std::shared_ptr<nn::Sequential> residualBlock(int64_t width, const nn::Device& d
   auto split = std::make_shared<nn::ConcatTable>();
   split->add(branch).add(std::make_shared<nn::Identity>());
   auto block = std::make_shared<nn::Sequential>();
-  block->add(split).add(std::make_shared<nn::CAddTable>()).add(std::make_shared<nn::Tanh>());
+  block->add(split).add(std::make_shared<nn::CAddTable>(addInPlace)).add(std::make_shared<nn::Tanh>());
   block->to(device);
   return block;
 }
@@ -166,6 +166,22 @@ NN_DEVICE_TEST_CASE("a residual block: the table in the middle, tensors outside"
   for (size_t i = 0; i < ys.size(); ++i) REQUIRE(ys[i] == Approx(std::tanh(bs[i] + xs[i])).margin(1e-6));
   REQUIRE_THAT(nn::test::checkInputGradient(*block, x), AgreesWithin(1e-3));
   REQUIRE_THAT(nn::test::checkParameterGradients(*block, x), EachAgreesWithin(1e-3, 4));
+
+  // With CAddTable(true) (fb.resnet's): the same floats each way, with no copy of the branch's
+  // output nor of the gradient.
+  auto inPlace = residualBlock(5, kind.device(), true);
+  const Tensor g = kind.on(nn::test::randomTensor({4, 5}, 7));
+  block->zeroGradParameters();
+  inPlace->zeroGradParameters();
+  REQUIRE(block->forward(x).toVector() == ys);
+  const std::vector<float> gx = block->backward(x, g).toVector();
+  REQUIRE(inPlace->forward(x).toVector() == ys);
+  REQUIRE(inPlace->backward(x, g).toVector() == gx);
+  REQUIRE(inPlace->getParameters().second.toVector() == block->getParameters().second.toVector());
+  const Activity& sum = inPlace->get(1)->outputActivity();
+  REQUIRE(sum.tensor().rawData() ==
+          std::dynamic_pointer_cast<nn::ConcatTable>(inPlace->get(0))->get(0)->output.rawData());
+  REQUIRE_THAT(nn::test::checkInputGradient(*inPlace, x), AgreesWithin(1e-3));
 }
 
 // --- element-wise ---------------------------------------------------------------------------
@@ -179,6 +195,22 @@ NN_DEVICE_TEST_CASE("CAddTable, CSubTable, CMulTable and CDivTable as computed b
     REQUIRE(add.forward(Table{a, b, c}).tensor().toVector() == std::vector<float>{4, 7, 10});
     const Activity& gradInput = add.backward(Table{a, b, c}, g);
     for (size_t i = 0; i < 3; ++i) REQUIRE(item(gradInput, i) == std::vector<float>{1, 2, 3});
+  }
+  SECTION("CAddTable(true): the sum in input[0]; each item's gradient gradOutput itself") {
+    nn::CAddTable add(true);
+    REQUIRE(add.toString() == "nn.CAddTable(true)");
+    const Tensor first = a.clone();
+    const Tensor& sum = add.forward(Table{first, b, c}).tensor();
+    REQUIRE(sum.rawData() == first.rawData());
+    REQUIRE(first.toVector() == std::vector<float>{4, 7, 10});
+    const Activity& gradInput = add.backward(Table{first, b, c}, g);
+    for (size_t i = 0; i < 3; ++i) {
+      REQUIRE(gradInput[i].tensor().rawData() == g.rawData());
+      REQUIRE(item(gradInput, i) == std::vector<float>{1, 2, 3});
+    }
+    // Saved and loaded, in place still; a file written before the option existed loads the copying one.
+    REQUIRE(nn::test::savedAndLoaded(add)->toString() == "nn.CAddTable(true)");
+    REQUIRE(nn::createModule("nn.CAddTable", nn::Config())->toString() == "nn.CAddTable");
   }
   SECTION("CSubTable: the difference; gradients gradOutput and its negation") {
     nn::CSubTable sub;
@@ -271,9 +303,10 @@ NN_DEVICE_TEST_CASE("SplitTable splits along a dimension and stacks gradOutput b
                EachAgreesWithin(1e-3, 1));
 }
 
-NN_DEVICE_TEST_CASE("SelectTable passes one item on, counting back from the end when negative; the others' "
-                    "gradients are zeros",
-                    "[SelectTable]") {
+NN_DEVICE_TEST_CASE(
+    "SelectTable passes one item on, counting back from the end when negative; the others' "
+    "gradients are zeros",
+    "[SelectTable]") {
   const Tensor a = on(kind, {2}, {1, 2}), b = on(kind, {1}, {3}), c = on(kind, {3}, {4, 5, 6});
   const Table x{a, Table{b, c}};
   nn::SelectTable first(0), last(-1);
@@ -292,8 +325,7 @@ NN_DEVICE_TEST_CASE("SelectTable passes one item on, counting back from the end 
   REQUIRE(checks[1].error == 0);
 }
 
-NN_DEVICE_TEST_CASE("NarrowTable passes items [offset, offset + length) on, negatives as Narrow's",
-                    "[NarrowTable]") {
+NN_DEVICE_TEST_CASE("NarrowTable passes items [offset, offset + length) on, negatives as Narrow's", "[NarrowTable]") {
   std::vector<Tensor> items;
   for (int i = 0; i < 4; ++i) items.push_back(on(kind, {2}, {float(i), float(10 * i)}));
   const Table x{items[0], items[1], items[2], items[3]};
@@ -315,8 +347,7 @@ NN_DEVICE_TEST_CASE("NarrowTable passes items [offset, offset + length) on, nega
   REQUIRE(item(t, 2) == std::vector<float>{3, 30});
 }
 
-NN_DEVICE_TEST_CASE("FlattenTable flattens nested tables depth first and nests gradOutput back",
-                    "[FlattenTable]") {
+NN_DEVICE_TEST_CASE("FlattenTable flattens nested tables depth first and nests gradOutput back", "[FlattenTable]") {
   const Tensor a = on(kind, {1}, {1}), b = on(kind, {1}, {2}), c = on(kind, {2}, {3, 4}), d = on(kind, {1}, {5});
   const Table x{a, Table{b, Table{c}}, d};
   nn::FlattenTable flatten;
@@ -345,12 +376,12 @@ NN_DEVICE_TEST_CASE("Identity passes tables through, and gradOutput back", "[Ide
 NN_DEVICE_TEST_CASE("table modules reject inputs they cannot take, naming themselves and what they got",
                     "[ConcatTable][ParallelTable][CAddTable][JoinTable][SelectTable][NarrowTable]") {
   const Tensor x = Tensor::zeros({2, 3}, kind.device());
-  REQUIRE_THROWS_WITH(nn::CAddTable().forward(Activity(x)),
-                      Catch::Contains("nn.CAddTable") && Catch::Contains("expected a table") &&
-                          Catch::Contains("[2, 3]"));
+  REQUIRE_THROWS_WITH(nn::CAddTable().forward(Activity(x)), Catch::Contains("nn.CAddTable") &&
+                                                                Catch::Contains("expected a table") &&
+                                                                Catch::Contains("[2, 3]"));
   REQUIRE_THROWS_WITH(nn::CAddTable().forward(Table{x, Tensor::zeros({3, 2}, kind.device())}),
-                      Catch::Contains("nn.CAddTable") && Catch::Contains("input[1]") &&
-                          Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));
+                      Catch::Contains("nn.CAddTable") && Catch::Contains("input[1]") && Catch::Contains("[2, 3]") &&
+                          Catch::Contains("[3, 2]"));
   REQUIRE_THROWS_WITH(nn::CSubTable().forward(Table{x, x, x}),
                       Catch::Contains("nn.CSubTable") && Catch::Contains("2 tensors"));
   REQUIRE_THROWS_WITH(nn::JoinTable(1).forward(Table{x, Tensor::zeros({3, 3}, kind.device())}),
@@ -372,8 +403,8 @@ NN_DEVICE_TEST_CASE("table modules reject inputs they cannot take, naming themse
   nn::ConcatTable concat;
   concat.add(std::make_shared<nn::Identity>()).add(std::make_shared<nn::Identity>());
   // Its output is a table: the tensor passes say so.
-  REQUIRE_THROWS_WITH(concat.forward(x), Catch::Contains("nn.ConcatTable") && Catch::Contains("table") &&
-                                             Catch::Contains("nn::Activity"));
+  REQUIRE_THROWS_WITH(concat.forward(x),
+                      Catch::Contains("nn.ConcatTable") && Catch::Contains("table") && Catch::Contains("nn::Activity"));
   concat.forward(Activity(x));
   REQUIRE_THROWS_WITH(concat.backward(Activity(x), Table{x}),
                       Catch::Contains("nn.ConcatTable") && Catch::Contains("a table of 2"));
