@@ -6,12 +6,18 @@
 
 namespace nn {
 
+void ActivationModule::setAppliedBefore(bool applied) {
+  NN_CHECK(!applied || inplace_, toString()
+                                     << ": only a module that works in place can leave its formula to the one before");
+  appliedBefore_ = applied;
+}
+
 const Tensor& ActivationModule::updateOutput(const Tensor& input) {
   const ActivationKernels& kernels = kernelsOf(input.device()).elementwise.*entry_;
   if (inplace_) {
     NN_CHECK(input.isContiguous(), toString() << ": works in place, so it expects a contiguous input, got "
                                               << input.shapeString() << " with other strides");
-    kernels.forward(input.device(), args_, input.rawData(), input.rawData(), input.numel());
+    if (!appliedBefore_) kernels.forward(input.device(), args_, input.rawData(), input.rawData(), input.numel());
     output.set_(input);
     return output;
   }
@@ -27,8 +33,9 @@ const Tensor& ActivationModule::updateGradInput(const Tensor& input, const Tenso
     // The input now holds the output, which the formula reads for it (kInPlace).
     checkGradOutput(output, gradOutput);
     NN_CHECK(gradOutput.isContiguous(), toString() << ": works in place, so it expects a contiguous gradOutput");
-    kernels.backward(output.device(), args_, output.rawData(), output.rawData(), gradOutput.rawData(),
-                     gradOutput.rawData(), output.numel());
+    if (!appliedBefore_)
+      kernels.backward(output.device(), args_, output.rawData(), output.rawData(), gradOutput.rawData(),
+                       gradOutput.rawData(), output.numel());
     gradInput.set_(gradOutput);
     return gradInput;
   }

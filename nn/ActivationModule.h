@@ -22,6 +22,12 @@ class ActivationModule : public Module {
   const Tensor& updateOutput(const Tensor& input) final;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) final;
   bool inplace() const { return inplace_; }
+  /// In place only: whether the module before applies this module's formula in its own passes
+  /// (a batch normalisation before ReLU, Note [Batch normalisation, then ReLU] in
+  /// nn/math/BatchNorm.h): the input, already the output, becomes the output and gradOutput,
+  /// which the module before takes back through the formula, becomes gradInput, each without a
+  /// pass. A Sequential sets it around the passes of such a pair, and clears it after.
+  void setAppliedBefore(bool applied);
 
  protected:
   /// In place only for a formula whose backward may read the output for the input (kInPlace).
@@ -32,6 +38,7 @@ class ActivationModule : public Module {
   Entry entry_;
   math::ActivationArgs args_;
   bool inplace_;
+  bool appliedBefore_ = false;
 };
 
 }  // namespace nn

@@ -84,7 +84,8 @@ BatchNormState BatchNormalization::state() {
           options_.momentum,
           train_,
           gradSums_.numel() != 0 ? gradSums_.rawData() : nullptr,
-          false};
+          false,
+          reluAfter_};
 }
 
 const Tensor& BatchNormalization::updateOutput(const Tensor& input) {
@@ -126,6 +127,7 @@ const Tensor& BatchNormalization::updateGradInput(const Tensor& input, const Ten
                                  state());
   gradSumsInput_ = sums ? x.rawData() : nullptr;
   gradSumsGradOutput_ = sums ? g.rawData() : nullptr;
+  gradSumsReLUAfter_ = reluAfter_;
   return gradInput;
 }
 
@@ -136,7 +138,8 @@ void BatchNormalization::accGradParameters(const Tensor& input, const Tensor& gr
   const Tensor x = input.contiguous();
   const Tensor g = gradOutput.contiguous();
   BatchNormState st = state();
-  st.gradSumsValid = train_ && gradSumsInput_ == x.rawData() && gradSumsGradOutput_ == g.rawData();
+  st.gradSumsValid =
+      train_ && gradSumsInput_ == x.rawData() && gradSumsGradOutput_ == g.rawData() && gradSumsReLUAfter_ == reluAfter_;
   gradSumsInput_ = gradSumsGradOutput_ = nullptr;
   kernelsOf(input.device())
       .batchNorm.accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(), gradBias.rawData(),

@@ -45,6 +45,11 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   /// Also releases the saved batch statistics.
   void clearState() override;
 
+  /// Whether an in-place ReLU after this module is taken into its passes (Note [Batch
+  /// normalisation, then ReLU], nn/math/BatchNorm.h): the output is then ReLU(y) and gradOutput
+  /// is the ReLU's. A Sequential sets it around the passes of such a pair, and clears it after.
+  void setReLUAfter(bool taken) { reluAfter_ = taken; }
+
   std::string typeName() const override { return typeName_; }
   /// "nn.BatchNormalization(20)", with ", eps=...", ", momentum=..." and ", affine=false"
   /// where they differ from the defaults.
@@ -82,6 +87,8 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   Tensor gradSums_;
   const float* gradSumsInput_ = nullptr;
   const float* gradSumsGradOutput_ = nullptr;
+  bool gradSumsReLUAfter_ = false;
+  bool reluAfter_ = false;
 };
 
 }  // namespace nn

@@ -1,9 +1,37 @@
 // nn::Sequential.
 #include "nn/Sequential.h"
 
+#include "nn/BatchNormalization.h"
 #include "nn/Options.h"
+#include "nn/ReLU.h"
 
 namespace nn {
+
+namespace {
+
+// A batch normalisation and the in-place ReLU after it, set to run as one for the passes in
+// this guard's scope (Note [Batch normalisation, then ReLU], nn/math/BatchNorm.h): the first
+// writes the ReLU's output and takes the ReLU's gradOutput back through it, the ReLU passes
+// both through without touching memory.
+class ReLUTaken {
+ public:
+  ReLUTaken(BatchNormalization* bn, Module& relu) : bn_(bn), relu_(static_cast<ReLU&>(relu)) {
+    bn_->setReLUAfter(true);
+    relu_.setAppliedBefore(true);
+  }
+  ~ReLUTaken() {
+    bn_->setReLUAfter(false);
+    relu_.setAppliedBefore(false);
+  }
+  ReLUTaken(const ReLUTaken&) = delete;
+  ReLUTaken& operator=(const ReLUTaken&) = delete;
+
+ private:
+  BatchNormalization* bn_;
+  ReLU& relu_;
+};
+
+}  // namespace
 
 NN_REGISTER_MODULE(Sequential);
 
@@ -28,10 +56,25 @@ void Sequential::remove(size_t index) {
   modules_.erase(modules_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
+BatchNormalization* Sequential::reluAfter(size_t i) const {
+  if (i + 1 >= modules_.size()) return nullptr;
+  const auto* relu = dynamic_cast<const ReLU*>(modules_[i + 1].get());
+  if (relu == nullptr || !relu->inplace()) return nullptr;
+  return dynamic_cast<BatchNormalization*>(modules_[i].get());
+}
+
 const Activity& Sequential::updateOutputActivity(const Activity& input) {
   checkNotEmpty();
   const Activity* current = &input;
-  for (size_t i = 0; i < modules_.size(); ++i) current = &childUpdateOutput(i, *current);
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    if (BatchNormalization* bn = reluAfter(i)) {
+      ReLUTaken pair(bn, *modules_[i + 1]);
+      current = &childUpdateOutput(i, *current);
+      current = &childUpdateOutput(++i, *current);
+      continue;
+    }
+    current = &childUpdateOutput(i, *current);
+  }
   return setOutput(*current);
 }
 
@@ -69,9 +112,16 @@ const Activity& Sequential::updateGradInputActivity(const Activity& input, const
   checkNotEmpty();
   const size_t lowest = lowestInBackward();
   const Activity* current = &gradOutput;
+  const auto below = [&](size_t i) -> const Activity& { return i == 0 ? input : modules_[i - 1]->outputActivity(); };
   for (size_t i = modules_.size(); i-- > lowest;) {
-    const Activity& below = i == 0 ? input : modules_[i - 1]->outputActivity();
-    current = &childUpdateGradInput(i, below, *current);
+    if (BatchNormalization* bn = i > lowest ? reluAfter(i - 1) : nullptr) {
+      ReLUTaken pair(bn, *modules_[i]);
+      current = &childUpdateGradInput(i, below(i), *current);
+      --i;
+      current = &childUpdateGradInput(i, below(i), *current);
+      continue;
+    }
+    current = &childUpdateGradInput(i, below(i), *current);
   }
   return setGradInput(*current);
 }
@@ -82,7 +132,13 @@ void Sequential::accGradParametersActivity(const Activity& input, const Activity
   const Activity* current = &gradOutput;
   for (size_t i = modules_.size(); i-- > lowest;) {
     const Activity& below = i == 0 ? input : modules_[i - 1]->outputActivity();
-    childAccGradParameters(i, below, *current, scale);
+    if (BatchNormalization* bn = reluAfter(i)) {
+      // Its gradOutput is the ReLU's gradInput, which passed the ReLU's gradOutput through.
+      ReLUTaken pair(bn, *modules_[i + 1]);
+      childAccGradParameters(i, below, *current, scale);
+    } else {
+      childAccGradParameters(i, below, *current, scale);
+    }
     current = &modules_[i]->gradInputActivity();
   }
 }

@@ -16,6 +16,8 @@
 
 #include "nn/BatchNormalization.h"
 #include "nn/Random.h"
+#include "nn/ReLU.h"
+#include "nn/Sequential.h"
 #include "nn/SpatialBatchNormalization.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
@@ -580,4 +582,74 @@ NN_DEVICE_TEST_CASE("BatchNormalization and SpatialBatchNormalization on another
     REQUIRE(nn::test::maxAbsDiff(evalTested->gradWeight, evalReference->gradWeight) <= kind.tolerance(4 * kEps * m));
     REQUIRE(nn::test::maxAbsDiff(evalTested->gradBias, evalReference->gradBias) <= kind.tolerance(2 * kEps * m));
   }
+}
+
+// Note [Batch normalisation, then ReLU] (nn/math/BatchNorm.h): in a Sequential the pair runs as
+// one module, with the floats of the two run one after the other.
+NN_DEVICE_TEST_CASE("BatchNormalization then ReLU(true) in a Sequential give the floats of the two modules in turn",
+                    "[BatchNormalization][SpatialBatchNormalization][ReLU]") {
+  for (const bool spatial : {false, true})
+    for (const bool training : {true, false})
+      for (const bool firstGradInput : {true, false}) {
+        CAPTURE(spatial, training, firstGradInput);
+        nn::manualSeed(11);
+        std::shared_ptr<nn::BatchNormalization> bn;
+        if (spatial)
+          bn = std::make_shared<nn::SpatialBatchNormalization>(3);
+        else
+          bn = std::make_shared<nn::BatchNormalization>(3);
+        bn->bias.copy_(Tensor::fromVector({3}, {0.1f, -0.2f, 0.f}));
+        const auto alone = std::dynamic_pointer_cast<nn::BatchNormalization>(bn->clone());
+        auto relu = std::make_shared<nn::ReLU>(true);
+        nn::ReLU aloneRelu(true);
+        nn::Sequential pair{bn, relu};
+        pair.to(kind.device());
+        alone->to(kind.device());
+        pair.setGradInputNeeded(firstGradInput);
+        const std::vector<int64_t> sizes = spatial ? std::vector<int64_t>{4, 3, 2, 3} : std::vector<int64_t>{9, 3};
+        const Tensor x = kind.on(nn::test::randomTensor(sizes, 31));
+        const Tensor g = kind.on(nn::test::randomTensor(sizes, 32));
+        if (!training) {  // running statistics away from 0 and 1, then evaluation
+          pair.forward(kind.on(stepInput(sizes, 1)));
+          alone->forward(kind.on(stepInput(sizes, 1)));
+          pair.evaluate();
+          alone->evaluate();
+        }
+
+        const Tensor& y = pair.forward(x);
+        aloneRelu.forward(alone->forward(x));
+        const std::vector<float> expected = aloneRelu.output.toVector();
+        REQUIRE(y.toVector() == expected);
+        REQUIRE(y.rawData() == bn->output.rawData());  // the ReLU still works in place
+        const auto zeros = std::count(expected.begin(), expected.end(), 0.f);
+        REQUIRE(zeros > 0);
+        REQUIRE(zeros < static_cast<int64_t>(expected.size()));
+
+        pair.zeroGradParameters();
+        alone->zeroGradParameters();
+        const std::vector<float> gradInput = pair.backward(x, g).toVector();
+        const Tensor& aloneGradOutput = aloneRelu.backward(alone->output, g.clone());
+        if (firstGradInput)
+          REQUIRE(gradInput == alone->backward(x, aloneGradOutput).toVector());
+        else
+          alone->accGradParameters(x, aloneGradOutput, 1.f);
+        REQUIRE(bn->gradWeight.toVector() == alone->gradWeight.toVector());
+        REQUIRE(bn->gradBias.toVector() == alone->gradBias.toVector());
+
+        // Alone again afterwards: the ReLU applies its formula itself.
+        REQUIRE(relu->forward(kind.on(Tensor::fromVector({2}, {-1.f, 2.f}))).toVector() ==
+                std::vector<float>{0.f, 2.f});
+      }
+}
+
+NN_DEVICE_TEST_CASE("BatchNormalization then ReLU(true) in a Sequential: gradients agree with finite differences",
+                    "[BatchNormalization][SpatialBatchNormalization][ReLU]") {
+  nn::manualSeed(12);
+  auto bn = std::make_shared<nn::SpatialBatchNormalization>(3);
+  bn->bias.copy_(Tensor::fromVector({3}, {0.2f, -0.3f, 0.f}));
+  nn::Sequential pair{bn, std::make_shared<nn::ReLU>(true)};
+  pair.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({3, 3, 2, 3}, 33));
+  REQUIRE_THAT(nn::test::checkInputGradient(pair, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(pair, x), nn::test::EachAgreesWithin(1e-3, 2));
 }

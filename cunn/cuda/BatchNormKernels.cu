@@ -30,15 +30,22 @@ __device__ int64_t offsetOf(const BatchNormShape& s, int64_t c, int64_t i) {
   return ((i / s.positions) * s.features + c) * s.positions + i % s.positions;
 }
 
-// Over feature c, summed over the block: dotp = sum (x - mean) * g and gsum = sum g.
+// Feature c's gradient at y from gradOutput (Note [Batch normalisation, then ReLU]).
+__device__ math::BatchNormGradientAtY gradientAtY(const BatchNormState& st, int64_t c, float mean, float invstd) {
+  return math::batchNormGradientAtY(st.rectified, st.weight, st.bias, c, mean, invstd);
+}
+
+// Over feature c, summed over the block: dotp = sum (x - mean) * g and gsum = sum g, g the
+// gradient at y.
 __device__ void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean,
-                             double* shared, double& dotp, double& gsum) {
+                             const math::BatchNormGradientAtY& gradientAt, double* shared, double& dotp, double& gsum) {
   const int64_t m = s.batch * s.positions;
   double dot = 0, sum = 0;
   for (int64_t i = threadIdx.x; i < m; i += kThreads) {
     const int64_t at = offsetOf(s, c, i);
-    sum += g[at];
-    dot += math::batchNormDotTerm<double>(x[at], mean, g[at]);
+    const float gy = gradientAt(x[at], g[at]);
+    sum += gy;
+    dot += math::batchNormDotTerm<double>(x[at], mean, gy);
   }
   dotp = blockSum(dot, shared);
   gsum = blockSum(sum, shared);
@@ -67,7 +74,8 @@ __global__ void trainingOutputKernel(const float* x, float* y, BatchNormShape s,
   const float b = st.bias ? st.bias[c] : 0.f;
   for (int64_t i = threadIdx.x; i < m; i += kThreads) {
     const int64_t at = offsetOf(s, c, i);
-    y[at] = math::batchNormOutput(x[at], mean, invstd, w, b);
+    const float v = math::batchNormOutput(x[at], mean, invstd, w, b);
+    y[at] = st.rectified ? math::batchNormRectify(v) : v;
   }
 }
 
@@ -77,8 +85,9 @@ __global__ void evaluateOutputKernel(const float* x, float* y, BatchNormShape s,
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < n; e += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = (e / s.positions) % s.features;
     const float invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
-    y[e] = math::batchNormOutput(x[e], st.runningMean[c], invstd, st.weight ? st.weight[c] : 1.f,
-                                 st.bias ? st.bias[c] : 0.f);
+    const float v = math::batchNormOutput(x[e], st.runningMean[c], invstd, st.weight ? st.weight[c] : 1.f,
+                                          st.bias ? st.bias[c] : 0.f);
+    y[e] = st.rectified ? math::batchNormRectify(v) : v;
   }
 }
 
@@ -90,24 +99,27 @@ __global__ void trainingGradInputKernel(const float* x, const float* g, float* g
   const int64_t m = s.batch * s.positions;
   const float mean = st.saveMean[c];
   const float invstd = st.saveInvstd[c];
+  const math::BatchNormGradientAtY gradientAt = gradientAtY(st, c, mean, invstd);
   double dotp, gsum;
-  gradientSums(x, g, s, c, mean, shared, dotp, gsum);
+  gradientSums(x, g, s, c, mean, gradientAt, shared, dotp, gsum);
   if (threadIdx.x == 0 && st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
   const float gradMean = math::batchNormAverage(gsum, m);
   const float projection = math::batchNormProjection(dotp, invstd, m);
   const float w = st.weight ? st.weight[c] : 1.f;
   for (int64_t i = threadIdx.x; i < m; i += kThreads) {
     const int64_t at = offsetOf(s, c, i);
-    gi[at] = math::batchNormGradInputTraining(g[at], x[at], mean, invstd, w, gradMean, projection);
+    gi[at] = math::batchNormGradInputTraining(gradientAt(x[at], g[at]), x[at], mean, invstd, w, gradMean, projection);
   }
 }
 
-__global__ void evaluateGradInputKernel(const float* g, float* gi, BatchNormShape s, BatchNormState st) {
+__global__ void evaluateGradInputKernel(const float* x, const float* g, float* gi, BatchNormShape s,
+                                        BatchNormState st) {
   const int64_t n = s.batch * s.features * s.positions;
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < n; e += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = (e / s.positions) % s.features;
     const float invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
-    gi[e] = math::batchNormGradInputEvaluate(g[e], invstd, st.weight ? st.weight[c] : 1.f);
+    const float gy = st.rectified ? gradientAtY(st, c, st.runningMean[c], invstd)(x[e], g[e]) : g[e];
+    gi[e] = math::batchNormGradInputEvaluate(gy, invstd, st.weight ? st.weight[c] : 1.f);
   }
 }
 
@@ -123,7 +135,7 @@ __global__ void accGradParametersKernel(const float* x, const float* g, float* g
   if (st.gradSumsValid) {  // the same for the whole block: no thread skips blockSum alone
     math::batchNormLoadGradSums(st.gradSums, s.features, c, &dotp, &gsum);
   } else {
-    gradientSums(x, g, s, c, mean, shared, dotp, gsum);
+    gradientSums(x, g, s, c, mean, gradientAtY(st, c, mean, invstd), shared, dotp, gsum);
   }
   if (threadIdx.x == 0) {
     gradWeight[c] += math::batchNormGradWeight(dotp, invstd, scale);
@@ -158,7 +170,7 @@ void updateGradInput(const Device& device, const float* x, const float* g, float
   if (st.train)
     trainingGradInputKernel<<<featureBlocks(s), kThreads, 0, streamOf(device)>>>(x, g, gi, s, st);
   else
-    evaluateGradInputKernel<<<blocksFor(elements(s)), kThreads, 0, streamOf(device)>>>(g, gi, s, st);
+    evaluateGradInputKernel<<<blocksFor(elements(s)), kThreads, 0, streamOf(device)>>>(x, g, gi, s, st);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -36,6 +36,9 @@ struct BatchNormState {
   /// (the module sets it for the input and gradOutput of the updateGradInput that wrote them).
   float* gradSums = nullptr;
   bool gradSumsValid = false;
+  /// A ReLU follows (Note [Batch normalisation, then ReLU], nn/math/BatchNorm.h): the forward
+  /// writes ReLU(y); the backward's gradOutput is the ReLU's, taken back through it where read.
+  bool rectified = false;
 };
 
 struct BatchNormKernels {

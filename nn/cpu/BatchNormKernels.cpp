@@ -4,7 +4,8 @@
 // vectorise, a few rows (samples' positions) at a time, and those sums added in double: the
 // training forward takes three passes (sum, sum of squared deviations, output), the training
 // backward two (the sums of the gradients, gradInput), and accGradParameters none after
-// updateGradInput (it takes the sums that pass saved, BatchNormState::gradSums).
+// updateGradInput (it takes the sums that pass saved, BatchNormState::gradSums). A ReLU that
+// follows is taken in these passes (Note [Batch normalisation, then ReLU], nn/math/BatchNorm.h).
 #include <algorithm>
 
 #include "nn/Parallel.h"
@@ -29,6 +30,12 @@ constexpr int kLanes = 16;
 constexpr int64_t kAhead = 4;
 inline void prefetchRow(float* row, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) __builtin_prefetch(row + i, 1);
+}
+// The first pass over a feature's input (and gradOutput) reads them from memory for the same
+// reason, each row's lines in turn: it asks for the row kReadAhead rows ahead.
+constexpr int64_t kReadAhead = 4;
+inline void prefetchRowForReading(const float* row, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) __builtin_prefetch(row + i, 0);
 }
 
 // Feature c's row of sample n: `positions` values.
@@ -56,6 +63,7 @@ inline double featureSum(const BatchNormShape& s, const float* data, int64_t c, 
     float tail = 0;
     for (int64_t n = first; n < std::min(s.batch, first + step); ++n) {
       const float* row = data + rowOf(s, n, c);
+      if (n + kReadAhead < s.batch) prefetchRowForReading(data + rowOf(s, n + kReadAhead, c), s.positions);
       for (int64_t p = 0; p < body; p += kLanes)
         for (int j = 0; j < kLanes; ++j) lanes[j] += term(row[p + j]);
       for (int64_t p = body; p < s.positions; ++p) tail += term(row[p]);
@@ -66,36 +74,70 @@ inline double featureSum(const BatchNormShape& s, const float* data, int64_t c, 
   return total;
 }
 
-// Over feature c: dotp = sum (x - mean) * g and gsum = sum g.
+using GradientAtY = math::BatchNormGradientAtY;
+
+inline GradientAtY gradientAtY(const BatchNormState& st, int64_t c, float mean, float invstd) {
+  return math::batchNormGradientAtY(st.rectified, st.weight, st.bias, c, mean, invstd);
+}
+
+// The gradient at y as the loops below take it, the choice made once per feature: gradOutput
+// itself, or the gradInput of a ReLU that follows (Note [Batch normalisation, then ReLU]).
+struct Plain {
+  float operator()(float, float g) const { return g; }
+};
+struct Rectified {
+  GradientAtY at;
+  float operator()(float x, float g) const { return at.rectifiedGradient(x, g); }
+};
+
+// body(gradient at y), with Plain or Rectified as `at` says. Inlined into each instruction set's
+// copy of its caller, as the loops in it.
+template <typename Body>
+[[gnu::always_inline]] inline void withGradientAt(const GradientAtY& at, Body body) {
+  if (at.rectified)
+    body(Rectified{at});
+  else
+    body(Plain{});
+}
+
+// Over feature c: dotp = sum (x - mean) * g and gsum = sum g, g the gradient at y.
 NN_CPU_CLONES void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean,
-                                double& dotp, double& gsum) {
+                                const GradientAtY& gradientAt, double& dotp, double& gsum) {
   // featureSum's order, for both sums in one pass.
   const int64_t body = s.positions / kLanes * kLanes, step = rowsPerFlush(s);
   dotp = 0;
   gsum = 0;
-  for (int64_t first = 0; first < s.batch; first += step) {
-    float dotLanes[kLanes] = {}, sumLanes[kLanes] = {};
-    float dotTail = 0, sumTail = 0;
-    for (int64_t n = first; n < std::min(s.batch, first + step); ++n) {
-      const float* xr = x + rowOf(s, n, c);
-      const float* gr = g + rowOf(s, n, c);
-      for (int64_t p = 0; p < body; p += kLanes)
-        for (int j = 0; j < kLanes; ++j) {
-          sumLanes[j] += gr[p + j];
-          dotLanes[j] += math::batchNormDotTerm(xr[p + j], mean, gr[p + j]);
+  withGradientAt(gradientAt, [&](const auto at) __attribute__((always_inline)) {
+    for (int64_t first = 0; first < s.batch; first += step) {
+      float dotLanes[kLanes] = {}, sumLanes[kLanes] = {};
+      float dotTail = 0, sumTail = 0;
+      for (int64_t n = first; n < std::min(s.batch, first + step); ++n) {
+        const float* xr = x + rowOf(s, n, c);
+        const float* gr = g + rowOf(s, n, c);
+        if (n + kReadAhead < s.batch) {
+          prefetchRowForReading(x + rowOf(s, n + kReadAhead, c), s.positions);
+          prefetchRowForReading(g + rowOf(s, n + kReadAhead, c), s.positions);
         }
-      for (int64_t p = body; p < s.positions; ++p) {
-        sumTail += gr[p];
-        dotTail += math::batchNormDotTerm(xr[p], mean, gr[p]);
+        for (int64_t p = 0; p < body; p += kLanes)
+          for (int j = 0; j < kLanes; ++j) {
+            const float gy = at(xr[p + j], gr[p + j]);
+            sumLanes[j] += gy;
+            dotLanes[j] += math::batchNormDotTerm(xr[p + j], mean, gy);
+          }
+        for (int64_t p = body; p < s.positions; ++p) {
+          const float gy = at(xr[p], gr[p]);
+          sumTail += gy;
+          dotTail += math::batchNormDotTerm(xr[p], mean, gy);
+        }
       }
+      for (int j = 0; j < kLanes; ++j) {
+        gsum += sumLanes[j];
+        dotp += dotLanes[j];
+      }
+      gsum += sumTail;
+      dotp += dotTail;
     }
-    for (int j = 0; j < kLanes; ++j) {
-      gsum += sumLanes[j];
-      dotp += dotLanes[j];
-    }
-    gsum += sumTail;
-    dotp += dotTail;
-  }
+  });
 }
 
 // Feature c of the forward: its statistics (training) and its output.
@@ -117,11 +159,15 @@ NN_CPU_CLONES void outputFeature(const float* x, float* y, const BatchNormShape&
   }
   const float w = st.weight ? st.weight[c] : 1.f;
   const float b = st.bias ? st.bias[c] : 0.f;
+  const bool rectified = st.rectified;
   for (int64_t n = 0; n < s.batch; ++n) {
     const float* xr = x + rowOf(s, n, c);
     float* yr = y + rowOf(s, n, c);
     if (n + kAhead < s.batch) prefetchRow(y + rowOf(s, n + kAhead, c), s.positions);
-    for (int64_t p = 0; p < s.positions; ++p) yr[p] = math::batchNormOutput(xr[p], mean, invstd, w, b);
+    for (int64_t p = 0; p < s.positions; ++p) {
+      const float v = math::batchNormOutput(xr[p], mean, invstd, w, b);
+      yr[p] = rectified ? math::batchNormRectify(v) : v;
+    }
   }
 }
 
@@ -133,27 +179,34 @@ NN_CPU_CLONES void gradInputFeature(const float* x, const float* g, float* gi, c
   math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
                             &invstd);
   const float w = st.weight ? st.weight[c] : 1.f;
+  const GradientAtY gradientAt = gradientAtY(st, c, mean, invstd);
   if (!st.train) {
-    for (int64_t n = 0; n < s.batch; ++n) {
-      const float* gr = g + rowOf(s, n, c);
-      float* out = gi + rowOf(s, n, c);
-      for (int64_t p = 0; p < s.positions; ++p) out[p] = math::batchNormGradInputEvaluate(gr[p], invstd, w);
-    }
+    withGradientAt(gradientAt, [&](const auto at) __attribute__((always_inline)) {
+      for (int64_t n = 0; n < s.batch; ++n) {
+        const float* xr = x + rowOf(s, n, c);
+        const float* gr = g + rowOf(s, n, c);
+        float* out = gi + rowOf(s, n, c);
+        for (int64_t p = 0; p < s.positions; ++p)
+          out[p] = math::batchNormGradInputEvaluate(at(xr[p], gr[p]), invstd, w);
+      }
+    });
     return;
   }
   double dotp, gsum;
-  gradientSums(x, g, s, c, mean, dotp, gsum);
+  gradientSums(x, g, s, c, mean, gradientAt, dotp, gsum);
   if (st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
   const float gradMean = math::batchNormAverage(gsum, m);
   const float projection = math::batchNormProjection(dotp, invstd, m);
-  for (int64_t n = 0; n < s.batch; ++n) {
-    const float* xr = x + rowOf(s, n, c);
-    const float* gr = g + rowOf(s, n, c);
-    float* out = gi + rowOf(s, n, c);
-    if (n + kAhead < s.batch) prefetchRow(gi + rowOf(s, n + kAhead, c), s.positions);
-    for (int64_t p = 0; p < s.positions; ++p)
-      out[p] = math::batchNormGradInputTraining(gr[p], xr[p], mean, invstd, w, gradMean, projection);
-  }
+  withGradientAt(gradientAt, [&](const auto at) __attribute__((always_inline)) {
+    for (int64_t n = 0; n < s.batch; ++n) {
+      const float* xr = x + rowOf(s, n, c);
+      const float* gr = g + rowOf(s, n, c);
+      float* out = gi + rowOf(s, n, c);
+      if (n + kAhead < s.batch) prefetchRow(gi + rowOf(s, n + kAhead, c), s.positions);
+      for (int64_t p = 0; p < s.positions; ++p)
+        out[p] = math::batchNormGradInputTraining(at(xr[p], gr[p]), xr[p], mean, invstd, w, gradMean, projection);
+    }
+  });
 }
 
 void cpuUpdateOutput(const Device& device, const float* x, float* y, const BatchNormShape& s,
@@ -181,7 +234,7 @@ void cpuAccGradParameters(const Device& device, const float* x, const float* g, 
       if (st.gradSumsValid)
         math::batchNormLoadGradSums(st.gradSums, s.features, c, &dotp, &gsum);
       else
-        gradientSums(x, g, s, c, mean, dotp, gsum);
+        gradientSums(x, g, s, c, mean, gradientAtY(st, c, mean, invstd), dotp, gsum);
       gradWeight[c] += math::batchNormGradWeight(dotp, invstd, scale);
       gradBias[c] += math::batchNormGradBias(gsum, scale);
     }

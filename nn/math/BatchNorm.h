@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "nn/HostDevice.h"
+#include "nn/math/Activation.h"
 
 namespace nn::math {
 
@@ -82,6 +83,41 @@ NN_HD inline float batchNormGradWeight(double dotp, float invstd, float scale) {
 }
 
 NN_HD inline float batchNormGradBias(double gsum, float scale) { return scale * static_cast<float>(gsum); }
+
+// Note [Batch normalisation, then ReLU]
+// A batch normalisation followed by an in-place ReLU runs as one module where a Sequential holds
+// the two (BatchNormState::rectified): the forward writes ReLU(y) in the pass that writes y, and
+// the backward takes the ReLU's gradOutput g and uses, wherever it would use g, the ReLU's
+// gradInput: g where y > 0, else 0, with y computed again from x by batchNormOutput from the
+// statistics and parameters the forward used (the same floats, so the same positions pass).
+// ReLU's own formula (math::activation::ReLU) serves both, so the outputs and gradients are
+// those of the two modules one after the other, and a step saves the ReLU's passes over memory:
+// two forward and three backward.
+
+/// y after the ReLU that follows.
+NN_HD inline float batchNormRectify(float y) { return activation::ReLU(ActivationArgs{}).forward(y); }
+
+/// The gradient at y of the ReLU's gradOutput g: the ReLU's gradInput.
+NN_HD inline float batchNormUnrectify(float g, float y) { return activation::ReLU(ActivationArgs{}).backward(y, y, g); }
+
+/// The gradient at y of one feature from the gradOutput g at x: g itself, or where a ReLU
+/// follows, the ReLU's gradInput.
+struct BatchNormGradientAtY {
+  bool rectified;
+  float mean, invstd, weight, bias;
+
+  NN_HD float operator()(float x, float g) const { return rectified ? rectifiedGradient(x, g) : g; }
+  /// The ReLU's gradInput, whatever `rectified` says.
+  NN_HD float rectifiedGradient(float x, float g) const {
+    return batchNormUnrectify(g, batchNormOutput(x, mean, invstd, weight, bias));
+  }
+};
+
+/// Feature c's, from the statistics the backward uses and the parameters (null: 1 and 0).
+NN_HD inline BatchNormGradientAtY batchNormGradientAtY(bool rectified, const float* weight, const float* bias,
+                                                       int64_t c, float mean, float invstd) {
+  return {rectified, mean, invstd, weight ? weight[c] : 1.f, bias ? bias[c] : 0.f};
+}
 
 /// The mean and invstd of feature c as the backward pass uses them: the saved batch statistics
 /// in training mode, the running ones in evaluation mode (the saved pointers may then be null).
