@@ -53,6 +53,45 @@ struct Correlation {
   int64_t paddedFloats() const { return padded() ? inPlanes * planeFloats() : 0; }
 };
 
+// Note [The next sample ahead]
+// When a training step reaches a layer, the layer's tensors have left every cache (the step's
+// other tensors together are far larger), and a sample's input is read in one burst (copied with
+// its border, or row by row by the first tiles) and its output written in bursts: each line
+// waited for memory. So while one sample's tiles run, the lines of the next sample's input, and
+// of its output for writing, are asked for, a few after each tile, to arrive while the sums are
+// computed.
+class Ahead {
+ public:
+  Ahead() = default;
+  /// The lines of the next sample's input [in, in + inFloats) and output [out, out + outFloats)
+  /// over `calls` calls of step().
+  Ahead(const float* in, int64_t inFloats, float* out, int64_t outFloats, int64_t calls)
+      : in_(reinterpret_cast<const char*>(in)),
+        inEnd_(reinterpret_cast<const char*>(in + inFloats)),
+        out_(reinterpret_cast<char*>(out)),
+        outEnd_(reinterpret_cast<char*>(out + outFloats)),
+        inPerCall_(linesPerCall(inFloats, calls)),
+        outPerCall_(linesPerCall(outFloats, calls)) {}
+
+  void step() {
+    for (int64_t i = 0; i < inPerCall_ && in_ < inEnd_; ++i, in_ += 64) __builtin_prefetch(in_, 0, 2);
+    for (int64_t i = 0; i < outPerCall_ && out_ < outEnd_; ++i, out_ += 64) __builtin_prefetch(out_, 1, 2);
+  }
+
+ private:
+  static int64_t linesPerCall(int64_t floats, int64_t calls) {
+    const int64_t lines = (floats * 4 + 63) / 64;
+    return (lines + calls - 1) / std::max<int64_t>(calls, 1);
+  }
+
+  const char* in_ = nullptr;
+  const char* inEnd_ = nullptr;
+  char* out_ = nullptr;
+  char* outEnd_ = nullptr;
+  int64_t inPerCall_ = 0;
+  int64_t outPerCall_ = 0;
+};
+
 // The compute threads' parts of the batch, whole samples each.
 int partsOf(const Device& device, const Correlation& p) { return parallelParts(device, p.batch); }
 
@@ -183,11 +222,18 @@ const float* sampleInput(const Correlation& p, const float* input, int64_t n, fl
 // The sums of all outHeight rows of W output positions of one block of 16 V output planes,
 // tiled as tileSums wants: tiles of kTile / W rows, the last of one where they do not divide;
 // arguments as tileSums's, `in` and `out` at the first row.
+// The tiles of a block of outHeight rows: whole tiles of kTile / W rows, then one-row ones.
+template <int W>
+int64_t tilesOf(int64_t outHeight) {
+  constexpr int R = kTile / W;
+  return outHeight / R + outHeight % R;
+}
+
 template <int W, int S, int KH, int KW, int V>
 void tileRows(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats, const float* kernels,
-              const float* bias, float* out, int64_t outHeight, int64_t outPlaneFloats) {
+              const float* bias, float* out, int64_t outHeight, int64_t outPlaneFloats, Ahead& ahead) {
   constexpr int R = kTile / W;
-  for (int64_t y = 0; y < outHeight;) {
+  for (int64_t y = 0; y < outHeight; ahead.step()) {
     const float* rowIn = in + S * y * rowFloats;
     float* rowOut = out + y * W;
     if (outHeight - y >= R) {
@@ -236,24 +282,29 @@ NN_DIRECT_KERNEL void tapSums(const float* in, int64_t rowFloats, int64_t height
 // One sample's output ([outPlanes][outHeight][W]) from its input (padded for 3x3 kernels, of
 // size K), each value bias (where not null) plus its sum.
 template <int W, int S, int K>
-void correlateSample(const Correlation& p, const float* input, const float* kernels, const float* bias, float* output) {
+void correlateSample(const Correlation& p, const float* input, const float* kernels, const float* bias, float* output,
+                     Ahead& ahead) {
   for (int64_t block = 0; block < p.outPlanes / kBlock; ++block)
     tileRows<W, S, K, K, 2>(input, p.rowFloats(), p.inPlanes, p.planeFloats(),
                             kernels + block * p.inPlanes * K * K * kBlock, bias ? bias + block * kBlock : nullptr,
-                            output + block * kBlock * p.positions(), p.outHeight, p.positions());
+                            output + block * kBlock * p.positions(), p.outHeight, p.positions(), ahead);
 }
 
 // The weight gradient's sums of one sample (padded for 3x3 kernels, of size K) and its gradOutput
 // ([outPlanes][positions]), added to sums[block][c][tap][kBlock]; `gradients` holds
 // outPlanes x positions floats.
 template <int S, int K>
-void sampleTapSums(const Correlation& p, const float* input, const float* gradOutput, float* gradients, float* sums) {
+void sampleTapSums(const Correlation& p, const float* input, const float* gradOutput, float* gradients, float* sums,
+                   Ahead& inputAhead, Ahead& gradOutputAhead) {
   const int64_t positions = p.positions();
   arrangeGradients(gradOutput, p.outPlanes, positions, gradients);
   for (int64_t block = 0; block < p.outPlanes / kBlock; ++block)
-    for (int64_t c = 0; c < p.inPlanes; ++c)
+    for (int64_t c = 0; c < p.inPlanes; ++c) {
       tapSums<S, K>(input + c * p.planeFloats(), p.rowFloats(), p.outHeight, p.outWidth,
                     gradients + block * positions * kBlock, sums + (block * p.inPlanes + c) * K * K * kBlock);
+      inputAhead.step();
+      gradOutputAhead.step();
+    }
 }
 
 // f(W, S, K), each a std::integral_constant<int>, for the output width W, the stride S and the
@@ -282,11 +333,16 @@ void correlate(const Device& device, const Correlation& p, const float* input, c
     float* padded = workspace + part * partFloats;
     std::fill(padded, padded + p.paddedFloats(), 0.f);
     const Range samples = partRange(p.batch, parts, part);
+    const int64_t inFloats = p.inPlanes * p.inPositions(), outFloats = p.outPlanes * p.positions();
     for (int64_t n = samples.begin; n < samples.end; ++n) {
-      float* out = output + n * p.outPlanes * p.positions();
+      float* out = output + n * outFloats;
       byShape(p, [&](auto w, auto stride, auto size) {
         constexpr int W = decltype(w)::value, S = decltype(stride)::value, K = decltype(size)::value;
-        correlateSample<W, S, K>(p, sampleInput<W, S, K>(p, input, n, padded), kernels, bias, out);
+        Ahead ahead;  // Note [The next sample ahead]
+        if (n + 1 < samples.end)
+          ahead = Ahead(input + (n + 1) * inFloats, inFloats, out + outFloats, outFloats,
+                        p.outPlanes / kBlock * tilesOf<W>(p.outHeight));
+        correlateSample<W, S, K>(p, sampleInput<W, S, K>(p, input, n, padded), kernels, bias, out, ahead);
       });
     }
   });
@@ -325,11 +381,11 @@ void arrangeClassKernels(const Correlation& p, const float* weight, int64_t lane
 // from its gradOutput gp (rowFloats floats a row, planes planeFloats apart).
 template <int W, int V, int KH, int KW>
 void classSums(const Correlation& p, const float* gp, int64_t rowFloats, int64_t planeFloats, const float* kernels,
-               float* out) {
+               float* out, Ahead& ahead) {
   constexpr int lanes = 16 * V;
   for (int64_t block = 0; block < p.inPlanes / lanes; ++block)
     tileRows<W, 1, KH, KW, V>(gp, rowFloats, p.outPlanes, planeFloats, kernels + block * p.outPlanes * KH * KW * lanes,
-                              nullptr, out + block * lanes * p.positions(), p.outHeight, p.positions());
+                              nullptr, out + block * lanes * p.positions(), p.outHeight, p.positions(), ahead);
 }
 
 // Note [Stride-2 gradInput]
@@ -342,16 +398,18 @@ void classSums(const Correlation& p, const float* gp, int64_t rowFloats, int64_t
 // the rows of gradInput.
 template <int W, int V>
 void stridedGradInputSample(const Correlation& p, const float* gradOutput, const float* kernels, float* gp,
-                            float* classes, float* gradInput) {
+                            float* classes, float* gradInput, Ahead& ahead) {
   const int64_t rowFloats = W + 1, planeFloats = (p.outHeight + 1) * rowFloats, positions = p.positions();
   for (int64_t o = 0; o < p.outPlanes; ++o)
     for (int64_t a = 0; a < p.outHeight; ++a)
       std::memcpy(gp + o * planeFloats + a * rowFloats, gradOutput + (o * p.outHeight + a) * W, W * sizeof(float));
   const int64_t classFloats = p.inPlanes * positions;
-  classSums<W, V, 1, 1>(p, gp, rowFloats, planeFloats, kernels, classes);
-  classSums<W, V, 1, 2>(p, gp, rowFloats, planeFloats, kernels + classKernelFloats(p), classes + classFloats);
-  classSums<W, V, 2, 1>(p, gp, rowFloats, planeFloats, kernels + 2 * classKernelFloats(p), classes + 2 * classFloats);
-  classSums<W, V, 2, 2>(p, gp, rowFloats, planeFloats, kernels + 3 * classKernelFloats(p), classes + 3 * classFloats);
+  classSums<W, V, 1, 1>(p, gp, rowFloats, planeFloats, kernels, classes, ahead);
+  classSums<W, V, 1, 2>(p, gp, rowFloats, planeFloats, kernels + classKernelFloats(p), classes + classFloats, ahead);
+  classSums<W, V, 2, 1>(p, gp, rowFloats, planeFloats, kernels + 2 * classKernelFloats(p), classes + 2 * classFloats,
+                        ahead);
+  classSums<W, V, 2, 2>(p, gp, rowFloats, planeFloats, kernels + 3 * classKernelFloats(p), classes + 3 * classFloats,
+                        ahead);
   for (int64_t c = 0; c < p.inPlanes; ++c)
     for (int64_t a = 0; a < p.outHeight; ++a)
       for (int py = 0; py < 2; ++py) {
@@ -369,9 +427,9 @@ void stridedGradInputSample(const Correlation& p, const float* gradOutput, const
 // gradOutput with the kernels, at the even positions of the even rows; zeros elsewhere.
 template <int W, int V>
 void pointwiseGradInputSample(const Correlation& p, const float* gradOutput, const float* kernels, float* sums,
-                              float* gradInput) {
+                              float* gradInput, Ahead& ahead) {
   const int64_t positions = p.positions();
-  classSums<W, V, 1, 1>(p, gradOutput, W, positions, kernels, sums);
+  classSums<W, V, 1, 1>(p, gradOutput, W, positions, kernels, sums, ahead);
   for (int64_t c = 0; c < p.inPlanes; ++c)
     for (int64_t a = 0; a < p.outHeight; ++a) {
       float* row = gradInput + (c * p.height + 2 * a) * 2 * W;
@@ -453,20 +511,26 @@ void directUpdateGradInput(const Device& device, const ConvolutionShape& s, cons
     float* gp = kernels + kernelFloats + part * partFloats;
     std::fill(gp, gp + gpFloats, 0.f);
     const Range samples = partRange(p.batch, parts, part);
+    const int64_t gFloats = p.outPlanes * p.positions(), giFloats = p.inPlanes * p.inPositions();
     for (int64_t n = samples.begin; n < samples.end; ++n) {
-      const float* g = gradOutput + n * p.outPlanes * p.positions();
-      float* gi = gradInput + n * p.inPlanes * p.inPositions();
+      const float* g = gradOutput + n * gFloats;
+      float* gi = gradInput + n * giFloats;
       byShape(p, [&](auto w, auto, auto size) {
         constexpr int W = decltype(w)::value;
-        if constexpr (decltype(size)::value == 1) {
+        constexpr bool pointwise = decltype(size)::value == 1;
+        Ahead ahead;  // Note [The next sample ahead]
+        if (n + 1 < samples.end)
+          ahead = Ahead(g + gFloats, gFloats, gi + giFloats, giFloats,
+                        (pointwise ? 1 : 4) * (p.inPlanes / (16 * V)) * tilesOf<W>(p.outHeight));
+        if constexpr (pointwise) {
           if (V == 2)
-            pointwiseGradInputSample<W, 2>(p, g, kernels, gp + gpFloats, gi);
+            pointwiseGradInputSample<W, 2>(p, g, kernels, gp + gpFloats, gi, ahead);
           else
-            pointwiseGradInputSample<W, 1>(p, g, kernels, gp + gpFloats, gi);
+            pointwiseGradInputSample<W, 1>(p, g, kernels, gp + gpFloats, gi, ahead);
         } else if (V == 2) {
-          stridedGradInputSample<W, 2>(p, g, kernels, gp, gp + gpFloats, gi);
+          stridedGradInputSample<W, 2>(p, g, kernels, gp, gp + gpFloats, gi, ahead);
         } else {
-          stridedGradInputSample<W, 1>(p, g, kernels, gp, gp + gpFloats, gi);
+          stridedGradInputSample<W, 1>(p, g, kernels, gp, gp + gpFloats, gi, ahead);
         }
       });
     }
@@ -487,17 +551,25 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
     std::fill(padded, padded + p.paddedFloats(), 0.f);
     std::fill(sumsOf(part), sumsOf(part) + sums, 0.f);
     const Range samples = partRange(p.batch, parts, part);
+    const int64_t inFloats = p.inPlanes * p.inPositions(), gFloats = p.outPlanes * p.positions();
     for (int64_t n = samples.begin; n < samples.end; ++n) {
-      const float* g = gradOutput + n * p.outPlanes * p.positions();
+      const float* g = gradOutput + n * gFloats;
       float* gradients = padded + p.paddedFloats();
+      Ahead inputAhead, gradOutputAhead;  // Note [The next sample ahead]
+      if (n + 1 < samples.end) {
+        const int64_t calls = p.outPlanes / kBlock * p.inPlanes;
+        inputAhead = Ahead(input + (n + 1) * inFloats, inFloats, nullptr, 0, calls);
+        gradOutputAhead = Ahead(g + gFloats, gFloats, nullptr, 0, calls);
+      }
       if (!narrow(p)) {  // a 3x3 layer of stride 1 on wider planes
-        pad<0>(p, input + n * p.inPlanes * p.inPositions(), padded);
-        sampleTapSums<1, 3>(p, padded, g, gradients, sumsOf(part));
+        pad<0>(p, input + n * inFloats, padded);
+        sampleTapSums<1, 3>(p, padded, g, gradients, sumsOf(part), inputAhead, gradOutputAhead);
         continue;
       }
       byShape(p, [&](auto w, auto stride, auto size) {
         constexpr int W = decltype(w)::value, S = decltype(stride)::value, K = decltype(size)::value;
-        sampleTapSums<S, K>(p, sampleInput<W, S, K>(p, input, n, padded), g, gradients, sumsOf(part));
+        sampleTapSums<S, K>(p, sampleInput<W, S, K>(p, input, n, padded), g, gradients, sumsOf(part), inputAhead,
+                            gradOutputAhead);
       });
     }
   });
