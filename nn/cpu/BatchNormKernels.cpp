@@ -55,7 +55,7 @@ int64_t rowsPerFlush(const BatchNormShape& s) {
 // groups of lanes of each row and a float tail over the rest, added into the double total
 // every kFlushValues values.
 template <typename Term>
-inline double featureSum(const BatchNormShape& s, const float* data, int64_t c, Term term) {
+[[gnu::always_inline]] inline double featureSum(const BatchNormShape& s, const float* data, int64_t c, Term term) {
   const int64_t body = s.positions / kLanes * kLanes, step = rowsPerFlush(s);
   double total = 0;
   for (int64_t first = 0; first < s.batch; first += step) {
