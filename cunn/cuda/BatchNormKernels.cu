@@ -30,11 +30,6 @@ __device__ int64_t offsetOf(const BatchNormShape& s, int64_t c, int64_t i) {
   return ((i / s.positions) * s.features + c) * s.positions + i % s.positions;
 }
 
-// Feature c's gradient at y from gradOutput (Note [Batch normalisation, then ReLU]).
-__device__ math::BatchNormGradientAtY gradientAtY(const BatchNormState& st, int64_t c, float mean, float invstd) {
-  return math::batchNormGradientAtY(st.rectified, st.weight, st.bias, c, mean, invstd);
-}
-
 // Over feature c, summed over the block: dotp = sum (x - mean) * g and gsum = sum g, g the
 // gradient at y.
 __device__ void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean,
@@ -75,7 +70,7 @@ __global__ void trainingOutputKernel(const float* x, float* y, BatchNormShape s,
   for (int64_t i = threadIdx.x; i < m; i += kThreads) {
     const int64_t at = offsetOf(s, c, i);
     const float v = math::batchNormOutput(x[at], mean, invstd, w, b);
-    y[at] = st.rectified ? math::batchNormRectify(v) : v;
+    y[at] = math::batchNormRectified(v, st.rectified);
   }
 }
 
@@ -87,7 +82,7 @@ __global__ void evaluateOutputKernel(const float* x, float* y, BatchNormShape s,
     const float invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
     const float v = math::batchNormOutput(x[e], st.runningMean[c], invstd, st.weight ? st.weight[c] : 1.f,
                                           st.bias ? st.bias[c] : 0.f);
-    y[e] = st.rectified ? math::batchNormRectify(v) : v;
+    y[e] = math::batchNormRectified(v, st.rectified);
   }
 }
 
@@ -99,7 +94,7 @@ __global__ void trainingGradInputKernel(const float* x, const float* g, float* g
   const int64_t m = s.batch * s.positions;
   const float mean = st.saveMean[c];
   const float invstd = st.saveInvstd[c];
-  const math::BatchNormGradientAtY gradientAt = gradientAtY(st, c, mean, invstd);
+  const math::BatchNormGradientAtY gradientAt = batchNormGradientAtY(st, c, mean, invstd);
   double dotp, gsum;
   gradientSums(x, g, s, c, mean, gradientAt, shared, dotp, gsum);
   if (threadIdx.x == 0 && st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
@@ -118,7 +113,7 @@ __global__ void evaluateGradInputKernel(const float* x, const float* g, float* g
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < n; e += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = (e / s.positions) % s.features;
     const float invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
-    const float gy = st.rectified ? gradientAtY(st, c, st.runningMean[c], invstd)(x[e], g[e]) : g[e];
+    const float gy = st.rectified ? batchNormGradientAtY(st, c, st.runningMean[c], invstd)(x[e], g[e]) : g[e];
     gi[e] = math::batchNormGradInputEvaluate(gy, invstd, st.weight ? st.weight[c] : 1.f);
   }
 }
@@ -135,7 +130,7 @@ __global__ void accGradParametersKernel(const float* x, const float* g, float* g
   if (st.gradSumsValid) {  // the same for the whole block: no thread skips blockSum alone
     math::batchNormLoadGradSums(st.gradSums, s.features, c, &dotp, &gsum);
   } else {
-    gradientSums(x, g, s, c, mean, gradientAtY(st, c, mean, invstd), shared, dotp, gsum);
+    gradientSums(x, g, s, c, mean, batchNormGradientAtY(st, c, mean, invstd), shared, dotp, gsum);
   }
   if (threadIdx.x == 0) {
     gradWeight[c] += math::batchNormGradWeight(dotp, invstd, scale);

@@ -7,6 +7,8 @@
 #include <cstdint>
 
 #include "nn/Device.h"
+#include "nn/HostDevice.h"
+#include "nn/math/BatchNorm.h"
 
 namespace nn {
 
@@ -40,6 +42,13 @@ struct BatchNormState {
   /// writes ReLU(y); the backward's gradOutput is the ReLU's, taken back through it where read.
   bool rectified = false;
 };
+
+/// Feature c's gradient at y from gradOutput (Note [Batch normalisation, then ReLU]), for the
+/// statistics the backward uses: what the CPU loops and the CUDA kernels both take.
+NN_HD inline math::BatchNormGradientAtY batchNormGradientAtY(const BatchNormState& st, int64_t c, float mean,
+                                                             float invstd) {
+  return math::batchNormGradientAtY(st.rectified, st.weight, st.bias, c, mean, invstd);
+}
 
 struct BatchNormKernels {
   /// Training: y from the batch statistics, which it saves and moves the running statistics

@@ -55,7 +55,7 @@ int64_t rowsPerFlush(const BatchNormShape& s) {
 // groups of lanes of each row and a float tail over the rest, added into the double total
 // every kFlushValues values.
 template <typename Term>
-[[gnu::always_inline]] inline double featureSum(const BatchNormShape& s, const float* data, int64_t c, Term term) {
+NN_CPU_INLINE inline double featureSum(const BatchNormShape& s, const float* data, int64_t c, Term term) {
   const int64_t body = s.positions / kLanes * kLanes, step = rowsPerFlush(s);
   double total = 0;
   for (int64_t first = 0; first < s.batch; first += step) {
@@ -76,10 +76,6 @@ template <typename Term>
 
 using GradientAtY = math::BatchNormGradientAtY;
 
-inline GradientAtY gradientAtY(const BatchNormState& st, int64_t c, float mean, float invstd) {
-  return math::batchNormGradientAtY(st.rectified, st.weight, st.bias, c, mean, invstd);
-}
-
 // The gradient at y as the loops below take it, the choice made once per feature: gradOutput
 // itself, or the gradInput of a ReLU that follows (Note [Batch normalisation, then ReLU]).
 struct Plain {
@@ -93,7 +89,7 @@ struct Rectified {
 // body(gradient at y), with Plain or Rectified as `at` says. Inlined into each instruction set's
 // copy of its caller, as the loops in it.
 template <typename Body>
-[[gnu::always_inline]] inline void withGradientAt(const GradientAtY& at, Body body) {
+NN_CPU_INLINE inline void withGradientAt(const GradientAtY& at, Body body) {
   if (at.rectified)
     body(Rectified{at});
   else
@@ -107,7 +103,7 @@ NN_CPU_CLONES void gradientSums(const float* x, const float* g, const BatchNormS
   const int64_t body = s.positions / kLanes * kLanes, step = rowsPerFlush(s);
   dotp = 0;
   gsum = 0;
-  withGradientAt(gradientAt, [&](const auto at) __attribute__((always_inline)) {
+  withGradientAt(gradientAt, [&](const auto at) NN_CPU_INLINE {
     for (int64_t first = 0; first < s.batch; first += step) {
       float dotLanes[kLanes] = {}, sumLanes[kLanes] = {};
       float dotTail = 0, sumTail = 0;
@@ -166,7 +162,7 @@ NN_CPU_CLONES void outputFeature(const float* x, float* y, const BatchNormShape&
     if (n + kAhead < s.batch) prefetchRow(y + rowOf(s, n + kAhead, c), s.positions);
     for (int64_t p = 0; p < s.positions; ++p) {
       const float v = math::batchNormOutput(xr[p], mean, invstd, w, b);
-      yr[p] = rectified ? math::batchNormRectify(v) : v;
+      yr[p] = math::batchNormRectified(v, rectified);
     }
   }
 }
@@ -179,9 +175,9 @@ NN_CPU_CLONES void gradInputFeature(const float* x, const float* g, float* gi, c
   math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
                             &invstd);
   const float w = st.weight ? st.weight[c] : 1.f;
-  const GradientAtY gradientAt = gradientAtY(st, c, mean, invstd);
+  const GradientAtY gradientAt = batchNormGradientAtY(st, c, mean, invstd);
   if (!st.train) {
-    withGradientAt(gradientAt, [&](const auto at) __attribute__((always_inline)) {
+    withGradientAt(gradientAt, [&](const auto at) NN_CPU_INLINE {
       for (int64_t n = 0; n < s.batch; ++n) {
         const float* xr = x + rowOf(s, n, c);
         const float* gr = g + rowOf(s, n, c);
@@ -197,7 +193,7 @@ NN_CPU_CLONES void gradInputFeature(const float* x, const float* g, float* gi, c
   if (st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
   const float gradMean = math::batchNormAverage(gsum, m);
   const float projection = math::batchNormProjection(dotp, invstd, m);
-  withGradientAt(gradientAt, [&](const auto at) __attribute__((always_inline)) {
+  withGradientAt(gradientAt, [&](const auto at) NN_CPU_INLINE {
     for (int64_t n = 0; n < s.batch; ++n) {
       const float* xr = x + rowOf(s, n, c);
       const float* gr = g + rowOf(s, n, c);
@@ -234,7 +230,7 @@ void cpuAccGradParameters(const Device& device, const float* x, const float* g, 
       if (st.gradSumsValid)
         math::batchNormLoadGradSums(st.gradSums, s.features, c, &dotp, &gsum);
       else
-        gradientSums(x, g, s, c, mean, gradientAtY(st, c, mean, invstd), dotp, gsum);
+        gradientSums(x, g, s, c, mean, batchNormGradientAtY(st, c, mean, invstd), dotp, gsum);
       gradWeight[c] += math::batchNormGradWeight(dotp, invstd, scale);
       gradBias[c] += math::batchNormGradBias(gsum, scale);
     }

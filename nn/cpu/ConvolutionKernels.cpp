@@ -423,8 +423,9 @@ bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
-  if (winogradFits(s) || directWeightGradientFits(s)) {
-    if (directWeightGradientFits(s))
+  const bool direct = directWeightGradientFits(s);
+  if (direct || winogradFits(s)) {
+    if (direct)
       directAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
     else
       winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);

@@ -219,16 +219,17 @@ const float* sampleInput(const Correlation& p, const float* input, int64_t n, fl
   return padded;
 }
 
-// The sums of all outHeight rows of W output positions of one block of 16 V output planes,
-// tiled as tileSums wants: tiles of kTile / W rows, the last of one where they do not divide;
-// arguments as tileSums's, `in` and `out` at the first row.
-// The tiles of a block of outHeight rows: whole tiles of kTile / W rows, then one-row ones.
+// The tiles of a block of outHeight rows of W positions, as tileRows cuts them: whole tiles of
+// kTile / W rows, then one-row ones.
 template <int W>
 int64_t tilesOf(int64_t outHeight) {
   constexpr int R = kTile / W;
   return outHeight / R + outHeight % R;
 }
 
+// The sums of all outHeight rows of W output positions of one block of 16 V output planes,
+// tiled as tileSums wants; arguments as tileSums's, `in` and `out` at the first row; `ahead`
+// steps once a tile (Note [The next sample ahead]).
 template <int W, int S, int KH, int KW, int V>
 void tileRows(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats, const float* kernels,
               const float* bias, float* out, int64_t outHeight, int64_t outPlaneFloats, Ahead& ahead) {
@@ -246,8 +247,8 @@ void tileRows(const float* in, int64_t rowFloats, int64_t planes, int64_t planeF
   }
 }
 
-// Whether p's output rows are of a width the tiles of the forward and gradInput serve.
-bool narrow(const Correlation& p) { return p.outWidth == 7 || p.outWidth == 8 || p.outWidth == 14; }
+// Whether output rows of this width are ones the tiles of the forward and gradInput serve.
+bool narrow(int64_t outWidth) { return outWidth == 7 || outWidth == 8 || outWidth == 14; }
 
 // sums[tap][kBlock] += the products, over a sample's output positions (height x width, stride S),
 // of the input value each of the K x K taps reaches (`in`: one plane, padded for 3x3 kernels,
@@ -461,8 +462,7 @@ bool directFits(const ConvolutionShape& s) {
   const bool square3 = s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && (s.dW == 1 || s.dW == 2);
   const bool pointwise = s.kH == 1 && s.kW == 1 && s.padH == 0 && s.padW == 0 && s.dW == 2;
   return hasAvx512() && (square3 || pointwise) && s.dH == s.dW && s.dilH == 1 && s.dilW == 1 &&
-         s.outPlanes % kBlock == 0 && (s.outWidth == 7 || s.outWidth == 8 || s.outWidth == 14) &&
-         s.width == s.dW * s.outWidth;
+         s.outPlanes % kBlock == 0 && narrow(s.outWidth) && s.width == s.dW * s.outWidth;
 }
 
 bool directWeightGradientFits(const ConvolutionShape& s) {
@@ -561,7 +561,7 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
         inputAhead = Ahead(input + (n + 1) * inFloats, inFloats, nullptr, 0, calls);
         gradOutputAhead = Ahead(g + gFloats, gFloats, nullptr, 0, calls);
       }
-      if (!narrow(p)) {  // a 3x3 layer of stride 1 on wider planes
+      if (!narrow(p.outWidth)) {  // a 3x3 layer of stride 1 on wider planes
         pad<0>(p, input + n * inFloats, padded);
         sampleTapSums<1, 3>(p, padded, g, gradients, sumsOf(part), inputAhead, gradOutputAhead);
         continue;

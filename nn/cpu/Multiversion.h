@@ -13,3 +13,13 @@
 #else
 #define NN_CPU_CLONES
 #endif
+
+// NN_CPU_INLINE: a helper (a function template, a lambda) whose loops run inside an
+// NN_CPU_CLONES function. Only the marked function is cloned: a helper GCC does not inline is
+// compiled once, for the baseline, and the AVX-512 clone calls that copy (batch normalisation's
+// sums ran AVX2 code so). Always inlined, the helper becomes part of each clone.
+#if defined(__GNUC__)
+#define NN_CPU_INLINE __attribute__((always_inline))
+#else
+#define NN_CPU_INLINE
+#endif

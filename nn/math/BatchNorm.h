@@ -94,8 +94,10 @@ NN_HD inline float batchNormGradBias(double gsum, float scale) { return scale * 
 // those of the two modules one after the other, and a step saves the ReLU's passes over memory:
 // two forward and three backward.
 
-/// y after the ReLU that follows.
-NN_HD inline float batchNormRectify(float y) { return activation::ReLU(ActivationArgs{}).forward(y); }
+/// The output: y, or where a ReLU follows, ReLU(y).
+NN_HD inline float batchNormRectified(float y, bool rectified) {
+  return rectified ? activation::ReLU(ActivationArgs{}).forward(y) : y;
+}
 
 /// The gradient at y of the ReLU's gradOutput g: the ReLU's gradInput.
 NN_HD inline float batchNormUnrectify(float g, float y) { return activation::ReLU(ActivationArgs{}).backward(y, y, g); }
