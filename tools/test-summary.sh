@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Adds up the test cases of every test target and prints "N passed, N failed, N skipped".
+# Adds up the test cases of every test target and prints "N skipped", then, last, "N passed,
+# N failed".
 # Reads the output of `bazel test` (file $1) for each target's status: a target that passed
 # or failed contributes the counts its log printed; one that failed to build, timed out or
 # did not run counts as one failed test case, and so does one whose log counts no test case.
@@ -19,13 +20,13 @@ esac
 if ! targets=$(bazel cquery --noshow_progress "tests($scope)" "$@" 2>&1); then
   echo "tools/test-summary.sh: bazel cquery found no test targets:" >&2
   echo "$targets" >&2
-  echo "0 passed, 1 failed, 0 skipped"
+  echo "0 passed, 1 failed"
   exit 1
 fi
 targets=$(echo "$targets" | grep '^//' | sed 's/ .*//' || true)
 if [ -z "$targets" ]; then
   echo "tools/test-summary.sh: no test target under $scope" >&2
-  echo "0 passed, 1 failed, 0 skipped"
+  echo "0 passed, 1 failed"
   exit 1
 fi
 
@@ -51,5 +52,6 @@ for target in $targets; do
   fi
   passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 done
-echo "${passed} passed, ${failed} failed, ${skipped} skipped"
+echo "${skipped} skipped (CUDA runs where no GPU can run them, and the like)"
+echo "${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ]

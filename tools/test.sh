@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: installs missing Debian packages, builds with Bazel, runs all test targets,
-# and ends with one line counting test cases: "N passed, N failed, N skipped". The first line
+# and ends with a line counting skipped test cases, then, last, "N passed, N failed". The first line
 # says which build runs: the CUDA build (a CUDA toolkit was found) or the CPU build.
 # Extra arguments go to `bazel test` (e.g. --config=cpu for the CPU build on a CUDA machine).
 set -uo pipefail
