@@ -125,7 +125,7 @@ void convolution(benchmark::State& state, int64_t in, int64_t out, int64_t size,
   run(state, conv, randomInput({kBatch, in, size, size}), pass, flops, "GFLOP");
 }
 
-// LeNet's fully connected layers, 800 -> 500 and 500 -> 10: batch x in x out multiply-adds.
+// Fully connected layers (LeNet's, the MLP's): batch x in x out multiply-adds.
 void linear(benchmark::State& state, int64_t in, int64_t out, Pass pass) {
   nn::Linear layer(in, out);
   run(state, layer, randomInput({kBatch, in}), pass, 2.0 * kBatch * in * out, "GFLOP");
@@ -276,6 +276,14 @@ BENCHMARK_CAPTURE(linear, fc1_gradParameters, 800, 500, Pass::GradParameters)->A
 BENCHMARK_CAPTURE(linear, fc2_forward, 500, 10, Pass::Forward)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(linear, fc2_gradInput, 500, 10, Pass::GradInput)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(linear, fc2_gradParameters, 500, 10, Pass::GradParameters)->Arg(1)->UseRealTime();
+// The MLP's layers, 784 -> 1024 (its gradInput unused in training), 1024 -> 1024 and 1024 -> 10.
+BENCHMARK_CAPTURE(linear, mlp1_forward, 784, 1024, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(linear, mlp1_gradParameters, 784, 1024, Pass::GradParameters)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(linear, mlp2_forward, 1024, 1024, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(linear, mlp2_gradInput, 1024, 1024, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(linear, mlp2_gradParameters, 1024, 1024, Pass::GradParameters)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(linear, mlp3_forward, 1024, 10, Pass::Forward)->Arg(1)->UseRealTime();
+BENCHMARK_CAPTURE(linear, mlp3_gradInput, 1024, 10, Pass::GradInput)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(maxPooling, pool1_forward, 20, 24, Pass::Forward)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(maxPooling, pool1_backward, 20, 24, Pass::GradInput)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(maxPooling, pool2_forward, 50, 8, Pass::Forward)->Arg(1)->UseRealTime();

@@ -1,4 +1,4 @@
-// nn::Linear: shapes and buffers here, the products in LinearKernels (OpenBLAS or cuBLAS).
+// nn::Linear: shapes and buffers here, the products in LinearKernels (the CPU's or cuBLAS).
 #include "nn/Linear.h"
 
 #include <cmath>
@@ -64,7 +64,7 @@ const Tensor& Linear::updateOutput(const Tensor& input) {
   output.resize_(outputSizes_, input.device());
   kernelsOf(input.device())
       .linear.updateOutput(input.device(), x.rawData(), weight.rawData(), options_.bias ? bias.rawData() : nullptr,
-                           output.rawData(), batchOf(input), options_.inputSize, options_.outputSize);
+                           output.rawData(), batchOf(input), options_.inputSize, options_.outputSize, workspace_);
   return output;
 }
 
@@ -75,7 +75,7 @@ const Tensor& Linear::updateGradInput(const Tensor& input, const Tensor& gradOut
   gradInput.resize_(input.sizes(), input.device());
   kernelsOf(input.device())
       .linear.updateGradInput(input.device(), g.rawData(), weight.rawData(), gradInput.rawData(), batchOf(input),
-                              options_.inputSize, options_.outputSize);
+                              options_.inputSize, options_.outputSize, workspace_);
   return gradInput;
 }
 
@@ -88,6 +88,11 @@ void Linear::accGradParameters(const Tensor& input, const Tensor& gradOutput, fl
       .linear.accGradParameters(input.device(), x.rawData(), g.rawData(), gradWeight.rawData(),
                                 options_.bias ? gradBias.rawData() : nullptr, batchOf(input), options_.inputSize,
                                 options_.outputSize, scale);
+}
+
+void Linear::clearState() {
+  Module::clearState();
+  workspace_.set_(Tensor());
 }
 
 }  // namespace nn

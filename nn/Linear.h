@@ -32,6 +32,7 @@ class Linear : public WithOptions<LinearOptions> {
   const Tensor& updateOutput(const Tensor& input) override;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
+  void clearState() override;
 
   std::string typeName() const override { return "nn.Linear"; }
   /// "nn.Linear(800 -> 500)", then " without bias".
@@ -47,6 +48,8 @@ class Linear : public WithOptions<LinearOptions> {
   void checkGradOutput(const Tensor& gradOutput, const Tensor& input) const;
 
   std::vector<int64_t> outputSizes_;
+  // The kernels' own (on the CPU, the rearranged batch of the forward and gradInput).
+  Tensor workspace_;
 };
 
 }  // namespace nn

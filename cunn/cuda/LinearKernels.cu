@@ -54,7 +54,7 @@ void gemm(const Device& device, bool transA, bool transB, int64_t m, int64_t n, 
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }
 
 void updateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y, int64_t batch,
-                  int64_t in, int64_t out) {
+                  int64_t in, int64_t out, Tensor&) {
   DeviceGuard guard(device);
   float beta = 0.f;
   if (bias && batch * out > 0) {
@@ -66,7 +66,7 @@ void updateOutput(const Device& device, const float* x, const float* weight, con
 }
 
 void updateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
-                     int64_t in, int64_t out) {
+                     int64_t in, int64_t out, Tensor&) {
   DeviceGuard guard(device);
   gemm(device, false, false, batch, in, out, 1.f, gradY, out, weight, in, 0.f, gradX, in);
 }

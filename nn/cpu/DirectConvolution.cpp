@@ -11,23 +11,11 @@
 
 #include "nn/Error.h"
 #include "nn/Parallel.h"
-
-// GCC on x86-64 only: the kernels are AVX-512 intrinsics in functions built for AVX-512 alone,
-// called where the machine has it. (Clang, the fuzz build's compiler, takes the unfolded route.)
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NN_DIRECT_CONVOLUTION 1
-#include <immintrin.h>
-// Without predictive commoning: GCC 12 at -O2 keeps the input values of one tap in registers for
-// the next tap's overlapping reads, which spills the accumulators to the stack (the 7x7 forward
-// from 3.6 to 5.4 ms a batch of 128).
-#define NN_DIRECT_KERNEL __attribute__((target("avx512f"), optimize("no-predictive-commoning")))
-#else
-#define NN_DIRECT_CONVOLUTION 0
-#endif
+#include "nn/cpu/Avx512.h"
 
 namespace nn::cpu {
 
-#if NN_DIRECT_CONVOLUTION
+#if NN_AVX512
 
 namespace {
 
@@ -120,38 +108,10 @@ void pad(const Correlation& p, const float* input, float* padded) {
                   width * sizeof(float));
 }
 
-// r[i]'s lane j to r[j]'s lane i: the steps of _mm512_unpacklo_ps/_mm512_unpackhi_ps,
-// _mm512_shuffle_ps and _mm512_shuffle_f32x4 as plain shuffles (GCC 12's headers of those
-// intrinsics use an undefined vector, which it then warns of).
-NN_DIRECT_KERNEL inline void transpose16(__m512* r) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {  // pairs of rows interleaved, within each 4-lane group
-    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
-    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
-  }
-  for (int i = 0; i < 16; i += 4) {  // 4x4 blocks within each 4-lane group
-    r[i] = __builtin_shufflevector(t[i], t[i + 2], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
-    r[i + 1] = __builtin_shufflevector(t[i], t[i + 2], 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
-    r[i + 2] = __builtin_shufflevector(t[i + 1], t[i + 3], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
-    r[i + 3] = __builtin_shufflevector(t[i + 1], t[i + 3], 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
-  }
-  for (int i = 0; i < 16; i += 8)  // 4-lane groups: even ones, then odd ones, of two rows
-    for (int j = 0; j < 4; ++j) {
-      t[i + j] =
-          __builtin_shufflevector(r[i + j], r[i + j + 4], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
-      t[i + j + 4] =
-          __builtin_shufflevector(r[i + j], r[i + j + 4], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
-    }
-  for (int j = 0; j < 8; ++j) {
-    r[j] = __builtin_shufflevector(t[j], t[j + 8], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
-    r[j + 8] = __builtin_shufflevector(t[j], t[j + 8], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
-  }
-}
-
 // The sums of 16 planes at `positions` consecutive positions (sums[position], a lane a plane)
 // into the planes: plane j's at out + j * planeFloats, each plus bias[j] where bias is not null.
 template <int positions>
-NN_DIRECT_KERNEL inline void storePlanes(const __m512* sums, const float* bias, float* out, int64_t planeFloats) {
+NN_AVX512_KERNEL inline void storePlanes(const __m512* sums, const float* bias, float* out, int64_t planeFloats) {
   __m512 r[16];
   for (int i = 0; i < 16; ++i) r[i] = i < positions ? sums[i] : _mm512_setzero_ps();
   transpose16(r);
@@ -161,7 +121,7 @@ NN_DIRECT_KERNEL inline void storePlanes(const __m512* sums, const float* bias, 
 }
 
 // gradients[block][position][kBlock] of gradOutput[o][position] (`planes` planes of `positions`).
-NN_DIRECT_KERNEL void arrangeGradients(const float* gradOutput, int64_t planes, int64_t positions, float* gradients) {
+NN_AVX512_KERNEL void arrangeGradients(const float* gradOutput, int64_t planes, int64_t positions, float* gradients) {
   for (int64_t o = 0; o < planes; o += 16)
     for (int64_t i = 0; i < positions; i += 16) {
       const int64_t n = std::min<int64_t>(16, positions - i);
@@ -180,7 +140,7 @@ NN_DIRECT_KERNEL void arrangeGradients(const float* gradOutput, int64_t planes, 
 // planes and taps in order, plus its plane's bias (where not null) goes to its plane of `out`,
 // the block's first output plane at the tile's first position (planes outPlaneFloats apart).
 template <int W, int S, int R, int KH, int KW, int V>
-NN_DIRECT_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats,
+NN_AVX512_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats,
                                const float* kernels, const float* bias, float* out, int64_t outPlaneFloats) {
   static_assert(R == 1 || R == 2, "a tile is one row or two");
   constexpr int positions = W * R, lanes = 16 * V;
@@ -254,7 +214,7 @@ bool narrow(int64_t outWidth) { return outWidth == 7 || outWidth == 8 || outWidt
 // of the input value each of the K x K taps reaches (`in`: one plane, padded for 3x3 kernels,
 // rowFloats floats a row) and the gradOutput of kBlock planes there (gradients[position][kBlock]).
 template <int S, int K>
-NN_DIRECT_KERNEL void tapSums(const float* in, int64_t rowFloats, int64_t height, int64_t width, const float* gradients,
+NN_AVX512_KERNEL void tapSums(const float* in, int64_t rowFloats, int64_t height, int64_t width, const float* gradients,
                               float* sums) {
   constexpr int taps = K * K;
   __m512 low[taps], high[taps];
@@ -448,12 +408,6 @@ float* workspaceFor(const Device& device, const Correlation& p, int64_t kernelFl
                     Tensor& workspace) {
   workspace.resize_({kernelFloats + partsOf(device, p) * partFloats}, device);
   return workspace.data();
-}
-
-// Whether this machine runs AVX-512, asked once.
-bool hasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
 }
 
 }  // namespace

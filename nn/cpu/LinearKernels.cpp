@@ -1,6 +1,8 @@
-// The CPU table of LinearKernels: OpenBLAS GEMMs, the bias in plain loops.
+// The CPU table of LinearKernels: the direct route's tiles (nn/cpu/DirectLinear.h) where they fit,
+// else OpenBLAS GEMMs; the bias in plain loops.
 #include "nn/Parallel.h"
 #include "nn/cpu/Blas.h"
+#include "nn/cpu/DirectLinear.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Linear.h"
 
@@ -32,7 +34,9 @@ void forBlocks(const Device& device, int64_t rows, int64_t cols, Body body) {
 }
 
 void cpuUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
-                     int64_t batch, int64_t in, int64_t out) {
+                     int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
+  if (directLinearFits(batch, in, out))
+    return directLinearUpdateOutput(device, x, weight, bias, y, batch, in, out, workspace);
   forBlocks(device, batch, out, [&](const Block& b) {
     float beta = 0.f;
     if (bias) {
@@ -47,7 +51,9 @@ void cpuUpdateOutput(const Device& device, const float* x, const float* weight, 
 }
 
 void cpuUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
-                        int64_t in, int64_t out) {
+                        int64_t in, int64_t out, Tensor& workspace) {
+  if (directLinearFits(batch, in, out))
+    return directLinearUpdateGradInput(device, gradY, weight, gradX, batch, in, out, workspace);
   forBlocks(device, batch, in, [&](const Block& b) {
     // gradX[rows, cols] = gradY[rows, out] * W[out, cols]
     blas::gemm(false, false, b.rows.end - b.rows.begin, b.cols.end - b.cols.begin, out, 1.f, gradY + b.rows.begin * out,

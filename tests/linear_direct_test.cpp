@@ -1,0 +1,142 @@
+// nn::Linear at training batches (16 to 512 samples, 32 outputs or more), which the CPU computes
+// with its own tiles where it has AVX-512 (nn/cpu/DirectLinear.cpp): forward and gradInput
+// against the sums of their terms in double, on shapes whose every edge is partial (samples
+// past a block of 12 or 32, inputs past a strip of 32, outputs past a tile of 12 and past a strip
+// of 256 rows), the weight and bias gradients too; finite differences; the same floats on 1 and 2
+// compute threads and whatever the batch. On CUDA devices the same bodies check cuBLAS; on a CPU
+// without AVX-512, OpenBLAS.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
+
+#include "nn/Linear.h"
+#include "nn/Parallel.h"
+#include "nn/Random.h"
+#include "nn/cpu/Avx512.h"
+#include "nn/cpu/DirectLinear.h"
+#include "tests/DeviceTest.h"
+#include "tests/GradCheck.h"
+
+using nn::Tensor;
+
+namespace {
+
+struct Shape {
+  int64_t batch, in, out;
+};
+
+const std::vector<Shape> kShapes = {
+    {16, 32, 32},    // whole blocks of 32 inputs, one block of 16 samples
+    {45, 37, 61},    // every edge partial: 45 = 32 + 13 = 3 x 12 + 9, 37 = 32 + 5, 61 = 5 x 12 + 1
+    {130, 70, 300},  // 300 outputs: two strips of weight rows (256 + 44) for gradInput
+    {20, 600, 40},   // long sums over the inputs
+    {512, 16, 33},   // the largest batch, fewer inputs than a strip
+};
+
+// Worst |value - reference| / (1 + sum of |terms|): the terms' magnitudes bound the rounding of
+// any order of their sum; a wrong or missing term is off by a whole term.
+double worstError(const Tensor& t, const std::vector<double>& value, const std::vector<double>& magnitude) {
+  const std::vector<float> v = t.toVector();
+  REQUIRE(v.size() == value.size());
+  double worst = 0;
+  for (size_t i = 0; i < v.size(); ++i) worst = std::max(worst, std::fabs(v[i] - value[i]) / (1 + magnitude[i]));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("Linear takes the direct route at training batches of 32 outputs or more where the CPU has AVX-512",
+          "[Linear]") {
+  const bool avx512 = nn::cpu::hasAvx512();
+  for (const Shape& s : kShapes) {
+    CAPTURE(s.batch, s.in, s.out);
+    CHECK(nn::cpu::directLinearFits(s.batch, s.in, s.out) == avx512);
+  }
+  CHECK_FALSE(nn::cpu::directLinearFits(8, 800, 500));     // a small batch: OpenBLAS
+  CHECK_FALSE(nn::cpu::directLinearFits(1024, 800, 500));  // a large one
+  CHECK_FALSE(nn::cpu::directLinearFits(128, 500, 10));    // a classifier's 10 outputs
+}
+
+NN_DEVICE_TEST_CASE("Linear at training batches matches the sums of its terms", "[Linear]") {
+  for (const Shape& s : kShapes)
+    for (bool withBias : {true, false}) {
+      CAPTURE(s.batch, s.in, s.out, withBias);
+      nn::manualSeed(21);
+      nn::Linear linear(s.in, s.out, withBias);
+      const std::vector<float> w = linear.weight.toVector();
+      const std::vector<float> b = withBias ? linear.bias.toVector() : std::vector<float>();
+      const Tensor x = nn::test::randomTensor({s.batch, s.in}, 22);
+      const Tensor g = nn::test::randomTensor({s.batch, s.out}, 23);
+      const std::vector<float> xv = x.toVector(), gv = g.toVector();
+      linear.to(kind.device());
+      linear.zeroGradParameters();
+      const Tensor y = linear.forward(kind.on(x)).clone();
+      const Tensor gi = linear.backward(kind.on(x), kind.on(g), 0.5f).clone();
+
+      std::vector<double> yRef(s.batch * s.out), yMag(s.batch * s.out);
+      for (int64_t n = 0; n < s.batch; ++n)
+        for (int64_t o = 0; o < s.out; ++o) {
+          double sum = withBias ? b[o] : 0, magnitude = withBias ? std::fabs(b[o]) : 0;
+          for (int64_t k = 0; k < s.in; ++k) {
+            const double term = double(xv[n * s.in + k]) * w[o * s.in + k];
+            sum += term, magnitude += std::fabs(term);
+          }
+          yRef[n * s.out + o] = sum, yMag[n * s.out + o] = magnitude;
+        }
+      std::vector<double> giRef(s.batch * s.in), giMag(s.batch * s.in);
+      for (int64_t n = 0; n < s.batch; ++n)
+        for (int64_t k = 0; k < s.in; ++k) {
+          double sum = 0, magnitude = 0;
+          for (int64_t o = 0; o < s.out; ++o) {
+            const double term = double(gv[n * s.out + o]) * w[o * s.in + k];
+            sum += term, magnitude += std::fabs(term);
+          }
+          giRef[n * s.in + k] = sum, giMag[n * s.in + k] = magnitude;
+        }
+      std::vector<double> gwRef(s.out * s.in), gwMag(s.out * s.in), gbRef(s.out), gbMag(s.out);
+      for (int64_t o = 0; o < s.out; ++o) {
+        for (int64_t k = 0; k < s.in; ++k) {
+          double sum = 0, magnitude = 0;
+          for (int64_t n = 0; n < s.batch; ++n) {
+            const double term = 0.5 * gv[n * s.out + o] * xv[n * s.in + k];
+            sum += term, magnitude += std::fabs(term);
+          }
+          gwRef[o * s.in + k] = sum, gwMag[o * s.in + k] = magnitude;
+        }
+        for (int64_t n = 0; n < s.batch; ++n)
+          gbRef[o] += 0.5 * gv[n * s.out + o], gbMag[o] += 0.5 * std::fabs(gv[n * s.out + o]);
+      }
+      CHECK(worstError(y, yRef, yMag) < 1e-6);
+      CHECK(worstError(gi, giRef, giMag) < 1e-6);
+      CHECK(worstError(linear.gradWeight, gwRef, gwMag) < 1e-6);
+      if (withBias) CHECK(worstError(linear.gradBias, gbRef, gbMag) < 1e-6);
+    }
+}
+
+NN_DEVICE_TEST_CASE("Linear at a training batch agrees with finite differences", "[Linear]") {
+  nn::manualSeed(24);
+  nn::Linear linear(13, 40);
+  linear.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({17, 13}, 25));
+  REQUIRE_THAT(nn::test::checkInputGradient(linear, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(linear, x), nn::test::EachAgreesWithin(1e-3, 2));
+}
+
+TEST_CASE("Linear at training batches gives the same floats on 1 and 2 compute threads and for any batch", "[Linear]") {
+  nn::manualSeed(26);
+  nn::Linear linear(70, 300);
+  const Tensor x = nn::test::randomTensor({45, 70}, 27);
+  const Tensor g = nn::test::randomTensor({45, 300}, 28);
+  const Tensor y = linear.forward(x).clone();
+  const Tensor gi = linear.updateGradInput(x, g).clone();
+  nn::setNumThreads(2);
+  const Tensor y2 = linear.forward(x).clone();
+  const Tensor gi2 = linear.updateGradInput(x, g).clone();
+  nn::setNumThreads(1);
+  CHECK(nn::test::maxAbsDiff(y2, y) == 0);
+  CHECK(nn::test::maxAbsDiff(gi2, gi) == 0);
+  // A sample's output and gradInput are its own sums: the last 20 samples alone give the same.
+  const Tensor tail = x.narrow(0, 25, 20).contiguous(), gTail = g.narrow(0, 25, 20).contiguous();
+  CHECK(nn::test::maxAbsDiff(linear.forward(tail), y.narrow(0, 25, 20).contiguous()) == 0);
+  CHECK(nn::test::maxAbsDiff(linear.updateGradInput(tail, gTail), gi.narrow(0, 25, 20).contiguous()) == 0);
+}
