@@ -284,6 +284,7 @@ BENCHMARK_CAPTURE(linear, mlp2_gradInput, 1024, 1024, Pass::GradInput)->Arg(1)->
 BENCHMARK_CAPTURE(linear, mlp2_gradParameters, 1024, 1024, Pass::GradParameters)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(linear, mlp3_forward, 1024, 10, Pass::Forward)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(linear, mlp3_gradInput, 1024, 10, Pass::GradInput)->Arg(1)->UseRealTime();
+BENCHMARK_CAPTURE(linear, mlp3_gradParameters, 1024, 10, Pass::GradParameters)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(maxPooling, pool1_forward, 20, 24, Pass::Forward)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(maxPooling, pool1_backward, 20, 24, Pass::GradInput)->Arg(1)->UseRealTime();
 BENCHMARK_CAPTURE(maxPooling, pool2_forward, 50, 8, Pass::Forward)->Arg(1)->UseRealTime();

@@ -1,10 +1,11 @@
 // nn::Linear at training batches (16 to 512 samples, 32 outputs or more), which the CPU computes
-// with its own tiles where it has AVX-512 (nn/cpu/DirectLinear.cpp): forward and gradInput
-// against the sums of their terms in double, on shapes whose every edge is partial (samples
-// past a block of 12 or 32, inputs past a strip of 32, outputs past a tile of 12 and past a strip
-// of 256 rows), the weight and bias gradients too; finite differences; the same floats on 1 and 2
-// compute threads and whatever the batch. On CUDA devices the same bodies check cuBLAS; on a CPU
-// without AVX-512, OpenBLAS.
+// with its own tiles where it has AVX-512, and with 16 outputs or fewer, which it computes in
+// loops of its own there (nn/cpu/DirectLinear.cpp): forward, gradInput and the weight and bias
+// gradients against the sums of their terms in double, on shapes whose every edge is partial
+// (samples past a block of 12 or 32, inputs past a strip of 32 or a vector, outputs past a tile of
+// 12 and past a strip of 256 rows); finite differences; the same floats on 1 and 2 compute threads
+// and whatever the batch. On CUDA devices the same bodies check cuBLAS; on a CPU without AVX-512,
+// OpenBLAS.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -31,6 +32,11 @@ const std::vector<Shape> kShapes = {
     {130, 70, 300},  // 300 outputs: two strips of weight rows (256 + 44) for gradInput
     {20, 600, 40},   // long sums over the inputs
     {512, 16, 33},   // the largest batch, fewer inputs than a strip
+    // The narrow route (16 outputs or fewer): inputs past 64 and past 16, samples past 8 and 2.
+    {45, 37, 10},
+    {17, 200, 16},
+    {130, 64, 5},
+    {3, 70, 1},
 };
 
 // Worst |value - reference| / (1 + sum of |terms|): the terms' magnitudes bound the rounding of
@@ -45,16 +51,20 @@ double worstError(const Tensor& t, const std::vector<double>& value, const std::
 
 }  // namespace
 
-TEST_CASE("Linear takes the direct route at training batches of 32 outputs or more where the CPU has AVX-512",
+TEST_CASE("Linear takes the direct route from 32 outputs at training batches, the narrow one up to 16 outputs",
           "[Linear]") {
   const bool avx512 = nn::cpu::hasAvx512();
   for (const Shape& s : kShapes) {
     CAPTURE(s.batch, s.in, s.out);
-    CHECK(nn::cpu::directLinearFits(s.batch, s.in, s.out) == avx512);
+    CHECK(nn::cpu::directLinearFits(s.batch, s.in, s.out) == (avx512 && s.out >= 32));
+    CHECK(nn::cpu::narrowLinearFits(s.batch, s.in, s.out) == (avx512 && s.out <= 16));
   }
   CHECK_FALSE(nn::cpu::directLinearFits(8, 800, 500));     // a small batch: OpenBLAS
   CHECK_FALSE(nn::cpu::directLinearFits(1024, 800, 500));  // a large one
-  CHECK_FALSE(nn::cpu::directLinearFits(128, 500, 10));    // a classifier's 10 outputs
+  CHECK_FALSE(nn::cpu::directLinearFits(128, 500, 10));    // a classifier's 10 outputs: narrow
+  CHECK(nn::cpu::narrowLinearFits(128, 500, 10) == avx512);
+  CHECK_FALSE(nn::cpu::directLinearFits(128, 500, 20));  // 17 to 31 outputs: OpenBLAS
+  CHECK_FALSE(nn::cpu::narrowLinearFits(128, 500, 20));
 }
 
 NN_DEVICE_TEST_CASE("Linear at training batches matches the sums of its terms", "[Linear]") {
@@ -123,20 +133,37 @@ NN_DEVICE_TEST_CASE("Linear at a training batch agrees with finite differences",
 }
 
 TEST_CASE("Linear at training batches gives the same floats on 1 and 2 compute threads and for any batch", "[Linear]") {
-  nn::manualSeed(26);
-  nn::Linear linear(70, 300);
-  const Tensor x = nn::test::randomTensor({45, 70}, 27);
-  const Tensor g = nn::test::randomTensor({45, 300}, 28);
-  const Tensor y = linear.forward(x).clone();
-  const Tensor gi = linear.updateGradInput(x, g).clone();
-  nn::setNumThreads(2);
-  const Tensor y2 = linear.forward(x).clone();
-  const Tensor gi2 = linear.updateGradInput(x, g).clone();
-  nn::setNumThreads(1);
-  CHECK(nn::test::maxAbsDiff(y2, y) == 0);
-  CHECK(nn::test::maxAbsDiff(gi2, gi) == 0);
-  // A sample's output and gradInput are its own sums: the last 20 samples alone give the same.
-  const Tensor tail = x.narrow(0, 25, 20).contiguous(), gTail = g.narrow(0, 25, 20).contiguous();
-  CHECK(nn::test::maxAbsDiff(linear.forward(tail), y.narrow(0, 25, 20).contiguous()) == 0);
-  CHECK(nn::test::maxAbsDiff(linear.updateGradInput(tail, gTail), gi.narrow(0, 25, 20).contiguous()) == 0);
+  for (int64_t out : {300, 10}) {  // the direct route, the narrow one
+    CAPTURE(out);
+    nn::manualSeed(26);
+    nn::Linear linear(70, out);
+    const Tensor x = nn::test::randomTensor({45, 70}, 27);
+    const Tensor g = nn::test::randomTensor({45, out}, 28);
+    linear.zeroGradParameters();
+    const Tensor y = linear.forward(x).clone();
+    const Tensor gi = linear.backward(x, g).clone();
+    const Tensor gw = linear.gradWeight.clone();
+    nn::setNumThreads(2);
+    linear.zeroGradParameters();
+    const Tensor y2 = linear.forward(x).clone();
+    const Tensor gi2 = linear.backward(x, g).clone();
+    nn::setNumThreads(1);
+    CHECK(nn::test::maxAbsDiff(y2, y) == 0);
+    CHECK(nn::test::maxAbsDiff(gi2, gi) == 0);
+    // The narrow route's weight gradient: each sum over the batch in order, on one thread.
+    if (out == 10) CHECK(nn::test::maxAbsDiff(linear.gradWeight, gw) == 0);
+    // A sample's output and gradInput are its own sums: the last 20 samples alone give the same.
+    const Tensor tail = x.narrow(0, 25, 20).contiguous(), gTail = g.narrow(0, 25, 20).contiguous();
+    CHECK(nn::test::maxAbsDiff(linear.forward(tail), y.narrow(0, 25, 20).contiguous()) == 0);
+    CHECK(nn::test::maxAbsDiff(linear.updateGradInput(tail, gTail), gi.narrow(0, 25, 20).contiguous()) == 0);
+  }
+}
+
+NN_DEVICE_TEST_CASE("Linear of a classifier's few outputs agrees with finite differences", "[Linear]") {
+  nn::manualSeed(29);
+  nn::Linear linear(19, 3);
+  linear.to(kind.device());
+  const Tensor x = kind.on(nn::test::randomTensor({5, 19}, 30));
+  REQUIRE_THAT(nn::test::checkInputGradient(linear, x), nn::test::AgreesWithin(1e-3));
+  REQUIRE_THAT(nn::test::checkParameterGradients(linear, x), nn::test::EachAgreesWithin(1e-3, 2));
 }

@@ -31,7 +31,7 @@ inline bool hasAvx512() {
 // r[i]'s lane j to r[j]'s lane i: the steps of _mm512_unpacklo_ps/_mm512_unpackhi_ps,
 // _mm512_shuffle_ps and _mm512_shuffle_f32x4 as plain shuffles (GCC 12's headers of those
 // intrinsics use an undefined vector, which it then warns of).
-NN_AVX512_KERNEL inline void transpose16(__m512* r) {
+NN_AVX512_KERNEL inline __attribute__((always_inline)) void transpose16(__m512* r) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {  // pairs of rows interleaved, within each 4-lane group
     t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);

@@ -2,6 +2,8 @@
 // training batches (16 to 512 samples), where OpenBLAS packs the whole weight matrix for every
 // product and reaches 55-60% of the machine's multiply-add rate (Note [Linear tiles] in the .cpp).
 // The weight gradient stays OpenBLAS's: its large operand is the result, which it does not pack.
+// And the narrow route of layers of 16 outputs or fewer, a classifier's: all three products in
+// loops of our own (Note [Narrow layers]).
 #pragma once
 
 #include <cstdint>
@@ -22,5 +24,20 @@ void directLinearUpdateOutput(const Device& device, const float* x, const float*
 /// gradX = gradY W; each sum's terms in order of `out`.
 void directLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
                                  int64_t batch, int64_t in, int64_t out, Tensor& workspace);
+
+/// Whether the narrow route serves a Linear of this shape (its three products): a machine with
+/// AVX-512 and 16 outputs or fewer, a classifier's (Note [Narrow layers] in the .cpp).
+bool narrowLinearFits(int64_t batch, int64_t in, int64_t out);
+
+/// y = x W^T, plus b on every row where bias is not null; each output the lanes of its dot
+/// product summed, then the bias added.
+void narrowLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
+                              int64_t batch, int64_t in, int64_t out);
+/// gradX = gradY W; each sum's terms in order of `out`, as the direct route's.
+void narrowLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
+                                 int64_t batch, int64_t in, int64_t out);
+/// gradW += scale gradY^T x, each sum over the batch in order (the caller adds the bias gradient).
+void narrowLinearAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight,
+                               int64_t batch, int64_t in, int64_t out, float scale);
 
 }  // namespace nn::cpu

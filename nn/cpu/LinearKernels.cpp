@@ -1,5 +1,5 @@
-// The CPU table of LinearKernels: the direct route's tiles (nn/cpu/DirectLinear.h) where they fit,
-// else OpenBLAS GEMMs; the bias in plain loops.
+// The CPU table of LinearKernels: the narrow route's loops and the direct route's tiles
+// (nn/cpu/DirectLinear.h) where they fit, else OpenBLAS GEMMs; the bias in plain loops.
 #include "nn/Parallel.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/DirectLinear.h"
@@ -35,6 +35,7 @@ void forBlocks(const Device& device, int64_t rows, int64_t cols, Body body) {
 
 void cpuUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
                      int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
+  if (narrowLinearFits(batch, in, out)) return narrowLinearUpdateOutput(device, x, weight, bias, y, batch, in, out);
   if (directLinearFits(batch, in, out))
     return directLinearUpdateOutput(device, x, weight, bias, y, batch, in, out, workspace);
   forBlocks(device, batch, out, [&](const Block& b) {
@@ -52,6 +53,8 @@ void cpuUpdateOutput(const Device& device, const float* x, const float* weight, 
 
 void cpuUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
                         int64_t in, int64_t out, Tensor& workspace) {
+  if (narrowLinearFits(batch, in, out))
+    return narrowLinearUpdateGradInput(device, gradY, weight, gradX, batch, in, out);
   if (directLinearFits(batch, in, out))
     return directLinearUpdateGradInput(device, gradY, weight, gradX, batch, in, out, workspace);
   forBlocks(device, batch, in, [&](const Block& b) {
@@ -61,18 +64,27 @@ void cpuUpdateGradInput(const Device& device, const float* gradY, const float* w
   });
 }
 
+// gradB[j] += scale gradY[i][j] for the columns j of r, rows i = 0, 1, ... in that order.
+void addBiasGradient(const float* gradY, float* gradBias, int64_t batch, int64_t out, float scale, Range r) {
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t j = r.begin; j < r.end; ++j)
+      gradBias[j] = math::biasGradientStep(gradBias[j], scale, gradY[i * out + j]);
+}
+
 void cpuAccGradParameters(const Device& device, const float* x, const float* gradY, float* gradWeight, float* gradBias,
                           int64_t batch, int64_t in, int64_t out, float scale) {
+  if (narrowLinearFits(batch, in, out)) {
+    narrowLinearAccGradWeight(device, x, gradY, gradWeight, batch, in, out, scale);
+    if (gradBias) addBiasGradient(gradY, gradBias, batch, out, scale, Range{0, out});
+    return;
+  }
   const int parts = parallelParts(device, out);
   parallelFor(device, parts, [&](int p) {
     const Range r = partRange(out, parts, p);
     // gradW[rows, in] += scale * gradY[batch, rows]^T * x[batch, in]
     blas::gemm(true, false, r.end - r.begin, in, batch, scale, gradY + r.begin, out, x, in, 1.f,
                gradWeight + r.begin * in, in);
-    if (gradBias)
-      for (int64_t i = 0; i < batch; ++i)
-        for (int64_t j = r.begin; j < r.end; ++j)
-          gradBias[j] = math::biasGradientStep(gradBias[j], scale, gradY[i * out + j]);
+    if (gradBias) addBiasGradient(gradY, gradBias, batch, out, scale, r);
   });
 }
 
