@@ -29,7 +29,12 @@ namespace nn::cpu {
 //   blocks of 12 samples ([block][out][12]).
 // Each sum is one chain of fused multiply-adds in a fixed order (the forward's from the bias over
 // the inputs, the gradInput's over the outputs), the same floats whatever the thread count or
-// the batch.
+// the batch. In the MLP's training step on one thread (batch 128), the 1024 -> 1024 layer's
+// forward went from 1.91 to 1.54 ms, the 784 -> 1024 layer's from 1.53 to 1.24, the 1024 -> 1024
+// layer's backward (gradInput and OpenBLAS's weight gradient) from 3.57 to 3.28; the step from 9.6
+// to 8.7 ms. A kernel of 12 x 32 sums over a slice of the inputs at a time (the weight's rows in
+// the first-level cache for all blocks) ran no faster, nor did asking for the next tile's rows
+// ahead, and a weight gradient of the same tiles ran slower than OpenBLAS's.
 
 #if NN_AVX512
 
@@ -203,27 +208,28 @@ NN_AVX512_KERNEL void narrowForward(const float* x, const float* w, const float*
 // apart) for S samples, the weight's vectors shared by the samples; Masked: the last inputs, fewer
 // than 64.
 template <int S, bool Masked>
-NN_AVX512_KERNEL void narrowGradInput(const float* gy, const float* w, float* gx, int64_t in, int64_t out, int64_t k) {
+NN_AVX512_KERNEL inline __attribute__((always_inline)) void narrowGradInput(const float* gy, const float* w, float* gx,
+                                                                            int64_t in, int64_t out, int64_t k) {
   constexpr int kVectors = 4;
   __mmask16 lanes[kVectors];
   __m512 sums[S][kVectors];
 #pragma GCC unroll 4
   for (int v = 0; v < kVectors; ++v) lanes[v] = Masked ? firstLanes(in - k - 16 * v) : __mmask16(0xffff);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (int i = 0; i < S * kVectors; ++i) sums[i / kVectors][i % kVectors] = _mm512_setzero_ps();
   for (int64_t o = 0; o < out; ++o) {
     __m512 g[S];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int s = 0; s < S; ++s) g[s] = _mm512_set1_ps(gy[s * out + o]);
     const float* wo = w + o * in + k;
 #pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) {
       const __m512 wv = Masked ? _mm512_maskz_loadu_ps(lanes[v], wo + 16 * v) : _mm512_loadu_ps(wo + 16 * v);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int s = 0; s < S; ++s) sums[s][v] = _mm512_fmadd_ps(wv, g[s], sums[s][v]);
     }
   }
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (int i = 0; i < S * kVectors; ++i)
     _mm512_mask_storeu_ps(gx + (i / kVectors) * in + k + 16 * (i % kVectors), lanes[i % kVectors],
                           sums[i / kVectors][i % kVectors]);
@@ -231,7 +237,7 @@ NN_AVX512_KERNEL void narrowGradInput(const float* gy, const float* w, float* gx
 
 // narrowGradInput over all inputs.
 template <int S>
-void narrowGradInputRow(const float* gy, const float* w, float* gx, int64_t in, int64_t out) {
+NN_AVX512_KERNEL void narrowGradInputRow(const float* gy, const float* w, float* gx, int64_t in, int64_t out) {
   int64_t k = 0;
   for (; k + 64 <= in; k += 64) narrowGradInput<S, false>(gy, w, gx, in, out, k);
   if (k < in) narrowGradInput<S, true>(gy, w, gx, in, out, k);
@@ -263,12 +269,13 @@ NN_AVX512_KERNEL void narrowWeightGradient(const float* x, const float* gy, floa
   }
 }
 
-// The narrow gradInput's samples [begin, end) in pairs, the last alone.
+// The narrow gradInput's samples [begin, end) 4 at a time (16 chains of sums), those left one at
+// a time.
 void narrowGradInputRange(const float* gy, const float* w, float* gx, int64_t in, int64_t out, int64_t begin,
                           int64_t end) {
   int64_t n = begin;
-  for (; n + 2 <= end; n += 2) narrowGradInputRow<2>(gy + n * out, w, gx + n * in, in, out);
-  if (n < end) narrowGradInputRow<1>(gy + n * out, w, gx + n * in, in, out);
+  for (; n + 4 <= end; n += 4) narrowGradInputRow<4>(gy + n * out, w, gx + n * in, in, out);
+  for (; n < end; ++n) narrowGradInputRow<1>(gy + n * out, w, gx + n * in, in, out);
 }
 
 // The narrow forward's samples in groups of 8, those left one at a time.
