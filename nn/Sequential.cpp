@@ -1,6 +1,8 @@
 // nn::Sequential.
 #include "nn/Sequential.h"
 
+#include <optional>
+
 #include "nn/BatchNormalization.h"
 #include "nn/Options.h"
 #include "nn/ReLU.h"
@@ -132,13 +134,11 @@ void Sequential::accGradParametersActivity(const Activity& input, const Activity
   const Activity* current = &gradOutput;
   for (size_t i = modules_.size(); i-- > lowest;) {
     const Activity& below = i == 0 ? input : modules_[i - 1]->outputActivity();
-    if (BatchNormalization* bn = reluAfter(i)) {
-      // Its gradOutput is the ReLU's gradInput, which passed the ReLU's gradOutput through.
-      ReLUTaken pair(bn, *modules_[i + 1]);
-      childAccGradParameters(i, below, *current, scale);
-    } else {
-      childAccGradParameters(i, below, *current, scale);
-    }
+    // Where a ReLU follows, its gradOutput is the ReLU's gradInput, which passed the ReLU's
+    // gradOutput through.
+    std::optional<ReLUTaken> pair;
+    if (BatchNormalization* bn = reluAfter(i)) pair.emplace(bn, *modules_[i + 1]);
+    childAccGradParameters(i, below, *current, scale);
     current = &modules_[i]->gradInputActivity();
   }
 }

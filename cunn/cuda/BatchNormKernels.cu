@@ -113,7 +113,7 @@ __global__ void evaluateGradInputKernel(const float* x, const float* g, float* g
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < n; e += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = (e / s.positions) % s.features;
     const float invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
-    const float gy = st.rectified ? batchNormGradientAtY(st, c, st.runningMean[c], invstd)(x[e], g[e]) : g[e];
+    const float gy = batchNormGradientAtY(st, c, st.runningMean[c], invstd)(x[e], g[e]);
     gi[e] = math::batchNormGradInputEvaluate(gy, invstd, st.weight ? st.weight[c] : 1.f);
   }
 }

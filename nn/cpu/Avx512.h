@@ -3,6 +3,9 @@
 // (hasAvx512); elsewhere, and in the fuzz build (Clang), the OpenBLAS routes serve.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define NN_AVX512 1
 #include <immintrin.h>
@@ -54,6 +57,33 @@ NN_AVX512_KERNEL inline __attribute__((always_inline)) void transpose16(__m512* 
     r[j] = __builtin_shufflevector(t[j], t[j + 8], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
     r[j + 8] = __builtin_shufflevector(t[j], t[j + 8], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
   }
+}
+
+// The first n lanes (none for n <= 0, all for n >= 16).
+NN_AVX512_KERNEL inline __mmask16 firstLanes(int64_t n) {
+  return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// packed[block][c][R] = src[block * R + r][c] (r < R) for the blocks [begin, end) of src's rows
+// ([rows][cols]) in blocks of R, each transposed, zeros for the rows past `rows` (a Linear's
+// batch, a direct convolution's gradOutput planes).
+template <int64_t R>
+NN_AVX512_KERNEL void transposeBlocks(const float* src, int64_t rows, int64_t cols, int64_t begin, int64_t end,
+                                      float* packed) {
+  for (int64_t block = begin; block < end; ++block)
+    for (int64_t g = 0; g < R; g += 16) {  // groups of up to 16 rows of the block
+      const int64_t first = block * R + g, groupRows = std::min<int64_t>(16, R - g);
+      for (int64_t c = 0; c < cols; c += 16) {
+        const int64_t n = std::min<int64_t>(16, cols - c);
+        __m512 r[16];
+        for (int64_t i = 0; i < 16; ++i)
+          r[i] = i < groupRows && first + i < rows ? _mm512_maskz_loadu_ps(firstLanes(n), src + (first + i) * cols + c)
+                                                   : _mm512_setzero_ps();
+        transpose16(r);
+        for (int64_t j = 0; j < n; ++j)
+          _mm512_mask_storeu_ps(packed + (block * cols + c + j) * R + g, firstLanes(groupRows), r[j]);
+      }
+    }
 }
 
 #endif

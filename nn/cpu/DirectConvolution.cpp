@@ -115,23 +115,9 @@ NN_AVX512_KERNEL inline void storePlanes(const __m512* sums, const float* bias, 
   __m512 r[16];
   for (int i = 0; i < 16; ++i) r[i] = i < positions ? sums[i] : _mm512_setzero_ps();
   transpose16(r);
-  const __mmask16 mask = static_cast<__mmask16>((1u << positions) - 1);
+  const __mmask16 mask = firstLanes(positions);
   for (int j = 0; j < 16; ++j)
     _mm512_mask_storeu_ps(out + j * planeFloats, mask, bias ? _mm512_add_ps(_mm512_set1_ps(bias[j]), r[j]) : r[j]);
-}
-
-// gradients[block][position][kBlock] of gradOutput[o][position] (`planes` planes of `positions`).
-NN_AVX512_KERNEL void arrangeGradients(const float* gradOutput, int64_t planes, int64_t positions, float* gradients) {
-  for (int64_t o = 0; o < planes; o += 16)
-    for (int64_t i = 0; i < positions; i += 16) {
-      const int64_t n = std::min<int64_t>(16, positions - i);
-      const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
-      __m512 r[16];
-      for (int j = 0; j < 16; ++j) r[j] = _mm512_maskz_loadu_ps(mask, gradOutput + (o + j) * positions + i);
-      transpose16(r);
-      for (int64_t k = 0; k < n; ++k)
-        _mm512_storeu_ps(gradients + (o / kBlock * positions + i + k) * kBlock + o % kBlock, r[k]);
-    }
 }
 
 // The sums of a tile of R (1 or 2) output rows of W positions for 16 V output planes, of stride S,
@@ -258,7 +244,8 @@ template <int S, int K>
 void sampleTapSums(const Correlation& p, const float* input, const float* gradOutput, float* gradients, float* sums,
                    Ahead& inputAhead, Ahead& gradOutputAhead) {
   const int64_t positions = p.positions();
-  arrangeGradients(gradOutput, p.outPlanes, positions, gradients);
+  // gradients[block][position][kBlock] (outPlanes is a multiple of kBlock).
+  transposeBlocks<kBlock>(gradOutput, p.outPlanes, positions, 0, p.outPlanes / kBlock, gradients);
   for (int64_t block = 0; block < p.outPlanes / kBlock; ++block)
     for (int64_t c = 0; c < p.inPlanes; ++c) {
       tapSums<S, K>(input + c * p.planeFloats(), p.rowFloats(), p.outHeight, p.outWidth,

@@ -46,32 +46,6 @@ constexpr int64_t kStripRows = 256;  // weight rows of a gradInput strip
 
 constexpr int64_t blocksOf(int64_t n, int64_t size) { return (n + size - 1) / size; }
 
-// The first n lanes (none for n <= 0, all for n >= 16).
-inline __mmask16 firstLanes(int64_t n) {
-  return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << n) - 1);
-}
-
-// packed[block][c][R] = src[block * R + r][c] (r < R) for the blocks [begin, end) of src's rows
-// ([rows][cols]) in blocks of R, each transposed, zeros for the rows past `rows`.
-template <int64_t R>
-NN_AVX512_KERNEL void transposeBlocks(const float* src, int64_t rows, int64_t cols, int64_t begin, int64_t end,
-                                      float* packed) {
-  for (int64_t block = begin; block < end; ++block)
-    for (int64_t g = 0; g < R; g += 16) {  // groups of up to 16 rows of the block
-      const int64_t first = block * R + g, groupRows = std::min<int64_t>(16, R - g);
-      for (int64_t c = 0; c < cols; c += 16) {
-        const int64_t n = std::min<int64_t>(16, cols - c);
-        __m512 r[16];
-        for (int64_t i = 0; i < 16; ++i)
-          r[i] = i < groupRows && first + i < rows ? _mm512_maskz_loadu_ps(firstLanes(n), src + (first + i) * cols + c)
-                                                   : _mm512_setzero_ps();
-        transpose16(r);
-        for (int64_t j = 0; j < n; ++j)
-          _mm512_mask_storeu_ps(packed + (block * cols + c + j) * R + g, firstLanes(groupRows), r[j]);
-      }
-    }
-}
-
 // The forward's tile: outputs o0 .. o0 + Rows - 1 (w: the weight's row o0) of a block's samples
 // (xb: [in][32]), each from bias[r] where bias is not null; stored to `samples` rows of y (the
 // block's first sample's row, at o0).
@@ -164,9 +138,10 @@ void transposeAll(const Device& device, const float* src, int64_t rows, int64_t 
 // 1024 -> 10 layer took 0.21 ms of a training step for 8 MFLOP). Up to 16 outputs the three
 // products are plain loops over vectors of 16 inputs: the forward a dot product of each output's
 // weight row with 8 samples at a time (8 vector sums, each summed across its lanes at the end,
-// then the bias added); gradInput, for each sample, the weight rows summed over the outputs for 8
-// vectors of inputs at a time (the same chains of fused multiply-adds as the tiles'); the weight
-// gradient, for a vector of 16 inputs, the samples' products summed for each output.
+// then the bias added); gradInput, for 4 samples at a time, the weight rows summed over the
+// outputs for 4 vectors of inputs (16 independent chains of fused multiply-adds, each in the
+// tiles' order); the weight gradient, for a vector of 16 inputs, the samples' products summed for
+// each output.
 
 // The sum of v's 16 lanes, halves added in turn (plain shuffles: GCC 12's _mm512_reduce_add_ps
 // uses an undefined vector, which it then warns of).
@@ -322,10 +297,8 @@ void directLinearUpdateOutput(const Device& device, const float* x, const float*
   workspace.resize_({blocks * kTileLanes * in}, device);
   float* packed = workspace.data();
   transposeAll<kTileLanes>(device, x, batch, in, packed);
-  const int parts = parallelParts(device, tiles);
-  parallelFor(device, parts, [&](int part) {
-    const Range mine = partRange(tiles, parts, part);
-    for (int64_t t = mine.begin; t < mine.end; ++t) {
+  parallelRanges(device, tiles, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
       const int64_t o0 = t * kTileRows, rows = std::min(kTileRows, out - o0);
       for (int64_t block = 0; block < blocks; ++block)
         kForwardTiles[rows - 1](packed + block * kTileLanes * in, weight + o0 * in, in, bias ? bias + o0 : nullptr,
