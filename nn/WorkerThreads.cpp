@@ -15,7 +15,9 @@ namespace {
 // any thread that wants it.
 constexpr std::chrono::microseconds kWatch{50};
 // Once the first task of a round is done its core is free, so the caller watches for the
-// last one, up to this long, instead of sleeping until it is woken.
+// last one, up to this long, instead of sleeping until it is woken. A caller that ran task 0
+// itself watches from then on: sleeping there cost the MLP's training step on 2 threads 9%
+// (two dozen rounds a step, each ending in a wake-up).
 constexpr std::chrono::microseconds kLastWatch{2000};
 
 }  // namespace
@@ -79,7 +81,8 @@ void WorkerThreads::loop(size_t index) {
     // Moved, so that only the caller of run() ever holds (and releases) the exception.
     errors_[index] = std::move(error);
     const size_t left = --pending_;
-    // The caller sleeps until the first worker is done, then until the last.
+    // The caller sleeps until the first worker is done (unless it ran task 0), then until the
+    // last.
     if (left == 0 || left + 1 == workerTasks_) done_.notify_one();
   }
 }
@@ -111,7 +114,7 @@ std::exception_ptr WorkerThreads::run(size_t count, FunctionRef<void(size_t)> ta
   }
   if (workerTasks > 0) {
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ < workerTasks; });
+    if (!callerFirst) done_.wait(lock, [&] { return pending_ < workerTasks; });
     if (pending_ > 0) {
       lock.unlock();
       const auto until = std::chrono::steady_clock::now() + kLastWatch;
