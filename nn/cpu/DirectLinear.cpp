@@ -94,36 +94,46 @@ NN_AVX512_KERNEL void copyStrip(const float* w, int64_t in, int64_t rows, int64_
   }
 }
 
-// The gradInput's tile: inputs k0 .. k0 + cols - 1 (cols <= 32) of a block's 12 samples, summed
-// over a strip's `rows` weight rows (strip: [rows][32]; g: the block's gradOutput at the strip's
-// first row, [rows][12]), stored to `samples` rows of gx (the block's first sample's row, at k0),
-// each sum from 0 where `first` (the weight's first strip), else from gx.
+// The gradInput's tile: inputs k0 .. k0 + cols - 1 (cols <= 32) of a block's Rows samples (12
+// but in the batch's last block), summed over a strip's `rows` weight rows (strip: [rows][32];
+// g: the block's gradOutput at the strip's first row, [rows][12]), stored to gx (the block's
+// first sample's row, at k0), each sum from 0 where `first` (the weight's first strip), else
+// from gx.
+template <int Rows>
 NN_AVX512_KERNEL void gradInputTile(const float* strip, const float* g, int64_t rows, float* gx, int64_t in,
-                                    int64_t samples, int64_t cols, bool first) {
+                                    int64_t cols, bool first) {
   const __mmask16 low = firstLanes(cols), high = firstLanes(cols - 16);
-  __m512 sums[kTileRows][2];
+  __m512 sums[Rows][2];
 #pragma GCC unroll 12
-  for (int r = 0; r < kTileRows; ++r) {
-    const bool from = !first && r < samples;
-    sums[r][0] = from ? _mm512_maskz_loadu_ps(low, gx + r * in) : _mm512_setzero_ps();
-    sums[r][1] = from ? _mm512_maskz_loadu_ps(high, gx + r * in + 16) : _mm512_setzero_ps();
+  for (int r = 0; r < Rows; ++r) {
+    sums[r][0] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(low, gx + r * in);
+    sums[r][1] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(high, gx + r * in + 16);
   }
   for (int64_t o = 0; o < rows; ++o, strip += kTileLanes, g += kTileRows) {
     const __m512 w0 = _mm512_loadu_ps(strip), w1 = _mm512_loadu_ps(strip + 16);
 #pragma GCC unroll 12
-    for (int r = 0; r < kTileRows; ++r) {
+    for (int r = 0; r < Rows; ++r) {
       const __m512 gr = _mm512_set1_ps(g[r]);
       sums[r][0] = _mm512_fmadd_ps(w0, gr, sums[r][0]);
       sums[r][1] = _mm512_fmadd_ps(w1, gr, sums[r][1]);
     }
   }
 #pragma GCC unroll 12
-  for (int r = 0; r < kTileRows; ++r)
-    if (r < samples) {
-      _mm512_mask_storeu_ps(gx + r * in, low, sums[r][0]);
-      _mm512_mask_storeu_ps(gx + r * in + 16, high, sums[r][1]);
-    }
+  for (int r = 0; r < Rows; ++r) {
+    _mm512_mask_storeu_ps(gx + r * in, low, sums[r][0]);
+    _mm512_mask_storeu_ps(gx + r * in + 16, high, sums[r][1]);
+  }
 }
+
+using GradInputTile = void (*)(const float*, const float*, int64_t, float*, int64_t, int64_t, bool);
+
+template <size_t... R>
+constexpr std::array<GradInputTile, sizeof...(R)> gradInputTiles(std::index_sequence<R...>) {
+  return {&gradInputTile<static_cast<int>(R) + 1>...};
+}
+
+// kGradInputTiles[samples - 1]: the tile of 1 to 12 samples.
+constexpr std::array<GradInputTile, kTileRows> kGradInputTiles = gradInputTiles(std::make_index_sequence<kTileRows>());
 
 // transposeBlocks<R> of all of src's blocks, on the device's compute threads.
 template <int64_t R>
@@ -325,8 +335,9 @@ void directLinearUpdateGradInput(const Device& device, const float* gradY, const
         const int64_t k0 = s * kTileLanes, cols = std::min(kTileLanes, in - k0);
         copyStrip(weight + o0 * in + k0, in, rows, cols, strip);
         for (int64_t block = 0; block < blocks; ++block)
-          gradInputTile(strip, packed + (block * out + o0) * kTileRows, rows, gradX + block * kTileRows * in + k0, in,
-                        std::min(kTileRows, batch - block * kTileRows), cols, o0 == 0);
+          kGradInputTiles[std::min(kTileRows, batch - block * kTileRows) - 1](
+              strip, packed + (block * out + o0) * kTileRows, rows, gradX + block * kTileRows * in + k0, in, cols,
+              o0 == 0);
       }
     }
   });
