@@ -152,13 +152,14 @@ inline void checkConvolution(const DeviceKind& kind, const SquareConv& c, int64_
 }
 
 // conv's output and gradInput for input x and gradOutput g are the same floats on 1 and 2 compute
-// threads (each sample's its own); its weight gradient, summed per thread and the threads' sums
-// added, only rounding apart.
+// threads (each sample's its own), as is its bias gradient (each plane's on one thread); its
+// weight gradient, summed per thread and the threads' sums added, only rounding apart.
 inline void checkOneAndTwoThreads(SpatialConvolution& conv, const Tensor& x, const Tensor& g) {
   conv.zeroGradParameters();
   const Tensor y = conv.forward(x).clone();
   const Tensor gi = conv.backward(x, g).clone();
   const Tensor gw = conv.gradWeight.clone();
+  const Tensor gb = conv.gradBias.clone();
   setNumThreads(2);
   conv.zeroGradParameters();
   const Tensor y2 = conv.forward(x).clone();
@@ -166,6 +167,10 @@ inline void checkOneAndTwoThreads(SpatialConvolution& conv, const Tensor& x, con
   setNumThreads(1);
   CHECK(maxAbsDiff(y2, y) == 0);
   CHECK(maxAbsDiff(gi2, gi) == 0);
+  // The bias gradient: each plane's sums on one thread, in the same order.
+  REQUIRE(gb.numel() == conv.gradBias.numel());
+  CHECK(maxAbsDiff(conv.gradBias, gb) == 0);
+  CHECK(maxAbsDiff(gb, Tensor::zeros(gb.sizes())) > 0);
   double largest = 0;
   for (float v : gw.toVector()) largest = std::max(largest, std::fabs(double(v)));
   CHECK(largest > 1);
