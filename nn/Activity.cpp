@@ -99,6 +99,30 @@ void addActivity(Activity& into, const Activity& src) {
   for (size_t i = 0; i < src.size(); ++i) addActivity(into[i], src[i]);
 }
 
+bool sharesStorage(const Activity& a, const Activity& b) {
+  if (!a.isTensor()) {
+    for (const Activity& item : a.table())
+      if (sharesStorage(item, b)) return true;
+    return false;
+  }
+  if (!b.isTensor()) {
+    for (const Activity& item : b.table())
+      if (sharesStorage(a, item)) return true;
+    return false;
+  }
+  return a.tensor().storage() != nullptr && a.tensor().storage() == b.tensor().storage();
+}
+
+void sumActivity(Activity& into, const Activity& a, const Activity& b) {
+  NN_CHECK(sameShape(a, b), "nn::sumActivity: expected " << a.describe() << ", got " << b.describe());
+  if (a.isTensor()) {
+    into.setTensor().add_(a.tensor().contiguous(), b.tensor().contiguous());
+    return;
+  }
+  Table& t = into.setTable(a.size());
+  for (size_t i = 0; i < a.size(); ++i) sumActivity(t[i], a[i], b[i]);
+}
+
 void zeroActivity(Activity& into, const Activity& like) {
   if (like.isTensor()) {
     into.setTensor().resizeAs_(like.tensor()).zero_();

@@ -48,7 +48,7 @@ class Activity {
  public:
   /// An empty tensor.
   Activity() = default;
-  Activity(Tensor tensor) : tensor_(std::move(tensor)) {}  // NOLINT: implicit, as a Torch7 value
+  Activity(Tensor tensor) : tensor_(std::move(tensor)) {}              // NOLINT: implicit, as a Torch7 value
   Activity(Table table) : table_(std::move(table)), isTable_(true) {}  // NOLINT: likewise
 
   bool isTensor() const { return !isTable_; }
@@ -96,6 +96,12 @@ void collectTensors(const Activity& a, std::vector<Tensor>& out);
 void copyActivity(Activity& into, const Activity& src);
 /// into += src, tensor by tensor; an nn::Error where they are not alike (sameShape).
 void addActivity(Activity& into, const Activity& src);
+/// Whether a tensor of a and one of b hold the same storage.
+bool sharesStorage(const Activity& a, const Activity& b);
+/// into = a + b, tensor by tensor (a's tables, tensors of its sizes on its devices): what
+/// copyActivity(into, a) and addActivity(into, b) give, in one pass; an nn::Error where a and b
+/// are not alike.
+void sumActivity(Activity& into, const Activity& a, const Activity& b);
 /// into = src's tables with zero tensors of its sizes, on its devices.
 void zeroActivity(Activity& into, const Activity& like);
 

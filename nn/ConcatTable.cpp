@@ -35,14 +35,22 @@ const Table& ConcatTable::checkGradOutput(const Activity& gradOutput) const {
 const Activity& ConcatTable::updateGradInputActivity(const Activity& input, const Activity& gradOutput) {
   checkNotEmpty();
   const Table& g = checkGradOutput(gradOutput);
+  // The first branch's gradInput, kept to be summed with the second's in one pass where the
+  // second's backward cannot write into it: it is none of the gradOutputs or inputs, which
+  // modules working in place write into (else copied at once, as Torch7 does).
+  const Activity* first = nullptr;
   for (size_t i = 0; i < modules_.size(); ++i) {
     const Activity& branch = childUpdateGradInput(i, input, g[i]);
     // The branches still compute the gradients inside them, for accGradParameters.
     if (!gradInputNeeded()) continue;
     NN_CHECK(sameShape(input, branch), toString() << ": expected the gradInput of (" << i + 1 << ") to be "
                                                   << input.describe() << " as the input, got " << branch.describe());
-    if (i == 0)
+    if (i == 0 && modules_.size() > 1 && !sharesStorage(branch, gradOutput) && !sharesStorage(branch, input))
+      first = &branch;
+    else if (i == 0)
       copyActivity(gradInputActivity_, branch);
+    else if (i == 1 && first != nullptr)
+      sumActivity(gradInputActivity_, *first, branch);
     else
       addActivity(gradInputActivity_, branch);
   }

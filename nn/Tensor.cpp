@@ -449,7 +449,14 @@ void Tensor::checkElementwise(const char* op, const Tensor& other) const {
 
 Tensor& Tensor::add_(const Tensor& other, float alpha) {
   checkElementwise("add_", other);
-  kernelsOf(device()).tensor.addScaled(device(), rawData(), other.rawData(), numel(), alpha);
+  kernelsOf(device()).tensor.addScaled(device(), rawData(), rawData(), other.rawData(), numel(), alpha);
+  return *this;
+}
+
+Tensor& Tensor::add_(const Tensor& a, const Tensor& b) {
+  a.checkElementwise("add_", b);
+  resize_(a.sizes(), a.device());
+  kernelsOf(device()).tensor.addScaled(device(), rawData(), a.rawData(), b.rawData(), numel(), 1.f);
   return *this;
 }
 

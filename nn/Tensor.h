@@ -151,6 +151,10 @@ class Tensor {
                const std::vector<int64_t>& strides);
   /// this += alpha * other (same sizes, same device, both contiguous).
   Tensor& add_(const Tensor& other, float alpha = 1.f);
+  /// this = a + b, resized (contiguous) to a's sizes on a's device (Torch7's z:add(x, y); a and
+  /// b: same sizes, same device, both contiguous), the same floats as a copy of a and add_(b) in
+  /// one pass over memory where those take two.
+  Tensor& add_(const Tensor& a, const Tensor& b);
   /// this *= value (contiguous).
   Tensor& mul_(float value);
   /// this *= other, element by element (Torch7's cmul; same sizes, same device, both contiguous).

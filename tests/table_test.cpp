@@ -115,6 +115,37 @@ NN_DEVICE_TEST_CASE("ConcatTable on a table input sums the branches' gradInputs 
   REQUIRE(item(gradInput, 1) == std::vector<float>{2, 3});
 }
 
+NN_DEVICE_TEST_CASE(
+    "ConcatTable sums its branches' gradInputs even where a later branch works on a shared gradient "
+    "in place",
+    "[ConcatTable]") {
+  // ConcatTable(Identity, Sequential(Linear, ReLU(true))), then CAddTable(true): both branches get
+  // the same gradient tensor, which the Identity returns as its gradInput and the in-place ReLU
+  // then overwrites with its own. Against the same block with CAddTable(false), whose branches get
+  // copies.
+  auto blockWith = [&](bool inPlace) {
+    nn::manualSeed(11);
+    auto branch = std::make_shared<nn::Sequential>();
+    branch->add(std::make_shared<nn::Linear>(4, 4)).add(std::make_shared<nn::ReLU>(true));
+    auto split = std::make_shared<nn::ConcatTable>();
+    split->add(std::make_shared<nn::Identity>()).add(branch);
+    auto block = std::make_shared<nn::Sequential>();
+    block->add(split).add(std::make_shared<nn::CAddTable>(inPlace));
+    block->to(kind.device());
+    return block;
+  };
+  const Tensor x = kind.on(nn::test::randomTensor({3, 4}, 12));
+  const Tensor g = kind.on(nn::test::randomTensor({3, 4}, 13));
+  auto copies = blockWith(false), shared = blockWith(true);
+  REQUIRE(shared->forward(x).toVector() == copies->forward(x).toVector());
+  const std::vector<float> expected = copies->backward(x, g.clone()).toVector();
+  REQUIRE(shared->backward(x, g.clone()).toVector() == expected);
+  // The ReLU masked some of the gradient: the case is the one it claims to be.
+  const std::vector<float> branch =
+      std::dynamic_pointer_cast<nn::ConcatTable>(copies->get(0))->get(1)->outputActivity().tensor().toVector();
+  REQUIRE(std::count(branch.begin(), branch.end(), 0.f) > 0);
+}
+
 NN_DEVICE_TEST_CASE("ParallelTable applies its i-th module to the i-th item", "[ParallelTable]") {
   nn::ParallelTable parallel;
   auto linear = linearWith({1, 2, 3, 4, 5, 6}, {0.5f, -1, 2});

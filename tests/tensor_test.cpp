@@ -133,6 +133,29 @@ NN_DEVICE_TEST_CASE("cmul_(a, b) sets a tensor to a product, resized to a's size
   REQUIRE_THROWS_WITH(z.cmul_(a, b.transpose(0, 1)), Catch::Contains("nn.Tensor.cmul_: needs contiguous tensors"));
 }
 
+NN_DEVICE_TEST_CASE("add_(a, b) sets a tensor to a sum, resized to a's sizes, the floats of a copy and add_",
+                    "[Tensor]") {
+  const Tensor a = kind.on(Tensor::fromVector({2, 2}, {1, 2, 3, 4}));
+  const Tensor b = kind.on(Tensor::fromVector({2, 2}, {0.5f, -1, 2, 0}));
+  Tensor z = Tensor::zeros({3}, kind.device());
+  z.add_(a, b);
+  REQUIRE(z.sizes() == std::vector<int64_t>{2, 2});
+  REQUIRE(z.toVector() == std::vector<float>{1.5f, 1, 5, 4});
+  REQUIRE(a.toVector() == std::vector<float>{1, 2, 3, 4});  // the terms stay
+  // On two compute threads, parts of 16384 elements: each element as a copy and add_ give it.
+  nn::setNumThreads(2);
+  const Tensor x = kind.on(nn::test::randomTensor({40000}, 5)), y = kind.on(nn::test::randomTensor({40000}, 6));
+  Tensor sum;
+  sum.add_(x, y);
+  Tensor copied = x.clone();
+  copied.add_(y);
+  nn::setNumThreads(1);
+  REQUIRE(sum.toVector() == copied.toVector());
+  REQUIRE(sum.toVector() != x.toVector());
+  REQUIRE_THROWS_WITH(z.add_(a, b.transpose(0, 1)), Catch::Contains("nn.Tensor.add_: needs contiguous tensors"));
+  REQUIRE_THROWS_WITH(z.add_(a, Tensor::zeros({4}, kind.device())), Catch::Contains("expected sizes [2, 2], got [4]"));
+}
+
 NN_DEVICE_TEST_CASE("fill_, copies and add_ of large tensors on two compute threads touch every element once",
                     "[Tensor]") {
   // 200,000 floats, each its own value: parts of 65,536 (fill, copy) and 16,384 (add) elements

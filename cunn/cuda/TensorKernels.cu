@@ -41,9 +41,9 @@ __global__ void addKernel(float* dst, const float* src, size_t count) {
     dst[i] += src[i];
 }
 
-__global__ void addScaledKernel(float* dst, const float* src, size_t count, float alpha) {
+__global__ void addScaledKernel(float* dst, const float* a, const float* src, size_t count, float alpha) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
-    dst[i] = math::addScaled(dst[i], alpha, src[i]);
+    dst[i] = math::addScaled(a[i], alpha, src[i]);
 }
 
 __global__ void scaleKernel(float* ptr, size_t count, float value) {
@@ -98,11 +98,11 @@ void fill(const Device& device, float* ptr, const StridedView& view, int64_t cou
   CUDA_CHECK(cudaGetLastError());
 }
 
-void addScaled(const Device& device, float* dst, const float* src, int64_t count, float alpha) {
+void addScaled(const Device& device, float* dst, const float* a, const float* src, int64_t count, float alpha) {
   if (count == 0) return;
   DeviceGuard guard(device);
   const auto n = static_cast<size_t>(count);
-  addScaledKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(dst, src, n, alpha);
+  addScaledKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(dst, a, src, n, alpha);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -53,8 +53,8 @@ struct StridedView {
 struct TensorKernels {
   /// Element e of the tensor at ptr (seen as view) = value, for e < count.
   void (*fill)(const Device& device, float* ptr, const StridedView& view, int64_t count, float value);
-  /// dst[i] = math::addScaled(dst[i], alpha, src[i]) for i < count (Tensor::add_).
-  void (*addScaled)(const Device& device, float* dst, const float* src, int64_t count, float alpha);
+  /// dst[i] = math::addScaled(a[i], alpha, src[i]) for i < count (Tensor::add_; dst may be a).
+  void (*addScaled)(const Device& device, float* dst, const float* a, const float* src, int64_t count, float alpha);
   /// ptr[i] = math::multiply(ptr[i], value) for i < count (Tensor::mul_).
   void (*scale)(const Device& device, float* ptr, int64_t count, float value);
   /// dst[i] = math::multiply(a[i], b[i]) for i < count (Tensor::cmul_; dst may be a).

@@ -21,10 +21,16 @@ void fill(const Device& device, float* ptr, const StridedView& view, int64_t cou
              [&](int64_t, int64_t offset, int64_t length) { std::fill(ptr + offset, ptr + offset + length, value); });
 }
 
-// On the device's compute threads, as multiply below (CAddTable's sums).
-void addScaled(const Device& device, float* dst, const float* src, int64_t count, float alpha) {
+// On the device's compute threads, as multiply below (CAddTable's sums, ConcatTable's gradInput).
+// In place, the loop reads and writes through one pointer, so that the compiler vectorises it
+// without a run-time overlap check.
+void addScaled(const Device& device, float* dst, const float* a, const float* src, int64_t count, float alpha) {
   parallelRanges(device, count, 16384, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) dst[i] = math::addScaled(dst[i], alpha, src[i]);
+    if (dst == a) {
+      for (int64_t i = begin; i < end; ++i) dst[i] = math::addScaled(dst[i], alpha, src[i]);
+    } else {
+      for (int64_t i = begin; i < end; ++i) dst[i] = math::addScaled(a[i], alpha, src[i]);
+    }
   });
 }
 
