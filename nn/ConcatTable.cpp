@@ -45,14 +45,17 @@ const Activity& ConcatTable::updateGradInputActivity(const Activity& input, cons
     if (!gradInputNeeded()) continue;
     NN_CHECK(sameShape(input, branch), toString() << ": expected the gradInput of (" << i + 1 << ") to be "
                                                   << input.describe() << " as the input, got " << branch.describe());
-    if (i == 0 && modules_.size() > 1 && !sharesStorage(branch, gradOutput) && !sharesStorage(branch, input))
-      first = &branch;
-    else if (i == 0)
-      copyActivity(gradInputActivity_, branch);
-    else if (i == 1 && first != nullptr)
+    if (i == 0) {
+      if (modules_.size() > 1 && !sharesStorage(branch, gradOutput) && !sharesStorage(branch, input))
+        first = &branch;
+      else
+        copyActivity(gradInputActivity_, branch);
+    } else if (first != nullptr) {
       sumActivity(gradInputActivity_, *first, branch);
-    else
+      first = nullptr;
+    } else {
       addActivity(gradInputActivity_, branch);
+    }
   }
   if (!gradInputNeeded()) {
     if (gradInput.numel() != 0) gradInput.set_(Tensor());

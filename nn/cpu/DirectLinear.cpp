@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <type_traits>
 #include <utility>
 
 #include "nn/Error.h"
@@ -50,6 +51,13 @@ constexpr int64_t kStripRows = 256;  // weight rows of a gradInput strip
 
 constexpr int64_t blocksOf(int64_t n, int64_t size) { return (n + size - 1) / size; }
 
+// A tile kernel's instances for 1 to kTileRows rows: element r - 1 is tileOf(r), r given as a
+// std::integral_constant<int, r>; a call takes the one for the rows it has.
+template <typename TileOf, size_t... R>
+constexpr auto tilesOf(TileOf tileOf, std::index_sequence<R...>) {
+  return std::array{tileOf(std::integral_constant<int, static_cast<int>(R) + 1>())...};
+}
+
 // The forward's tile: outputs o0 .. o0 + Rows - 1 (w: the weight's row o0) of a block's samples
 // (xb: [in][32]), each from bias[r] where bias is not null; stored to `samples` rows of y (the
 // block's first sample's row, at o0).
@@ -78,15 +86,9 @@ NN_AVX512_KERNEL void forwardTile(const float* xb, const float* w, int64_t in, c
   }
 }
 
-using ForwardTile = void (*)(const float*, const float*, int64_t, const float*, float*, int64_t, int64_t);
-
-template <size_t... R>
-constexpr std::array<ForwardTile, sizeof...(R)> forwardTiles(std::index_sequence<R...>) {
-  return {&forwardTile<static_cast<int>(R) + 1>...};
-}
-
 // kForwardTiles[rows - 1]: the tile of 1 to 12 weight rows.
-constexpr std::array<ForwardTile, kTileRows> kForwardTiles = forwardTiles(std::make_index_sequence<kTileRows>());
+constexpr auto kForwardTiles =
+    tilesOf([](auto rows) { return &forwardTile<decltype(rows)::value>; }, std::make_index_sequence<kTileRows>());
 
 // strip[o][32] = w[o][c] (c < cols; zeros after) for the strip's `rows` rows (w: its first row
 // and column; rows `in` apart).
@@ -143,15 +145,9 @@ NN_AVX512_KERNEL void gradInputTile(const float* strip, const float* g, int64_t 
   }
 }
 
-using GradInputTile = void (*)(const float*, const float*, int64_t, float*, int64_t, int64_t, bool, StripAhead);
-
-template <size_t... R>
-constexpr std::array<GradInputTile, sizeof...(R)> gradInputTiles(std::index_sequence<R...>) {
-  return {&gradInputTile<static_cast<int>(R) + 1>...};
-}
-
 // kGradInputTiles[samples - 1]: the tile of 1 to 12 samples.
-constexpr std::array<GradInputTile, kTileRows> kGradInputTiles = gradInputTiles(std::make_index_sequence<kTileRows>());
+constexpr auto kGradInputTiles = tilesOf([](auto samples) { return &gradInputTile<decltype(samples)::value>; },
+                                         std::make_index_sequence<kTileRows>());
 
 // transposeBlocks<R> of all of src's blocks, on the device's compute threads.
 template <int64_t R>
