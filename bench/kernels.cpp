@@ -204,6 +204,17 @@ BENCHMARK_CAPTURE(convolution, conv1_gradParameters, 1, 20, 28, Pass::GradParame
 BENCHMARK_CAPTURE(convolution, conv2_forward, 20, 50, 12, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution, conv2_gradInput, 20, 50, 12, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution, conv2_gradParameters, 20, 50, 12, Pass::GradParameters)->Arg(1)->Arg(2)->UseRealTime();
+// First layers, of 3 (RGB) and 1 input planes.
+BENCHMARK_CAPTURE(convolution3x3, vgg_first_forward, 3, 32, 32, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, vgg_first_gradParameters, 3, 32, 32, Pass::GradParameters)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, resnet_first_forward, 1, 16, 28, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK_CAPTURE(convolution3x3, resnet_first_gradParameters, 1, 16, 28, Pass::GradParameters)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(convolution3x3, vgg_32_forward, 32, 32, 32, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution3x3, vgg_32_gradInput, 32, 32, 32, Pass::GradInput)->Arg(1)->Arg(2)->UseRealTime();
 BENCHMARK_CAPTURE(convolution3x3, vgg_32_gradParameters, 32, 32, 32, Pass::GradParameters)

@@ -13,6 +13,7 @@
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/DirectConvolution.h"
 #include "nn/cpu/Multiversion.h"
+#include "nn/cpu/ShallowConvolution.h"
 #include "nn/cpu/Tables.h"
 #include "nn/cpu/WinogradConvolution.h"
 #include "nn/math/Im2Col.h"
@@ -357,6 +358,7 @@ float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, 
 
 void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                      const float* bias, float* output, Tensor& workspace) {
+  if (shallowFits(s)) return shallowUpdateOutput(device, s, input, weight, bias, output, workspace);
   if (winogradFits(s)) return winogradUpdateOutput(device, s, input, weight, bias, output, workspace);
   if (directFits(s)) return directUpdateOutput(device, s, input, weight, bias, output, workspace);
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
