@@ -11,6 +11,7 @@
 
 #include "nn/Parallel.h"
 #include "nn/cpu/Blas.h"
+#include "nn/cpu/ConvolutionBias.h"
 #include "nn/cpu/DirectConvolution.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/ShallowConvolution.h"
@@ -134,32 +135,13 @@ void foldStridedPlane(const float* __restrict columns, int64_t tapStride, int64_
     }
 }
 
-// Sum of a plane: 32 float lanes in four independent sums of 8, which vectorise (one chain of
-// additions kept the loop waiting on each one's latency: 1-2% of a VGG or residual network's
-// step), added pairwise into 8, then a double total.
-NN_CPU_CLONES double sumRow(const float* src, int64_t n) {
-  float lanes[32] = {};
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32)
-    for (int64_t j = 0; j < 32; ++j) lanes[j] += src[i + j];
-  for (int64_t j = 0; j < 8; ++j) lanes[j] = (lanes[j] + lanes[j + 8]) + (lanes[j + 16] + lanes[j + 24]);
-  for (; i + 8 <= n; i += 8)
-    for (int64_t j = 0; j < 8; ++j) lanes[j] += src[i + j];
-  double sum = 0;
-  for (int64_t j = 0; j < 8; ++j) sum += lanes[j];
-  for (; i < n; ++i) sum += src[i];
-  return sum;
-}
-
 int64_t rowsOf(const ConvolutionShape& s) { return s.inPlanes * s.kH * s.kW; }
 int64_t positionsOf(const ConvolutionShape& s) { return s.outHeight * s.outWidth; }
 
 // gradBias[o] += scale * the sum of one sample's gradOutput plane o, for the planes [begin, end).
 void addBiasGradient(const ConvolutionShape& s, const float* sampleGradOutput, float scale, float* gradBias,
                      int64_t begin, int64_t end) {
-  const int64_t positions = positionsOf(s);
-  for (int64_t o = begin; o < end; ++o)
-    gradBias[o] += scale * static_cast<float>(sumRow(sampleGradOutput + o * positions, positions));
+  addSampleBiasGradient(sampleGradOutput, positionsOf(s), scale, gradBias, begin, end);
 }
 void addBiasGradient(const ConvolutionShape& s, const float* sampleGradOutput, float scale, float* gradBias) {
   addBiasGradient(s, sampleGradOutput, scale, gradBias, 0, s.outPlanes);
@@ -434,14 +416,12 @@ bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
-  const bool direct = directWeightGradientFits(s);
-  if (direct || winogradFits(s)) {
-    if (direct)
-      directAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
-    else
-      winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
-    // The bias gradient as the unfolded route adds it, sample by sample, the planes on the
-    // device's threads.
+  if (directWeightGradientFits(s))
+    return directAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
+  if (winogradFits(s)) {
+    winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
+    // The bias gradient as the unfolded route adds it on one thread, sample by sample, the planes
+    // on the device's threads.
     if (gradBias)
       parallelRanges(device, s.outPlanes, 1, [&](int64_t begin, int64_t end) {
         for (int64_t n = 0; n < s.batch; ++n)

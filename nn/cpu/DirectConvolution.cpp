@@ -12,6 +12,7 @@
 #include "nn/Error.h"
 #include "nn/Parallel.h"
 #include "nn/cpu/Avx512.h"
+#include "nn/cpu/ConvolutionBias.h"
 
 namespace nn::cpu {
 
@@ -479,13 +480,17 @@ void directUpdateGradInput(const Device& device, const ConvolutionShape& s, cons
 }
 
 void directAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
-                             const float* gradOutput, float* gradWeight, float scale, Tensor& workspace) {
+                             const float* gradOutput, float* gradWeight, float* gradBias, float scale,
+                             Tensor& workspace) {
   const Correlation p{s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.dW, s.outHeight, s.outWidth, s.kW};
   const int64_t taps = p.taps(), sums = p.outPlanes * p.inPlanes * taps;
-  // A part's padded sample, its gradOutput arranged by blocks of planes, and its sums.
+  // The samples' plane sums of gradOutput (the bias gradient's), then for each part its padded
+  // sample, its gradOutput arranged by blocks of planes, and its sums.
+  const int64_t biasFloats = gradBias ? p.batch * p.outPlanes : 0;
   const int64_t partFloats = p.paddedFloats() + p.outPlanes * p.positions() + sums;
   const int parts = partsOf(device, p);
-  float* base = workspaceFor(device, p, sums, partFloats, workspace) + sums;
+  float* planeSums = workspaceFor(device, p, sums + biasFloats, partFloats, workspace) + sums;
+  float* base = planeSums + biasFloats;
   auto sumsOf = [&](int part) { return base + part * partFloats + p.paddedFloats() + p.outPlanes * p.positions(); };
   parallelFor(device, parts, [&](int part) {
     float* padded = base + part * partFloats;
@@ -505,15 +510,17 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
       if (!narrow(p.outWidth)) {  // a 3x3 layer of stride 1 on wider planes
         pad<0>(p, input + n * inFloats, padded);
         sampleTapSums<1, 3>(p, padded, g, gradients, sumsOf(part), inputAhead, gradOutputAhead);
-        continue;
+      } else {
+        byShape(p, [&](auto w, auto stride, auto size) {
+          constexpr int W = decltype(w)::value, S = decltype(stride)::value, K = decltype(size)::value;
+          sampleTapSums<S, K>(p, sampleInput<W, S, K>(p, input, n, padded), g, gradients, sumsOf(part), inputAhead,
+                              gradOutputAhead);
+        });
       }
-      byShape(p, [&](auto w, auto stride, auto size) {
-        constexpr int W = decltype(w)::value, S = decltype(stride)::value, K = decltype(size)::value;
-        sampleTapSums<S, K>(p, sampleInput<W, S, K>(p, input, n, padded), g, gradients, sumsOf(part), inputAhead,
-                            gradOutputAhead);
-      });
+      if (gradBias) samplePlaneSums(g, p.outPlanes, p.positions(), planeSums + n * p.outPlanes);
     }
   });
+  if (gradBias) addPlaneSums(planeSums, p.batch, p.outPlanes, scale, gradBias);
   float* total = sumsOf(0);
   for (int part = 1; part < parts; ++part)
     for (int64_t i = 0; i < sums; ++i) total[i] += sumsOf(part)[i];
@@ -537,7 +544,7 @@ void directUpdateOutput(const Device&, const ConvolutionShape&, const float*, co
 void directUpdateGradInput(const Device&, const ConvolutionShape&, const float*, const float*, float*, Tensor&) {
   NN_CHECK(false, "nn.SpatialConvolution: the direct route is not in this build");
 }
-void directAccGradParameters(const Device&, const ConvolutionShape&, const float*, const float*, float*, float,
+void directAccGradParameters(const Device&, const ConvolutionShape&, const float*, const float*, float*, float*, float,
                              Tensor&) {
   NN_CHECK(false, "nn.SpatialConvolution: the direct route is not in this build");
 }

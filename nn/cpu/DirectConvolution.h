@@ -35,8 +35,9 @@ void directUpdateOutput(const Device& device, const ConvolutionShape& s, const f
                         const float* bias, float* output, Tensor& workspace);
 void directUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput,
                            const float* weight, float* gradInput, Tensor& workspace);
-/// The weight gradient alone (the caller adds the bias gradient, a sum of gradOutput).
+/// The weight gradient, and where gradBias is not null the bias gradient (ConvolutionBias.h).
 void directAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
-                             const float* gradOutput, float* gradWeight, float scale, Tensor& workspace);
+                             const float* gradOutput, float* gradWeight, float* gradBias, float scale,
+                             Tensor& workspace);
 
 }  // namespace nn::cpu
