@@ -12,6 +12,7 @@
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
 #include "nn/Tensor.h"
+#include "nn/backend/ConvolutionKernels.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
@@ -25,6 +26,12 @@ struct SquareConv {
   int64_t outHeight() const { return (height + 2 * pad - size) / stride + 1; }
   int64_t outWidth() const { return (width + 2 * pad - size) / stride + 1; }
 };
+
+// Layer c as the CPU kernels see it, for a batch of n.
+inline ConvolutionShape shapeOf(const SquareConv& c, int64_t n) {
+  return {n,        c.planes, c.height, c.width, c.outPlanes,   c.size,      c.size,
+          c.stride, c.stride, c.pad,    c.pad,   c.outHeight(), c.outWidth()};
+}
 
 // Worst |value - reference| / (1 + sum of |terms|) over the elements: the reference's terms'
 // magnitudes bound the rounding of any order and form of their sum.

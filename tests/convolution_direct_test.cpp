@@ -47,50 +47,45 @@ const std::vector<nn::test::SquareConv> kWide = {
     {16, 32, 1, 16, 16},
 };
 
-// The layer's shape as the CPU kernels see it, for a batch of n.
-nn::ConvolutionShape shapeOf(const nn::test::SquareConv& c, int64_t n) {
-  return {n,        c.planes, c.height, c.width, c.outPlanes,   c.size,      c.size,
-          c.stride, c.stride, c.pad,    c.pad,   c.outHeight(), c.outWidth()};
-}
-
 }  // namespace
 
 TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the direct route where the CPU has AVX-512",
           "[SpatialConvolution]") {
   for (const nn::test::SquareConv& c : kCases) {
     CAPTURE(c.planes, c.outPlanes, c.height, c.width);
-    CHECK(nn::cpu::directFits(shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
+    CHECK(nn::cpu::directFits(nn::test::shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
   }
   nn::test::SquareConv other = kCases[0];
   other.outPlanes = 48;  // not a multiple of 32
-  CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
+  CHECK_FALSE(nn::cpu::directFits(nn::test::shapeOf(other, 2)));
   other = kCases[0];
   other.width = 12;
-  CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
+  CHECK_FALSE(nn::cpu::directFits(nn::test::shapeOf(other, 2)));
   for (const nn::test::SquareConv& c : kWide) {
     CAPTURE(c.planes, c.height, c.width);
-    CHECK_FALSE(nn::cpu::directFits(shapeOf(c, 2)));
-    CHECK(nn::cpu::directWeightGradientFits(shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
+    CHECK_FALSE(nn::cpu::directFits(nn::test::shapeOf(c, 2)));
+    CHECK(nn::cpu::directWeightGradientFits(nn::test::shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
   }
   other = kWide[0];
   other.planes = 3;  // a first layer: unfolded
-  CHECK_FALSE(nn::cpu::directWeightGradientFits(shapeOf(other, 2)));
+  CHECK_FALSE(nn::cpu::directWeightGradientFits(nn::test::shapeOf(other, 2)));
   other = kCases[9];
   other.stride = 1;  // a 1x1 layer of stride 1 is one GEMM unfolded
-  CHECK_FALSE(nn::cpu::directFits(shapeOf(other, 2)));
+  CHECK_FALSE(nn::cpu::directFits(nn::test::shapeOf(other, 2)));
   // gradInput: of stride 1 from input planes a multiple of 32, of stride 2 from a multiple of 16
   // and input planes of twice the output's height.
   for (size_t i = 0; i < kCases.size(); ++i) {
     CAPTURE(i);
     const bool oddHeight = i == 7 || i == 10;
-    CHECK(nn::cpu::directGradInputFits(shapeOf(kCases[i], 2)) == (!oddHeight && __builtin_cpu_supports("avx512f")));
+    CHECK(nn::cpu::directGradInputFits(nn::test::shapeOf(kCases[i], 2)) ==
+          (!oddHeight && __builtin_cpu_supports("avx512f")));
   }
   other = kCases[0];
   other.planes = 16;
-  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(other, 2)));
+  CHECK_FALSE(nn::cpu::directGradInputFits(nn::test::shapeOf(other, 2)));
   other = kCases[4];
   other.planes = 24;
-  CHECK_FALSE(nn::cpu::directGradInputFits(shapeOf(other, 2)));
+  CHECK_FALSE(nn::cpu::directGradInputFits(nn::test::shapeOf(other, 2)));
 }
 
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 and 64 matches the sums of its taps",

@@ -29,11 +29,6 @@ const std::vector<nn::test::SquareConv> kCases = {
     {1, 4, 2, 5, 31, 1, 3},    // padding 2 of a 3x3 kernel: 33 positions a row, unfolded
 };
 
-nn::ConvolutionShape shapeOf(const nn::test::SquareConv& c, int64_t n) {
-  return {n,        c.planes, c.height, c.width, c.outPlanes,   c.size,      c.size,
-          c.stride, c.stride, c.pad,    c.pad,   c.outHeight(), c.outWidth()};
-}
-
 }  // namespace
 
 TEST_CASE("SpatialConvolution of 1 to 4 input planes takes the shallow route where the CPU has AVX-512",
@@ -41,22 +36,22 @@ TEST_CASE("SpatialConvolution of 1 to 4 input planes takes the shallow route whe
   const bool avx512 = __builtin_cpu_supports("avx512f");
   for (size_t i = 0; i + 1 < kCases.size(); ++i) {
     CAPTURE(i);
-    CHECK(nn::cpu::shallowFits(shapeOf(kCases[i], 2)) == avx512);
+    CHECK(nn::cpu::shallowFits(nn::test::shapeOf(kCases[i], 2)) == avx512);
   }
-  CHECK_FALSE(nn::cpu::shallowFits(shapeOf(kCases.back(), 2)));  // 33 positions a row
+  CHECK_FALSE(nn::cpu::shallowFits(nn::test::shapeOf(kCases.back(), 2)));  // 33 positions a row
   nn::test::SquareConv other = kCases[0];
   other.planes = 5;
-  CHECK_FALSE(nn::cpu::shallowFits(shapeOf(other, 2)));
+  CHECK_FALSE(nn::cpu::shallowFits(nn::test::shapeOf(other, 2)));
   other = kCases[0];
   other.outPlanes = 18;  // not a multiple of 4
-  CHECK_FALSE(nn::cpu::shallowFits(shapeOf(other, 2)));
+  CHECK_FALSE(nn::cpu::shallowFits(nn::test::shapeOf(other, 2)));
   other = kCases[0];
   other.stride = 2;
-  CHECK_FALSE(nn::cpu::shallowFits(shapeOf(other, 2)));
+  CHECK_FALSE(nn::cpu::shallowFits(nn::test::shapeOf(other, 2)));
   other = kCases[2];
   other.size = 7;
-  CHECK_FALSE(nn::cpu::shallowFits(shapeOf(other, 2)));
-  nn::ConvolutionShape dilated = shapeOf(kCases[0], 2);
+  CHECK_FALSE(nn::cpu::shallowFits(nn::test::shapeOf(other, 2)));
+  nn::ConvolutionShape dilated = nn::test::shapeOf(kCases[0], 2);
   dilated.dilH = dilated.dilW = 2;
   CHECK_FALSE(nn::cpu::shallowFits(dilated));
 }
