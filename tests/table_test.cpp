@@ -224,6 +224,10 @@ NN_DEVICE_TEST_CASE("CAddTable, CSubTable, CMulTable and CDivTable as computed b
   SECTION("CAddTable: the sum; each item's gradient is gradOutput") {
     nn::CAddTable add;
     REQUIRE(add.forward(Table{a, b, c}).tensor().toVector() == std::vector<float>{4, 7, 10});
+    REQUIRE(a.toVector() == std::vector<float>{1, 2, 3});  // the inputs as they were
+    REQUIRE(b.toVector() == std::vector<float>{4, 5, 6});
+    REQUIRE(add.forward(Table{b, c}).tensor().toVector() == std::vector<float>{3, 5, 7});
+    REQUIRE(add.forward(Table{a, b, c}).tensor().toVector() == std::vector<float>{4, 7, 10});
     const Activity& gradInput = add.backward(Table{a, b, c}, g);
     for (size_t i = 0; i < 3; ++i) REQUIRE(item(gradInput, i) == std::vector<float>{1, 2, 3});
   }
