@@ -286,7 +286,7 @@ NN_DEVICE_TEST_CASE("element-wise table gradients agree with finite differences"
   REQUIRE_THAT(nn::test::checkInputGradients(div, Table{a, b}), EachAgreesWithin(2e-3, 2));
 }
 
-NN_DEVICE_TEST_CASE("element-wise tables take strided items as their contiguous copies", "[CMulTable]") {
+NN_DEVICE_TEST_CASE("element-wise tables take strided items as their contiguous copies", "[CMulTable][CAddTable]") {
   const Tensor a = nn::test::randomTensor({3, 4}, 1), b = nn::test::randomTensor({4, 3}, 2);
   const Tensor strided = kind.on(b).transpose(0, 1);
   nn::CMulTable x, y;
@@ -297,6 +297,11 @@ NN_DEVICE_TEST_CASE("element-wise tables take strided items as their contiguous 
   const Activity& gy = y.backward(Table{kind.on(a), strided.contiguous()}, g);
   REQUIRE(item(gx, 0) == item(gy, 0));
   REQUIRE(item(gx, 1) == item(gy, 1));
+  nn::CAddTable sum;  // its first two items summed in one pass, the strided one first
+  const std::vector<float> bt = strided.contiguous().toVector(), av = a.toVector();
+  std::vector<float> expected(av.size());
+  for (size_t i = 0; i < av.size(); ++i) expected[i] = bt[i] + av[i];
+  REQUIRE(sum.forward(Table{strided, kind.on(a)}).tensor().toVector() == expected);
 }
 
 // --- rearranging tables ---------------------------------------------------------------------
