@@ -642,6 +642,81 @@ NN_DEVICE_TEST_CASE("BatchNormalization then ReLU(true) in a Sequential give the
       }
 }
 
+// Planes of 512 positions or more are read a line at a time (kStreamedRow in
+// nn/cpu/BatchNormKernels.cpp): their output, gradInput and parameter gradients against the
+// formulas in double, with 16 lanes and a tail of one (23x23) and with none (16x32); and the
+// pair with ReLU(true) against the two modules in turn.
+NN_DEVICE_TEST_CASE("SpatialBatchNormalization on planes of 512 positions or more matches the formulas in double",
+                    "[SpatialBatchNormalization][ReLU]") {
+  for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{3, 2, 23, 23}, std::vector<int64_t>{2, 2, 16, 32}}) {
+    CAPTURE(sizes);
+    nn::manualSeed(12);
+    auto bn = std::make_shared<nn::SpatialBatchNormalization>(2);
+    bn->weight.copy_(Tensor::fromVector({2}, {1.5f, -0.5f}));
+    bn->bias.copy_(Tensor::fromVector({2}, {0.25f, -0.1f}));
+    const auto alone = std::dynamic_pointer_cast<nn::BatchNormalization>(bn->clone());
+    alone->to(kind.device());
+    const Tensor x = nn::test::randomTensor(sizes, 33), g = nn::test::randomTensor(sizes, 34);
+    const std::vector<float> xs = x.toVector(), gs = g.toVector();
+    const int64_t batch = sizes[0], planes = sizes[1], positions = sizes[2] * sizes[3], m = batch * positions;
+    const std::vector<double> w{1.5, -0.5}, b{0.25, -0.1};
+    std::vector<double> y(xs.size()), gi(xs.size()), gw(2), gb(2);
+    for (int64_t c = 0; c < planes; ++c) {
+      auto at = [&](int64_t n, int64_t p) { return static_cast<size_t>((n * planes + c) * positions + p); };
+      double mean = 0, var = 0, sumG = 0, sumGX = 0;
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t p = 0; p < positions; ++p) mean += xs[at(n, p)];
+      mean /= m;
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t p = 0; p < positions; ++p) var += (xs[at(n, p)] - mean) * (xs[at(n, p)] - mean);
+      const double invstd = 1 / std::sqrt(var / m + 1e-5);
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t p = 0; p < positions; ++p) {
+          const double xhat = (xs[at(n, p)] - mean) * invstd;
+          y[at(n, p)] = w[c] * xhat + b[c];
+          sumG += gs[at(n, p)];
+          sumGX += gs[at(n, p)] * xhat;
+        }
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t p = 0; p < positions; ++p) {
+          const double xhat = (xs[at(n, p)] - mean) * invstd;
+          gi[at(n, p)] = w[c] * invstd / m * (m * gs[at(n, p)] - sumG - xhat * sumGX);
+        }
+      gw[c] = sumGX;
+      gb[c] = sumG;
+    }
+    bn->to(kind.device());
+    bn->zeroGradParameters();
+    const std::vector<float> out = bn->forward(kind.on(x)).toVector();
+    const std::vector<float> gradInput = bn->backward(kind.on(x), kind.on(g)).toVector();
+    double worstY = 0, worstGi = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      worstY = std::max(worstY, std::fabs(out[i] - y[i]));
+      worstGi = std::max(worstGi, std::fabs(gradInput[i] - gi[i]));
+    }
+    CHECK(worstY < 1e-5);
+    CHECK(worstGi < 1e-5);
+    const std::vector<float> gradWeight = bn->gradWeight.toVector(), gradBias = bn->gradBias.toVector();
+    for (size_t c = 0; c < 2; ++c) {
+      CHECK(std::fabs(gradWeight[c] - gw[c]) < 1e-4 * (1 + std::fabs(gw[c])));
+      CHECK(std::fabs(gradBias[c] - gb[c]) < 1e-4 * (1 + std::fabs(gb[c])));
+    }
+
+    // With ReLU(true) after it in a Sequential: the floats of the two modules in turn.
+    auto relu = std::make_shared<nn::ReLU>(true);
+    nn::Sequential pair{bn, relu};
+    nn::ReLU aloneRelu(true);
+    pair.zeroGradParameters();
+    alone->zeroGradParameters();
+    REQUIRE(pair.forward(kind.on(x)).toVector() == aloneRelu.forward(alone->forward(kind.on(x))).toVector());
+    const Tensor& aloneGradOutput = aloneRelu.backward(alone->output, kind.on(g));
+    REQUIRE(pair.backward(kind.on(x), kind.on(g)).toVector() ==
+            alone->backward(kind.on(x), aloneGradOutput).toVector());
+    REQUIRE(bn->gradWeight.toVector() == alone->gradWeight.toVector());
+    REQUIRE(bn->gradBias.toVector() == alone->gradBias.toVector());
+  }
+}
+
 NN_DEVICE_TEST_CASE("BatchNormalization then ReLU(true) in a Sequential: gradients agree with finite differences",
                     "[BatchNormalization][SpatialBatchNormalization][ReLU]") {
   nn::manualSeed(12);
