@@ -138,15 +138,6 @@ void foldStridedPlane(const float* __restrict columns, int64_t tapStride, int64_
 int64_t rowsOf(const ConvolutionShape& s) { return s.inPlanes * s.kH * s.kW; }
 int64_t positionsOf(const ConvolutionShape& s) { return s.outHeight * s.outWidth; }
 
-// gradBias[o] += scale * the sum of one sample's gradOutput plane o, for the planes [begin, end).
-void addBiasGradient(const ConvolutionShape& s, const float* sampleGradOutput, float scale, float* gradBias,
-                     int64_t begin, int64_t end) {
-  addSampleBiasGradient(sampleGradOutput, positionsOf(s), scale, gradBias, begin, end);
-}
-void addBiasGradient(const ConvolutionShape& s, const float* sampleGradOutput, float scale, float* gradBias) {
-  addBiasGradient(s, sampleGradOutput, scale, gradBias, 0, s.outPlanes);
-}
-
 // Layers without dilation (all but SpatialDilatedConvolution) unfold whole rows of each input
 // plane, and fold whole rows back, with none of the per-tap bounds of the general loops, which
 // cost more than the copies at these sizes: from the plane itself, or where the layer pads (the
@@ -425,7 +416,8 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
     if (gradBias)
       parallelRanges(device, s.outPlanes, 1, [&](int64_t begin, int64_t end) {
         for (int64_t n = 0; n < s.batch; ++n)
-          addBiasGradient(s, gradOutput + n * s.outPlanes * positionsOf(s), scale, gradBias, begin, end);
+          addSampleBiasGradient(gradOutput + n * s.outPlanes * positionsOf(s), positionsOf(s), scale, gradBias, begin,
+                                end);
       });
     return;
   }
@@ -460,7 +452,7 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
         else
           blas::gemm(false, true, s.outPlanes, rows, positions, scale, gn, positions, columns + n * positions, cols,
                      1.f, gw, rows);
-        if (gradBias) addBiasGradient(s, gn, scale, gb);
+        if (gradBias) addSampleBiasGradient(gn, positions, scale, gb, 0, s.outPlanes);
       }
     }
   });

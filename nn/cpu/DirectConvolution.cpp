@@ -489,7 +489,7 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
   const int64_t biasFloats = gradBias ? p.batch * p.outPlanes : 0;
   const int64_t partFloats = p.paddedFloats() + p.outPlanes * p.positions() + sums;
   const int parts = partsOf(device, p);
-  float* planeSums = workspaceFor(device, p, sums + biasFloats, partFloats, workspace) + sums;
+  float* planeSums = workspaceFor(device, p, biasFloats, partFloats, workspace);
   float* base = planeSums + biasFloats;
   auto sumsOf = [&](int part) { return base + part * partFloats + p.paddedFloats() + p.outPlanes * p.positions(); };
   parallelFor(device, parts, [&](int part) {
