@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 
 tools/install-deps.sh dataset-fashion-mnist
 bazel build -c opt //examples:lenet >&2
+# Every instruction set of the CPU, as the comparisons with PyTorch (bench/compare_common.py):
+# OpenBLAS picks its kernels unless ISA=same keeps the environment's OPENBLAS_CORETYPE.
+[ "${ISA:-native}" = same ] || unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 rounds=${ROUNDS:-3}
 limit=()
 [ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")

@@ -9,8 +9,9 @@
 # The peer is the newest torch on PyPI, installed if missing into a virtual environment outside
 # the repository (TORCH_VENV, default ~/.cache/nn-bench/torch-venv); Debian's python3-torch is a
 # second row, and the only one if PyPI's cannot be installed.
-# Where OPENBLAS_CORETYPE holds OpenBLAS to its AVX2 kernels, PyTorch is held to AVX2 as well;
-# ISA=native frees both (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for every run).
+# Both sides use every instruction set of the CPU (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are
+# unset for every run); ISA=same keeps the environment's OPENBLAS_CORETYPE and, where it holds
+# OpenBLAS to AVX2 kernels, holds PyTorch to AVX2 as well (bench/compare_common.py).
 # ROUNDS (3) and LIMIT (training images per run, 15360) may be set in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."

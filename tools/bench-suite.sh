@@ -6,7 +6,7 @@
 # (DataParallelTable on cpu:0,cpu:1 against DistributedDataParallel over gloo, 2 processes x 1
 # thread); prints images/s, the ratio, GFLOP/s, the share of the sgemm rate measured in the same
 # run and peak RSS (bench/suite_compare.py). Peers and instruction sets as tools/bench-lenet.sh
-# (tools/bench-peers.sh; ISA=native frees both sides).
+# (tools/bench-peers.sh; every instruction set free on both sides unless ISA=same).
 # ROUNDS (3), NETWORKS (lenet,mlp,vgg,resnet), SCALE (1: multiplies each network's timed steps)
 # and BATCH (128) may be set in the environment.
 #
