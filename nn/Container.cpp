@@ -7,8 +7,26 @@
 
 namespace nn {
 
+namespace {
+
+// Whether `target` is `root` or lies anywhere below it.
+bool holds(const Module& root, const Module* target) {
+  if (&root == target) return true;
+  for (const ModulePtr& child : root.children())
+    if (holds(*child, target)) return true;
+  return false;
+}
+
+}  // namespace
+
+void Container::checkNewChild(const Module* module, const char* call) const {
+  NN_CHECK(module != nullptr, typeName() << "." << call << ": expected a module, got nullptr");
+  NN_CHECK(!holds(*module, this), typeName() << "." << call << ": the " << module->typeName() << " to add is this "
+                                             << typeName() << " or holds it; a container inside itself has no end");
+}
+
 Container& Container::add(ModulePtr module) {
-  NN_CHECK(module != nullptr, typeName() << ".add: expected a module, got nullptr");
+  checkNewChild(module.get(), "add");
   modules_.push_back(std::move(module));
   return *this;
 }

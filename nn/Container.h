@@ -11,7 +11,11 @@ namespace nn {
 
 class Container : public Module {
  public:
-  /// Appends a module; returns this container for chaining.
+  /// Appends a module; returns this container for chaining. The container itself, or a module
+  /// that holds it, is an nn::Error (its forward would never end). A module may be added in two
+  /// places, as in Torch7: its parameters are listed, and its gradients summed, once per place;
+  /// but it keeps only the output and gradInput of its last call, which its neighbours may read
+  /// in backward, so a clone() sharing nothing is the safe way to use a layer twice.
   Container& add(ModulePtr module);
   /// Child i, counted from 0 (printed descriptions count from 1, as Torch7's).
   ModulePtr get(size_t index) const;
@@ -40,6 +44,9 @@ class Container : public Module {
   template <typename T>
   void childAccGradParameters(size_t i, const T& input, const T& gradOutput, float scale);
   void checkNotEmpty() const;
+  /// The checks of add() and insert(): `module` is not null, neither this container nor one
+  /// that holds it. `call` names the call in the message ("add").
+  void checkNewChild(const Module* module, const char* call) const;
   /// Each child's description on its own line, "(i): ", indented below a header and, unless
   /// `flow` is empty, a line that draws how data flows through them.
   std::string describeChildren(const std::string& header, const std::string& flow) const;

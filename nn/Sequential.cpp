@@ -46,7 +46,7 @@ ModulePtr Sequential::create(const Config&, std::vector<ModulePtr> children) {
 }
 
 void Sequential::insert(ModulePtr module, size_t index) {
-  NN_CHECK(module != nullptr, "nn.Sequential.insert: expected a module, got nullptr");
+  checkNewChild(module.get(), "insert");
   NN_CHECK(index <= modules_.size(),
            "nn.Sequential.insert: index " << index << " out of range [0, " << modules_.size() << "]");
   modules_.insert(modules_.begin() + static_cast<std::ptrdiff_t>(index), std::move(module));

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "nn/ConcatTable.h"
 #include "nn/Dropout.h"
 #include "nn/Identity.h"
 #include "nn/Linear.h"
@@ -79,6 +80,28 @@ TEST_CASE("Sequential add, get, size, insert and remove keep the children in ord
   REQUIRE_THROWS_WITH(net.insert(a, 5), Catch::Contains("nn.Sequential") && Catch::Contains("5"));
   REQUIRE_THROWS_WITH(net.remove(3), Catch::Contains("nn.Sequential") && Catch::Contains("3"));
   REQUIRE_THROWS_AS(net.add(nullptr), nn::Error);
+}
+
+TEST_CASE("A container refuses itself and a module that holds it", "[Sequential]") {
+  auto inner = std::make_shared<nn::Sequential>(std::vector<nn::ModulePtr>{std::make_shared<nn::Tanh>()});
+  auto net = std::make_shared<nn::Sequential>(std::vector<nn::ModulePtr>{std::make_shared<nn::Linear>(3, 3), inner});
+  // Forward would call itself without end.
+  CHECK_THROWS_WITH(net->add(net), Catch::Contains("nn.Sequential.add: the nn.Sequential to add is this "
+                                                   "nn.Sequential or holds it"));
+  CHECK_THROWS_WITH(inner->add(net), Catch::Contains("nn.Sequential.add") && Catch::Contains("or holds it"));
+  CHECK_THROWS_WITH(inner->insert(net, 0), Catch::Contains("nn.Sequential.insert") && Catch::Contains("or holds it"));
+  nn::ConcatTable table;
+  auto holder = std::make_shared<nn::Sequential>();
+  table.add(holder);
+  // A module that shares a child with the table does not hold the table: no cycle (a module
+  // in two places is allowed, as in Torch7).
+  auto outer = std::make_shared<nn::Sequential>(std::vector<nn::ModulePtr>{holder});
+  CHECK_NOTHROW(table.add(outer));
+  CHECK(table.size() == 2);
+  // The refused calls added nothing, and the network still runs.
+  CHECK(net->size() == 2);
+  CHECK(inner->size() == 1);
+  CHECK(net->forward(Tensor::zeros({2, 3})).sizes() == std::vector<int64_t>{2, 3});
 }
 
 TEST_CASE("Sequential from an initializer list or a vector of modules holds them in order", "[Sequential]") {
