@@ -65,11 +65,11 @@ void checkRows(const Activity& a, int dim, int64_t& rows, const Activity& whole)
     return;
   }
   const Tensor& t = a.tensor();
-  NN_CHECK(t.dim() > dim && t.size(dim) > 0, "expected input with a non-empty dimension "
-                                                 << dim << " to split, got " << whole.describe());
+  NN_CHECK(t.dim() > dim && t.size(dim) > 0,
+           "expected input with a non-empty dimension " << dim << " to split, got " << whole.describe());
   if (rows < 0) rows = t.size(dim);
-  NN_CHECK(t.size(dim) == rows, "expected every tensor of the input to have " << rows << " rows along dimension "
-                                                                              << dim << ", got " << whole.describe());
+  NN_CHECK(t.size(dim) == rows, "expected every tensor of the input to have " << rows << " rows along dimension " << dim
+                                                                              << ", got " << whole.describe());
 }
 
 }  // namespace
@@ -97,8 +97,8 @@ void gatherParts(const std::vector<const Tensor*>& parts, int dim, const std::ve
             [&](size_t i) { return "nn::gatherParts: the part from " + devices[i].str(); });
 }
 
-void ActivityGather::operator()(const std::vector<const Activity*>& parts, int dim,
-                                const std::vector<Device>& devices, Activity& into) {
+void ActivityGather::operator()(const std::vector<const Activity*>& parts, int dim, const std::vector<Device>& devices,
+                                Activity& into) {
   if (levels_.empty()) levels_.resize(1);
   levels_[0].assign(parts.begin(), parts.end());
   gatherAt(0, dim, devices, into);
@@ -149,6 +149,12 @@ void ReplicaTensors::collect(const std::vector<ModulePtr>& replicas) {
     t.gradients.clear();
     t.buffers.clear();
     replicas[r]->collectParameters(t.values, t.gradients);
+    // A module used in two places (so in each replica, clone() keeping it one) is summed once.
+    dropRepeatedParameters(t.values, t.gradients);
+    NN_CHECK(t.values.size() == replicas_[0].values.size(),
+             "DataParallelTable: replica " << r << " has " << t.values.size() << " parameter tensors, the first "
+                                           << replicas_[0].values.size()
+                                           << "; the replicas' modules must match the first's, shared ones included");
     replicas[r]->collectBuffers(t.buffers);
     // Without parameters the flat buffers are empty tensors on the default device, not the
     // replica's; the lists, empty too, make no call at all.

@@ -92,6 +92,7 @@ void Module::zeroGradParameters() {
 
 void Module::updateParameters(float learningRate) {
   auto [values, gradients] = parameters();
+  dropRepeatedParameters(values, gradients);  // a module used twice steps once
   for (size_t i = 0; i < values.size(); ++i) values[i].add_(gradients[i], -learningRate);
 }
 
@@ -124,6 +125,23 @@ bool isFlatView(const std::vector<Tensor>& tensors, const Tensor& flat) {
   return offset == flat.storageOffset() + flat.numel();
 }
 
+void dropRepeatedParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients) {
+  // A few dozen tensors: the quadratic search costs nothing.
+  size_t kept = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    bool repeated = false;
+    for (size_t j = 0; j < kept && !repeated; ++j) repeated = values[j].is(values[i]);
+    if (repeated) continue;
+    if (kept != i) {
+      values[kept] = values[i];
+      gradients[kept] = gradients[i];
+    }
+    ++kept;
+  }
+  values.resize(kept);
+  gradients.resize(kept);
+}
+
 namespace {
 
 // Copies every tensor into one new buffer and makes each a view into it.
@@ -146,6 +164,7 @@ Tensor flatten(std::vector<Tensor>& tensors, const Device& device) {
 
 std::pair<Tensor, Tensor> Module::getParameters() {
   auto [values, gradients] = parameters();
+  dropRepeatedParameters(values, gradients);
   if (isFlatView(values, flatParameters_) && isFlatView(gradients, flatGradients_))
     return {flatParameters_, flatGradients_};
   const Device dev = values.empty() ? Device() : values[0].device();
@@ -215,11 +234,21 @@ ModulePtr Module::clone() const {
   // state then replaces: the generator is put back, so that a program's random numbers do not
   // depend on how many copies it made (a DataParallelTable on two devices makes one).
   const std::mt19937 generator = defaultGenerator().engine();
+  std::unordered_map<const Module*, ModulePtr> copies;
+  ModulePtr copy = cloneTree(copies);
+  defaultGenerator().engine() = generator;
+  return copy;
+}
+
+ModulePtr Module::cloneTree(std::unordered_map<const Module*, ModulePtr>& copies) const {
+  // A module already copied (used in two places) is that copy again.
+  const auto copied = copies.find(this);
+  if (copied != copies.end()) return copied->second;
   std::vector<ModulePtr> kids;
-  for (const ModulePtr& child : children()) kids.push_back(child->clone());
+  for (const ModulePtr& child : children()) kids.push_back(child->cloneTree(copies));
   ModulePtr copy = createModule(typeName(), config(), std::move(kids));
   copy->copyLocalStateFrom(*this);
-  defaultGenerator().engine() = generator;
+  copies.emplace(this, copy);
   return copy;
 }
 

@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -117,7 +118,8 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Appends what buffers() returns.
   void collectBuffers(std::vector<Tensor>& values) const;
   /// One value buffer and one gradient buffer with identical offsets; every parameter (and
-  /// gradient) becomes a view into them. A second call returns the same two tensors.
+  /// gradient) becomes a view into them, a module used in two places once. A second call
+  /// returns the same two tensors.
   virtual std::pair<Tensor, Tensor> getParameters();
   /// Every buffer of this module and those below it, in stateDict order.
   virtual std::vector<Tensor> buffers();
@@ -135,7 +137,8 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void evaluate();
   bool isTraining() const { return train_; }
 
-  /// A deep copy: same type, configuration, parameters, gradients, buffers and mode.
+  /// A deep copy: same type, configuration, parameters, gradients, buffers and mode. A module
+  /// used in two places of the tree is copied once and used in the same two places of the copy.
   ModulePtr clone() const;
   /// Releases output, gradInput and intermediate buffers (they come back on next use).
   virtual void clearState();
@@ -217,6 +220,8 @@ class Module : public std::enable_shared_from_this<Module> {
     Tensor* value;
   };
   void copyLocalStateFrom(const Module& other);
+  /// clone() below the generator's save: `copies` maps each module copied so far to its copy.
+  ModulePtr cloneTree(std::unordered_map<const Module*, ModulePtr>& copies) const;
   std::vector<Tensor*> localTensors();
 
   std::vector<Parameter> parameters_;
@@ -227,6 +232,10 @@ class Module : public std::enable_shared_from_this<Module> {
 
 /// True when `tensors` are, in order, contiguous back-to-back views covering all of `flat`.
 bool isFlatView(const std::vector<Tensor>& tensors, const Tensor& flat);
+/// Drops from `values`, and at the same places from `gradients`, each tensor listed a second
+/// time (Tensor::is): parameters() lists a module used in two places once per place, and
+/// getParameters, updateParameters and DataParallelTable hold, step and sum its tensors once.
+void dropRepeatedParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients);
 
 /// Rebuilds a module from its type name, configuration and (for containers) children.
 using ModuleFactory = std::function<ModulePtr(const Config& config, std::vector<ModulePtr> children)>;

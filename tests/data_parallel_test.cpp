@@ -286,6 +286,41 @@ NN_MULTI_DEVICE_TEST_CASE("DataParallelTable equals the plain module on the whol
         }
 }
 
+NN_MULTI_DEVICE_TEST_CASE("a table of a network that uses a Linear twice sums each gradient once per replica",
+                          "[DataParallelTable]") {
+  auto makeTwice = [] {
+    nn::manualSeed(9);
+    auto twice = std::make_shared<nn::Linear>(6, 6);
+    return std::make_shared<nn::Sequential>(
+        std::vector<nn::ModulePtr>{twice, std::make_shared<nn::Tanh>(), twice, std::make_shared<nn::Linear>(6, 3)});
+  };
+  for (bool flatten : {true, false})
+    for (int devices = 1; devices <= upTo(kind, 4); ++devices) {
+      CAPTURE(flatten, devices);
+      auto plain = makeTwice();
+      auto table = std::make_shared<DataParallelTable>(0, flatten, false);
+      table->add(makeTwice(), kind.devices(devices));
+      const Tensor x = batchInput(0, 15, 41);
+      const Tensor g = nn::test::randomTensor({15, 3}, 42);
+      plain->zeroGradParameters();
+      table->zeroGradParameters();
+      plain->forward(x);
+      plain->backward(x, g);
+      table->forward(x);
+      table->backward(x, g);
+      auto [pv, pg] = plain->parameters();
+      auto [tv, tg] = table->parameters();
+      REQUIRE(tg.size() == pg.size());
+      for (size_t i = 0; i < pg.size(); ++i) REQUIRE(relDiff(tg[i], pg[i]) < bound(kind, 1e-5));
+      // A step and the next forward: the replicas hold the stepped parameters.
+      auto [flat, flatGrad] = table->getParameters();
+      flat.add_(flatGrad, -0.1f);
+      auto [plainFlat, plainGrad] = plain->getParameters();
+      plainFlat.add_(plainGrad, -0.1f);
+      REQUIRE(relDiff(table->forward(x), plain->forward(x)) < bound(kind, 1e-5));
+    }
+}
+
 NN_MULTI_DEVICE_TEST_CASE("a batch is split 4, 4, 4, 3 over four devices, each replica running its own rows",
                           "[DataParallelTable]") {
   // 15 rows: 4, 4, 4, 3 on four devices; 5, 5, 5 on three; 8, 7 on two.

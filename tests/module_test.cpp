@@ -72,6 +72,59 @@ TEST_CASE("getParameters flattens into two buffers with identical offsets, once"
   REQUIRE(againGrad.is(flatGrad));
 }
 
+TEST_CASE("getParameters of a module used in two places holds its tensors once, and again the same", "[Module]") {
+  nn::manualSeed(6);
+  auto twice = std::make_shared<nn::Linear>(3, 3);
+  auto last = std::make_shared<nn::Linear>(3, 2);
+  nn::Sequential net{twice, std::make_shared<nn::ReLU>(), twice, last};
+  const std::vector<float> weight = twice->weight.toVector(), bias = last->bias.toVector();
+  auto [flat, flatGrad] = net.getParameters();
+  CHECK(flat.numel() == 9 + 3 + 6 + 2);
+  CHECK(flatGrad.numel() == flat.numel());
+  CHECK(twice->weight.storage() == flat.storage());
+  CHECK(twice->weight.toVector() == weight);
+  CHECK(last->bias.toVector() == bias);
+  CHECK(last->gradBias.storage() == flatGrad.storage());
+  // Asked again (an optimizer made from the first answer keeps training the layers).
+  auto [again, againGrad] = net.getParameters();
+  CHECK(again.is(flat));
+  CHECK(againGrad.is(flatGrad));
+  flat.fill_(0.5f);
+  CHECK(twice->weight.toVector() == std::vector<float>(9, 0.5f));
+  CHECK(last->bias.toVector() == std::vector<float>(2, 0.5f));
+}
+
+TEST_CASE("a module used in two places: one copy in two places after clone, one step of updateParameters",
+          "[Module]") {
+  nn::manualSeed(8);
+  auto twice = std::make_shared<nn::Linear>(3, 3);
+  auto net = std::make_shared<nn::Sequential>(
+      std::vector<nn::ModulePtr>{twice, std::make_shared<nn::ReLU>(), twice, std::make_shared<nn::Linear>(3, 2)});
+  auto copy = std::dynamic_pointer_cast<nn::Sequential>(net->clone());
+  REQUIRE(copy != nullptr);
+  CHECK(copy->get(0) == copy->get(2));
+  CHECK(copy->get(0) != twice);
+  CHECK(copy->get(1) != copy->get(3));
+  // The copy computes the original's output and gradients, the shared layer's summed over
+  // both places.
+  const Tensor x = nn::test::randomTensor({4, 3}, 3), g = nn::test::randomTensor({4, 2}, 4);
+  net->zeroGradParameters();
+  copy->zeroGradParameters();
+  CHECK(copy->forward(x).toVector() == net->forward(x).toVector());
+  net->backward(x, g);
+  copy->backward(x, g);
+  const auto [values, gradients] = net->parameters();
+  const auto [copyValues, copyGradients] = copy->parameters();
+  REQUIRE(copyGradients.size() == gradients.size());
+  for (size_t i = 0; i < gradients.size(); ++i) CHECK(copyGradients[i].toVector() == gradients[i].toVector());
+  // updateParameters steps the shared weight once, by its summed gradient.
+  std::vector<float> expected = twice->weight.toVector();
+  const std::vector<float> gradient = twice->gradWeight.toVector();
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] -= 0.5f * gradient[i];
+  net->updateParameters(0.5f);
+  CHECK(twice->weight.toVector() == expected);
+}
+
 TEST_CASE("backward accumulates gradients until zeroGradParameters", "[Module]") {
   auto net = smallNet();
   const Tensor x = nn::test::randomTensor({5, 4}, 2);
