@@ -275,7 +275,21 @@ Header readHeader(InputFile& file, const std::string& path) {
 // ---------------------------------------------------------------------------------------
 // The module tree.
 
-Json describe(const Module& module) {
+// `where` is the module's place as in stateDict names ("" for the root, "2", "2.0"); `placed`
+// the modules described so far, by place: a module used in two places is described at the
+// first, and {"same_as": "0"} stands at the others.
+// The place of child i of the module at `where`, as in stateDict names.
+std::string childPlace(const std::string& where, size_t i) {
+  return where.empty() ? std::to_string(i) : where + "." + std::to_string(i);
+}
+
+Json describe(const Module& module, const std::string& where, std::map<const Module*, std::string>& placed) {
+  const auto [first, isNew] = placed.emplace(&module, where);
+  if (!isNew) {
+    Json node = Json::object();
+    node["same_as"] = first->second;
+    return node;
+  }
   Json config = Json::object();
   const Config moduleConfig = module.config();
   for (const auto& [key, value] : moduleConfig.values()) {
@@ -294,7 +308,8 @@ Json describe(const Module& module) {
     }
   }
   Json children = Json::array();
-  for (const ModulePtr& child : module.children()) children.push_back(describe(*child));
+  const std::vector<ModulePtr>& kids = module.children();
+  for (size_t i = 0; i < kids.size(); ++i) children.push_back(describe(*kids[i], childPlace(where, i), placed));
   Json node = Json::object();
   node["type"] = module.typeName();
   node["config"] = config;
@@ -303,13 +318,22 @@ Json describe(const Module& module) {
   return node;
 }
 
-// `where` is the module's place as in stateDict names: "" for the root, "2", "2.0".
+// `where` as in describe; `built` the modules built so far, by place, which a "same_as" node
+// names (only a module finished before it: a module cannot hold itself).
 // `storageLeft`: the bytes that the leaves still to be built may allocate (see load).
-ModulePtr build(const Json& node, const std::string& where, int depth, const std::string& source,
-                int64_t& storageLeft) {
+ModulePtr build(const Json& node, const std::string& where, int depth, const std::string& source, int64_t& storageLeft,
+                std::map<std::string, ModulePtr>& built) {
   const std::string at = source + ": module tree: " + (where.empty() ? "root" : "module '" + where + "'") + ": ";
   // Far deeper than any network; a corrupted tree must not exhaust the stack.
   NN_CHECK(depth <= kMaxTreeDepth, at << "nested more than " << kMaxTreeDepth << " modules deep");
+  if (node.is_object() && node.contains("same_as")) {
+    NN_CHECK(node.size() == 1 && node["same_as"].is_string(),
+             at << "expected {\"same_as\": string}, got " << brief(node));
+    const auto found = built.find(node["same_as"].get<std::string>());
+    NN_CHECK(found != built.end(),
+             at << "\"same_as\" names " << brief(node["same_as"]) << ", not a module built before this one");
+    return found->second;
+  }
   NN_CHECK(node.is_object() && node.contains("type") && node["type"].is_string() && node.contains("config") &&
                node["config"].is_object() && node.contains("training") && node["training"].is_boolean() &&
                node.contains("children") && node["children"].is_array(),
@@ -343,8 +367,7 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
   std::vector<ModulePtr> children;
   const Json& kids = node["children"];
   for (size_t i = 0; i < kids.size(); ++i)
-    children.push_back(build(kids[i], where.empty() ? std::to_string(i) : where + "." + std::to_string(i), depth + 1,
-                             source, storageLeft));
+    children.push_back(build(kids[i], childPlace(where, i), depth + 1, source, storageLeft, built));
   ModulePtr module;
   try {
     // A leaf allocates its parameters at the sizes its config gives; containers allocate
@@ -363,11 +386,14 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
     NN_CHECK(rebuilt.has(item.first), at << type << " has no config entry '" << item.first << "'");
   NN_CHECK(module->children().size() == kids.size(),
            at << type << " has " << module->children().size() << " children, the file lists " << kids.size());
+  built.emplace(where, module);
   return module;
 }
 
-// Top-down, because training() and evaluate() also set every child's mode.
+// Top-down, because training() and evaluate() also set every child's mode. A module in two
+// places takes its mode from the first.
 void setModes(Module& module, const Json& node) {
+  if (node.contains("same_as")) return;
   if (node["training"].get<bool>())
     module.training();
   else
@@ -433,7 +459,10 @@ Metadata readSafetensorsMetadata(const std::string& path) {
   return readHeader(file, path).metadata;
 }
 
-std::string describeModuleTree(const Module& module) { return describe(module).dump(); }
+std::string describeModuleTree(const Module& module) {
+  std::map<const Module*, std::string> placed;
+  return describe(module, "", placed).dump();
+}
 
 ModulePtr buildModuleTree(const std::string& description, const std::string& source, int64_t stateBytes) {
   checkJsonCost(description, kMaxTreeJsonDepth, source + ": module tree: the description");
@@ -448,7 +477,8 @@ ModulePtr buildModuleTree(const std::string& description, const std::string& sou
   // The slack covers the few bytes that an empty tensor's storage takes.
   constexpr int64_t kSlack = int64_t{1} << 20;
   int64_t storageLeft = 3 * stateBytes + kSlack;
-  ModulePtr module = build(tree, "", 0, source, storageLeft);
+  std::map<std::string, ModulePtr> built;
+  ModulePtr module = build(tree, "", 0, source, storageLeft, built);
   setModes(*module, tree);
   return module;
 }

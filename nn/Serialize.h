@@ -7,7 +7,9 @@
 // "data_offsets":[begin,end]} (byte offsets into the data section) and "__metadata__" to a
 // map of strings. nn::save stores module.stateDict() under PyTorch's names ("0.weight"),
 // "format": "pt", and "nn.module": the module tree as a JSON string, {"type": "nn.Linear",
-// "config": {...}, "training": true, "children": [...]}. Callers that store more (optimizer
+// "config": {...}, "training": true, "children": [...]}, where a module used in two places is
+// described at the first and {"same_as": "0"} (its first place, as in stateDict names) stands
+// at the others, so that it loads as one module again. Callers that store more (optimizer
 // state, the epoch) build on writeSafetensors/readSafetensors and the three helpers below.
 #pragma once
 

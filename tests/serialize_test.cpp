@@ -27,6 +27,7 @@
 #include "nn/SpatialBatchNormalization.h"
 #include "nn/SpatialConvolution.h"
 #include "nn/SpatialMaxPooling.h"
+#include "nn/Tanh.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"
 
@@ -166,6 +167,53 @@ TEST_CASE("save then load rebuilds Sequential(Linear, ReLU, Linear) with equal s
   REQUIRE(stateValues(*other) != stateValues(*loaded));
   nn::loadStateInto(*other, path);
   REQUIRE(stateValues(*other) == stateValues(*loaded));
+}
+
+TEST_CASE("a module used in two places is saved once with \"same_as\" and loads as one module again", "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("twice.safetensors");
+  nn::manualSeed(12);
+  auto twice = std::make_shared<nn::Linear>(3, 3);
+  auto inner = std::make_shared<nn::Sequential>(std::vector<nn::ModulePtr>{std::make_shared<nn::Tanh>(), twice});
+  nn::Sequential model{twice, inner, std::make_shared<nn::Linear>(3, 2)};
+  const std::string tree = nn::describeModuleTree(model);
+  CHECK(tree.find(R"({"same_as":"0"})") != std::string::npos);
+  nn::save(model, path);
+
+  const ModulePtr loaded = nn::load(path);
+  REQUIRE(loaded->toString() == model.toString());
+  const ModulePtr loadedInner = loaded->children()[1];
+  CHECK(loadedInner->children()[1] == loaded->children()[0]);
+  CHECK(stateValues(*loaded) == stateValues(model));
+  CHECK(loaded->getParameters().first.numel() == 9 + 3 + 6 + 2);
+  const Tensor x = nn::test::randomTensor({4, 3}, 5);
+  CHECK(nn::test::maxAbsDiff(loaded->forward(x), model.forward(x)) == 0);
+
+  // A "same_as" must name a module finished before it: not itself, an ancestor, a later place
+  // or a place that does not exist; and it stands alone.
+  const auto withTree = [&](const std::string& text) {
+    nn::writeSafetensors(path, {}, {{"format", "pt"}, {"nn.module", text}});
+  };
+  const std::string relu = R"({"type":"nn.ReLU","config":{},"training":true,"children":[]})";
+  const auto sequential = [](const std::string& children) {
+    return R"({"type":"nn.Sequential","config":{},"training":true,"children":[)" + children + "]}";
+  };
+  withTree(sequential(relu + R"(,{"same_as":"0"})"));
+  const ModulePtr two = nn::load(path);
+  CHECK(two->children()[1] == two->children()[0]);
+  withTree(sequential(R"({"same_as":"1"},)" + relu));
+  CHECK_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("module '0'") &&
+                                        Catch::Contains("\"same_as\" names \"1\", not a module built before"));
+  withTree(sequential(R"({"same_as":""})"));
+  CHECK_THROWS_WITH(nn::load(path), Catch::Contains("not a module built before"));
+  withTree(sequential(sequential(R"({"same_as":"0"})")));
+  CHECK_THROWS_WITH(nn::load(path), Catch::Contains("module '0.0'") && Catch::Contains("not a module built before"));
+  withTree(sequential(relu + R"(,{"same_as":"9"})"));
+  CHECK_THROWS_WITH(nn::load(path), Catch::Contains("not a module built before"));
+  withTree(sequential(relu + R"(,{"same_as":0})"));
+  CHECK_THROWS_WITH(nn::load(path), Catch::Contains(R"(expected {"same_as": string})"));
+  withTree(sequential(relu + R"(,{"same_as":"0","type":"nn.ReLU"})"));
+  CHECK_THROWS_WITH(nn::load(path), Catch::Contains(R"(expected {"same_as": string})"));
 }
 
 TEST_CASE("the header is safetensors JSON with PyTorch's names, contiguous offsets and the module tree",
