@@ -275,13 +275,14 @@ Header readHeader(InputFile& file, const std::string& path) {
 // ---------------------------------------------------------------------------------------
 // The module tree.
 
-// `where` is the module's place as in stateDict names ("" for the root, "2", "2.0"); `placed`
-// the modules described so far, by place: a module used in two places is described at the
-// first, and {"same_as": "0"} stands at the others.
 // The place of child i of the module at `where`, as in stateDict names.
 std::string childPlace(const std::string& where, size_t i) {
   return where.empty() ? std::to_string(i) : where + "." + std::to_string(i);
 }
+
+// `where` is the module's place as in stateDict names ("" for the root, "2", "2.0"); `placed`
+// the modules described so far, by place: a module used in two places is described at the
+// first, and {"same_as": "0"} stands at the others.
 
 Json describe(const Module& module, const std::string& where, std::map<const Module*, std::string>& placed) {
   const auto [first, isNew] = placed.emplace(&module, where);
@@ -391,15 +392,36 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
 }
 
 // Top-down, because training() and evaluate() also set every child's mode. A module in two
-// places takes its mode from the first.
-void setModes(Module& module, const Json& node) {
+// places takes its mode from the first; `described` gets each module and that mode, in order.
+void applyModes(Module& module, const Json& node, std::vector<std::pair<Module*, bool>>& described) {
   if (node.contains("same_as")) return;
-  if (node["training"].get<bool>())
+  const bool training = node["training"].get<bool>();
+  described.emplace_back(&module, training);
+  if (training)
     module.training();
   else
     module.evaluate();
   const std::vector<ModulePtr>& children = module.children();
-  for (size_t i = 0; i < children.size(); ++i) setModes(*children[i], node["children"][i]);
+  for (size_t i = 0; i < children.size(); ++i) applyModes(*children[i], node["children"][i], described);
+}
+
+void setModes(Module& root, const Json& tree) {
+  std::vector<std::pair<Module*, bool>> described;
+  applyModes(root, tree, described);
+  // The container of a module's second place set it again, to its own mode: set back, in the
+  // same order, until nothing changes (a few passes: the tree has no cycle).
+  for (size_t pass = 0; pass < described.size(); ++pass) {
+    bool changed = false;
+    for (const auto& [module, training] : described)
+      if (module->isTraining() != training) {
+        changed = true;
+        if (training)
+          module->training();
+        else
+          module->evaluate();
+      }
+    if (!changed) break;
+  }
 }
 
 }  // namespace

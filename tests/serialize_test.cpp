@@ -189,6 +189,15 @@ TEST_CASE("a module used in two places is saved once with \"same_as\" and loads 
   const Tensor x = nn::test::randomTensor({4, 3}, 5);
   CHECK(nn::test::maxAbsDiff(loaded->forward(x), model.forward(x)) == 0);
 
+  // Its mode is its first place's, though the container of its second place is in the other.
+  inner->training();
+  twice->evaluate();
+  nn::save(model, path);
+  const ModulePtr modes = nn::load(path);
+  CHECK_FALSE(modes->children()[0]->isTraining());
+  CHECK(modes->children()[1]->isTraining());
+  CHECK(modes->children()[1]->children()[0]->isTraining());
+
   // A "same_as" must name a module finished before it: not itself, an ancestor, a later place
   // or a place that does not exist; and it stands alone.
   const auto withTree = [&](const std::string& text) {
