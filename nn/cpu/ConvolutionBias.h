@@ -4,8 +4,9 @@
 // parts then in order); the direct route keeps them per sample, taken while the sample's
 // gradOutput is in the cache (samplePlaneSums), and adds them after in sample order
 // (addPlaneSums), and the Winograd route adds them in a pass of its own, planes on the device's
-// threads: on every route the floats of the unfolded route on one thread, whatever the thread
-// count but on the unfolded route.
+// threads. The direct and Winograd routes so give the floats of the unfolded route on one
+// thread, on any thread count; the unfolded route on several threads sums its parts' gradients
+// in another order.
 #pragma once
 
 #include <cstdint>
