@@ -1,11 +1,12 @@
 // nn::Linear at training batches (16 to 512 samples, 32 outputs or more), which the CPU computes
-// with its own tiles where it has AVX-512, and with 16 outputs or fewer, which it computes in
-// loops of its own there (nn/cpu/DirectLinear.cpp): forward, gradInput and the weight and bias
-// gradients against the sums of their terms in double, on shapes whose every edge is partial
-// (samples past a block of 12 or 32, inputs past a strip of 32 or a vector, outputs past a tile of
-// 12 and past a strip of 256 rows); finite differences; the same floats on 1 and 2 compute threads
-// and whatever the batch. On CUDA devices the same bodies check cuBLAS; on a CPU without AVX-512,
-// OpenBLAS.
+// with its own tiles at the kernels' levels avx2 and avx512, and with 16 outputs or fewer, which
+// it computes in loops of its own there (nn/cpu/DirectLinear.cpp): forward, gradInput and the
+// weight and bias gradients against the sums of their terms in double, on shapes whose every edge
+// is partial (samples past a block of 6, 12, 16 or 32, inputs past a strip of 16 or 32 or a
+// vector, outputs past a tile of 6 or 12 and past a strip of 256 rows); finite differences; the
+// same floats on 1 and 2 compute threads, whatever the batch, and in the AVX2 and AVX-512 forms.
+// Each checks that the route it tests ran. On CUDA devices the same bodies check cuBLAS; at the
+// level generic (nn/cpu/Isa.h), OpenBLAS.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -13,10 +14,11 @@
 #include "nn/Linear.h"
 #include "nn/Parallel.h"
 #include "nn/Random.h"
-#include "nn/cpu/Avx512.h"
+#include "nn/cpu/Isa.h"
 #include "nn/cpu/DirectLinear.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
+#include "tests/Routes.h"
 
 using nn::Tensor;
 
@@ -49,22 +51,39 @@ double worstError(const Tensor& t, const std::vector<double>& value, const std::
   return worst;
 }
 
+// The route a Linear of shape s takes on the CPU at the kernels' level in force.
+nn::cpu::Route routeOf(const Shape& s) {
+  if (nn::cpu::narrowLinearFits(s.batch, s.in, s.out)) return nn::cpu::Route::linearNarrow;
+  if (nn::cpu::directLinearFits(s.batch, s.in, s.out)) return nn::cpu::Route::linearDirect;
+  return nn::cpu::Route::linearBlas;
+}
+
 }  // namespace
 
 TEST_CASE("Linear takes the direct route from 32 outputs at training batches, the narrow one up to 16 outputs",
           "[Linear]") {
-  const bool avx512 = nn::cpu::hasAvx512();
+  NN_REQUIRE_ISA(nn::cpu::Isa::avx2);
   for (const Shape& s : kShapes) {
     CAPTURE(s.batch, s.in, s.out);
-    CHECK(nn::cpu::directLinearFits(s.batch, s.in, s.out) == (avx512 && s.out >= 32));
-    CHECK(nn::cpu::narrowLinearFits(s.batch, s.in, s.out) == (avx512 && s.out <= 16));
+    CHECK(nn::cpu::directLinearFits(s.batch, s.in, s.out) == (s.out >= 32));
+    CHECK(nn::cpu::narrowLinearFits(s.batch, s.in, s.out) == (s.out <= 16));
   }
   CHECK_FALSE(nn::cpu::directLinearFits(8, 800, 500));     // a small batch: OpenBLAS
   CHECK_FALSE(nn::cpu::directLinearFits(1024, 800, 500));  // a large one
   CHECK_FALSE(nn::cpu::directLinearFits(128, 500, 10));    // a classifier's 10 outputs: narrow
-  CHECK(nn::cpu::narrowLinearFits(128, 500, 10) == avx512);
+  CHECK(nn::cpu::narrowLinearFits(128, 500, 10));
   CHECK_FALSE(nn::cpu::directLinearFits(128, 500, 20));  // 17 to 31 outputs: OpenBLAS
   CHECK_FALSE(nn::cpu::narrowLinearFits(128, 500, 20));
+}
+
+TEST_CASE("Linear takes OpenBLAS's route for every shape at the level generic", "[Linear]") {
+  const nn::cpu::Isa previous = nn::cpu::setIsa(nn::cpu::Isa::generic);
+  for (const Shape& s : kShapes) {
+    CAPTURE(s.batch, s.in, s.out);
+    CHECK_FALSE(nn::cpu::directLinearFits(s.batch, s.in, s.out));
+    CHECK_FALSE(nn::cpu::narrowLinearFits(s.batch, s.in, s.out));
+  }
+  nn::cpu::setIsa(previous);
 }
 
 NN_DEVICE_TEST_CASE("Linear at training batches matches the sums of its terms", "[Linear]") {
@@ -80,8 +99,14 @@ NN_DEVICE_TEST_CASE("Linear at training batches matches the sums of its terms", 
       const std::vector<float> xv = x.toVector(), gv = g.toVector();
       linear.to(kind.device());
       linear.zeroGradParameters();
+      const nn::test::RouteWatch route(routeOf(s));
       const Tensor y = linear.forward(kind.on(x)).clone();
       const Tensor gi = linear.backward(kind.on(x), kind.on(g), 0.5f).clone();
+      if (kind.isCpu()) {
+        CHECK(route.ran(nn::cpu::Pass::forward) == 1);
+        CHECK(route.ran(nn::cpu::Pass::gradInput) == 1);
+        CHECK(route.ran(nn::cpu::Pass::gradParameters) == 1);
+      }
 
       std::vector<double> yRef(s.batch * s.out), yMag(s.batch * s.out);
       for (int64_t n = 0; n < s.batch; ++n)
@@ -138,12 +163,15 @@ NN_DEVICE_TEST_CASE("Linear at a training batch and with a classifier's few outp
 }
 
 TEST_CASE("Linear at training batches gives the same floats on 1 and 2 compute threads and for any batch", "[Linear]") {
+  NN_REQUIRE_ISA(nn::cpu::Isa::avx2);
   for (int64_t out : {300, 10}) {  // the direct route, the narrow one
     CAPTURE(out);
     nn::manualSeed(26);
     nn::Linear linear(70, out);
     const Tensor x = nn::test::randomTensor({45, 70}, 27);
     const Tensor g = nn::test::randomTensor({45, out}, 28);
+    const nn::test::RouteWatch route(routeOf(Shape{45, 70, out}));
+    REQUIRE(route.ran(nn::cpu::Pass::forward) == 0);
     linear.zeroGradParameters();
     const Tensor y = linear.forward(x).clone();
     const Tensor gi = linear.backward(x, g).clone();
@@ -161,5 +189,34 @@ TEST_CASE("Linear at training batches gives the same floats on 1 and 2 compute t
     const Tensor tail = x.narrow(0, 25, 20).contiguous(), gTail = g.narrow(0, 25, 20).contiguous();
     CHECK(nn::test::maxAbsDiff(linear.forward(tail), y.narrow(0, 25, 20).contiguous()) == 0);
     CHECK(nn::test::maxAbsDiff(linear.updateGradInput(tail, gTail), gi.narrow(0, 25, 20).contiguous()) == 0);
+    CHECK(route.ran(nn::cpu::Pass::forward) == 3);
+    CHECK(route.ran(nn::cpu::Pass::gradInput) == 3);
+  }
+}
+
+TEST_CASE("Linear's AVX2 and AVX-512 forms give the same floats", "[Linear]") {
+  // Each sum runs in the same order in both forms (nn/cpu/DirectLinearAvx2.cpp), so a model
+  // trained on one CPU computes as on the other.
+  NN_REQUIRE_ISA(nn::cpu::Isa::avx512);
+  for (const Shape& s : kShapes) {
+    CAPTURE(s.batch, s.in, s.out);
+    nn::manualSeed(29);
+    nn::Linear linear(s.in, s.out);
+    const Tensor x = nn::test::randomTensor({s.batch, s.in}, 30);
+    const Tensor g = nn::test::randomTensor({s.batch, s.out}, 31);
+    std::vector<Tensor> results[2];
+    for (nn::cpu::Isa level : {nn::cpu::Isa::avx512, nn::cpu::Isa::avx2}) {
+      const nn::cpu::Isa previous = nn::cpu::setIsa(level);
+      linear.zeroGradParameters();
+      const Tensor y = linear.forward(x).clone();
+      const Tensor gi = linear.backward(x, g, 0.5f).clone();
+      results[level == nn::cpu::Isa::avx2] = {y, gi, linear.gradWeight.clone(), linear.gradBias.clone()};
+      nn::cpu::setIsa(previous);
+    }
+    CHECK(nn::test::maxAbsDiff(results[1][0], results[0][0]) == 0);
+    CHECK(nn::test::maxAbsDiff(results[1][1], results[0][1]) == 0);
+    // (The direct route's weight gradient is OpenBLAS's, the same kernel at both levels.)
+    CHECK(nn::test::maxAbsDiff(results[1][2], results[0][2]) == 0);
+    CHECK(nn::test::maxAbsDiff(results[1][3], results[0][3]) == 0);
   }
 }

@@ -1,6 +1,6 @@
 // Our own AVX-512 kernels (the direct convolution, the direct Linear products): GCC on x86-64
-// only, intrinsics in functions built for AVX-512 alone, called where the machine has it
-// (hasAvx512); elsewhere, and in the fuzz build (Clang), the OpenBLAS routes serve.
+// only, intrinsics in functions built for AVX-512 alone, called at the level avx512 (Isa.h);
+// elsewhere their AVX2 forms or, in the fuzz build (Clang), the OpenBLAS routes serve.
 #pragma once
 
 #include <algorithm>
@@ -18,16 +18,6 @@
 #endif
 
 namespace nn::cpu {
-
-/// Whether this machine runs AVX-512, asked once.
-inline bool hasAvx512() {
-#if NN_AVX512
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-#else
-  return false;
-#endif
-}
 
 #if NN_AVX512
 

@@ -109,133 +109,138 @@ NN_CPU_INLINE inline void withGradientAt(const GradientAtY& at, Body body) {
 }
 
 // Over feature c: dotp = sum (x - mean) * g and gsum = sum g, g the gradient at y.
-NN_CPU_CLONES void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean,
-                                const GradientAtY& gradientAt, double& dotp, double& gsum) {
-  // featureSum's order, for both sums in one pass.
-  const int64_t body = s.positions / kLanes * kLanes, step = rowsPerFlush(s);
-  const bool stream = streamed(s);
-  dotp = 0;
-  gsum = 0;
-  withGradientAt(gradientAt, [&](const auto at) NN_CPU_INLINE {
-    for (int64_t first = 0; first < s.batch; first += step) {
-      float dotLanes[kLanes] = {}, sumLanes[kLanes] = {};
-      float dotTail = 0, sumTail = 0;
-      for (int64_t n = first; n < std::min(s.batch, first + step); ++n) {
-        const float* xr = x + rowOf(s, n, c);
-        const float* gr = g + rowOf(s, n, c);
-        const int64_t next = n + 1 < s.batch ? rowOf(s, n + 1, c) : -1;
-        if (!stream && n + kReadAhead < s.batch) {
-          prefetchRowForReading(x + rowOf(s, n + kReadAhead, c), s.positions);
-          prefetchRowForReading(g + rowOf(s, n + kReadAhead, c), s.positions);
-        }
-        for (int64_t p = 0; p < body; p += kLanes) {
-          if (stream && next >= 0) {
-            __builtin_prefetch(x + next + p, 0);
-            __builtin_prefetch(g + next + p, 0);
+void gradientSums(const float* x, const float* g, const BatchNormShape& s, int64_t c, float mean,
+                  const GradientAtY& gradientAt, double& dotp, double& gsum) {
+  widest([&]() NN_CPU_INLINE {
+    // featureSum's order, for both sums in one pass.
+    const int64_t body = s.positions / kLanes * kLanes, step = rowsPerFlush(s);
+    const bool stream = streamed(s);
+    dotp = 0;
+    gsum = 0;
+    withGradientAt(gradientAt, [&](const auto at) NN_CPU_INLINE {
+      for (int64_t first = 0; first < s.batch; first += step) {
+        float dotLanes[kLanes] = {}, sumLanes[kLanes] = {};
+        float dotTail = 0, sumTail = 0;
+        for (int64_t n = first; n < std::min(s.batch, first + step); ++n) {
+          const float* xr = x + rowOf(s, n, c);
+          const float* gr = g + rowOf(s, n, c);
+          const int64_t next = n + 1 < s.batch ? rowOf(s, n + 1, c) : -1;
+          if (!stream && n + kReadAhead < s.batch) {
+            prefetchRowForReading(x + rowOf(s, n + kReadAhead, c), s.positions);
+            prefetchRowForReading(g + rowOf(s, n + kReadAhead, c), s.positions);
           }
-          for (int j = 0; j < kLanes; ++j) {
-            const float gy = at(xr[p + j], gr[p + j]);
-            sumLanes[j] += gy;
-            dotLanes[j] += math::batchNormDotTerm(xr[p + j], mean, gy);
+          for (int64_t p = 0; p < body; p += kLanes) {
+            if (stream && next >= 0) {
+              __builtin_prefetch(x + next + p, 0);
+              __builtin_prefetch(g + next + p, 0);
+            }
+            for (int j = 0; j < kLanes; ++j) {
+              const float gy = at(xr[p + j], gr[p + j]);
+              sumLanes[j] += gy;
+              dotLanes[j] += math::batchNormDotTerm(xr[p + j], mean, gy);
+            }
+          }
+          for (int64_t p = body; p < s.positions; ++p) {
+            const float gy = at(xr[p], gr[p]);
+            sumTail += gy;
+            dotTail += math::batchNormDotTerm(xr[p], mean, gy);
           }
         }
-        for (int64_t p = body; p < s.positions; ++p) {
-          const float gy = at(xr[p], gr[p]);
-          sumTail += gy;
-          dotTail += math::batchNormDotTerm(xr[p], mean, gy);
+        for (int j = 0; j < kLanes; ++j) {
+          gsum += sumLanes[j];
+          dotp += dotLanes[j];
         }
+        gsum += sumTail;
+        dotp += dotTail;
       }
-      for (int j = 0; j < kLanes; ++j) {
-        gsum += sumLanes[j];
-        dotp += dotLanes[j];
-      }
-      gsum += sumTail;
-      dotp += dotTail;
-    }
+    });
   });
 }
 
 // Feature c of the forward: its statistics (training) and its output.
-NN_CPU_CLONES void outputFeature(const float* x, float* y, const BatchNormShape& s, const BatchNormState& st,
-                                 int64_t c) {
-  const int64_t m = s.batch * s.positions;
-  float mean, invstd;
-  if (st.train) {
-    mean = math::batchNormAverage(featureSum(s, x, c, [](float v) { return v; }), m);
-    const double sumSquares = featureSum(s, x, c, [&](float v) { return math::batchNormSquaredDeviation(v, mean); });
-    invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
-    st.saveMean[c] = mean;
-    st.saveInvstd[c] = invstd;
-    st.runningMean[c] = math::batchNormRunningMean(st.runningMean[c], mean, st.momentum);
-    st.runningVar[c] = math::batchNormRunningVar(st.runningVar[c], sumSquares, m, st.momentum);
-  } else {
-    mean = st.runningMean[c];
-    invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
-  }
-  const float w = st.weight ? st.weight[c] : 1.f;
-  const float b = st.bias ? st.bias[c] : 0.f;
-  const bool rectified = st.rectified, stream = streamed(s);
-  auto output = [&](float v) NN_CPU_INLINE {
-    return math::batchNormRectified(math::batchNormOutput(v, mean, invstd, w, b), rectified);
-  };
-  for (int64_t n = 0; n < s.batch; ++n) {
-    const float* xr = x + rowOf(s, n, c);
-    float* yr = y + rowOf(s, n, c);
-    if (!stream && n + kAhead < s.batch) prefetchRow(y + rowOf(s, n + kAhead, c), s.positions);
-    int64_t p = 0;
-    if (stream && n + 1 < s.batch)
-      for (float* next = y + rowOf(s, n + 1, c); p + kLanes <= s.positions; p += kLanes) {
-        __builtin_prefetch(next + p, 1);
-        for (int j = 0; j < kLanes; ++j) yr[p + j] = output(xr[p + j]);
-      }
-    for (; p < s.positions; ++p) yr[p] = output(xr[p]);
-  }
+void outputFeature(const float* x, float* y, const BatchNormShape& s, const BatchNormState& st, int64_t c) {
+  widest([&]() NN_CPU_INLINE {
+    const int64_t m = s.batch * s.positions;
+    float mean, invstd;
+    if (st.train) {
+      mean = math::batchNormAverage(featureSum(s, x, c, [](float v) { return v; }), m);
+      const double sumSquares = featureSum(s, x, c, [&](float v) { return math::batchNormSquaredDeviation(v, mean); });
+      invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
+      st.saveMean[c] = mean;
+      st.saveInvstd[c] = invstd;
+      st.runningMean[c] = math::batchNormRunningMean(st.runningMean[c], mean, st.momentum);
+      st.runningVar[c] = math::batchNormRunningVar(st.runningVar[c], sumSquares, m, st.momentum);
+    } else {
+      mean = st.runningMean[c];
+      invstd = math::batchNormInvstd(st.runningVar[c], st.eps);
+    }
+    const float w = st.weight ? st.weight[c] : 1.f;
+    const float b = st.bias ? st.bias[c] : 0.f;
+    const bool rectified = st.rectified, stream = streamed(s);
+    auto output = [&](float v) NN_CPU_INLINE {
+      return math::batchNormRectified(math::batchNormOutput(v, mean, invstd, w, b), rectified);
+    };
+    for (int64_t n = 0; n < s.batch; ++n) {
+      const float* xr = x + rowOf(s, n, c);
+      float* yr = y + rowOf(s, n, c);
+      if (!stream && n + kAhead < s.batch) prefetchRow(y + rowOf(s, n + kAhead, c), s.positions);
+      int64_t p = 0;
+      if (stream && n + 1 < s.batch)
+        for (float* next = y + rowOf(s, n + 1, c); p + kLanes <= s.positions; p += kLanes) {
+          __builtin_prefetch(next + p, 1);
+          for (int j = 0; j < kLanes; ++j) yr[p + j] = output(xr[p + j]);
+        }
+      for (; p < s.positions; ++p) yr[p] = output(xr[p]);
+    }
+  });
 }
 
 // Feature c of gradInput; in training also its sums of the gradients, saved where asked.
-NN_CPU_CLONES void gradInputFeature(const float* x, const float* g, float* gi, const BatchNormShape& s,
-                                    const BatchNormState& st, int64_t c) {
-  const int64_t m = s.batch * s.positions;
-  float mean, invstd;
-  math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
-                            &invstd);
-  const float w = st.weight ? st.weight[c] : 1.f;
-  const GradientAtY gradientAt = batchNormGradientAtY(st, c, mean, invstd);
-  if (!st.train) {
+void gradInputFeature(const float* x, const float* g, float* gi, const BatchNormShape& s, const BatchNormState& st,
+                      int64_t c) {
+  widest([&]() NN_CPU_INLINE {
+    const int64_t m = s.batch * s.positions;
+    float mean, invstd;
+    math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
+                              &invstd);
+    const float w = st.weight ? st.weight[c] : 1.f;
+    const GradientAtY gradientAt = batchNormGradientAtY(st, c, mean, invstd);
+    if (!st.train) {
+      withGradientAt(gradientAt, [&](const auto at) NN_CPU_INLINE {
+        for (int64_t n = 0; n < s.batch; ++n) {
+          const float* xr = x + rowOf(s, n, c);
+          const float* gr = g + rowOf(s, n, c);
+          float* out = gi + rowOf(s, n, c);
+          for (int64_t p = 0; p < s.positions; ++p)
+            out[p] = math::batchNormGradInputEvaluate(at(xr[p], gr[p]), invstd, w);
+        }
+      });
+      return;
+    }
+    double dotp, gsum;
+    gradientSums(x, g, s, c, mean, gradientAt, dotp, gsum);
+    if (st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
+    const float gradMean = math::batchNormAverage(gsum, m);
+    const float projection = math::batchNormProjection(dotp, invstd, m);
     withGradientAt(gradientAt, [&](const auto at) NN_CPU_INLINE {
+      auto gradient = [&](float xv, float gv) NN_CPU_INLINE {
+        return math::batchNormGradInputTraining(at(xv, gv), xv, mean, invstd, w, gradMean, projection);
+      };
+      const bool stream = streamed(s);
       for (int64_t n = 0; n < s.batch; ++n) {
         const float* xr = x + rowOf(s, n, c);
         const float* gr = g + rowOf(s, n, c);
         float* out = gi + rowOf(s, n, c);
-        for (int64_t p = 0; p < s.positions; ++p)
-          out[p] = math::batchNormGradInputEvaluate(at(xr[p], gr[p]), invstd, w);
+        if (!stream && n + kAhead < s.batch) prefetchRow(gi + rowOf(s, n + kAhead, c), s.positions);
+        int64_t p = 0;
+        if (stream && n + 1 < s.batch)
+          for (float* next = gi + rowOf(s, n + 1, c); p + kLanes <= s.positions; p += kLanes) {
+            __builtin_prefetch(next + p, 1);
+            for (int j = 0; j < kLanes; ++j) out[p + j] = gradient(xr[p + j], gr[p + j]);
+          }
+        for (; p < s.positions; ++p) out[p] = gradient(xr[p], gr[p]);
       }
     });
-    return;
-  }
-  double dotp, gsum;
-  gradientSums(x, g, s, c, mean, gradientAt, dotp, gsum);
-  if (st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
-  const float gradMean = math::batchNormAverage(gsum, m);
-  const float projection = math::batchNormProjection(dotp, invstd, m);
-  withGradientAt(gradientAt, [&](const auto at) NN_CPU_INLINE {
-    auto gradient = [&](float xv, float gv) NN_CPU_INLINE {
-      return math::batchNormGradInputTraining(at(xv, gv), xv, mean, invstd, w, gradMean, projection);
-    };
-    const bool stream = streamed(s);
-    for (int64_t n = 0; n < s.batch; ++n) {
-      const float* xr = x + rowOf(s, n, c);
-      const float* gr = g + rowOf(s, n, c);
-      float* out = gi + rowOf(s, n, c);
-      if (!stream && n + kAhead < s.batch) prefetchRow(gi + rowOf(s, n + kAhead, c), s.positions);
-      int64_t p = 0;
-      if (stream && n + 1 < s.batch)
-        for (float* next = gi + rowOf(s, n + 1, c); p + kLanes <= s.positions; p += kLanes) {
-          __builtin_prefetch(next + p, 1);
-          for (int j = 0; j < kLanes; ++j) out[p + j] = gradient(xr[p + j], gr[p + j]);
-        }
-      for (; p < s.positions; ++p) out[p] = gradient(xr[p], gr[p]);
-    }
   });
 }
 

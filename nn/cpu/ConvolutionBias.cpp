@@ -7,18 +7,20 @@ namespace nn::cpu {
 
 // Four independent chains of 8 lanes, which vectorise: one chain kept the loop waiting on each
 // addition's latency (1-2% of a VGG or residual network's step).
-NN_CPU_CLONES double planeSum(const float* src, int64_t n) {
-  float lanes[32] = {};
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32)
-    for (int64_t j = 0; j < 32; ++j) lanes[j] += src[i + j];
-  for (int64_t j = 0; j < 8; ++j) lanes[j] = (lanes[j] + lanes[j + 8]) + (lanes[j + 16] + lanes[j + 24]);
-  for (; i + 8 <= n; i += 8)
-    for (int64_t j = 0; j < 8; ++j) lanes[j] += src[i + j];
-  double sum = 0;
-  for (int64_t j = 0; j < 8; ++j) sum += lanes[j];
-  for (; i < n; ++i) sum += src[i];
-  return sum;
+double planeSum(const float* src, int64_t n) {
+  return widest([&]() NN_CPU_INLINE {
+    float lanes[32] = {};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+      for (int64_t j = 0; j < 32; ++j) lanes[j] += src[i + j];
+    for (int64_t j = 0; j < 8; ++j) lanes[j] = (lanes[j] + lanes[j + 8]) + (lanes[j + 16] + lanes[j + 24]);
+    for (; i + 8 <= n; i += 8)
+      for (int64_t j = 0; j < 8; ++j) lanes[j] += src[i + j];
+    double sum = 0;
+    for (int64_t j = 0; j < 8; ++j) sum += lanes[j];
+    for (; i < n; ++i) sum += src[i];
+    return sum;
+  });
 }
 
 void addSampleBiasGradient(const float* sampleGradOutput, int64_t positions, float scale, float* gradBias,

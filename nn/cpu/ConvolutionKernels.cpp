@@ -14,6 +14,7 @@
 #include "nn/cpu/ConvolutionBias.h"
 #include "nn/cpu/DirectConvolution.h"
 #include "nn/cpu/Multiversion.h"
+#include "nn/cpu/Routes.h"
 #include "nn/cpu/ShallowConvolution.h"
 #include "nn/cpu/Tables.h"
 #include "nn/cpu/WinogradConvolution.h"
@@ -177,133 +178,136 @@ int parallelPartsOf(const Device& device, const ConvolutionShape& s) {
 
 // Both loops go sample by sample and plane by plane, so that the plane being read stays in
 // the L1 cache.
-NN_CPU_CLONES void im2col(const ConvolutionShape& s, const float* input, int64_t count, float* columns, float* padded) {
-  const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
-  const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
-  const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
-  const auto unfoldStrided = dW == 2 ? unfoldStridedPlane<2> : unfoldStridedPlane<0>;
-  const auto unfold = outW == 7    ? unfoldPlane<7>
-                      : outW == 8  ? unfoldPlane<8>
-                      : outW == 14 ? unfoldPlane<14>
-                      : outW == 16 ? unfoldPlane<16>
-                      : outW == 24 ? unfoldPlane<24>
-                      : outW == 28 ? unfoldPlane<28>
-                      : outW == 32 ? unfoldPlane<32>
-                                   : unfoldPlane<0>;
-  if (rowRoute(s)) {
-    const bool pad = paddedRoute(s);
-    const int64_t rowLength = pad ? paddedWidth(s) : width;
-    if (pad) fillRow(padded, paddedFloats(s), 0.f);  // the border stays zero: planes write the interior
+void im2col(const ConvolutionShape& s, const float* input, int64_t count, float* columns, float* padded) {
+  widest([&]() NN_CPU_INLINE {
+    const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
+    const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
+    const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
+    const auto unfoldStrided = dW == 2 ? unfoldStridedPlane<2> : unfoldStridedPlane<0>;
+    const auto unfold = outW == 7    ? unfoldPlane<7>
+                        : outW == 8  ? unfoldPlane<8>
+                        : outW == 14 ? unfoldPlane<14>
+                        : outW == 16 ? unfoldPlane<16>
+                        : outW == 24 ? unfoldPlane<24>
+                        : outW == 28 ? unfoldPlane<28>
+                        : outW == 32 ? unfoldPlane<32>
+                                     : unfoldPlane<0>;
+    if (rowRoute(s)) {
+      const bool pad = paddedRoute(s);
+      const int64_t rowLength = pad ? paddedWidth(s) : width;
+      if (pad) fillRow(padded, paddedFloats(s), 0.f);  // the border stays zero: planes write the interior
+      for (int64_t n = 0; n < count; ++n)
+        for (int64_t c = 0; c < s.inPlanes; ++c) {
+          const float* plane = input + (n * s.inPlanes + c) * planeSize;
+          if (pad) {
+            for (int64_t y = 0; y < height; ++y)
+              copyRow(plane + y * width, padded + (y + padH) * rowLength + padW, width);
+            plane = padded;
+          }
+          float* out = columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions;
+          if (dH == 1 && dW == 1)
+            unfold(plane, rowLength, kH, kW, outH, outW, out, stride);
+          else
+            unfoldStrided(plane, rowLength, s, out, stride);
+        }
+      return;
+    }
     for (int64_t n = 0; n < count; ++n)
       for (int64_t c = 0; c < s.inPlanes; ++c) {
         const float* plane = input + (n * s.inPlanes + c) * planeSize;
-        if (pad) {
-          for (int64_t y = 0; y < height; ++y)
-            copyRow(plane + y * width, padded + (y + padH) * rowLength + padW, width);
-          plane = padded;
-        }
-        float* out = columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions;
-        if (dH == 1 && dW == 1)
-          unfold(plane, rowLength, kH, kW, outH, outW, out, stride);
-        else
-          unfoldStrided(plane, rowLength, s, out, stride);
+        for (int64_t ky = 0; ky < kH; ++ky)
+          for (int64_t kx = 0; kx < kW; ++kx) {
+            float* out = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
+            const int64_t tapY = ky * s.dilH, tapX = kx * s.dilW;
+            const int64_t yFirst = math::convFirstInside(tapY, dH, padH, outH);
+            const int64_t yEnd = math::convEndInside(height, tapY, dH, padH, outH);
+            const int64_t xFirst = math::convFirstInside(tapX, dW, padW, outW);
+            const int64_t xEnd = math::convEndInside(width, tapX, dW, padW, outW);
+            if (yFirst >= yEnd || xFirst >= xEnd) {  // this tap only ever reads padding
+              fillRow(out, positions, 0.f);
+              continue;
+            }
+            const float* src = plane + math::convInputCoord(yFirst, tapY, dH, padH) * width +
+                               math::convInputCoord(xFirst, tapX, dW, padW);
+            fillRow(out, yFirst * outW, 0.f);
+            float* line = out + yFirst * outW;
+            for (int64_t oy = yFirst; oy < yEnd; ++oy, src += dH * width, line += outW) {
+              fillRow(line, xFirst, 0.f);
+              if (dW == 1)
+                copyRow(src, line + xFirst, xEnd - xFirst);
+              else
+                for (int64_t ox = xFirst; ox < xEnd; ++ox) line[ox] = src[(ox - xFirst) * dW];
+              fillRow(line + xEnd, outW - xEnd, 0.f);
+            }
+            fillRow(line, (outH - yEnd) * outW, 0.f);
+          }
       }
-    return;
-  }
-  for (int64_t n = 0; n < count; ++n)
-    for (int64_t c = 0; c < s.inPlanes; ++c) {
-      const float* plane = input + (n * s.inPlanes + c) * planeSize;
-      for (int64_t ky = 0; ky < kH; ++ky)
-        for (int64_t kx = 0; kx < kW; ++kx) {
-          float* out = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
-          const int64_t tapY = ky * s.dilH, tapX = kx * s.dilW;
-          const int64_t yFirst = math::convFirstInside(tapY, dH, padH, outH);
-          const int64_t yEnd = math::convEndInside(height, tapY, dH, padH, outH);
-          const int64_t xFirst = math::convFirstInside(tapX, dW, padW, outW);
-          const int64_t xEnd = math::convEndInside(width, tapX, dW, padW, outW);
-          if (yFirst >= yEnd || xFirst >= xEnd) {  // this tap only ever reads padding
-            fillRow(out, positions, 0.f);
-            continue;
-          }
-          const float* src = plane + math::convInputCoord(yFirst, tapY, dH, padH) * width +
-                             math::convInputCoord(xFirst, tapX, dW, padW);
-          fillRow(out, yFirst * outW, 0.f);
-          float* line = out + yFirst * outW;
-          for (int64_t oy = yFirst; oy < yEnd; ++oy, src += dH * width, line += outW) {
-            fillRow(line, xFirst, 0.f);
-            if (dW == 1)
-              copyRow(src, line + xFirst, xEnd - xFirst);
-            else
-              for (int64_t ox = xFirst; ox < xEnd; ++ox) line[ox] = src[(ox - xFirst) * dW];
-            fillRow(line + xEnd, outW - xEnd, 0.f);
-          }
-          fillRow(line, (outH - yEnd) * outW, 0.f);
-        }
-    }
+  });
 }
 
 // Sets the gradInput of `count` samples from their columns: each cell the sum of the taps that
 // read it, in tap order, from zero.
-NN_CPU_CLONES void col2im(const ConvolutionShape& s, const float* columns, int64_t count, float* gradInput,
-                          float* padded) {
-  const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
-  const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
-  const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
-  const auto foldStrided = dW == 2 ? foldStridedPlane<2> : foldStridedPlane<0>;
-  const auto fold = outW == 7    ? foldPlane<7>
-                    : outW == 8  ? foldPlane<8>
-                    : outW == 14 ? foldPlane<14>
-                    : outW == 16 ? foldPlane<16>
-                    : outW == 24 ? foldPlane<24>
-                    : outW == 28 ? foldPlane<28>
-                    : outW == 32 ? foldPlane<32>
-                                 : foldPlane<0>;
-  if (rowRoute(s)) {
-    // Each plane's taps summed from zero, in the plane itself or in the padded copy, whose
-    // interior is then copied.
-    const bool pad = paddedRoute(s);
-    const int64_t rowLength = pad ? paddedWidth(s) : width;
-    if (!pad) fillRow(gradInput, count * s.inPlanes * planeSize, 0.f);
+void col2im(const ConvolutionShape& s, const float* columns, int64_t count, float* gradInput, float* padded) {
+  widest([&]() NN_CPU_INLINE {
+    const int64_t kH = s.kH, kW = s.kW, dH = s.dH, dW = s.dW, padH = s.padH, padW = s.padW;
+    const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
+    const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
+    const auto foldStrided = dW == 2 ? foldStridedPlane<2> : foldStridedPlane<0>;
+    const auto fold = outW == 7    ? foldPlane<7>
+                      : outW == 8  ? foldPlane<8>
+                      : outW == 14 ? foldPlane<14>
+                      : outW == 16 ? foldPlane<16>
+                      : outW == 24 ? foldPlane<24>
+                      : outW == 28 ? foldPlane<28>
+                      : outW == 32 ? foldPlane<32>
+                                   : foldPlane<0>;
+    if (rowRoute(s)) {
+      // Each plane's taps summed from zero, in the plane itself or in the padded copy, whose
+      // interior is then copied.
+      const bool pad = paddedRoute(s);
+      const int64_t rowLength = pad ? paddedWidth(s) : width;
+      if (!pad) fillRow(gradInput, count * s.inPlanes * planeSize, 0.f);
+      for (int64_t n = 0; n < count; ++n)
+        for (int64_t c = 0; c < s.inPlanes; ++c) {
+          float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
+          float* sums = pad ? padded : plane;
+          if (pad) fillRow(padded, paddedFloats(s), 0.f);
+          const float* in = columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions;
+          if (dH == 1 && dW == 1)
+            fold(in, stride, rowLength, kH, kW, outH, outW, sums);
+          else
+            foldStrided(in, stride, rowLength, s, sums);
+          if (pad)
+            for (int64_t y = 0; y < height; ++y)
+              copyRow(padded + (y + padH) * rowLength + padW, plane + y * width, width);
+        }
+      return;
+    }
+    fillRow(gradInput, count * s.inPlanes * planeSize, 0.f);
     for (int64_t n = 0; n < count; ++n)
       for (int64_t c = 0; c < s.inPlanes; ++c) {
         float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
-        float* sums = pad ? padded : plane;
-        if (pad) fillRow(padded, paddedFloats(s), 0.f);
-        const float* in = columns + math::im2colRow(c, 0, 0, kH, kW) * stride + n * positions;
-        if (dH == 1 && dW == 1)
-          fold(in, stride, rowLength, kH, kW, outH, outW, sums);
-        else
-          foldStrided(in, stride, rowLength, s, sums);
-        if (pad)
-          for (int64_t y = 0; y < height; ++y)
-            copyRow(padded + (y + padH) * rowLength + padW, plane + y * width, width);
-      }
-    return;
-  }
-  fillRow(gradInput, count * s.inPlanes * planeSize, 0.f);
-  for (int64_t n = 0; n < count; ++n)
-    for (int64_t c = 0; c < s.inPlanes; ++c) {
-      float* plane = gradInput + (n * s.inPlanes + c) * planeSize;
-      for (int64_t ky = 0; ky < kH; ++ky)
-        for (int64_t kx = 0; kx < kW; ++kx) {
-          const float* in = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
-          const int64_t tapY = ky * s.dilH, tapX = kx * s.dilW;
-          const int64_t yFirst = math::convFirstInside(tapY, dH, padH, outH);
-          const int64_t yEnd = math::convEndInside(height, tapY, dH, padH, outH);
-          const int64_t xFirst = math::convFirstInside(tapX, dW, padW, outW);
-          const int64_t xEnd = math::convEndInside(width, tapX, dW, padW, outW);
-          if (yFirst >= yEnd || xFirst >= xEnd) continue;  // this tap only ever reads padding
-          float* dst = plane + math::convInputCoord(yFirst, tapY, dH, padH) * width +
-                       math::convInputCoord(xFirst, tapX, dW, padW);
-          const float* src = in + yFirst * outW + xFirst;
-          for (int64_t oy = yFirst; oy < yEnd; ++oy, dst += dH * width, src += outW) {
-            if (dW == 1)
-              addRow(src, dst, xEnd - xFirst);
-            else
-              for (int64_t i = 0; i < xEnd - xFirst; ++i) dst[i * dW] += src[i];
+        for (int64_t ky = 0; ky < kH; ++ky)
+          for (int64_t kx = 0; kx < kW; ++kx) {
+            const float* in = columns + math::im2colRow(c, ky, kx, kH, kW) * stride + n * positions;
+            const int64_t tapY = ky * s.dilH, tapX = kx * s.dilW;
+            const int64_t yFirst = math::convFirstInside(tapY, dH, padH, outH);
+            const int64_t yEnd = math::convEndInside(height, tapY, dH, padH, outH);
+            const int64_t xFirst = math::convFirstInside(tapX, dW, padW, outW);
+            const int64_t xEnd = math::convEndInside(width, tapX, dW, padW, outW);
+            if (yFirst >= yEnd || xFirst >= xEnd) continue;  // this tap only ever reads padding
+            float* dst = plane + math::convInputCoord(yFirst, tapY, dH, padH) * width +
+                         math::convInputCoord(xFirst, tapX, dW, padW);
+            const float* src = in + yFirst * outW + xFirst;
+            for (int64_t oy = yFirst; oy < yEnd; ++oy, dst += dH * width, src += outW) {
+              if (dW == 1)
+                addRow(src, dst, xEnd - xFirst);
+              else
+                for (int64_t i = 0; i < xEnd - xFirst; ++i) dst[i * dW] += src[i];
+            }
           }
-        }
-    }
+      }
+  });
 }
 
 // The workspace of `parts` parts: each part's columns [rows, chunk * positions], padded plane
@@ -331,9 +335,19 @@ float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, 
 
 void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                      const float* bias, float* output, Tensor& workspace) {
-  if (shallowFits(s)) return shallowUpdateOutput(device, s, input, weight, bias, output, workspace);
-  if (winogradFits(s)) return winogradUpdateOutput(device, s, input, weight, bias, output, workspace);
-  if (directFits(s)) return directUpdateOutput(device, s, input, weight, bias, output, workspace);
+  if (shallowFits(s)) {
+    countRoute(Route::convolutionShallow, Pass::forward);
+    return shallowUpdateOutput(device, s, input, weight, bias, output, workspace);
+  }
+  if (winogradFits(s)) {
+    countRoute(Route::convolutionWinograd, Pass::forward);
+    return winogradUpdateOutput(device, s, input, weight, bias, output, workspace);
+  }
+  if (directFits(s)) {
+    countRoute(Route::convolutionDirect, Pass::forward);
+    return directUpdateOutput(device, s, input, weight, bias, output, workspace);
+  }
+  countRoute(Route::convolutionUnfolded, Pass::forward);
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
@@ -371,8 +385,15 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
 
 void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                         float* gradInput, Tensor& workspace) {
-  if (winogradFits(s)) return winogradUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
-  if (directGradInputFits(s)) return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
+  if (winogradFits(s)) {
+    countRoute(Route::convolutionWinograd, Pass::gradInput);
+    return winogradUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
+  }
+  if (directGradInputFits(s)) {
+    countRoute(Route::convolutionDirect, Pass::gradInput);
+    return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
+  }
+  countRoute(Route::convolutionUnfolded, Pass::gradInput);
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
@@ -407,9 +428,12 @@ bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
-  if (directWeightGradientFits(s))
+  if (directWeightGradientFits(s)) {
+    countRoute(Route::convolutionDirect, Pass::gradParameters);
     return directAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
+  }
   if (winogradFits(s)) {
+    countRoute(Route::convolutionWinograd, Pass::gradParameters);
     winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
     // The bias gradient as the unfolded route adds it on one thread, sample by sample, the planes
     // on the device's threads.
@@ -424,6 +448,7 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
   const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const bool transposed = transposedGradient(s);
+  countRoute(Route::convolutionUnfolded, Pass::gradParameters);
   const int parts = parallelPartsOf(device, s);
   float* columnsBase = workspaceFor(device, s, parts, true, workspace);
   float* partGradients = columnsBase + parts * partFloats(s);

@@ -12,6 +12,7 @@
 #include "nn/Error.h"
 #include "nn/Parallel.h"
 #include "nn/cpu/Avx512.h"
+#include "nn/cpu/Isa.h"
 #include "nn/cpu/ConvolutionBias.h"
 
 namespace nn::cpu {
@@ -403,7 +404,7 @@ float* workspaceFor(const Device& device, const Correlation& p, int64_t kernelFl
 bool directFits(const ConvolutionShape& s) {
   const bool square3 = s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && (s.dW == 1 || s.dW == 2);
   const bool pointwise = s.kH == 1 && s.kW == 1 && s.padH == 0 && s.padW == 0 && s.dW == 2;
-  return hasAvx512() && (square3 || pointwise) && s.dH == s.dW && s.dilH == 1 && s.dilW == 1 &&
+  return isaAtLeast(Isa::avx512) && (square3 || pointwise) && s.dH == s.dW && s.dilH == 1 && s.dilW == 1 &&
          s.outPlanes % kBlock == 0 && narrow(s.outWidth) && s.width == s.dW * s.outWidth;
 }
 
@@ -411,7 +412,7 @@ bool directWeightGradientFits(const ConvolutionShape& s) {
   // On wider planes from 16 input planes up: VGG's 32 -> 32 layer on 32x32 from 29.4 to 21.3 ms a
   // batch of 128 on one thread (Winograd's), its 64 -> 64 on 16x16 from 19.7 to 18.5; a first
   // layer of 3 planes slower than unfolded.
-  return directFits(s) || (hasAvx512() && s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && s.dH == 1 &&
+  return directFits(s) || (isaAtLeast(Isa::avx512) && s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && s.dH == 1 &&
                            s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.outPlanes % kBlock == 0 && s.inPlanes >= 16);
 }
 

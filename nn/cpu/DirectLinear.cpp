@@ -8,7 +8,10 @@
 
 #include "nn/Error.h"
 #include "nn/Parallel.h"
+#include "nn/cpu/Avx2.h"
 #include "nn/cpu/Avx512.h"
+#include "nn/cpu/DirectLinearForms.h"
+#include "nn/cpu/Isa.h"
 
 namespace nn::cpu {
 
@@ -42,6 +45,8 @@ namespace nn::cpu {
 // ms, the tiles about 0.03 more.
 
 #if NN_AVX512
+
+namespace avx512 {
 
 namespace {
 
@@ -287,21 +292,19 @@ void narrowForwardRange(const float* x, const float* w, const float* bias, float
 
 }  // namespace
 
-bool narrowLinearFits(int64_t, int64_t, int64_t out) { return hasAvx512() && out <= 16; }
-
-void narrowLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
+void narrowUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
                               int64_t batch, int64_t in, int64_t out) {
   parallelRanges(device, batch, 8,
                  [&](int64_t begin, int64_t end) { narrowForwardRange(x, weight, bias, y, in, out, begin, end); });
 }
 
-void narrowLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
+void narrowUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
                                  int64_t batch, int64_t in, int64_t out) {
   parallelRanges(device, batch, 8,
                  [&](int64_t begin, int64_t end) { narrowGradInputRange(gradY, weight, gradX, in, out, begin, end); });
 }
 
-void narrowLinearAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight,
+void narrowAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight,
                                int64_t batch, int64_t in, int64_t out, float scale) {
   const int64_t vectors = blocksOf(in, 16);
   parallelRanges(device, vectors, 4, [&](int64_t begin, int64_t end) {
@@ -309,13 +312,7 @@ void narrowLinearAccGradWeight(const Device& device, const float* x, const float
   });
 }
 
-bool directLinearFits(int64_t batch, int64_t, int64_t out) {
-  // From 32 outputs: at 10 (a classifier's), rearranging the batch costs more than OpenBLAS's
-  // whole product (the MLP's 1024 -> 10 layer 20% slower in its training step).
-  return hasAvx512() && batch >= 16 && batch <= 512 && out >= 32;
-}
-
-void directLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
+void directUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
                               int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
   const int64_t blocks = blocksOf(batch, kTileLanes), tiles = blocksOf(out, kTileRows);
   workspace.resize_({blocks * kTileLanes * in}, device);
@@ -332,7 +329,7 @@ void directLinearUpdateOutput(const Device& device, const float* x, const float*
   });
 }
 
-void directLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
+void directUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
                                  int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
   const int64_t blocks = blocksOf(batch, kTileRows), strips = blocksOf(in, kTileLanes);
   const int64_t packedFloats = blocks * kTileRows * out, stripFloats = kStripRows * kTileLanes;
@@ -363,31 +360,53 @@ void directLinearUpdateGradInput(const Device& device, const float* gradY, const
   });
 }
 
-#else
-
-bool narrowLinearFits(int64_t, int64_t, int64_t) { return false; }
-bool directLinearFits(int64_t, int64_t, int64_t) { return false; }
-
-void narrowLinearUpdateOutput(const Device&, const float*, const float*, const float*, float*, int64_t, int64_t,
-                              int64_t) {
-  NN_CHECK(false, "nn.Linear: the narrow route is not in this build");
-}
-void narrowLinearUpdateGradInput(const Device&, const float*, const float*, float*, int64_t, int64_t, int64_t) {
-  NN_CHECK(false, "nn.Linear: the narrow route is not in this build");
-}
-void narrowLinearAccGradWeight(const Device&, const float*, const float*, float*, int64_t, int64_t, int64_t, float) {
-  NN_CHECK(false, "nn.Linear: the narrow route is not in this build");
-}
-
-void directLinearUpdateOutput(const Device&, const float*, const float*, const float*, float*, int64_t, int64_t,
-                              int64_t, Tensor&) {
-  NN_CHECK(false, "nn.Linear: the direct route is not in this build");
-}
-void directLinearUpdateGradInput(const Device&, const float*, const float*, float*, int64_t, int64_t, int64_t,
-                                 Tensor&) {
-  NN_CHECK(false, "nn.Linear: the direct route is not in this build");
-}
+}  // namespace avx512
 
 #endif
+
+bool narrowLinearFits(int64_t, int64_t, int64_t out) { return isaAtLeast(Isa::avx2) && out <= 16; }
+
+bool directLinearFits(int64_t batch, int64_t, int64_t out) {
+  // From 32 outputs: at 10 (a classifier's), rearranging the batch costs more than OpenBLAS's
+  // whole product (the MLP's 1024 -> 10 layer 20% slower in its training step).
+  return isaAtLeast(Isa::avx2) && batch >= 16 && batch <= 512 && out >= 32;
+}
+
+// The form of the kernels' level: avx512's where it runs, else avx2's; the Fits functions keep
+// every call off machines with neither (isa() is generic there).
+#if NN_AVX512
+#define NN_LINEAR_FORM(call) return isaAtLeast(Isa::avx512) ? avx512::call : avx2::call
+#elif NN_AVX2
+#define NN_LINEAR_FORM(call) return avx2::call
+#else
+#define NN_LINEAR_FORM(call) NN_CHECK(false, "nn.Linear: the direct and narrow routes are not in this build")
+#endif
+
+void narrowLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
+                              int64_t batch, int64_t in, int64_t out) {
+  NN_LINEAR_FORM(narrowUpdateOutput(device, x, weight, bias, y, batch, in, out));
+}
+
+void narrowLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
+                                 int64_t batch, int64_t in, int64_t out) {
+  NN_LINEAR_FORM(narrowUpdateGradInput(device, gradY, weight, gradX, batch, in, out));
+}
+
+void narrowLinearAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight,
+                               int64_t batch, int64_t in, int64_t out, float scale) {
+  NN_LINEAR_FORM(narrowAccGradWeight(device, x, gradY, gradWeight, batch, in, out, scale));
+}
+
+void directLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
+                              int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
+  NN_LINEAR_FORM(directUpdateOutput(device, x, weight, bias, y, batch, in, out, workspace));
+}
+
+void directLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
+                                 int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
+  NN_LINEAR_FORM(directUpdateGradInput(device, gradY, weight, gradX, batch, in, out, workspace));
+}
+
+#undef NN_LINEAR_FORM
 
 }  // namespace nn::cpu

@@ -1,6 +1,7 @@
-// The direct route of the CPU Linear's forward and gradInput: AVX-512 tiles of our own for the
-// training batches (16 to 512 samples), where OpenBLAS packs the whole weight matrix for every
-// product and reaches 55-60% of the machine's multiply-add rate (Note [Linear tiles] in the .cpp).
+// The direct route of the CPU Linear's forward and gradInput: tiles of our own (AVX-512, or AVX2 +
+// FMA: the same floats) for the training batches (16 to 512 samples), where OpenBLAS packs the
+// whole weight matrix for every product and reaches 55-60% of the machine's multiply-add rate
+// (Note [Linear tiles] in the .cpp).
 // The weight gradient stays OpenBLAS's: its large operand is the result, which it does not pack.
 // And the narrow route of layers of 16 outputs or fewer, a classifier's: all three products in
 // loops of our own (Note [Narrow layers]).
@@ -13,8 +14,8 @@
 
 namespace nn::cpu {
 
-/// Whether the direct route serves a Linear of this shape: a machine with AVX-512, a batch of 16
-/// to 512 samples and 32 outputs or more.
+/// Whether the direct route serves a Linear of this shape: the kernels' level avx2 or above
+/// (Isa.h), a batch of 16 to 512 samples and 32 outputs or more.
 bool directLinearFits(int64_t batch, int64_t in, int64_t out);
 
 /// y = x W^T, plus b on every row where bias is not null; each sum bias first, then the terms in
@@ -25,8 +26,8 @@ void directLinearUpdateOutput(const Device& device, const float* x, const float*
 void directLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
                                  int64_t batch, int64_t in, int64_t out, Tensor& workspace);
 
-/// Whether the narrow route serves a Linear of this shape (its three products): a machine with
-/// AVX-512 and 16 outputs or fewer, a classifier's (Note [Narrow layers] in the .cpp).
+/// Whether the narrow route serves a Linear of this shape (its three products): the kernels'
+/// level avx2 or above and 16 outputs or fewer, a classifier's (Note [Narrow layers] in the .cpp).
 bool narrowLinearFits(int64_t batch, int64_t in, int64_t out);
 
 /// y = x W^T, plus b on every row where bias is not null; each output the lanes of its dot

@@ -21,23 +21,26 @@ void forParts(const Device& device, int64_t n, Body body) {
 // out[i] = f(in[i]). In place, the loop reads and writes through one pointer, so that the
 // compiler vectorises it without a run-time overlap check that would send it to the scalar loop.
 template <typename F>
-NN_CPU_CLONES void forwardLoop(const F& f, const float* in, float* out, int64_t n) {
-  if (in == out) {
-    for (int64_t i = 0; i < n; ++i) out[i] = f.forward(out[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = f.forward(in[i]);
-  }
+void forwardLoop(const F& f, const float* in, float* out, int64_t n) {
+  widest([&]() NN_CPU_INLINE {
+    if (in == out) {
+      for (int64_t i = 0; i < n; ++i) out[i] = f.forward(out[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = f.forward(in[i]);
+    }
+  });
 }
 
 // gradIn[i] = f.backward(in[i], out[i], gradOut[i]), in place the same way.
 template <typename F>
-NN_CPU_CLONES void backwardLoop(const F& f, const float* in, const float* out, const float* gradOut, float* gradIn,
-                                int64_t n) {
-  if (gradOut == gradIn) {
-    for (int64_t i = 0; i < n; ++i) gradIn[i] = f.backward(in[i], out[i], gradIn[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) gradIn[i] = f.backward(in[i], out[i], gradOut[i]);
-  }
+void backwardLoop(const F& f, const float* in, const float* out, const float* gradOut, float* gradIn, int64_t n) {
+  widest([&]() NN_CPU_INLINE {
+    if (gradOut == gradIn) {
+      for (int64_t i = 0; i < n; ++i) gradIn[i] = f.backward(in[i], out[i], gradIn[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) gradIn[i] = f.backward(in[i], out[i], gradOut[i]);
+    }
+  });
 }
 
 template <typename F>
@@ -58,18 +61,19 @@ constexpr ActivationKernels activation() {
   return {&forward<F>, &backward<F>};
 }
 
-NN_CPU_CLONES void sgdLoop(float* x, const float* gradient, float* velocity, int64_t n,
-                           const math::SgdStep& constants) {
-  // A local copy, which no store to x can change: the compiler then takes the branches on
-  // it out of the loops, and both loops vectorise.
-  const math::SgdStep step = constants;
-  if (velocity) {
-    for (int64_t i = 0; i < n; ++i) x[i] = math::sgdUpdate(x[i], gradient[i], velocity + i, step);
-  } else {
-    math::SgdStep plain = step;
-    plain.momentum = 0.f;  // as it is without a velocity; said again so that the compiler sees it
-    for (int64_t i = 0; i < n; ++i) x[i] = math::sgdUpdate(x[i], gradient[i], nullptr, plain);
-  }
+void sgdLoop(float* x, const float* gradient, float* velocity, int64_t n, const math::SgdStep& constants) {
+  widest([&]() NN_CPU_INLINE {
+    // A local copy, which no store to x can change: the compiler then takes the branches on
+    // it out of the loops, and both loops vectorise.
+    const math::SgdStep step = constants;
+    if (velocity) {
+      for (int64_t i = 0; i < n; ++i) x[i] = math::sgdUpdate(x[i], gradient[i], velocity + i, step);
+    } else {
+      math::SgdStep plain = step;
+      plain.momentum = 0.f;  // as it is without a velocity; said again so that the compiler sees it
+      for (int64_t i = 0; i < n; ++i) x[i] = math::sgdUpdate(x[i], gradient[i], nullptr, plain);
+    }
+  });
 }
 
 void sgdStep(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,

@@ -3,6 +3,7 @@
 #include "nn/Parallel.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/DirectLinear.h"
+#include "nn/cpu/Routes.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Linear.h"
 
@@ -35,9 +36,15 @@ void forBlocks(const Device& device, int64_t rows, int64_t cols, Body body) {
 
 void cpuUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
                      int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
-  if (narrowLinearFits(batch, in, out)) return narrowLinearUpdateOutput(device, x, weight, bias, y, batch, in, out);
-  if (directLinearFits(batch, in, out))
+  if (narrowLinearFits(batch, in, out)) {
+    countRoute(Route::linearNarrow, Pass::forward);
+    return narrowLinearUpdateOutput(device, x, weight, bias, y, batch, in, out);
+  }
+  if (directLinearFits(batch, in, out)) {
+    countRoute(Route::linearDirect, Pass::forward);
     return directLinearUpdateOutput(device, x, weight, bias, y, batch, in, out, workspace);
+  }
+  countRoute(Route::linearBlas, Pass::forward);
   forBlocks(device, batch, out, [&](const Block& b) {
     float beta = 0.f;
     if (bias) {
@@ -53,10 +60,15 @@ void cpuUpdateOutput(const Device& device, const float* x, const float* weight, 
 
 void cpuUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
                         int64_t in, int64_t out, Tensor& workspace) {
-  if (narrowLinearFits(batch, in, out))
+  if (narrowLinearFits(batch, in, out)) {
+    countRoute(Route::linearNarrow, Pass::gradInput);
     return narrowLinearUpdateGradInput(device, gradY, weight, gradX, batch, in, out);
-  if (directLinearFits(batch, in, out))
+  }
+  if (directLinearFits(batch, in, out)) {
+    countRoute(Route::linearDirect, Pass::gradInput);
     return directLinearUpdateGradInput(device, gradY, weight, gradX, batch, in, out, workspace);
+  }
+  countRoute(Route::linearBlas, Pass::gradInput);
   forBlocks(device, batch, in, [&](const Block& b) {
     // gradX[rows, cols] = gradY[rows, out] * W[out, cols]
     blas::gemm(false, false, b.rows.end - b.rows.begin, b.cols.end - b.cols.begin, out, 1.f, gradY + b.rows.begin * out,
@@ -74,10 +86,12 @@ void addBiasGradient(const float* gradY, float* gradBias, int64_t batch, int64_t
 void cpuAccGradParameters(const Device& device, const float* x, const float* gradY, float* gradWeight, float* gradBias,
                           int64_t batch, int64_t in, int64_t out, float scale) {
   if (narrowLinearFits(batch, in, out)) {
+    countRoute(Route::linearNarrow, Pass::gradParameters);
     narrowLinearAccGradWeight(device, x, gradY, gradWeight, batch, in, out, scale);
     if (gradBias) addBiasGradient(gradY, gradBias, batch, out, scale, Range{0, out});
     return;
   }
+  countRoute(Route::linearBlas, Pass::gradParameters);
   const int parts = parallelParts(device, out);
   parallelFor(device, parts, [&](int p) {
     const Range r = partRange(out, parts, p);

@@ -1,25 +1,50 @@
-// NN_CPU_CLONES: a hot loop of our own compiled twice, for AVX-512 (x86-64-v4) and for the
-// build's baseline (x86-64-v3: AVX2 and FMA, tools/bazel/copts.bzl), one of which the dynamic
-// loader picks for the machine (GCC's target_clones, an ifunc): the widest vectors of the
-// machine serve our loops, not only OpenBLAS's GEMMs. Both give the same floats: nothing is
-// contracted into a fused multiply-add (-ffp-contract=off, tools/bazel/copts.bzl) and
-// reductions add a fixed number of lanes. Compiled once: off x86; by Clang 14 (the fuzz build),
-// which clones no function templates; and under ThreadSanitizer, whose instrumentation of the
-// resolver runs before its runtime is ready when the program loads, and crashes it.
+// widest(f): a hot loop of our own compiled twice, for AVX-512 (x86-64-v4) and for the build's
+// baseline (x86-64-v3: AVX2 and FMA, tools/bazel/copts.bzl), run in its AVX-512 form where the
+// kernels' level is avx512 (Isa.h, which NN_CPU_ISA lowers), so that the widest vectors of the
+// machine serve our loops, not only OpenBLAS's GEMMs. Both forms give the same floats: nothing is
+// contracted into a fused multiply-add (-ffp-contract=off, tools/bazel/copts.bzl) and reductions
+// add a fixed number of lanes. Compiled once: off x86 and by Clang 14 (the fuzz build).
+//
+//   void relu(const float* in, float* out, int64_t n) {
+//     widest([&]() NN_CPU_INLINE { for (int64_t i = 0; i < n; ++i) out[i] = in[i] > 0 ? in[i] : 0.f; });
+//   }
 #pragma once
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define NN_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
-#else
-#define NN_CPU_CLONES
-#endif
+#include "nn/cpu/Isa.h"
 
-// NN_CPU_INLINE: a helper (a function template, a lambda) whose loops run inside an
-// NN_CPU_CLONES function. Only the marked function is cloned: a helper GCC does not inline is
-// compiled once, for the baseline, and the AVX-512 clone calls that copy (batch normalisation's
-// sums ran AVX2 code so). Always inlined, the helper becomes part of each clone.
+// NN_CPU_INLINE: the lambda given to widest, and any helper (a function template, a lambda) whose
+// loops run inside it. Only widest's AVX-512 instance is compiled for AVX-512: a helper GCC does not
+// inline is compiled once, for the baseline, and that instance would call the baseline's copy.
+// Always inlined, the helper becomes part of each form.
 #if defined(__GNUC__)
 #define NN_CPU_INLINE __attribute__((always_inline))
 #else
 #define NN_CPU_INLINE
 #endif
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NN_CPU_TWO_FORMS 1
+#else
+#define NN_CPU_TWO_FORMS 0
+#endif
+
+namespace nn::cpu {
+
+#if NN_CPU_TWO_FORMS
+/// f() compiled for AVX-512: f, inlined, becomes this function's code.
+template <typename F>
+__attribute__((target("arch=x86-64-v4"))) auto onAvx512(const F& f) {
+  return f();
+}
+#endif
+
+/// f() in its AVX-512 form at the level avx512, else in the baseline's; f is marked NN_CPU_INLINE.
+template <typename F>
+auto widest(const F& f) {
+#if NN_CPU_TWO_FORMS
+  if (isaAtLeast(Isa::avx512)) return onAvx512(f);
+#endif
+  return f();
+}
+
+}  // namespace nn::cpu

@@ -10,6 +10,7 @@
 #include "nn/Error.h"
 #include "nn/Parallel.h"
 #include "nn/cpu/Avx512.h"
+#include "nn/cpu/Isa.h"
 
 namespace nn::cpu {
 
@@ -141,7 +142,7 @@ void forwardSample(const Layer& l, const float* padded, const float* kernels, co
 bool shallowFits(const ConvolutionShape& s) {
   const bool shape = s.inPlanes >= 1 && s.inPlanes <= 4 && s.kH == s.kW && (s.kH == 3 || s.kH == 5) && s.dH == 1 &&
                      s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.padH == s.padW && s.padH >= 0 && s.padH < s.kH;
-  return hasAvx512() && shape && s.outWidth >= 1 && s.outWidth <= 2 * kLanes && s.outPlanes % kPlanes == 0;
+  return isaAtLeast(Isa::avx512) && shape && s.outWidth >= 1 && s.outWidth <= 2 * kLanes && s.outPlanes % kPlanes == 0;
 }
 
 void shallowUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,

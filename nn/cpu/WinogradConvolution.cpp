@@ -23,7 +23,7 @@ namespace {
 constexpr int64_t kChunkBytes = int64_t{512} << 10;
 
 // Eight floats, one of each of eight blocks side by side (GCC's vector extension: AVX2 or
-// AVX-512 registers, as the clone runs).
+// AVX-512 registers, as the form of Multiversion.h that runs).
 typedef float Lanes __attribute__((vector_size(32)));
 constexpr int64_t kLanes = 8;
 
@@ -126,46 +126,49 @@ __attribute__((always_inline)) inline void transformBlocks(const Correlation& p,
 }
 
 // v[xi][c][block] = B^T d B for the 4x4 input blocks of `count` samples.
-NN_CPU_CLONES void transformInput(const Correlation& p, const float* input, int64_t count, float* padded, float* v) {
-  transformBlocks<4>(p, p.inPlanes, input, p.height, p.width, p.pad, count, padded, p.paddedWidth(), v,
-                     p.stride(p.inPlanes, count), [](const Lanes* d, Lanes* t) { math::winogradInput(d, t); });
+void transformInput(const Correlation& p, const float* input, int64_t count, float* padded, float* v) {
+  widest([&]() NN_CPU_INLINE {
+    transformBlocks<4>(p, p.inPlanes, input, p.height, p.width, p.pad, count, padded, p.paddedWidth(), v,
+                       p.stride(p.inPlanes, count), [](const Lanes* d, Lanes* t) { math::winogradInput(d, t); });
+  });
 }
 
 // The output blocks of `count` samples from m[xi][o][block], each plus its plane's bias, eight
 // blocks of a row at a time.
-NN_CPU_CLONES void transformOutput(const Correlation& p, const float* m, int64_t count, const float* bias,
-                                   float* output) {
-  const int64_t blocks = count * p.blocksPerSample(), planeStride = p.stride(p.outPlanes, count);
-  const int64_t outH = p.outHeight, outW = p.outWidth, blocksX = p.blocksX();
-  for (int64_t n = 0; n < count; ++n)
-    for (int64_t o = 0; o < p.outPlanes; ++o) {
-      float* plane = output + (n * p.outPlanes + o) * outH * outW;
-      const float* in = m + o * blocks + n * p.blocksPerSample();
-      const float b = bias ? bias[o] : 0.f;
-      for (int64_t by = 0; by < p.blocksY(); ++by, in += blocksX)
-        for (int64_t bx = 0; bx < blocksX; bx += kLanes) {
-          const int64_t lanes = std::min(kLanes, blocksX - bx);
-          Lanes s[16], y[4];
-          for (int64_t xi = 0; xi < 16; ++xi)
-            s[xi] = lanes == kLanes ? load(in + bx + xi * planeStride) : loadSome(in + bx + xi * planeStride, lanes);
-          math::winogradOutput(s, y);
-          // Row i of the eight blocks: their left columns y[2i] and right columns y[2i + 1],
-          // interleaved into 16 floats.
-          for (int64_t i = 0; i < 2 && 2 * by + i < outH; ++i) {
-            float* row = plane + (2 * by + i) * outW + 2 * bx;
-            const Lanes left = b + __builtin_shufflevector(y[2 * i], y[2 * i + 1], 0, 8, 1, 9, 2, 10, 3, 11);
-            const Lanes right = b + __builtin_shufflevector(y[2 * i], y[2 * i + 1], 4, 12, 5, 13, 6, 14, 7, 15);
-            const int64_t columns = std::min(2 * kLanes, outW - 2 * bx);
-            if (columns == 2 * kLanes) {
-              store(row, left);
-              store(row + kLanes, right);
-            } else {
-              storeSome(row, left, std::min(kLanes, columns));
-              if (columns > kLanes) storeSome(row + kLanes, right, columns - kLanes);
+void transformOutput(const Correlation& p, const float* m, int64_t count, const float* bias, float* output) {
+  widest([&]() NN_CPU_INLINE {
+    const int64_t blocks = count * p.blocksPerSample(), planeStride = p.stride(p.outPlanes, count);
+    const int64_t outH = p.outHeight, outW = p.outWidth, blocksX = p.blocksX();
+    for (int64_t n = 0; n < count; ++n)
+      for (int64_t o = 0; o < p.outPlanes; ++o) {
+        float* plane = output + (n * p.outPlanes + o) * outH * outW;
+        const float* in = m + o * blocks + n * p.blocksPerSample();
+        const float b = bias ? bias[o] : 0.f;
+        for (int64_t by = 0; by < p.blocksY(); ++by, in += blocksX)
+          for (int64_t bx = 0; bx < blocksX; bx += kLanes) {
+            const int64_t lanes = std::min(kLanes, blocksX - bx);
+            Lanes s[16], y[4];
+            for (int64_t xi = 0; xi < 16; ++xi)
+              s[xi] = lanes == kLanes ? load(in + bx + xi * planeStride) : loadSome(in + bx + xi * planeStride, lanes);
+            math::winogradOutput(s, y);
+            // Row i of the eight blocks: their left columns y[2i] and right columns y[2i + 1],
+            // interleaved into 16 floats.
+            for (int64_t i = 0; i < 2 && 2 * by + i < outH; ++i) {
+              float* row = plane + (2 * by + i) * outW + 2 * bx;
+              const Lanes left = b + __builtin_shufflevector(y[2 * i], y[2 * i + 1], 0, 8, 1, 9, 2, 10, 3, 11);
+              const Lanes right = b + __builtin_shufflevector(y[2 * i], y[2 * i + 1], 4, 12, 5, 13, 6, 14, 7, 15);
+              const int64_t columns = std::min(2 * kLanes, outW - 2 * bx);
+              if (columns == 2 * kLanes) {
+                store(row, left);
+                store(row + kLanes, right);
+              } else {
+                storeSome(row, left, std::min(kLanes, columns));
+                if (columns > kLanes) storeSome(row + kLanes, right, columns - kLanes);
+              }
             }
           }
-        }
-    }
+      }
+  });
 }
 
 // output = bias + the correlation of input with the kernels whose transforms are u.
@@ -216,10 +219,12 @@ float* workspaceFor(const Device& device, const Correlation& p, Tensor& workspac
 int64_t gradOutputWidth(const Correlation& p) { return 2 * p.blocksX() + 2 * kLanes; }
 int64_t gradOutputFloats(const Correlation& p) { return 2 * p.blocksY() * gradOutputWidth(p); }
 
-NN_CPU_CLONES void transformGradOutput(const Correlation& p, const float* gradOutput, int64_t count, float* padded,
-                                       float* w) {
-  transformBlocks<2>(p, p.outPlanes, gradOutput, p.outHeight, p.outWidth, 0, count, padded, gradOutputWidth(p), w,
-                     p.stride(p.outPlanes, count), [](const Lanes* dy, Lanes* t) { math::winogradGradOutput(dy, t); });
+void transformGradOutput(const Correlation& p, const float* gradOutput, int64_t count, float* padded, float* w) {
+  widest([&]() NN_CPU_INLINE {
+    transformBlocks<2>(p, p.outPlanes, gradOutput, p.outHeight, p.outWidth, 0, count, padded, gradOutputWidth(p), w,
+                       p.stride(p.outPlanes, count),
+                       [](const Lanes* dy, Lanes* t) { math::winogradGradOutput(dy, t); });
+  });
 }
 
 }  // namespace

@@ -1,0 +1,22 @@
+// The route counters (Routes.h).
+#include "nn/cpu/Routes.h"
+
+#include <atomic>
+
+namespace nn::cpu {
+
+namespace {
+
+std::atomic<int64_t> counts[kRoutes][kPasses];
+
+}  // namespace
+
+void countRoute(Route route, Pass pass) {
+  counts[static_cast<int>(route)][static_cast<int>(pass)].fetch_add(1, std::memory_order_relaxed);
+}
+
+int64_t routeCount(Route route, Pass pass) {
+  return counts[static_cast<int>(route)][static_cast<int>(pass)].load(std::memory_order_relaxed);
+}
+
+}  // namespace nn::cpu
