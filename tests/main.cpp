@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "nn/backend/Backend.h"
+#include "nn/cpu/Isa.h"
 #include "tests/Skip.h"
 
 namespace {
@@ -130,6 +131,10 @@ int main(int argc, char* argv[]) {
   const Catch::ConfigData& data = session.configData();
   if (data.showHelp || data.listTests || data.listTestNamesOnly || data.listTags || data.listReporters)
     return session.run();
+
+  // Which forms of the CPU kernels this run tests (NN_CPU_ISA lowers the CPU's level).
+  std::printf("CPU kernels' level: %s (this CPU's: %s)\n", nn::cpu::isaName(nn::cpu::isa()),
+              nn::cpu::isaName(nn::cpu::machineIsa()));
 
   // The test cases this command line selects, and what they need.
   const Catch::Config& config = session.config();

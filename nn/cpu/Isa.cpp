@@ -16,13 +16,6 @@ namespace nn::cpu {
 
 namespace {
 
-Isa levelNamed(const char* name) {
-  for (Isa level : {Isa::generic, Isa::avx2, Isa::avx512})
-    if (std::strcmp(name, isaName(level)) == 0) return level;
-  NN_CHECK(false, "NN_CPU_ISA: expected one of generic, avx2, avx512, got '" << name << "'");
-  return Isa::generic;
-}
-
 Isa lowered(Isa level) { return static_cast<int>(level) < static_cast<int>(machineIsa()) ? level : machineIsa(); }
 
 // The level in force; -1 until the first use reads NN_CPU_ISA.
@@ -32,10 +25,20 @@ std::atomic<int> current{-1};
 
 const char* isaName(Isa level) {
   switch (level) {
-    case Isa::avx512: return "avx512";
-    case Isa::avx2: return "avx2";
-    default: return "generic";
+    case Isa::avx512:
+      return "avx512";
+    case Isa::avx2:
+      return "avx2";
+    default:
+      return "generic";
   }
+}
+
+Isa isaNamed(const char* name) {
+  for (Isa level : {Isa::generic, Isa::avx2, Isa::avx512})
+    if (std::strcmp(name, isaName(level)) == 0) return level;
+  NN_CHECK(false, "NN_CPU_ISA: expected one of generic, avx2, avx512, got '" << name << "'");
+  return Isa::generic;
 }
 
 Isa machineIsa() {
@@ -54,7 +57,7 @@ Isa isa() {
   int level = current.load(std::memory_order_relaxed);
   if (level < 0) {
     const char* asked = std::getenv("NN_CPU_ISA");
-    level = static_cast<int>(asked && *asked ? lowered(levelNamed(asked)) : machineIsa());
+    level = static_cast<int>(asked && *asked ? lowered(isaNamed(asked)) : machineIsa());
     int unset = -1;
     if (!current.compare_exchange_strong(unset, level, std::memory_order_relaxed)) level = unset;
   }

@@ -17,6 +17,9 @@ bool isaAtLeast(Isa level);
 /// "generic", "avx2", "avx512"
 const char* isaName(Isa level);
 
+/// The level named "generic", "avx2" or "avx512"; another name is an nn::Error naming NN_CPU_ISA.
+Isa isaNamed(const char* name);
+
 /// The highest level this machine runs and this build compiled: avx512 where the CPU has
 /// AVX-512 (F, BW, DQ, VL) and the build (GCC on x86-64) has its kernels; avx2 on other x86-64
 /// CPUs; generic elsewhere.
