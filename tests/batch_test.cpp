@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <vector>
 
 #include "nn/BatchIterator.h"
@@ -110,23 +111,30 @@ TEST_CASE("BatchIterator: the same seed gives the same order, another seed anoth
 }
 
 TEST_CASE("BatchIterator's shuffle makes every order of three samples equally likely", "[BatchIterator]") {
-  // 6000 epochs over 3 samples: each of the 6 orders should come about 1000 times
-  // (standard deviation ~29); a biased shuffle (swapping with any position) gives 3 orders
-  // 5/27 and 3 orders 4/27 of the time, i.e. ~1111 and ~889.
+  // 24,000 epochs over 3 samples: each of the 6 orders should come 4,000 times. Pearson's
+  // chi-squared over the 6 counts (5 degrees of freedom) exceeds 30 with probability 1.5e-5 for
+  // a uniform shuffle. A biased one (swapping each position with any position: 27 equally likely
+  // ways, 3 orders 5/27 of the time and 3 orders 4/27) gives 24,000 / 81 = 296 on average, with
+  // a standard deviation of about 35: it cannot pass.
+  constexpr int kEpochs = 24000;
   Data data(3);
   BatchIterator it(data.inputs, data.targets, 3, BatchOptions{true, false, 5});
   std::map<std::vector<int64_t>, int> counts;
-  for (int epoch = 0; epoch < 6000; ++epoch) {
+  for (int epoch = 0; epoch < kEpochs; ++epoch) {
     ++counts[it.permutation()];
     while (it.next()) {
     }
   }
   REQUIRE(counts.size() == 6);
+  const double expected = kEpochs / 6.0;
+  double chiSquared = 0;
+  std::ostringstream seen;
   for (const auto& [order, count] : counts) {
-    INFO("order " << order[0] << order[1] << order[2]);
-    REQUIRE(count > 880);
-    REQUIRE(count < 1120);
+    seen << order[0] << order[1] << order[2] << ": " << count << "  ";
+    chiSquared += (count - expected) * (count - expected) / expected;
   }
+  INFO(seen.str());
+  REQUIRE(chiSquared < 30);
 }
 
 TEST_CASE("BatchIterator allocates nothing once the batch tensors have their size", "[BatchIterator]") {

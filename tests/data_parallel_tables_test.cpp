@@ -1,8 +1,8 @@
 // DataParallelTable with tables (Torch7's DataParallelTable on 'a Tensor or a table of
 // Tensors'): every tensor of a table input is split along `dim`, table outputs and gradInputs
-// are gathered tensor by tensor, and the results equal the plain module's on the whole batch,
-// over 1-4 devices, in training with a ParallelCriterion too; on CPU devices and, where found,
-// CUDA devices.
+// are gathered tensor by tensor, and the results equal the plain module's on the whole batch
+// (each replica's the plain module's on its own rows), over 1-4 devices, in training with a
+// ParallelCriterion too; on CPU devices and, where found, CUDA devices.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -56,6 +56,37 @@ Table tableInput(int64_t batch, uint64_t seed) {
                Table{nn::test::randomTensor({batch, 3}, seed + 1), nn::test::randomTensor({batch, 3}, seed + 2)}};
 }
 
+// Rows [start, start + length) along dim 0 of every tensor of `a`: the slice a replica gets.
+Activity rowsOf(const Activity& a, int64_t start, int64_t length) {
+  if (a.isTensor()) return a.tensor().narrow(0, start, length).contiguous();
+  Table t;
+  for (const Activity& item : a.table()) t.push_back(rowsOf(item, start, length));
+  return t;
+}
+
+// Each replica of `table` (on `devices` devices, after a forward and backward of `x`, `g` on a
+// batch of `batch` rows) ran its own rows alone, in splitBatch's sizes: its output and gradInput are
+// the plain module's on those rows. (A table that ran the whole batch on replica 0 gathers the
+// same results.)
+void requireEachReplicaRanItsRows(const DataParallelTable& table, const DeviceKind& kind, int devices, int64_t batch,
+                                  const Activity& x, const Activity& g, uint64_t seed) {
+  const int64_t used = std::min<int64_t>(batch, devices);
+  int64_t start = 0;
+  for (int64_t i = 0; i < used; ++i) {
+    CAPTURE(i);
+    const int64_t length = batch / used + (i < batch % used ? 1 : 0);
+    const nn::Module& replica = *table.get(static_cast<size_t>(i));
+    auto mine = tableNet(seed);
+    const Activity myRows = rowsOf(x, start, length);
+    REQUIRE(nn::sameShape(replica.outputActivity(), mine->forward(myRows)));
+    REQUIRE(replica.outputActivity()[0].tensor().device() == kind.device(static_cast<int>(i)));
+    REQUIRE(relDiff(replica.outputActivity(), mine->outputActivity()) < bound(kind, 1e-6));
+    REQUIRE(relDiff(replica.gradInputActivity(), mine->backward(myRows, rowsOf(g, start, length))) < bound(kind, 1e-6));
+    start += length;
+  }
+  REQUIRE(start == batch);
+}
+
 // The gradients of every parameter, the table's and the plain module's, agree within `within`.
 void requireSameGradients(nn::Module& table, nn::Module& plain, double within) {
   auto [tv, tg] = table.parameters();
@@ -96,6 +127,7 @@ NN_MULTI_DEVICE_TEST_CASE("a table input and a table output: DataParallelTable e
         REQUIRE(gradInput[1][0].tensor().device() == kind.device(0));
         REQUIRE(relDiff(gradInput, plain->gradInputActivity()) < bound(kind, 1e-6));
         requireSameGradients(*table, *plain, bound(kind, 1e-5));
+        requireEachReplicaRanItsRows(*table, kind, devices, batch, Activity(x), g, 7);
       }
 }
 

@@ -1,14 +1,19 @@
 // The module contract shared by every module: parameters, getParameters, clone, to, apply.
 #include <catch2/catch.hpp>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "nn/BatchNormalization.h"
 #include "nn/Linear.h"
+#include "nn/MulConstant.h"
 #include "nn/Random.h"
 #include "nn/ReLU.h"
 #include "nn/Sequential.h"
+#include "nn/Sigmoid.h"
+#include "nn/Tanh.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 using nn::Tensor;
@@ -98,8 +103,10 @@ TEST_CASE("a module used in two places: one copy in two places after clone, one 
           "[Module]") {
   nn::manualSeed(8);
   auto twice = std::make_shared<nn::Linear>(3, 3);
+  // A Tanh between the places, which reads its own output in backward: the gradient is the true
+  // one (README, "A module in two places"; checked against finite differences below).
   auto net = std::make_shared<nn::Sequential>(
-      std::vector<nn::ModulePtr>{twice, std::make_shared<nn::ReLU>(), twice, std::make_shared<nn::Linear>(3, 2)});
+      std::vector<nn::ModulePtr>{twice, std::make_shared<nn::Tanh>(), twice, std::make_shared<nn::Linear>(3, 2)});
   auto copy = std::dynamic_pointer_cast<nn::Sequential>(net->clone());
   REQUIRE(copy != nullptr);
   CHECK(copy->get(0) == copy->get(2));
@@ -123,6 +130,45 @@ TEST_CASE("a module used in two places: one copy in two places after clone, one 
   for (size_t i = 0; i < expected.size(); ++i) expected[i] -= 0.5f * gradient[i];
   net->updateParameters(0.5f);
   CHECK(twice->weight.toVector() == expected);
+}
+
+NN_DEVICE_TEST_CASE("a module used in two places has the true gradient where its neighbours read none of its state",
+                    "[Module]") {
+  // Such a module keeps the output and gradInput of its last call only (README, "A module in two
+  // places"). These layouts give the true gradient: a shared Linear, which reads only its input
+  // and gradOutput, and between its places modules without parameters that read their own output
+  // (Tanh, Sigmoid) or nothing (MulConstant) in backward. parameters() lists the shared layer's
+  // tensors once per place; each is checked, the numeric gradient moving both places at once.
+  // A: the shared Linear(3, 3).
+  struct Layout {
+    const char* name;
+    std::function<std::vector<nn::ModulePtr>(const nn::ModulePtr&)> modules;
+    size_t parameters;
+  };
+  const std::vector<Layout> layouts{
+      {"A, Tanh, A, Linear",
+       [](const nn::ModulePtr& a) {
+         return std::vector<nn::ModulePtr>{a, std::make_shared<nn::Tanh>(), a, std::make_shared<nn::Linear>(3, 2)};
+       },
+       6},
+      {"Linear, A, MulConstant, A, Sigmoid, A",
+       [](const nn::ModulePtr& a) {
+         auto first = std::make_shared<nn::Linear>(3, 3);
+         auto times = std::make_shared<nn::MulConstant>(-2.f);
+         return std::vector<nn::ModulePtr>{first, a, times, a, std::make_shared<nn::Sigmoid>(), a};
+       },
+       8},
+  };
+  for (const Layout& layout : layouts) {
+    CAPTURE(layout.name);
+    nn::manualSeed(9);
+    auto shared = std::make_shared<nn::Linear>(3, 3);
+    nn::Sequential net(layout.modules(shared));
+    net.to(kind.device());
+    const Tensor x = kind.on(nn::test::randomTensor({4, 3}, 10, -2.f, 2.f));
+    REQUIRE_THAT(nn::test::checkInputGradient(net, x), nn::test::AgreesWithin(1e-3));
+    REQUIRE_THAT(nn::test::checkParameterGradients(net, x), nn::test::EachAgreesWithin(1e-3, layout.parameters));
+  }
 }
 
 TEST_CASE("backward accumulates gradients until zeroGradParameters", "[Module]") {

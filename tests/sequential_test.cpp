@@ -155,7 +155,13 @@ NN_DEVICE_TEST_CASE("Sequential chains forward and backward as computed by hand"
   net->zeroGradParameters();
   REQUIRE(nn::test::maxAbsDiff(net->backward(x, Tensor::full({2, 3}, 1.f, kind.device())), {5, 6, 9, 12}) == 0);
   // gradBias = column sums of what ReLU passed.
-  REQUIRE(nn::test::maxAbsDiff(std::dynamic_pointer_cast<nn::Linear>(net->get(0))->gradBias, {1, 1, 2}) == 0);
+  const auto linear = std::dynamic_pointer_cast<nn::Linear>(net->get(0));
+  REQUIRE(nn::test::maxAbsDiff(linear->gradBias, {1, 1, 2}) == 0);
+  // backward(x, g, scale) adds scale times the gradients: 1 + 0.5 of them now. gradInput is not
+  // scaled. gradWeight = what ReLU passed, transposed, times x: [[0, 2], [0, 2], [1, 1]].
+  REQUIRE(nn::test::maxAbsDiff(net->backward(x, Tensor::full({2, 3}, 1.f, kind.device()), 0.5f), {5, 6, 9, 12}) == 0);
+  REQUIRE(nn::test::maxAbsDiff(linear->gradBias, {1.5f, 1.5f, 3}) == 0);
+  REQUIRE(nn::test::maxAbsDiff(linear->gradWeight, {0, 3, 0, 3, 1.5f, 1.5f}) == 0);
 }
 
 NN_DEVICE_TEST_CASE("Sequential gradients agree with finite differences through every kind of module", "[Sequential]") {

@@ -160,6 +160,12 @@ NN_DEVICE_TEST_CASE("ParallelTable applies its i-th module to the i-th item", "[
   REQUIRE(item(gradInput, 0) == std::vector<float>{-4, -4});
   REQUIRE(item(gradInput, 1) == std::vector<float>{3, 0, 6});
   REQUIRE(linear->gradWeight.toVector() == std::vector<float>{1, -1, 0, 0, -1, 1});
+  // backward(x, g, scale) adds scale times the gradients: 1 + 0.5 of them now. gradInput is not
+  // scaled.
+  const Activity& again = parallel.backward(x, Table{on(kind, {1, 3}, {1, 0, -1}), on(kind, {3}, {1, 0, 2})}, 0.5f);
+  REQUIRE(item(again, 0) == std::vector<float>{-4, -4});
+  REQUIRE(linear->gradWeight.toVector() == std::vector<float>{1.5f, -1.5f, 0, 0, -1.5f, 1.5f});
+  REQUIRE(linear->gradBias.toVector() == std::vector<float>{1.5f, 0, -1.5f});
 }
 
 NN_DEVICE_TEST_CASE("ConcatTable and ParallelTable gradients agree with finite differences",
@@ -265,17 +271,22 @@ NN_DEVICE_TEST_CASE("CAddTable, CSubTable, CMulTable and CDivTable as computed b
   SECTION("CDivTable: the quotient; gradients g / b and -g a / b^2") {
     nn::CDivTable div;
     REQUIRE(div.forward(Table{a, b}).tensor().toVector() == std::vector<float>{0.25f, 0.4f, 0.5f});
-    const Activity& gradInput = div.backward(Table{a, b}, g);
-    REQUIRE(nn::test::maxAbsDiff(gradInput[0].tensor(), {0.25f, 0.4f, 0.5f}) <= 1e-7);
-    REQUIRE(nn::test::maxAbsDiff(gradInput[1].tensor(), {-0.0625f, -0.16f, -0.25f}) <= 1e-7);
+    // A gradOutput unlike either input at every position, so that a gradient computed from an
+    // input in its place is wrong.
+    const Tensor gd = on(kind, {3}, {2, -5, -3});
+    const Activity& gradInput = div.backward(Table{a, b}, gd);
+    REQUIRE(nn::test::maxAbsDiff(gradInput[0].tensor(), {0.5f, -1, -0.5f}) <= 1e-7);       // 2/4, -5/5, -3/6
+    REQUIRE(nn::test::maxAbsDiff(gradInput[1].tensor(), {-0.125f, 0.4f, 0.25f}) <= 1e-7);  // -2/16, 10/25, 9/36
   }
 }
 
 NN_DEVICE_TEST_CASE("element-wise table gradients agree with finite differences",
                     "[CAddTable][CSubTable][CMulTable][CDivTable]") {
-  const Tensor a = kind.on(nn::test::randomTensor({2, 3}, 1));
-  const Tensor b = kind.on(nn::test::randomTensor({2, 3}, 2, 0.5f, 2.f));  // away from 0, for CDivTable
-  const Tensor c = kind.on(nn::test::randomTensor({2, 3}, 3));
+  // Seeds other than the checker's (GradCheckOptions::seed, 1, whose weights, the gradOutput, a
+  // seed-1 input of the output's sizes would equal).
+  const Tensor a = kind.on(nn::test::randomTensor({2, 3}, 11));
+  const Tensor b = kind.on(nn::test::randomTensor({2, 3}, 12, 0.5f, 2.f));  // away from 0, for CDivTable
+  const Tensor c = kind.on(nn::test::randomTensor({2, 3}, 13));
   nn::CAddTable add;
   REQUIRE_THAT(nn::test::checkInputGradients(add, Table{a, b, c}), EachAgreesWithin(1e-3, 3));
   nn::CSubTable sub;
@@ -339,7 +350,7 @@ NN_DEVICE_TEST_CASE("SplitTable splits along a dimension and stacks gradOutput b
   nn::Sequential net;
   net.add(std::make_shared<nn::SplitTable>(1)).add(std::make_shared<nn::JoinTable>(0));
   REQUIRE(net.forward(x).toVector() == std::vector<float>{1, 4, 2, 5, 3, 6});
-  REQUIRE_THAT(nn::test::checkInputGradients(split, Activity(kind.on(nn::test::randomTensor({3, 2, 2}, 1)))),
+  REQUIRE_THAT(nn::test::checkInputGradients(split, Activity(kind.on(nn::test::randomTensor({3, 2, 2}, 7)))),
                EachAgreesWithin(1e-3, 1));
 }
 
@@ -365,7 +376,8 @@ NN_DEVICE_TEST_CASE(
   REQUIRE(checks[1].error == 0);
 }
 
-NN_DEVICE_TEST_CASE("NarrowTable passes items [offset, offset + length) on, negatives as Narrow's", "[NarrowTable]") {
+NN_DEVICE_TEST_CASE("NarrowTable passes items [offset, offset + length) on, and gradOutput's back in their places",
+                    "[NarrowTable]") {
   std::vector<Tensor> items;
   for (int i = 0; i < 4; ++i) items.push_back(on(kind, {2}, {float(i), float(10 * i)}));
   const Table x{items[0], items[1], items[2], items[3]};
@@ -380,11 +392,45 @@ NN_DEVICE_TEST_CASE("NarrowTable passes items [offset, offset + length) on, nega
   REQUIRE(item(gradInput, 1) == std::vector<float>{1, 2});
   REQUIRE(item(gradInput, 2) == std::vector<float>{3, 4});
   REQUIRE(item(gradInput, 3) == std::vector<float>{0, 0});
-  // Offset -3 is item 1; length -1 runs to the end: items 1, 2 and 3.
-  nn::NarrowTable tail(-3, -1);
-  const Activity& t = tail.forward(x);
-  REQUIRE(t.size() == 3);
-  REQUIRE(item(t, 2) == std::vector<float>{3, 30});
+}
+
+NN_DEVICE_TEST_CASE("NarrowTable with negative arguments: forward, backward and finite differences", "[NarrowTable]") {
+  // On 4 items: a negative offset counts from the end (-1 is item 3), a negative length ends
+  // that many items before the end plus one (-1 reaches item 3).
+  struct Case {
+    int64_t offset, length;
+    size_t first, count;  // the items it passes on
+  };
+  const std::vector<Case> cases{{0, -1, 0, 4}, {2, -1, 2, 2}, {-1, -1, 3, 1}, {-2, 1, 2, 1}, {-3, -1, 1, 3}};
+  Table x;
+  for (uint64_t i = 0; i < 4; ++i) x.push_back(kind.on(nn::test::randomTensor({2, 3}, 20 + i)));
+  for (const Case& c : cases) {
+    CAPTURE(c.offset, c.length);
+    nn::NarrowTable narrow(c.offset, c.length);
+    const Activity& y = narrow.forward(x);
+    REQUIRE(y.size() == c.count);
+    for (size_t i = 0; i < c.count; ++i) REQUIRE(item(y, i) == item(x, c.first + i));
+    Table g;
+    for (size_t i = 0; i < c.count; ++i) g.push_back(kind.on(nn::test::randomTensor({2, 3}, 40 + i)));
+    const Activity& gradInput = narrow.backward(x, g);
+    REQUIRE(gradInput.size() == 4);
+    for (size_t i = 0; i < 4; ++i) {
+      CAPTURE(i);
+      const bool inside = i >= c.first && i < c.first + c.count;
+      REQUIRE(item(gradInput, i) == (inside ? item(g, i - c.first) : std::vector<float>(6, 0.f)));
+    }
+    const std::vector<nn::test::GradientCheck> checks = nn::test::checkInputGradients(narrow, x);
+    REQUIRE(checks.size() == 4);
+    for (size_t i = 0; i < 4; ++i) {
+      CAPTURE(i);
+      if (i >= c.first && i < c.first + c.count) {
+        REQUIRE_THAT(checks[i], AgreesWithin(1e-3));
+      } else {  // an item not passed on: no gradient either way
+        REQUIRE(checks[i].largest == 0);
+        REQUIRE(checks[i].error == 0);
+      }
+    }
+  }
 }
 
 NN_DEVICE_TEST_CASE("FlattenTable flattens nested tables depth first and nests gradOutput back", "[FlattenTable]") {
@@ -414,7 +460,7 @@ NN_DEVICE_TEST_CASE("Identity passes tables through, and gradOutput back", "[Ide
 // --- errors ---------------------------------------------------------------------------------
 
 NN_DEVICE_TEST_CASE("table modules reject inputs they cannot take, naming themselves and what they got",
-                    "[ConcatTable][ParallelTable][CAddTable][JoinTable][SelectTable][NarrowTable]") {
+                    "[ConcatTable][ParallelTable][CAddTable][JoinTable][SplitTable][SelectTable][NarrowTable]") {
   const Tensor x = Tensor::zeros({2, 3}, kind.device());
   REQUIRE_THROWS_WITH(nn::CAddTable().forward(Activity(x)), Catch::Contains("nn.CAddTable") &&
                                                                 Catch::Contains("expected a table") &&
@@ -428,6 +474,9 @@ NN_DEVICE_TEST_CASE("table modules reject inputs they cannot take, naming themse
                       Catch::Contains("nn.JoinTable") && Catch::Contains("input[1]") && Catch::Contains("[3, 3]"));
   REQUIRE_THROWS_WITH(nn::SplitTable(2).forward(Activity(x)),
                       Catch::Contains("nn.SplitTable") && Catch::Contains("[2, 3]"));
+  // Unlike Narrow's and NarrowTable's, SplitTable's dimension does not count from the end.
+  REQUIRE_THROWS_WITH(nn::SplitTable(-1),
+                      Catch::Contains("nn.SplitTable") && Catch::Contains("at least 0") && Catch::Contains("-1"));
   REQUIRE_THROWS_WITH(nn::SelectTable(2).forward(Table{x, x}),
                       Catch::Contains("nn.SelectTable") && Catch::Contains("no item 2"));
   REQUIRE_THROWS_WITH(nn::SelectTable(-3).forward(Table{x, x}), Catch::Contains("no item -3"));
