@@ -45,6 +45,17 @@
 // its gradOutput (an in-place ReLU at the end) is seen by its accGradParameters, as a plain
 // module's would be; values the caller writes into gradOutput between the two calls are not.
 //
+// Note [A table in two places]
+// A module may sit in two places of a tree (README, "A module in two places"), and so may a
+// table: Sequential{t, Tanh, t}. Backward then reaches the table twice after one forward per
+// place, the second place first, each time with that place's input. A plain module computes
+// its gradients from the input it is given; the table's slices hold the last forward's input.
+// So the plan remembers which input its slices were scattered from, as it does for gradOutput,
+// and updateGradInput and accGradParameters given another input scatter that one (its rows
+// split as the last forward's were, which needs as many rows). The replicas then see what the
+// plain module would, and the table gives its gradients; any other state a replica keeps from
+// its last call is the plain module's too.
+//
 // Note [Counted gradients]
 // The gradients of the replicas other than the first are always counted: already summed
 // into the first replica (after a reduce), or copies of its own (after add()). Each of them
@@ -121,6 +132,9 @@ ModulePtr DataParallelTable::create(const Config& c, std::vector<ModulePtr> chil
   c.read("useNCCL", useNCCL, who);
   c.read("bufferPolicy", bufferPolicy, who);
   c.read("devices", devices, who);
+  NN_CHECK(bufferPolicy == 0 || bufferPolicy == 1,
+           who << ": expected bufferPolicy 0 (broadcast the first replica's buffers) or 1 (average them), got "
+               << bufferPolicy);
   auto table = std::make_shared<DataParallelTable>(dim, flattenParams, useNCCL);
   table->setBufferPolicy(bufferPolicy == 1 ? BufferPolicy::Average : BufferPolicy::BroadcastFirst);
   NN_CHECK(children.size() <= 1, "nn.DataParallelTable: expected at most one module, got " << children.size());
@@ -278,6 +292,8 @@ void DataParallelTable::gather(const Activity& (Module::*part)() const, Activity
 const Activity& DataParallelTable::updateOutputActivity(const Activity& input) {
   OneCall call(*this, "forward");
   checkReady();
+  // The steps walk the input's tables (rowsOf, the scatter) a call per level.
+  checkActivityDepth(input, "nn.DataParallelTable: the input");
   int64_t rows = 0;
   try {
     rows = rowsOf(input, dim_);
@@ -290,11 +306,13 @@ const Activity& DataParallelTable::updateOutputActivity(const Activity& input) {
       break;
     }
   contiguousActivity(input, plan_.source);
-  plan_.gradOutputScattered = false;
+  plan_.input.forget();
+  plan_.gradOutput.forget();
   splitBatch(rows, replicas_.size(), plan_.slices);
   runReplicas(plan_.active(), [&](size_t i) {
     replicas_[i]->forward(scatterActivity(plan_.source, dim_, plan_.slices[i], devices_[i], plan_.inputs[i]));
   });
+  plan_.input.remember(input);
   if (train_) buffersChanged_ = true;
   gather(&Module::outputActivity, outputActivity_);
   return setOutput(outputActivity_);
@@ -307,38 +325,63 @@ void DataParallelTable::checkGradOutput(const Activity& gradOutput) const {
                                                        << gradOutput.describe());
 }
 
-bool DataParallelTable::StepPlan::holdsGradOutput(const Activity& g) {
-  if (!gradOutputScattered) return false;
-  scratchTensors.clear();
-  collectTensors(g, scratchTensors);
-  if (scratchTensors.size() != gradOutputTensors.size()) return false;
-  for (size_t k = 0; k < scratchTensors.size(); ++k) {
-    const Tensor& t = scratchTensors[k];
-    if (!t.is(gradOutputTensors[k]) || t.storage() != gradOutputStorages[k] ||
-        t.storageOffset() != gradOutputOffsets[k])
-      return false;
+bool DataParallelTable::Scattered::holds(const Activity& a, std::vector<Tensor>& scratch) const {
+  if (!valid) return false;
+  scratch.clear();
+  collectTensors(a, scratch);
+  if (scratch.size() != tensors.size()) return false;
+  for (size_t k = 0; k < scratch.size(); ++k) {
+    const Tensor& t = scratch[k];
+    if (!t.is(tensors[k]) || t.storage() != storages[k] || t.storageOffset() != offsets[k]) return false;
   }
   return true;
 }
 
-void DataParallelTable::StepPlan::rememberGradOutput(const Activity& g) {
-  gradOutputTensors.clear();
-  gradOutputStorages.clear();
-  gradOutputOffsets.clear();
-  collectTensors(g, gradOutputTensors);
-  for (const Tensor& t : gradOutputTensors) {
-    gradOutputStorages.push_back(t.storage());
-    gradOutputOffsets.push_back(t.storageOffset());
+void DataParallelTable::Scattered::remember(const Activity& a) {
+  forget();
+  collectTensors(a, tensors);
+  for (const Tensor& t : tensors) {
+    storages.push_back(t.storage());
+    offsets.push_back(t.storageOffset());
   }
-  gradOutputScattered = true;
+  valid = true;
+}
+
+void DataParallelTable::Scattered::forget() {
+  valid = false;
+  tensors.clear();
+  storages.clear();
+  offsets.clear();
+}
+
+void DataParallelTable::scatterInputIfNew(const Activity& input) {
+  if (plan_.input.holds(input, plan_.scratchTensors)) return;
+  checkActivityDepth(input, "nn.DataParallelTable: backward's input");
+  int64_t rows = 0;
+  try {
+    rows = rowsOf(input, dim_);
+  } catch (const Error& e) {
+    throw Error(std::string("nn.DataParallelTable: ") + e.what());
+  }
+  const Slice& last = plan_.slices.back();
+  NN_CHECK(rows == last.start + last.length,
+           header() << ": backward was given an input of " << rows << " rows along dimension " << dim_
+                    << ", the last forward's had " << last.start + last.length
+                    << " (a table in two places of a tree needs as many rows in each)");
+  // Remembered only once every slice is copied: a failure leaves the next call to scatter.
+  plan_.input.forget();
+  contiguousActivity(input, plan_.source);
+  runReplicas(plan_.active(),
+              [&](size_t i) { scatterActivity(plan_.source, dim_, plan_.slices[i], devices_[i], plan_.inputs[i]); });
+  plan_.input.remember(input);
 }
 
 void DataParallelTable::withGradOutputSlices(const Activity& gradOutput, bool everyReplica,
                                              FunctionRef<void(size_t)> then) {
-  const bool scatter = !plan_.holdsGradOutput(gradOutput);
+  const bool scatter = !plan_.gradOutput.holds(gradOutput, plan_.scratchTensors);
   // Remembered only once every slice is copied: a failure leaves the next call to scatter.
   if (scatter) {
-    plan_.gradOutputScattered = false;
+    plan_.gradOutput.forget();
     contiguousActivity(gradOutput, plan_.source);
   }
   runReplicas(everyReplica ? replicas_.size() : plan_.active(), [&](size_t i) {
@@ -346,13 +389,14 @@ void DataParallelTable::withGradOutputSlices(const Activity& gradOutput, bool ev
       scatterActivity(plan_.source, dim_, plan_.slices[i], devices_[i], plan_.gradOutputs[i]);
     then(i);
   });
-  if (scatter) plan_.rememberGradOutput(gradOutput);
+  if (scatter) plan_.gradOutput.remember(gradOutput);
 }
 
-const Activity& DataParallelTable::updateGradInputActivity(const Activity&, const Activity& gradOutput) {
+const Activity& DataParallelTable::updateGradInputActivity(const Activity& input, const Activity& gradOutput) {
   OneCall call(*this, "updateGradInput");
   checkReady();
   checkGradOutput(gradOutput);
+  scatterInputIfNew(input);
   withGradOutputSlices(gradOutput, false,
                        [&](size_t i) { replicas_[i]->updateGradInputIfNeeded(plan_.inputs[i], plan_.gradOutputs[i]); });
   // A replica whose input needs no gradient (setGradInputNeeded(false) on it or on its
@@ -366,10 +410,11 @@ const Activity& DataParallelTable::updateGradInputActivity(const Activity&, cons
   return setGradInput(gradInputActivity_);
 }
 
-void DataParallelTable::accGradParametersActivity(const Activity&, const Activity& gradOutput, float scale) {
+void DataParallelTable::accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale) {
   OneCall call(*this, "accGradParameters");
   checkReady();
   checkGradOutput(gradOutput);
+  scatterInputIfNew(input);
   markStale();
   withGradOutputSlices(gradOutput, true, [&](size_t i) {
     if (i > 0) replicas_[i]->zeroGradParameters();  // Note [Counted gradients]
@@ -436,9 +481,8 @@ void DataParallelTable::clearState() {
   for (Activity& a : plan_.gradOutputs) a = Activity();
   plan_.source = Activity();
   plan_.slices.clear();
-  plan_.gradOutputScattered = false;
-  plan_.gradOutputTensors.clear();
-  plan_.gradOutputStorages.clear();
+  plan_.input.forget();
+  plan_.gradOutput.forget();
   plan_.scratchTensors.clear();
   for (const ModulePtr& r : replicas_) r->clearState();
 }

@@ -118,12 +118,32 @@ class DataParallelTable : public ActivityModule<Container> {
   void runReplicas(size_t count, FunctionRef<void(size_t)> task);
   /// Gathers the replicas' `part` (outputActivity or gradInputActivity) of this step into `into`.
   void gather(const Activity& (Module::*part)() const, Activity& into);
+  /// Scatters `input` into the plan's input slices unless they hold it already: backward given
+  /// another input than the last forward's (a table in two places of a tree) works on that
+  /// input's rows, as a plain module would (Note [A table in two places]).
+  void scatterInputIfNew(const Activity& input);
   /// Scatters gradOutput into the plan's slices unless they hold it already; runs `then(i)`
   /// on device i's thread after its slice is there, for every replica (those without rows
   /// too, when `everyReplica`).
   void withGradOutputSlices(const Activity& gradOutput, bool everyReplica, FunctionRef<void(size_t)> then);
   void markStale();
   static void mirrorModes(const Module& from, Module& to);
+
+  // Which activity a set of slices was scattered from, as it was when they were copied: the
+  // handle, storage and offset of each of its tensors (Note [One scatter per backward]).
+  struct Scattered {
+    /// False until remember(), and after forget().
+    bool valid = false;
+    std::vector<Tensor> tensors;
+    std::vector<std::shared_ptr<Storage>> storages;
+    std::vector<int64_t> offsets;
+
+    /// True when the slices were scattered from this very activity; `scratch` holds its tensors.
+    bool holds(const Activity& a, std::vector<Tensor>& scratch) const;
+    /// Remembers `a` as the activity the slices hold.
+    void remember(const Activity& a);
+    void forget();
+  };
 
   // What the steps of one training step work in (Note [Step plan]): kept from step to step,
   // so that a steady step allocates nothing.
@@ -134,13 +154,9 @@ class DataParallelTable : public ActivityModule<Container> {
     std::vector<Activity> inputs, gradOutputs;
     /// The input or gradOutput with every tensor contiguous, for the scatter.
     Activity source;
-    /// The gradOutput whose slices gradOutputs hold, as it was when they were copied: the
-    /// handle, storage and offset of each of its tensors. Valid while gradOutputScattered.
-    bool gradOutputScattered = false;
-    std::vector<Tensor> gradOutputTensors;
-    std::vector<std::shared_ptr<Storage>> gradOutputStorages;
-    std::vector<int64_t> gradOutputOffsets;
-    /// Scratch for the tensors of a gradOutput, to compare them with those above.
+    /// The input and the gradOutput whose slices inputs and gradOutputs hold.
+    Scattered input, gradOutput;
+    /// Scratch for the tensors of an input or a gradOutput, to compare them with those above.
     std::vector<Tensor> scratchTensors;
     /// The replicas' outputs or gradInputs, for the gather.
     std::vector<const Activity*> parts;
@@ -150,10 +166,6 @@ class DataParallelTable : public ActivityModule<Container> {
 
     /// The number of devices with rows in this step (0 before a forward).
     size_t active() const { return slices.size(); }
-    /// True when gradOutputs hold the slices of this very gradOutput.
-    bool holdsGradOutput(const Activity& g);
-    /// Remembers g as the gradOutput whose slices gradOutputs hold.
-    void rememberGradOutput(const Activity& g);
   };
 
   // The thread of the call running on this table, and how deeply it nests (Note [One call at a time]).

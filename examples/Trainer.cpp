@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -236,6 +237,19 @@ void standardize(nn::Tensor& images) {
   for (int64_t i = 0, n = images.numel(); i < n; ++i) p[i] = (p[i] - mean) / deviation;
 }
 
+// The flags that every process under mpirun must share, a flag a line, and the training images
+// they leave: ranks with another batch size, data, limit or seed would train on shards that
+// overlap, or stop at other steps (--devices, --threads and the files rank 0 writes may differ).
+std::string sharedConfiguration(const Options& o, int64_t trainingImages) {
+  std::ostringstream c;
+  c << std::setprecision(9) << "--epochs " << o.epochs << "\n--batch-size " << o.batchSize << "\n--optimizer "
+    << o.optimizer << "\n--lr " << (o.learningRate >= 0 ? o.learningRate : defaultLearningRate(o)) << "\n--momentum "
+    << o.momentum << "\n--weight-decay " << o.weightDecay << "\n--lr-decay " << o.learningRateDecay << "\n--seed "
+    << o.seed << "\n--limit " << o.limit << "\n--flip " << (o.flip ? "on" : "off") << "\n--bucket-mb "
+    << o.bucketMegabytes << "\n--resume " << o.resume << "\ntraining images " << trainingImages << "\n";
+  return c.str();
+}
+
 // True where mpirun started this process among others (Open MPI's environment says so).
 bool launchedByMpirun() {
   const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
@@ -325,6 +339,7 @@ int run(const Options& o, const ExampleSettings& s) {
   const nn::ModulePtr local = placeOnDevices(s.model(), devices);
   nn::DistributedDataParallelTable::Options distributed;
   distributed.bucketMegabytes = o.bucketMegabytes;
+  distributed.configuration = sharedConfiguration(o, train.size());
   const nn::ModulePtr model =
       group ? std::make_shared<nn::DistributedDataParallelTable>(local, group, distributed) : local;
   // Flushed, so that a log shows the model before the first epoch's progress on stderr.

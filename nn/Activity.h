@@ -8,6 +8,11 @@
 // activities it returns and refills them, so that a steady step allocates nothing.
 //
 // Modules pass activities to one another (Note [Tensors and activities] in nn/Module.h).
+//
+// Depth: tables nest at most kMaxActivityDepth deep wherever they are copied or walked (the
+// functions below, a copy, DataParallelTable), so that no walk recurses without bound: a deeper
+// one is an nn::Error, as the module-tree reader's depth bound. Destruction alone accepts any
+// depth (a table nested a million deep may be built by moving), and is iterative.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +25,9 @@
 namespace nn {
 
 class Activity;
+
+/// How deep tables may nest where an activity is copied or walked.
+constexpr size_t kMaxActivityDepth = 1000;
 
 /// An ordered list of activities (Torch7's table, indexed from 0 here).
 class Table {
@@ -41,6 +49,7 @@ class Table {
   std::vector<Activity>::const_iterator end() const { return items_.end(); }
 
  private:
+  friend class Activity;
   std::vector<Activity> items_;
 };
 
@@ -50,6 +59,14 @@ class Activity {
   Activity() = default;
   Activity(Tensor tensor) : tensor_(std::move(tensor)) {}              // NOLINT: implicit, as a Torch7 value
   Activity(Table table) : table_(std::move(table)), isTable_(true) {}  // NOLINT: likewise
+  /// Shares the tensors and copies the lists; an nn::Error where tables nest deeper than
+  /// kMaxActivityDepth.
+  Activity(const Activity& other);
+  Activity& operator=(const Activity& other);
+  Activity(Activity&&) noexcept = default;
+  Activity& operator=(Activity&&) noexcept = default;
+  /// Iterative: tables nested any depth deep.
+  ~Activity();
 
   bool isTensor() const { return !isTable_; }
   bool isTable() const { return isTable_; }
@@ -65,7 +82,8 @@ class Activity {
   const Activity& operator[](size_t i) const { return table()[i]; }
   Activity& operator[](size_t i) { return table()[i]; }
 
-  /// For messages: a tensor's sizes, "[2, 3]", a table's items in braces, "{[2, 3], {[4]}}".
+  /// For messages: a tensor's sizes, "[2, 3]", a table's items in braces, "{[2, 3], {[4]}}";
+  /// tables nested deeper than 16 as "{...}".
   std::string describe() const;
 
   /// Makes this a table of n items (those there are kept, empty tensors added) and returns
@@ -78,10 +96,18 @@ class Activity {
   void shareTensor(const Tensor& t);
 
  private:
+  // *this = other, where other lies `depth` tables below the copy's root.
+  void assign(const Activity& other, size_t depth);
+  void describeInto(std::string& s, size_t depth) const;
+
   Tensor tensor_;
   Table table_;
   bool isTable_ = false;
 };
+
+/// An nn::Error starting with `who` unless `a`'s tables nest at most kMaxActivityDepth deep;
+/// iterative, so that it checks an activity of any depth before a walk recurses into it.
+void checkActivityDepth(const Activity& a, const char* who);
 
 /// True when a and b are alike: tables of the same lengths, nested alike, and tensors of the
 /// same sizes where a has tensors.

@@ -14,6 +14,7 @@ Adagrad::Adagrad(std::pair<Tensor, Tensor> parameters, AdagradOptions options)
 
 void Adagrad::checkOptions() const {
   const AdagradOptions& o = options_;
+  // Note [Optimizer options] in nn/Optimizer.h.
   checkNonNegative("a learning rate", o.learningRate);
   checkNonNegative("a learning rate decay", o.learningRateDecay);
   checkNonNegative("an epsilon", o.epsilon);

@@ -16,10 +16,11 @@ Adam::Adam(std::pair<Tensor, Tensor> parameters, AdamOptions options)
 
 void Adam::checkOptions() const {
   const AdamOptions& o = options_;
+  // Note [Optimizer options] in nn/Optimizer.h.
   checkNonNegative("a learning rate", o.learningRate);
   checkNonNegative("a learning rate decay", o.learningRateDecay);
-  NN_CHECK(o.beta1 >= 0 && o.beta1 < 1, "nn.Adam: expected beta1 in [0, 1), got " << o.beta1);
-  NN_CHECK(o.beta2 >= 0 && o.beta2 < 1, "nn.Adam: expected beta2 in [0, 1), got " << o.beta2);
+  checkFraction("beta1", o.beta1, false);
+  checkFraction("beta2", o.beta2, false);
   checkNonNegative("an epsilon", o.epsilon);
   checkNonNegative("a weight decay", o.weightDecay);
 }
@@ -34,6 +35,11 @@ void Adam::step() {
   math::AdamUpdate update;
   update.stepSize = static_cast<float>(o.pytorchEpsilon ? learningRate / correction1
                                                         : learningRate * correction2 / correction1);
+  // The bias corrections scale the learning rate (PyTorch's form by 1 / (1 - beta1) = 10 at
+  // the first step): a float may not hold what a learning rate a float holds becomes.
+  NN_CHECK(std::isfinite(update.stepSize), "nn.Adam: the step size at step " << stepCount_ + 1 << " of learning rate "
+                                                                             << o.learningRate
+                                                                             << " is beyond a float's range");
   update.divisor = o.pytorchEpsilon ? static_cast<float>(correction2) : 1.f;
   update.beta1 = static_cast<float>(o.beta1);
   update.oneMinusBeta1 = static_cast<float>(1 - o.beta1);

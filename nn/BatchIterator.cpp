@@ -40,8 +40,10 @@ BatchIterator::BatchIterator(std::shared_ptr<const Dataset> dataset, int64_t bat
            "nn.BatchIterator: expected shard 0 .. shards - 1 of shards > 0, got shard " << options_.shard << " of "
                                                                                         << options_.shards);
   NN_CHECK(!options_.dropLast || globalBatchSize() <= dataset_->size(),
-           "nn.BatchIterator: dropping the last partial batch of size " << globalBatchSize() << " leaves no batch of "
-                                                                        << dataset_->size() << " samples");
+           "nn.BatchIterator: a data set of " << dataset_->size() << " samples has no full batch of "
+                                              << globalBatchSize() << " (batch size " << batchSize << " x "
+                                              << options_.shards
+                                              << " shards): dropping the last partial batch would leave none");
   NN_CHECK(options_.shards <= dataset_->size(), "nn.BatchIterator: " << options_.shards << " shards of "
                                                                      << dataset_->size() << " samples leave none "
                                                                      << "for some");
@@ -77,6 +79,8 @@ void BatchIterator::startEpoch(Cursor& cursor, int64_t epoch) const {
 int64_t BatchIterator::prepare(Cursor& cursor, Tensor& batchInput, Tensor& batchTarget) {
   const int64_t remaining = size() - cursor.position;
   if (remaining == 0 || remaining < options_.shards || (options_.dropLast && remaining < globalBatchSize())) {
+    NN_CHECK(cursor.epoch < kMaxEpoch,
+             "nn.BatchIterator: epoch " << cursor.epoch << " is the last it counts; there is no next");
     startEpoch(cursor, cursor.epoch + 1);
     return 0;
   }
@@ -115,7 +119,7 @@ bool BatchIterator::next(Tensor& batchInput, Tensor& batchTarget) {
     batchTarget.resize_(slot.target.sizes(), device_).copy_(slot.target);
     given_.position += slot.count;  // the global batch's samples
   } else {
-    startEpoch(given_, given_.epoch + 1);
+    startEpoch(given_, given_.epoch + 1);  // below kMaxEpoch: the thread's prepare() checked it
   }
   const bool gave = slot.count > 0;
   {
@@ -172,9 +176,10 @@ void BatchIterator::stopThread() {
 }
 
 void BatchIterator::checkRestore(int64_t epoch, int64_t position, const std::vector<int64_t>& permutation) const {
-  NN_CHECK(epoch >= 0 && position >= 0 && position <= size(),
-           "nn.BatchIterator.restore: expected epoch >= 0 and position from 0 to " << size() << ", got epoch " << epoch
-                                                                                   << ", position " << position);
+  NN_CHECK(epoch >= 0 && epoch <= kMaxEpoch && position >= 0 && position <= size(),
+           "nn.BatchIterator.restore: expected epoch from 0 to " << kMaxEpoch << " and position from 0 to " << size()
+                                                                 << ", got epoch " << epoch << ", position "
+                                                                 << position);
   NN_CHECK(static_cast<int64_t>(permutation.size()) == size(),
            "nn.BatchIterator.restore: expected a permutation of " << size() << " samples, got " << permutation.size());
   std::vector<bool> seen(permutation.size(), false);

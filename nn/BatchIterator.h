@@ -86,6 +86,10 @@ class BatchIterator {
   int64_t batchesPerEpoch() const;
   /// Samples of one global batch: batchSize() * shards.
   int64_t globalBatchSize() const { return batchSize_ * options_.shards; }
+  /// The last epoch an iterator reaches (counted from 0): far beyond any training run, and an
+  /// int's range, so that epoch + 1 never overflows. Moving past it is an nn::Error.
+  static constexpr int64_t kMaxEpoch = (int64_t{1} << 31) - 1;
+
   /// The current epoch, counted from 0.
   int64_t epoch() const { return given_.epoch; }
   /// Samples of this epoch already given out by next() (not those prepared ahead), those of
@@ -93,8 +97,8 @@ class BatchIterator {
   int64_t position() const { return given_.position; }
   /// This epoch's order: batch k holds samples permutation[k * batchSize ...].
   const std::vector<int64_t>& permutation() const { return given_.permutation; }
-  /// Throws, changing nothing, unless restore() would accept these: `permutation` orders
-  /// 0 .. N-1 and position lies within it.
+  /// Throws, changing nothing, unless restore() would accept these: epoch from 0 to
+  /// kMaxEpoch, `permutation` orders 0 .. N-1 and position lies within it.
   void checkRestore(int64_t epoch, int64_t position, const std::vector<int64_t>& permutation) const;
   /// Goes back to a saved point: the data order then continues as it did after it. Batches
   /// prepared ahead are dropped.

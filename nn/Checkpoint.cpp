@@ -19,9 +19,9 @@ constexpr const char* kPermutation = "training.permutation";
 // Sample indices are stored as floats, exact below 2^24 (saveCheckpoint checks the count).
 constexpr float kMaxSampleIndex = 16777216.f;
 
-// Far beyond any training run, and small enough that the counts fit an int (epochs) or a
-// double exactly (steps) in the code that uses them.
-constexpr int64_t kMaxEpochs = (int64_t{1} << 31) - 1;
+// Far beyond any training run, and small enough that the counts fit an int (epochs, as the
+// data order's) or a double exactly (steps) in the code that uses them.
+constexpr int64_t kMaxEpochs = BatchIterator::kMaxEpoch;
 constexpr int64_t kMaxSteps = int64_t{1} << 53;
 
 // Metadata `key` as a count from 0 to `maximum`.
@@ -57,7 +57,7 @@ double number(const Metadata& metadata, const std::string& key, const std::strin
 void saveCheckpoint(const TrainingState& state, const std::string& path) {
   NN_CHECK(state.model && state.optimizer && state.batches,
            "nn::saveCheckpoint: model, optimizer and batches are needed");
-  std::vector<NamedTensor> tensors = state.model->stateDict();
+  std::vector<NamedTensor> tensors = stateDictOnce(*state.model);
   for (const auto& [name, buffer] : state.optimizer->state())
     if (buffer.numel() > 0) tensors.push_back({kStatePrefix + name, buffer});
   const std::vector<int64_t>& order = state.batches->permutation();
@@ -102,6 +102,13 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   const int64_t dataPosition = integer(m, "training.data_position", path, kMaxSteps);
   const double epochLossSum = number(m, "training.epoch_loss_sum", path);
   const int64_t epochSteps = m.count("training.epoch_steps") ? integer(m, "training.epoch_steps", path, kMaxSteps) : 0;
+  // The epoch in progress: a loss needs steps, and each step takes at least one sample.
+  NN_CHECK(epochSteps > 0 || epochLossSum == 0,
+           path << ": metadata 'training.epoch_loss_sum' is " << epochLossSum
+                << " with 'training.epoch_steps' 0: the losses of no steps sum to 0");
+  NN_CHECK(epochSteps <= dataPosition, path << ": metadata 'training.epoch_steps' is " << epochSteps
+                                            << ", more steps than the " << dataPosition
+                                            << " samples of 'training.data_position' could make");
   auto generatorState = m.find("training.generator");
   NN_CHECK(generatorState != m.end(), path << ": not a checkpoint: no 'training.generator' metadata");
   std::mt19937 engine;

@@ -28,17 +28,23 @@ FashionMnist::FashionMnist(Split split, const std::string& folder) {
   const std::string imagePath = findFile(folder, prefix + "-images-idx3-ubyte");
   const std::string labelPath = findFile(folder, prefix + "-labels-idx1-ubyte");
 
-  const IdxFile imageFile = IdxFile::read(imagePath, "image data");
-  NN_CHECK(imageFile.sizes.size() == 3 && imageFile.sizes[1] == kHeight && imageFile.sizes[2] == kWidth,
+  // The two headers first, against each other: a file that declares more images than it
+  // has labels costs nothing to refuse, before either body is inflated.
+  const std::vector<int64_t> imageSizes = IdxFile::readSizes(imagePath, "image data");
+  NN_CHECK(imageSizes.size() == 3 && imageSizes[1] == kHeight && imageSizes[2] == kWidth,
            imagePath << ": expected images of sizes [N, " << kHeight << ", " << kWidth << "], got "
-                     << shapeString(imageFile.sizes));
-  const int64_t count = imageFile.sizes[0];
+                     << shapeString(imageSizes));
+  const int64_t count = imageSizes[0];
   NN_CHECK(count > 0, imagePath << ": expected at least one image, got none");
+  const std::vector<int64_t> labelSizes = IdxFile::readSizes(labelPath, "label data");
+  NN_CHECK(labelSizes.size() == 1, labelPath << ": expected labels of sizes [N], got " << shapeString(labelSizes));
+  NN_CHECK(labelSizes[0] == count, labelPath << ": expected " << count << " labels, one per image of " << imagePath
+                                             << ", got " << labelSizes[0]);
+
+  // The labels, the smaller body, before the images; each file's sizes must still be those
+  // read above (a file replaced in between is refused, not read past).
   const IdxFile labelFile = IdxFile::read(labelPath, "label data");
-  NN_CHECK(labelFile.sizes.size() == 1,
-           labelPath << ": expected labels of sizes [N], got " << shapeString(labelFile.sizes));
-  NN_CHECK(labelFile.sizes[0] == count, labelPath << ": expected " << count << " labels, one per image of " << imagePath
-                                                  << ", got " << labelFile.sizes[0]);
+  NN_CHECK(labelFile.sizes == labelSizes, labelPath << ": its sizes changed while it was read");
 
   labels = Tensor::empty({count});
   float* l = labels.data();
@@ -48,6 +54,8 @@ FashionMnist::FashionMnist(Split split, const std::string& folder) {
                                          << " is out of range, expected 0 to " << kClasses - 1);
     l[i] = static_cast<float>(label);
   }
+  const IdxFile imageFile = IdxFile::read(imagePath, "image data");
+  NN_CHECK(imageFile.sizes == imageSizes, imagePath << ": its sizes changed while it was read");
   images = Tensor::empty({count, 1, kHeight, kWidth});
   float* x = images.data();
   const uint8_t* bytes = imageFile.data.data();

@@ -120,10 +120,8 @@ std::string hexByte(uint8_t b) {
   return s.str();
 }
 
-}  // namespace
-
-IdxFile IdxFile::read(const std::string& path, const std::string& contents) {
-  Reader file(path);
+// Reads and checks the header: the sizes, whose product (the bytes of data) goes to *total.
+std::vector<int64_t> readHeader(Reader& file, const std::string& path, const std::string& contents, int64_t* total) {
   uint8_t magic[4];
   int64_t got = file.read(magic, 4);
   NN_CHECK(got == 4, path << ": truncated: expected a 4-byte IDX magic number, got " << got << " bytes");
@@ -139,22 +137,38 @@ IdxFile IdxFile::read(const std::string& path, const std::string& contents) {
   got = file.read(sizeBytes, 4 * rank);
   NN_CHECK(got == 4 * rank,
            path << ": truncated: expected " << 4 * rank << " bytes of sizes for rank " << rank << ", got " << got);
-  IdxFile out;
+  std::vector<int64_t> sizes;
   for (int d = 0; d < rank; ++d) {
     const uint8_t* b = sizeBytes + 4 * d;
-    out.sizes.push_back((int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | int64_t{b[3]});
+    sizes.push_back((int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | int64_t{b[3]});
   }
-  int64_t total = 1;
-  for (int64_t size : out.sizes) {
+  *total = 1;
+  for (int64_t size : sizes) {
     // total <= 2^31 and size < 2^32 here, so the product cannot overflow.
-    total *= size;
-    NN_CHECK(total <= kMaxDataBytes, path << ": sizes " << shapeString(out.sizes) << " declare more than "
-                                          << kMaxDataBytes << " bytes of " << contents);
+    *total *= size;
+    NN_CHECK(*total <= kMaxDataBytes, path << ": sizes " << shapeString(sizes) << " declare more than " << kMaxDataBytes
+                                           << " bytes of " << contents);
   }
+  return sizes;
+}
+
+}  // namespace
+
+std::vector<int64_t> IdxFile::readSizes(const std::string& path, const std::string& contents) {
+  Reader file(path);
+  int64_t total = 0;
+  return readHeader(file, path, contents, &total);
+}
+
+IdxFile IdxFile::read(const std::string& path, const std::string& contents) {
+  Reader file(path);
+  IdxFile out;
+  int64_t total = 0;
+  out.sizes = readHeader(file, path, contents, &total);
 
   // The buffer grows with the data that arrives (at most doubling), not to the declared size
   // at once: a short file that declares 2 GB must not cost 2 GB of memory to reject.
-  got = 0;
+  int64_t got = 0;
   while (got < total) {
     const int64_t chunk = std::min(total - got, std::max<int64_t>(got, int64_t{1} << 16));
     out.data.resize(static_cast<size_t>(got + chunk));

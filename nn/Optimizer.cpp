@@ -2,6 +2,7 @@
 #include "nn/Optimizer.h"
 
 #include <cmath>
+#include <limits>
 
 #include "nn/Error.h"
 
@@ -22,6 +23,14 @@ Optimizer::Optimizer(std::string module, std::pair<Tensor, Tensor> parameters, s
 
 void Optimizer::checkNonNegative(const char* what, double value) const {
   NN_CHECK(std::isfinite(value) && value >= 0, module_ << ": expected " << what << " >= 0, got " << value);
+  NN_CHECK(value <= std::numeric_limits<float>::max(), module_ << ": expected " << what << " of at most "
+                                                               << std::numeric_limits<float>::max()
+                                                               << " (the step computes in float), got " << value);
+}
+
+void Optimizer::checkFraction(const char* what, double value, bool oneIncluded) const {
+  NN_CHECK(value >= 0 && (oneIncluded ? value <= 1 : value < 1),
+           module_ << ": expected " << what << " in [0, 1" << (oneIncluded ? "]" : ")") << ", got " << value);
 }
 
 void Optimizer::setStepCount(int64_t count) {

@@ -51,8 +51,19 @@ class Optimizer {
   Tensor& stateBuffer(size_t i, bool* created = nullptr);
   /// "nn.Adam"
   const std::string& module() const { return module_; }
-  /// Throws "nn.Adam: expected a learning rate >= 0, got nan" unless value is finite and >= 0.
+  // Note [Optimizer options]: one rule for every optimizer's options. A value is refused
+  // where it has no meaning: NaN or infinite; beyond a float's range, which the step computes
+  // in; below 0 for a learning rate, its decay (whose negative values divide by zero and
+  // below), a weight decay or an epsilon; outside [0, 1] for a momentum, a dampening or a
+  // smoothing constant ([0, 1) for Adam's betas). Each optimizer checks its options with these
+  // at construction and before every step, as they may be changed between steps.
+
+  /// Throws "nn.Adam: expected a learning rate >= 0, got nan" unless value is finite, >= 0 and
+  /// at most a float's largest value.
   void checkNonNegative(const char* what, double value) const;
+  /// Throws "nn.SGD: expected a momentum in [0, 1], got -1" unless value is in [0, 1], or in
+  /// [0, 1) where `oneIncluded` is false.
+  void checkFraction(const char* what, double value, bool oneIncluded = true) const;
 
   Tensor parameters_;
   Tensor gradients_;

@@ -14,8 +14,9 @@ RMSprop::RMSprop(std::pair<Tensor, Tensor> parameters, RmspropOptions options)
 
 void RMSprop::checkOptions() const {
   const RmspropOptions& o = options_;
+  // Note [Optimizer options] in nn/Optimizer.h.
   checkNonNegative("a learning rate", o.learningRate);
-  NN_CHECK(o.alpha >= 0 && o.alpha <= 1, "nn.RMSprop: expected alpha in [0, 1], got " << o.alpha);
+  checkFraction("alpha", o.alpha);
   checkNonNegative("an epsilon", o.epsilon);
   checkNonNegative("a weight decay", o.weightDecay);
 }

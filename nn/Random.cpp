@@ -2,8 +2,25 @@
 #include "nn/Random.h"
 
 #include <cmath>
+#include <sstream>
+
+#include "nn/Error.h"
 
 namespace nn {
+
+void Generator::refuseUniform(float low, float high) {
+  std::ostringstream message;
+  message << "nn: a uniform distribution needs finite bounds low <= high whose difference a float holds, got low "
+          << low << " and high " << high;
+  throw Error(message.str());
+}
+
+void Generator::refuseNormal(float mean, float stddev) {
+  std::ostringstream message;
+  message << "nn: a normal distribution needs a finite mean and a finite standard deviation >= 0, got mean " << mean
+          << " and standard deviation " << stddev;
+  throw Error(message.str());
+}
 
 float Generator::normal() {
   // Box-Muller on (0, 1]: 1 - uniform() never reaches 0, so the log is finite.

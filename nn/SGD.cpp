@@ -21,6 +21,12 @@ float SGD::currentLearningRate() const {
 }
 
 void SGD::checkOptions() const {
+  // Note [Optimizer options] in nn/Optimizer.h.
+  checkNonNegative("a learning rate", options_.learningRate);
+  checkNonNegative("a learning rate decay", options_.learningRateDecay);
+  checkNonNegative("a weight decay", options_.weightDecay);
+  checkFraction("a momentum", options_.momentum);
+  if (options_.dampening) checkFraction("a dampening", *options_.dampening);
   NN_CHECK(!options_.nesterov || (options_.momentum > 0 && dampening() == 0),
            "nn.SGD: Nesterov momentum requires a momentum > 0 and zero dampening, got momentum "
                << options_.momentum << " and dampening " << dampening()

@@ -507,6 +507,42 @@ ModulePtr buildModuleTree(const std::string& description, const std::string& sou
 
 bool isTrainingState(const std::string& name) { return name.rfind(kTrainingStatePrefix, 0) == 0; }
 
+namespace {
+
+// For each entry of `state`, the index of the first entry that holds the same tensor: itself,
+// or an earlier place of a module in two places. A few hundred tensors at most: the quadratic
+// search costs nothing.
+std::vector<size_t> firstPlaces(const std::vector<NamedTensor>& state) {
+  std::vector<size_t> first(state.size());
+  for (size_t k = 0; k < state.size(); ++k) {
+    first[k] = k;
+    for (size_t j = 0; j < k; ++j)
+      if (state[j].value.is(state[k].value)) {
+        first[k] = j;
+        break;
+      }
+  }
+  return first;
+}
+
+// Equal sizes and equal bits (NaN equal to the same NaN, -0 not to +0): copies of one tensor.
+bool sameBits(const Tensor& a, const Tensor& b) {
+  if (a.sizes() != b.sizes()) return false;
+  const std::vector<float> x = a.toVector(), y = b.toVector();
+  return std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+std::vector<NamedTensor> stateDictOnce(Module& module) {
+  std::vector<NamedTensor> state = module.stateDict();
+  const std::vector<size_t> first = firstPlaces(state);
+  std::vector<NamedTensor> once;
+  for (size_t k = 0; k < state.size(); ++k)
+    if (first[k] == k) once.push_back(std::move(state[k]));
+  return once;
+}
+
 void loadStateDict(Module& module, const std::vector<NamedTensor>& all, const std::string& source) {
   std::vector<NamedTensor> tensors;
   for (const NamedTensor& t : all)
@@ -515,10 +551,21 @@ void loadStateDict(Module& module, const std::vector<NamedTensor>& all, const st
   for (const NamedTensor& t : tensors)
     NN_CHECK(given.emplace(t.name, &t.value).second, source << ": tensor '" << t.name << "' appears twice");
   std::vector<NamedTensor> expected = module.stateDict();
+  const std::vector<size_t> first = firstPlaces(expected);
   std::set<std::string> wanted;
-  for (const NamedTensor& e : expected) {
+  for (size_t k = 0; k < expected.size(); ++k) {
+    const NamedTensor& e = expected[k];
     wanted.insert(e.name);
     auto it = given.find(e.name);
+    if (first[k] != k) {
+      // Another place of a tensor met before (whose name was found): nn::save leaves it out,
+      // and a copy the file holds must be the first place's.
+      const std::string& firstName = expected[first[k]].name;
+      NN_CHECK(it == given.end() || sameBits(*it->second, *given.at(firstName)),
+               source << ": tensors '" << firstName << "' and '" << e.name << "' are one tensor (a module in two "
+                      << "places of " << module.typeName() << "), but the file holds two different copies of it");
+      continue;
+    }
     NN_CHECK(it != given.end(), source << ": tensor '" << e.name << "' is missing (" << module.typeName()
                                        << " expects one of shape " << e.value.shapeString() << ")");
     NN_CHECK(it->second->sizes() == e.value.sizes(),
@@ -528,7 +575,8 @@ void loadStateDict(Module& module, const std::vector<NamedTensor>& all, const st
   for (const NamedTensor& t : tensors)
     NN_CHECK(wanted.count(t.name) != 0, source << ": unexpected tensor '" << t.name << "': " << module.typeName()
                                                << " has no parameter or buffer of that name");
-  for (NamedTensor& e : expected) e.value.copy_(*given.at(e.name));
+  for (size_t k = 0; k < expected.size(); ++k)
+    if (first[k] == k) expected[k].value.copy_(*given.at(expected[k].name));
 }
 
 void save(Module& module, const std::string& path, const Metadata& extra) {
@@ -538,7 +586,7 @@ void save(Module& module, const std::string& path, const Metadata& extra) {
   Metadata metadata = extra;
   metadata[kFormatKey] = "pt";
   metadata[kModuleKey] = describeModuleTree(module);
-  writeSafetensors(path, module.stateDict(), metadata);
+  writeSafetensors(path, stateDictOnce(module), metadata);
 }
 
 ModulePtr load(const std::string& path) {

@@ -54,12 +54,20 @@ ModulePtr buildModuleTree(const std::string& description, const std::string& sou
 constexpr const char* kTrainingStatePrefix = "training.";
 bool isTrainingState(const std::string& tensorName);
 
+/// module.stateDict() with each tensor once, under the name of its first place: the tensors of
+/// a module in two places (README, "A module in two places") are not written again at the
+/// others. What nn::save and checkpoints write.
+std::vector<NamedTensor> stateDictOnce(Module& module);
+
 /// Copies `tensors` (less training state) into module.stateDict() by name, all or nothing:
 /// unless every tensor of the module is there with the module's shape and none is left
-/// over, nothing is copied and an nn::Error starting with `source` names the tensor.
+/// over, nothing is copied and an nn::Error starting with `source` names the tensor. A
+/// tensor of a module in two places is read under its first place's name; a file may also hold
+/// it under the others' (files of earlier versions do), and then every copy must be equal, bit
+/// for bit, or an nn::Error names the two that differ.
 void loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source);
 
-/// Saves module.stateDict() and the module tree to `path`, atomically (see writeSafetensors).
+/// Saves stateDictOnce(module) and the module tree to `path`, atomically (see writeSafetensors).
 /// `extra` adds metadata entries of the caller's own; "format" and "nn.module" are reserved.
 void save(Module& module, const std::string& path, const Metadata& extra = {});
 /// Rebuilds a saved module on cpu:0, with its parameters, buffers and training modes.

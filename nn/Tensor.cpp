@@ -496,7 +496,7 @@ Tensor& Tensor::uniform_(Generator& generator, float low, float high) {
 Tensor& Tensor::normal_(Generator& generator, float mean, float stddev) {
   Tensor host = empty(sizes());
   float* d = host.rawData();
-  for (int64_t i = 0, n = numel(); i < n; ++i) d[i] = mean + stddev * generator.normal();
+  for (int64_t i = 0, n = numel(); i < n; ++i) d[i] = generator.normal(mean, stddev);
   return copy_(host);
 }
 

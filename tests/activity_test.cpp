@@ -4,8 +4,12 @@
 #include "nn/Activity.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
+#include "cunn/DataParallelTable.h"
 #include "nn/Error.h"
+#include "nn/Identity.h"
 
 using nn::Activity;
 using nn::Table;
@@ -68,4 +72,66 @@ TEST_CASE("copies of an Activity share its tensors and copy its lists", "[Activi
   CHECK(table[2].isTable());
   table.table().resize(1);
   CHECK(table.describe() == "{[3]}");
+}
+
+namespace {
+
+// `x` inside `depth` tables of one item each, built by moves (a copy that deep is refused).
+Activity nestedIn(const Tensor& x, size_t depth) {
+  Activity a = x;
+  for (size_t i = 0; i < depth; ++i) {
+    Table t;
+    t.push_back(std::move(a));
+    a = Activity(std::move(t));
+  }
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("tables nested 100,000 and 1,000,000 deep are destroyed and described; copies and walks refuse them",
+          "[Activity]") {
+  const Tensor x = Tensor::zeros({2});
+  for (size_t depth : {size_t{100000}, size_t{1000000}}) {
+    CAPTURE(depth);
+    Activity deep = nestedIn(x, depth);
+    // Described to 16 levels, without walking the rest.
+    CHECK(deep.describe() == std::string(16, '{') + "{...}" + std::string(16, '}'));
+    // Each refusal says how deep tables may nest.
+    const std::string bound = "nested at most 1000 deep";
+    CHECK_THROWS_WITH(Activity(deep), Catch::Contains("cannot copy tables nested more than 1000 deep"));
+    Activity target = Tensor::zeros({1});
+    CHECK_THROWS_WITH(target = deep, Catch::Contains("cannot copy tables nested more than 1000 deep"));
+    CHECK_THROWS_WITH(nn::sameShape(deep, deep), Catch::Contains("nn::sameShape") && Catch::Contains(bound));
+    std::vector<Tensor> tensors;
+    CHECK_THROWS_WITH(nn::collectTensors(deep, tensors),
+                      Catch::Contains("nn::collectTensors") && Catch::Contains(bound));
+    CHECK_THROWS_WITH(nn::copyActivity(target, deep), Catch::Contains("nn::copyActivity") && Catch::Contains(bound));
+    CHECK_THROWS_WITH(nn::zeroActivity(target, deep), Catch::Contains("nn::zeroActivity") && Catch::Contains(bound));
+    CHECK_THROWS_WITH(nn::sharesStorage(deep, x), Catch::Contains("nn::sharesStorage") && Catch::Contains(bound));
+    CHECK_THROWS_WITH(nn::checkActivityDepth(deep, "test"), Catch::StartsWith("test: ") && Catch::Contains(bound));
+    // Then destroyed at the end of the loop: iteratively, at any depth.
+  }
+  // At the bound, every walk works.
+  const Activity deepest = nestedIn(x, nn::kMaxActivityDepth);
+  const Activity copy = deepest;
+  CHECK(nn::sameShape(copy, deepest));
+  std::vector<Tensor> tensors;
+  nn::collectTensors(copy, tensors);
+  REQUIRE(tensors.size() == 1);
+  CHECK(tensors[0].is(x));
+  CHECK_NOTHROW(nn::checkActivityDepth(deepest, "test"));
+  const Activity deeper = nestedIn(x, nn::kMaxActivityDepth + 1);
+  CHECK_THROWS_WITH(Activity(deeper), Catch::Contains("cannot copy tables nested more than 1000 deep"));
+}
+
+TEST_CASE("DataParallelTable refuses an input of tables nested 100,000 deep with an nn::Error", "[Activity]") {
+  auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
+  table->add(std::make_shared<nn::Identity>(), {nn::Device::cpu(0), nn::Device::cpu(1)});
+  const Activity deep = nestedIn(Tensor::zeros({4, 2}), 100000);
+  CHECK_THROWS_WITH(table->forward(deep),
+                    Catch::Contains("nn.DataParallelTable: the input") && Catch::Contains("nested at most 1000 deep"));
+  // The table stays usable.
+  const Activity shallow = nestedIn(Tensor::zeros({4, 2}), 3);
+  CHECK(table->forward(shallow).describe() == "{{{[4, 2]}}}");
 }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "nn/BatchIterator.h"
@@ -172,6 +174,42 @@ TEST_CASE("BatchIterator restored from epoch, position and permutation continues
   std::vector<int64_t> repeated = permutation;
   repeated[0] = repeated[1];
   REQUIRE_THROWS_WITH(resumed.restore(0, 0, repeated), Catch::Contains("repeats"));
+}
+
+TEST_CASE("BatchIterator refuses to restore an epoch past its last, and ends there with an error, not a wrap",
+          "[BatchIterator]") {
+  Data data(5);
+  for (bool background : {false, true}) {
+    CAPTURE(background);
+    BatchOptions options{true, false, 3};
+    options.background = background;
+    BatchIterator it(data.inputs, data.targets, 2, options);
+    const std::vector<int64_t> permutation = it.permutation();
+    // INT64_MAX was accepted, and the next epoch was INT64_MIN.
+    for (int64_t epoch : {INT64_MAX, BatchIterator::kMaxEpoch + 1, int64_t{-1}})
+      CHECK_THROWS_WITH(it.restore(epoch, 0, permutation), Catch::Contains("expected epoch from 0 to 2147483647") &&
+                                                               Catch::Contains("got epoch " + std::to_string(epoch)));
+    CHECK(it.epoch() == 0);
+    // The last epoch runs; moving past it is an error, every time, and the epoch stays.
+    it.restore(BatchIterator::kMaxEpoch, 2, permutation);
+    CHECK(it.next());
+    CHECK(it.next());
+    CHECK_THROWS_WITH(it.next(), Catch::Contains("epoch 2147483647 is the last it counts"));
+    CHECK_THROWS_WITH(it.next(), Catch::Contains("epoch 2147483647 is the last it counts"));
+    CHECK(it.epoch() == BatchIterator::kMaxEpoch);
+  }
+}
+
+TEST_CASE("BatchIterator's dropLast error names the data set's size and the batch's, each as what it is",
+          "[BatchIterator]") {
+  Data data(7);
+  // It said "a partial batch of size 1000 leaves no batch of 7 samples".
+  CHECK_THROWS_WITH(BatchIterator(data.inputs, data.targets, 1000, BatchOptions{true, true, 0}),
+                    Catch::Contains("a data set of 7 samples has no full batch of 1000"));
+  BatchOptions sharded{true, true, 0};
+  sharded.shards = 2;
+  CHECK_THROWS_WITH(BatchIterator(data.inputs, data.targets, 4, sharded),
+                    Catch::Contains("a data set of 7 samples has no full batch of 8 (batch size 4 x 2 shards)"));
 }
 
 TEST_CASE("BatchIterator rejects mismatched data and a non-positive batch size", "[BatchIterator]") {

@@ -143,3 +143,38 @@ TEST_CASE("a checkpoint of an earlier version (SGD's steps as training.sgd_steps
   REQUIRE_THROWS_WITH(nn::loadCheckpoint(small.state, small.path),
                       Catch::Contains(small.path) && Catch::Contains("training.sgd_steps"));
 }
+
+TEST_CASE("a checkpoint whose epoch counters contradict each other is refused, not resumed", "[checkpoint]") {
+  SmallCheckpoint small;
+  const std::string& path = small.path;
+  nn::TrainingState& state = small.state;
+  const nn::SafetensorsContents saved = nn::readSafetensors(path);
+  // A loss of 5 summed over no steps reported a train loss of 7.14 once the epoch went on;
+  // 3 steps of an epoch whose data order has given out 1 sample cannot have happened.
+  const std::vector<std::vector<std::pair<std::string, std::string>>> crafted{
+      {{"training.epoch_loss_sum", "5"}, {"training.epoch_steps", "0"}},
+      {{"training.epoch_loss_sum", "-0.5"}},
+      {{"training.epoch_loss_sum", "1.5"}, {"training.epoch_steps", "3"}, {"training.data_position", "1"}},
+      {{"training.epoch_steps", "1"}, {"training.data_position", "0"}}};
+  const std::vector<std::string> named{"'training.epoch_loss_sum' is 5 with 'training.epoch_steps' 0",
+                                       "'training.epoch_loss_sum' is -0.5", "'training.epoch_steps' is 3",
+                                       "'training.epoch_steps' is 1"};
+  for (size_t i = 0; i < crafted.size(); ++i) {
+    nn::Metadata metadata = saved.metadata;
+    for (const auto& [key, value] : crafted[i]) metadata[key] = value;
+    INFO(named[i]);
+    nn::writeSafetensors(path, saved.tensors, metadata);
+    CHECK_THROWS_WITH(nn::loadCheckpoint(state, path), Catch::Contains(path) && Catch::Contains(named[i]));
+    CHECK(state.epochLossSum == 0);
+    CHECK(state.epochSteps == 0);
+  }
+  // Counters that agree load: 2 steps of the 3 samples given out, their losses summed.
+  nn::Metadata metadata = saved.metadata;
+  metadata["training.epoch_loss_sum"] = "1.5";
+  metadata["training.epoch_steps"] = "2";
+  metadata["training.data_position"] = "3";
+  nn::writeSafetensors(path, saved.tensors, metadata);
+  nn::loadCheckpoint(state, path);
+  CHECK(state.epochLossSum == 1.5);
+  CHECK(state.epochSteps == 2);
+}

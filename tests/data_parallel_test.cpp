@@ -321,6 +321,39 @@ NN_MULTI_DEVICE_TEST_CASE("a table of a network that uses a Linear twice sums ea
     }
 }
 
+NN_MULTI_DEVICE_TEST_CASE("a table in two places of a tree, Sequential{t, Tanh, t}, gives the plain module's gradients",
+                          "[DataParallelTable]") {
+  // The plain module in two places: backward at its first place gets that place's input (x),
+  // not the second's; the table must scatter that input again, not use the last forward's.
+  for (bool flatten : {true, false})
+    for (int devices = 1; devices <= upTo(kind, 3); ++devices)
+      for (int64_t batch : {9, 15}) {
+        CAPTURE(flatten, devices, batch);
+        nn::manualSeed(13);
+        auto linear = std::make_shared<nn::Linear>(6, 6);
+        const nn::ModulePtr plainLinear = linear->clone();
+        nn::Sequential plain{plainLinear, std::make_shared<nn::Tanh>(), plainLinear};
+        auto table = std::make_shared<DataParallelTable>(0, flatten, false);
+        table->add(linear, kind.devices(devices));
+        nn::Sequential tree{table, std::make_shared<nn::Tanh>(), table};
+        const Tensor x = batchInput(0, batch, 60 + static_cast<uint64_t>(batch));
+        const Tensor g = nn::test::randomTensor({batch, 6}, 61);
+        // Two steps, each stepping the parameters, so that the second runs on refreshed replicas.
+        for (int step = 0; step < 2; ++step) {
+          CAPTURE(step);
+          plain.zeroGradParameters();
+          tree.zeroGradParameters();
+          REQUIRE(relDiff(tree.forward(kind.on(x)), plain.forward(x)) < bound(kind, 1e-6));
+          REQUIRE(relDiff(tree.backward(kind.on(x), kind.on(g)), plain.backward(x, g)) < bound(kind, 1e-5));
+          auto [tv, tg] = tree.getParameters();
+          auto [pv, pg] = plain.getParameters();
+          REQUIRE(relDiff(tg, pg) < bound(kind, 1e-5));
+          tv.add_(tg, -0.1f);
+          pv.add_(pg, -0.1f);
+        }
+      }
+}
+
 NN_MULTI_DEVICE_TEST_CASE("a batch is split 4, 4, 4, 3 over four devices, each replica running its own rows",
                           "[DataParallelTable]") {
   // 15 rows: 4, 4, 4, 3 on four devices; 5, 5, 5 on three; 8, 7 on two.
@@ -1114,4 +1147,29 @@ TEST_CASE("DataParallelTable names its first replica's parameters and buffers", 
   names.clear();
   for (const nn::NamedTensor& b : table->namedBuffers()) names.push_back(b.name);
   CHECK(names == std::vector<std::string>{"1.running_mean", "1.running_var"});
+}
+
+TEST_CASE("a saved table whose bufferPolicy is neither 0 nor 1 is refused when loaded, not read as 0",
+          "[DataParallelTable]") {
+  nn::test::TempDir dir;
+  const std::string path = dir.file("table.safetensors");
+  auto table = std::make_shared<DataParallelTable>(0, true, false);
+  table->add(makeNet(4), {Device::cpu(0), Device::cpu(1)});
+  table->setBufferPolicy(nn::BufferPolicy::Average);
+  nn::save(*table, path);
+  const nn::SafetensorsContents saved = nn::readSafetensors(path);
+  const std::string tree = saved.metadata.at("nn.module");
+  const std::string policy = "\"bufferPolicy\":1";
+  REQUIRE(tree.find(policy) != std::string::npos);
+  CHECK(std::dynamic_pointer_cast<DataParallelTable>(nn::load(path))->bufferPolicy() == nn::BufferPolicy::Average);
+  // 7 and -1 loaded as BroadcastFirst, and were saved back as 0.
+  for (const std::string value : {"7", "-1"}) {
+    CAPTURE(value);
+    nn::Metadata metadata = saved.metadata;
+    metadata["nn.module"] = std::string(tree).replace(tree.find(policy), policy.size(), "\"bufferPolicy\":" + value);
+    nn::writeSafetensors(path, saved.tensors, metadata);
+    CHECK_THROWS_WITH(nn::load(path), Catch::Contains(path) &&
+                                          Catch::Contains("nn.DataParallelTable: expected bufferPolicy 0") &&
+                                          Catch::Contains("got " + value));
+  }
 }

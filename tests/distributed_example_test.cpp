@@ -4,6 +4,7 @@
 // mpirun or the build's MPI is missing, failed there where NN_REQUIRE_MPI=1 (.ci/run) asks for it.
 #include <unistd.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdlib>
@@ -47,6 +48,15 @@ std::vector<std::string> mpirun(int processes) {
                                    "btl",    "self,tcp",        "--mca", "btl_tcp_if_include",      "lo"};
   if (geteuid() == 0) command.push_back("--allow-run-as-root");
   command.push_back("examples/lenet");
+  return command;
+}
+
+// mpirun with one process of `first`'s flags and one of `second`'s (Open MPI's MPMD form).
+std::vector<std::string> mpirunEach(const std::vector<std::string>& first, const std::vector<std::string>& second) {
+  std::vector<std::string> command = mpirun(1);
+  command.insert(command.end(), first.begin(), first.end());
+  for (const char* arg : {":", "-np", "1", "examples/lenet"}) command.push_back(arg);
+  command.insert(command.end(), second.begin(), second.end());
   return command;
 }
 
@@ -157,4 +167,28 @@ TEST_CASE("LeNet under mpirun: Ctrl-C stops every process after the same step, w
   CHECK(resumed.exitStatus == 0);
   CHECK(count(resumed.stdoutText, "resumed from " + saved) == 1);
   CHECK(count(resumed.stdoutText, "epoch " + m[1].str() + "  train loss") == 1);
+}
+
+TEST_CASE("LeNet under mpirun: ranks started with another --batch-size, --limit or --seed stop, naming the flag",
+          "[distributed]") {
+  if (const std::string why = missingMpi(); !why.empty()) NN_SKIP(why);
+  nn::test::TempDir dir;
+  prepare(dir);
+  const std::vector<std::string> common{"--data-dir", dir.path(), "--epochs", "1", "--batch-size", "16"};
+  // Other step counts died in MPI_ERR_TRUNCATE at the end of the epoch; equal ones trained on
+  // shards that overlap, and exited 0.
+  for (const auto& [flag, mine, theirs] : std::vector<std::array<std::string, 3>>{
+           {"--batch-size", "16", "8"}, {"--limit", "200", "300"}, {"--seed", "1", "2"}}) {
+    CAPTURE(flag);
+    std::vector<std::string> first = common, second = common;
+    first.insert(first.end(), {flag, mine});
+    second.insert(second.end(), {flag, theirs});
+    const nn::test::ExampleResult run = runCommand(mpirunEach(first, second));
+    INFO(run.stdoutText << run.stderrText);
+    CHECK(run.exitStatus != 0);
+    CHECK(run.stderrText.find("rank 1's configuration differs from rank 0's") != std::string::npos);
+    CHECK(run.stderrText.find("rank 0 has '" + flag + " " + mine + "' where rank 1 has '" + flag + " " + theirs +
+                              "'") != std::string::npos);
+    CHECK(run.stdoutText.find("epoch 1  train loss") == std::string::npos);
+  }
 }

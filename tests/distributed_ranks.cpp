@@ -2,6 +2,7 @@
 // processes under mpirun: every rank runs every test case, the collectives pairing up. Rank r
 // seeds its model with r, so that only the construction's broadcast makes the ranks agree.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -200,6 +201,28 @@ TEST_CASE("a rank a training step ahead is an nn::Error, not a wrong sum", "[dis
   criterion.forward(model->output, y);
   REQUIRE_THROWS_WITH(model->backward(x, criterion.backward(model->output, y)),
                       Catch::Contains("is at training step") && Catch::Contains("every rank must call forward"));
+}
+
+TEST_CASE("an empty batch on every rank is an nn::Error on every rank, and the parameters stay finite",
+          "[distributed]") {
+  auto model = std::make_shared<nn::DistributedDataParallelTable>(mlp(0), nn::ProcessGroup::world());
+  nn::SGD sgd(model->getParameters(), nn::SgdOptions());
+  const std::vector<float> before = model->getParameters().first.toVector();
+  // 0 / 0 in the ranks' shares wrote NaN into every gradient, and the step into the parameters.
+  const Tensor none = Tensor::zeros({0, 6});
+  model->zeroGradParameters();
+  model->forward(none);
+  REQUIRE_THROWS_WITH(model->backward(none, Tensor::zeros({0, 3})),
+                      Catch::Contains("nn.DistributedDataParallelTable: the batch of every rank is empty") &&
+                          Catch::Contains("over " + std::to_string(world().size()) + " ranks"));
+  sgd.step();
+  CHECK(model->getParameters().first.toVector() == before);
+  // The ranks are still at one step: the next, where one rank has samples, goes on.
+  const Tensor some = Tensor::zeros({world().rank() == 0 ? 2 : 0, 6});
+  model->zeroGradParameters();
+  model->forward(some);
+  model->backward(some, Tensor::full({some.size(0), 3}, 0.5f));
+  for (float g : model->getParameters().second.toVector()) CHECK(std::isfinite(g));
 }
 
 TEST_CASE("ProcessGroup: sums, broadcasts and gathers over the ranks", "[distributed]") {

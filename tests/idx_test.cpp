@@ -233,6 +233,40 @@ TEST_CASE("FashionMnist rejects bad labels, count mismatches and wrong image siz
   }
 }
 
+TEST_CASE("IdxFile::readSizes reads the header alone, checked as read checks it", "[IdxFile]") {
+  TempDir dir;
+  // 2.7 million 28x28 images declared, 100 bytes of them present: the sizes, without the data.
+  const Bytes header = idx({2700000, 28, 28}, counting(100));
+  writeFile(dir.file("big.idx.gz"), gzip(header));
+  CHECK(nn::IdxFile::readSizes(dir.file("big.idx.gz")) == std::vector<int64_t>{2700000, 28, 28});
+  CHECK_THROWS_WITH(nn::IdxFile::read(dir.file("big.idx.gz")), Catch::Contains("truncated"));
+  writeFile(dir.file("bad.idx"), idx({0x10000, 0x10000}, {}));
+  CHECK_THROWS_WITH(nn::IdxFile::readSizes(dir.file("bad.idx")), Catch::Contains("declare more than"));
+}
+
+TEST_CASE("FashionMnist compares the two files' headers before it inflates either body", "[FashionMnist]") {
+  using Split = nn::FashionMnist::Split;
+  // Neither body is read: a body that is cut short (the images' 100 bytes of 2.1 GB declared)
+  // or not a gzip stream at all (the labels') would be the error if it were.
+  const Bytes shortImages = gzip(idx({2700000, 28, 28}, counting(100)));
+  Bytes brokenLabels = gzip(idx({3}, {0, 1, 2}));
+  brokenLabels.resize(brokenLabels.size() - 6);
+  {
+    TempDir dir;
+    writeFile(dir.file("train-images-idx3-ubyte.gz"), shortImages);
+    writeFile(dir.file("train-labels-idx1-ubyte.gz"), brokenLabels);
+    CHECK_THROWS_WITH(nn::FashionMnist(Split::Train, dir.path()),
+                      Catch::Contains(dir.file("train-labels-idx1-ubyte.gz")) &&
+                          Catch::Contains("expected 2700000 labels, one per image of") && Catch::Contains("got 3"));
+  }
+  {
+    TempDir dir;
+    writeFile(dir.file("train-images-idx3-ubyte.gz"), gzip(idx({3, 27, 28}, counting(10))));
+    writeFile(dir.file("train-labels-idx1-ubyte.gz"), brokenLabels);
+    CHECK_THROWS_WITH(nn::FashionMnist(Split::Train, dir.path()), Catch::Contains("[3, 27, 28]"));
+  }
+}
+
 TEST_CASE("FashionMnist test split from the installed data set", "[FashionMnist]") {
   if (!std::filesystem::exists(nn::FashionMnist::kDefaultFolder))
     NN_SKIP("no data set in " << nn::FashionMnist::kDefaultFolder << ": install dataset-fashion-mnist to run this");

@@ -4,8 +4,11 @@
 #include "nn/ReLU.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <memory>
 
+#include "nn/BatchNormalization.h"
+#include "nn/Linear.h"
 #include "nn/Sequential.h"
 #include "nn/Tanh.h"
 #include "tests/DeviceTest.h"
@@ -79,6 +82,41 @@ NN_DEVICE_TEST_CASE("ReLU gradients agree with finite differences, in place or n
   const Tensor g = kind.on(nn::test::randomTensor(x.sizes(), 3));
   REQUIRE(nn::test::maxAbsDiff(inplace->forward(x), plain->forward(x)) == 0);
   REQUIRE(nn::test::maxAbsDiff(inplace->backward(x, g), plain->backward(x, g)) == 0);
+}
+
+NN_DEVICE_TEST_CASE("ReLU keeps NaN and passes its gradient, as PyTorch's relu; -0 and +0 give +0, in place or not",
+                    "[ReLU]") {
+  for (bool inplace : {false, true}) {
+    CAPTURE(inplace);
+    nn::ReLU relu(inplace);
+    // PyTorch: relu(x) = x <= 0 ? 0 : x, and its backward x <= 0 ? 0 : g (threshold_backward):
+    // NaN is not <= 0, so it stays and its gradient passes; -0 <= 0, so it gives +0 and no gradient.
+    Tensor x = kind.on(Tensor::fromVector({5}, {std::nanf(""), -0.f, 0.f, -1.f, 2.f}));
+    Tensor g = kind.on(Tensor::fromVector({5}, {1.f, 2.f, 3.f, 4.f, 5.f}));
+    const std::vector<float> y = relu.forward(x).toVector();
+    CHECK(std::isnan(y[0]));
+    CHECK_FALSE(std::signbit(y[1]));
+    CHECK(std::vector<float>(y.begin() + 1, y.end()) == std::vector<float>{0.f, 0.f, 0.f, 2.f});
+    CHECK(relu.backward(x, g).toVector() == std::vector<float>{1.f, 0.f, 0.f, 0.f, 5.f});
+  }
+  // A NaN weight reaches the output through ReLU (a NaN resumed from a checkpoint is not
+  // trained over with a finite loss), also where ReLU(true) runs inside the batch normalisation
+  // before it.
+  auto linear = std::make_shared<nn::Linear>(2, 2);
+  linear->weight.fill_(1.f);
+  linear->weight.data()[0] = std::nanf("");
+  nn::Sequential net{linear, std::make_shared<nn::ReLU>(true)};
+  net.to(kind.device());
+  const std::vector<float> out = net.forward(kind.on(Tensor::fromVector({1, 2}, {1.f, 1.f}))).toVector();
+  CHECK(std::isnan(out[0]));
+  CHECK(std::isfinite(out[1]));
+  nn::Sequential fused{std::make_shared<nn::BatchNormalization>(2), std::make_shared<nn::ReLU>(true)};
+  fused.to(kind.device());
+  const std::vector<float> normalised =
+      fused.forward(kind.on(Tensor::fromVector({2, 2}, {std::nanf(""), 1.f, 2.f, 3.f}))).toVector();
+  CHECK(std::isnan(normalised[0]));
+  CHECK(std::isnan(normalised[2]));
+  CHECK(normalised[3] > 0.f);
 }
 
 TEST_CASE("ReLU in place is kept by clone and shown as Torch7 shows it", "[ReLU]") {

@@ -225,6 +225,42 @@ TEST_CASE("a module used in two places is saved once with \"same_as\" and loads 
   CHECK_THROWS_WITH(nn::load(path), Catch::Contains(R"(expected {"same_as": string})"));
 }
 
+TEST_CASE("a module in two places is written once, and a file whose two copies of it differ is refused",
+          "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("twice.safetensors");
+  nn::manualSeed(14);
+  auto twice = std::make_shared<nn::Linear>(3, 3);
+  nn::Sequential model{twice, std::make_shared<nn::Tanh>(), twice};
+  nn::save(model, path);
+  // Its tensors under its first place's names alone, as its module tree holds it once.
+  std::vector<std::string> names;
+  for (const nn::NamedTensor& t : nn::readSafetensors(path).tensors) names.push_back(t.name);
+  CHECK(names == std::vector<std::string>{"0.weight", "0.bias"});
+  const Tensor x = nn::test::randomTensor({4, 3}, 15);
+  CHECK(nn::test::maxAbsDiff(nn::load(path)->forward(x), model.forward(x)) == 0);
+
+  // Files of earlier versions hold it at each place: equal copies load, into a tree and by name.
+  const nn::Metadata metadata{{"format", "pt"}, {"nn.module", nn::describeModuleTree(model)}};
+  std::vector<nn::NamedTensor> both = model.stateDict();
+  REQUIRE(both.size() == 4);
+  for (nn::NamedTensor& t : both) t.value = t.value.clone();
+  nn::writeSafetensors(path, both, metadata);
+  CHECK(nn::test::maxAbsDiff(nn::load(path)->forward(x), model.forward(x)) == 0);
+  CHECK_NOTHROW(nn::loadStateInto(model, path));
+
+  // Copies that differ: neither is taken, whichever comes later.
+  both[2].value.data()[4] += 1.f;  // "2.weight"
+  nn::writeSafetensors(path, both, metadata);
+  // (Catch's combined matchers hold their parts by reference: each is written out in place.)
+  CHECK_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("'0.weight' and '2.weight'") &&
+                                        Catch::Contains("two different copies"));
+  const std::vector<float> before = model.getParameters().first.toVector();
+  CHECK_THROWS_WITH(nn::loadStateInto(model, path),
+                    Catch::Contains("'0.weight' and '2.weight'") && Catch::Contains("two different copies"));
+  CHECK(model.getParameters().first.toVector() == before);
+}
+
 TEST_CASE("the header is safetensors JSON with PyTorch's names, contiguous offsets and the module tree",
           "[Serialize]") {
   TempDir dir;

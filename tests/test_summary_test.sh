@@ -46,6 +46,11 @@ check "a target that did not run is a failure" 1 "8 passed, 1 failed" "2 skipped
 echo "nn-test-cases: 0 passed, 0 failed, 0 skipped" > "$work/bazel-testlogs/tests/b/test.log"
 fake_query '//tests:a\n//tests:b\n' 0
 check "a target that counts no test case is a failure" 1 "5 passed, 1 failed" "2 skipped"
+echo "nn-test-cases: 3 passed, 0 failed, 0 skipped" > "$work/bazel-testlogs/tests/b/test.log"
+printf '//tests:a    PASSED in 0.1s\n//tests:b    FAILED in 0.2s\n' > "$work/output.txt"
+check "a target FAILED after its log counted no failure (a leak report at exit) is a failure" 1 "8 passed, 1 failed" "2 skipped"
+printf '//tests:a    PASSED in 0.1s\n//tests:b    (cached) FAILED in 0.2s\n' > "$work/output.txt"
+check "a cached FAILED target whose log counted no failure is a failure" 1 "8 passed, 1 failed" "2 skipped"
 fake_query '' 0
 check "no test target at all is a failure" 1 "0 passed, 1 failed"
 fake_query 'ERROR: no such package' 1

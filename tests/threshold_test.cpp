@@ -56,6 +56,22 @@ NN_DEVICE_TEST_CASE("Threshold keeps x above th and gives v elsewhere, in place 
   CHECK(defaults.toString() == "nn.Threshold(threshold=1e-06, value=0, inplace=false)");  // Torch7's defaults
 }
 
+NN_DEVICE_TEST_CASE("Threshold keeps NaN and passes its gradient, as PyTorch's threshold, in place or not",
+                    "[Threshold]") {
+  for (bool inplace : {false, true}) {
+    CAPTURE(inplace);
+    nn::Threshold threshold(0.f, -2.f, inplace);
+    // PyTorch: threshold(x) = x <= th ? v : x, and its backward x <= th ? 0 : g: NaN is not
+    // <= th, so it stays and its gradient passes; -0 <= 0 gives v.
+    Tensor x = kind.on(Tensor::fromVector({4}, {std::nanf(""), -0.f, 1.f, -1.f}));
+    Tensor g = kind.on(Tensor::fromVector({4}, {1.f, 2.f, 3.f, 4.f}));
+    const std::vector<float> y = threshold.forward(x).toVector();
+    CHECK(std::isnan(y[0]));
+    CHECK(std::vector<float>(y.begin() + 1, y.end()) == std::vector<float>{-2.f, 1.f, -2.f});
+    CHECK(threshold.backward(x, g).toVector() == std::vector<float>{1.f, 0.f, 3.f, 0.f});
+  }
+}
+
 NN_DEVICE_TEST_CASE("HardTanh clamps to [min, max] and passes the gradient strictly inside", "[HardTanh]") {
   for (bool inplace : {false, true}) {
     CAPTURE(inplace);

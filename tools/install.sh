@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the library for programs built without Bazel (Make, CMake, plain g++):
-# PREFIX/lib/libnn.so (the CPU backend, and the CUDA backend where the build finds a CUDA
-# toolkit), the public headers under PREFIX/include (#include "cunn/cunn.h") and a pkg-config
-# file, PREFIX/lib/pkgconfig/nn.pc. Then, for example:
+# PREFIX/lib/libnn.so (the CPU backend, the CUDA backend where the build finds a CUDA toolkit,
+# and cunn/distributed where it finds MPI), the public headers under PREFIX/include
+# (#include "cunn/cunn.h"; cunn/distributed's only with MPI) and a pkg-config file,
+# PREFIX/lib/pkgconfig/nn.pc (with MPI's flags where it is used). Then, for example:
 #   export PKG_CONFIG_PATH=PREFIX/lib/pkgconfig
 #   g++ -O2 -march=native my.cpp $(pkg-config --cflags --libs nn) -o my
 # and in CMake: pkg_check_modules(NN REQUIRED IMPORTED_TARGET nn), linking PkgConfig::NN.
@@ -21,5 +22,5 @@ case "$prefix" in /*) ;; *) prefix=$PWD/$prefix ;; esac  # relative to where it 
 cd "$(dirname "$0")/.."
 
 tools/install-deps.sh
-bazel build //:libnn.so >&2
-tools/install-files.sh "$prefix" bazel-bin/libnn.so
+bazel build //:libnn.so @mpi//:summary.txt >&2
+tools/install-files.sh "$prefix" bazel-bin/libnn.so "$(bazel info output_base 2>/dev/null)/external/mpi/summary.txt"

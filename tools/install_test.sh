@@ -2,17 +2,22 @@
 # Installs the built library into a scratch prefix (tools/install-files.sh, as tools/install.sh
 # does) and builds a program against the installed copy as a user without Bazel would, with
 # plain g++ and pkg-config, then with CMake's find_package, and runs it: it trains on two CPU
-# devices and prints "ok". Two test cases; the CMake one is skipped where cmake is missing.
+# devices and prints "ok". Then cunn/distributed: where the build found MPI, a program that
+# makes a DistributedDataParallelTable builds against the installed copy with pkg-config and
+# runs as one process; without MPI, none of its headers are installed. Three test cases; the
+# CMake one is skipped where cmake is missing.
 # Prints the "nn-test-cases:" line that tools/test-summary.sh adds up.
 set -uo pipefail
-passed=0
+cases=3
+passed=0 skipped=0
 fail() {
   echo "install_test: $*" >&2
-  echo "nn-test-cases: $passed passed, $((2 - passed)) failed, 0 skipped"
+  echo "nn-test-cases: $passed passed, $((cases - passed - skipped)) failed, $skipped skipped"
   exit 1
 }
+summary=external/mpi/summary.txt
 prefix=${TEST_TMPDIR:-$(mktemp -d)}/prefix
-tools/install-files.sh "$prefix" libnn.so || fail "tools/install-files.sh failed"
+tools/install-files.sh "$prefix" libnn.so "$summary" || fail "tools/install-files.sh failed"
 [ -f "$prefix/include/cunn/cunn.h" ] && [ -f "$prefix/include/nn/math/BatchNorm.h" ] ||
   fail "headers missing under $prefix/include"
 [ ! -e "$prefix/include/cunn/cuda" ] || fail "the CUDA backend's headers were installed"
@@ -29,10 +34,51 @@ loaded=$(ldd "$program" | awk '$1 == "libnn.so" {print $3}')
   fail "the program loads ${loaded:-no libnn.so}, not $prefix/lib/libnn.so"
 passed=1
 
+# cunn/distributed: in the library, with its headers and MPI's flags, exactly where the build
+# found MPI (the library's headers once promised nn::ProcessGroup::world(), which did not link).
+if grep -q '^with MPI' "$summary"; then
+  [ -f "$prefix/include/cunn/distributed/DistributedDataParallelTable.h" ] &&
+    [ -f "$prefix/include/cunn/distributed/MpiProcessGroup.h" ] || fail "cunn/distributed's headers missing"
+  [ ! -e "$prefix/include/cunn/distributed/NcclGroup.h" ] || fail "cunn/distributed's own NcclGroup.h was installed"
+  cat >"${TEST_TMPDIR:-$prefix}/distributed.cpp" <<'CPP'
+// One process: a DistributedDataParallelTable over MPI_COMM_WORLD of size 1, a step of SGD.
+#include <cstdio>
+#include <memory>
+
+#include "cunn/cunn.h"
+#include "cunn/distributed/DistributedDataParallelTable.h"
+#include "cunn/distributed/MpiProcessGroup.h"
+
+int main() {
+  auto group = nn::ProcessGroup::world();
+  auto model = std::make_shared<nn::DistributedDataParallelTable>(std::make_shared<nn::Linear>(3, 2), group);
+  nn::SGD sgd(model->getParameters(), nn::SgdOptions());
+  const nn::Tensor x = nn::Tensor::full({4, 3}, 1.f);
+  model->zeroGradParameters();
+  model->backward(x, model->forward(x));
+  sgd.step();
+  std::printf("rank %d of %d\nok\n", group->rank(), group->size());
+  return 0;
+}
+CPP
+  distributed=${TEST_TMPDIR:-$prefix}/distributed
+  g++ -O1 "${TEST_TMPDIR:-$prefix}/distributed.cpp" $flags -o "$distributed" ||
+    fail "g++ could not build a program of cunn/distributed against the installed library"
+  output=$(HOME=${TEST_TMPDIR:-$prefix} TMPDIR=${TEST_TMPDIR:-/tmp} "$distributed" 2>&1) ||
+    fail "the cunn/distributed program failed: $output"
+  echo "$output"
+  grep -qx ok <<<"$output" || fail "the cunn/distributed program did not print ok"
+else
+  [ ! -e "$prefix/include/cunn/distributed" ] || fail "cunn/distributed's headers were installed without MPI"
+  ! nm -DC --defined-only "$prefix/lib/libnn.so" | grep -q 'nn::ProcessGroup::world()' ||
+    fail "libnn.so holds cunn/distributed in a build without MPI"
+fi
+passed=2
+
 # The same program from CMake: find_package(nn) through CMAKE_PREFIX_PATH, target nn::nn.
 if ! command -v cmake >/dev/null; then
   echo "install_test: cmake not found: the CMake package is not tried (skipped)" >&2
-  echo "nn-test-cases: 1 passed, 0 failed, 1 skipped"
+  echo "nn-test-cases: 2 passed, 0 failed, 1 skipped"
   exit 0
 fi
 project=${TEST_TMPDIR:-$prefix}/cmake-project
@@ -50,4 +96,4 @@ cmake -S "$project" -B "$project/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BU
 cmake --build "$project/build" >/dev/null || fail "cmake could not build against the installed library"
 output=$("$project/build/program") || fail "the CMake-built program failed: $output"
 grep -qx ok <<<"$output" || fail "the CMake-built program did not print ok"
-echo "nn-test-cases: 2 passed, 0 failed, 0 skipped"
+echo "nn-test-cases: 3 passed, 0 failed, 0 skipped"

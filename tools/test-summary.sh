@@ -3,7 +3,9 @@
 # N failed".
 # Reads the output of `bazel test` (file $1) for each target's status: a target that passed
 # or failed contributes the counts its log printed; one that failed to build, timed out or
-# did not run counts as one failed test case, and so does one whose log counts no test case.
+# did not run counts as one failed test case, and so does one whose log counts no test case,
+# and one that Bazel marks FAILED though its log counts no failure (a sanitizer's report at exit,
+# a crash after the count line).
 # Finding no test target at all is a failure too. Exits non-zero if anything failed.
 # Usage: tools/test-summary.sh BAZEL_OUTPUT [--scope=PATTERN] [the options `bazel test` ran
 # with]; PATTERN is the target pattern `bazel test` was given (//... unless told), the options
@@ -50,6 +52,13 @@ for target in $targets; do
     echo "$target ran no test case: counted as one failure" >&2
     f=1
   fi
+  case "$status" in
+    FAILED\ in* | "(cached) FAILED"*)
+      if [ "$f" -eq 0 ]; then
+        echo "$target FAILED though its log counts no failed test case: counted as one failure" >&2
+        f=1
+      fi ;;
+  esac
   passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 done
 echo "${skipped} skipped (CUDA runs where no GPU can run them, and the like)"

@@ -44,7 +44,7 @@ DistributedDataParallelTable::DistributedDataParallelTable(ModulePtr module, std
   NN_CHECK(options_.bucketMegabytes > 0,
            "nn.DistributedDataParallelTable: expected a bucket size above 0 MB, got " << options_.bucketMegabytes);
   Container::add(std::move(module));
-  checkSameModel();
+  checkSameRun();
   takeGradients();
   buffers_ = this->module()->buffers();
   broadcastState();
@@ -61,7 +61,14 @@ std::string DistributedDataParallelTable::describeForCheck(Module& module) {
   return out.str();
 }
 
-void DistributedDataParallelTable::checkSameModel() {
+void DistributedDataParallelTable::checkSameRun() {
+  const std::vector<std::string> configurations = group_->allGather(options_.configuration);
+  for (size_t r = 1; r < configurations.size(); ++r)
+    NN_CHECK(configurations[r] == configurations[0],
+             "nn.DistributedDataParallelTable: rank "
+                 << r << "'s configuration differs from rank 0's, "
+                 << firstDifference(configurations[0], configurations[r], 0, static_cast<int>(r))
+                 << "; every rank must be started with the same");
   const std::vector<std::string> models = group_->allGather(describeForCheck(*module()));
   for (size_t r = 1; r < models.size(); ++r)
     NN_CHECK(models[r] == models[0], "nn.DistributedDataParallelTable: rank "
@@ -203,6 +210,11 @@ void DistributedDataParallelTable::checkStep() {
            "nn.DistributedDataParallelTable: rank " << group_->rank() << " is at training step " << steps_
                                                     << ", and another rank is not: every rank must call forward "
                                                        "and backward once per step");
+  // Every rank sees the same sum, so every rank refuses alike: a step of no samples has no
+  // gradient to average (0 / 0), as a DataParallelTable refuses an empty batch.
+  NN_CHECK(meta[0] > 0, "nn.DistributedDataParallelTable: the batch of every rank is empty (0 samples over "
+                            << group_->size() << " ranks) at training step " << steps_
+                            << ": a step needs a sample on some rank");
   // Averaged: rank r's gradient is the mean over its batch of n_r samples; weighted by
   // n_r / sum(n), their sum is the mean over the global batch.
   weight_ = options_.average ? static_cast<float>(batch_) / meta[0] : 1.f;

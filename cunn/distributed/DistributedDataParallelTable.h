@@ -39,11 +39,18 @@ class DistributedDataParallelTable : public ActivityModule<Container>, private G
     /// parameters to the first: each bucket's sum starts as soon as backward has finished its
     /// gradients, and goes on while backward computes those of the modules below.
     double bucketMegabytes = 25;
+    /// What every rank must have alike besides the model, a setting a line (a program's flags:
+    /// "--batch-size 64"): compared at construction, before the model, a difference is an
+    /// nn::Error on every rank naming the first line that differs. Ranks that train on other
+    /// batch sizes, data or seeds otherwise go on with shards that overlap, or fail at the end
+    /// of an epoch inside MPI.
+    std::string configuration;
   };
 
-  /// Wraps `module`. A collective: every rank of `group` constructs its table with a model of
-  /// the same structure and shapes (else an nn::Error on every rank naming the first
-  /// difference), and every rank's parameters and buffers become rank 0's.
+  /// Wraps `module`. A collective: every rank of `group` constructs its table with the same
+  /// options().configuration and a model of the same structure and shapes (else an nn::Error on
+  /// every rank naming the first difference), and every rank's parameters and buffers become
+  /// rank 0's.
   DistributedDataParallelTable(ModulePtr module, std::shared_ptr<ProcessGroup> group, Options options);
   DistributedDataParallelTable(ModulePtr module, std::shared_ptr<ProcessGroup> group)
       : DistributedDataParallelTable(std::move(module), std::move(group), Options()) {}
@@ -84,7 +91,8 @@ class DistributedDataParallelTable : public ActivityModule<Container>, private G
     int64_t count;
   };
 
-  void checkSameModel();
+  // The configuration, then the model: alike on every rank.
+  void checkSameRun();
   void broadcastState();
   // Takes the module's flat gradient and cuts it into buckets (again where it was re-flattened),
   // and finds which parameters each module of the tree holds.

@@ -25,13 +25,15 @@ struct ActivationArgs {
 
 namespace activation {
 
-/// ReLU (Torch7's Threshold(0, 0)): the gradient passes where the input is > 0.
+/// ReLU (Torch7's Threshold(0, 0)): 0 where x <= 0, else x; the gradient passes where x is
+/// not <= 0. As PyTorch's relu and threshold_backward, NaN stays NaN and its gradient passes
+/// (a NaN weight shows in the loss rather than training on unseen); -0 and +0 give +0.
 struct ReLU {
-  static constexpr bool kInPlace = true;  // y > 0 exactly where x > 0
+  static constexpr bool kInPlace = true;  // y <= 0 exactly where x <= 0 (y = +0), NaN where x is
   static constexpr bool kForwardLibm = false, kBackwardLibm = false;
   NN_HD explicit ReLU(const ActivationArgs&) {}
-  NN_HD float forward(float x) const { return x > 0.f ? x : 0.f; }
-  NN_HD float backward(float x, float, float gradOutput) const { return x > 0.f ? gradOutput : 0.f; }
+  NN_HD float forward(float x) const { return x <= 0.f ? 0.f : x; }
+  NN_HD float backward(float x, float, float gradOutput) const { return x <= 0.f ? 0.f : gradOutput; }
 };
 
 /// Tanh. As in Torch7, the backward reads the output y = tanh(x): dy/dx = 1 - y^2.
@@ -75,14 +77,15 @@ struct ELU {
   }
 };
 
-/// Threshold (Torch7's nn.Threshold(th, v)): x where x > th, else v. a = th, b = v.
+/// Threshold (Torch7's nn.Threshold(th, v)): v where x <= th, else x; the gradient passes where
+/// x is not <= th. NaN stays NaN and its gradient passes, as PyTorch's threshold. a = th, b = v.
 struct Threshold {
-  static constexpr bool kInPlace = true;  // y > th exactly where x > th while v <= th (the module checks)
+  static constexpr bool kInPlace = true;  // y <= th exactly where x <= th while v <= th (the module checks)
   static constexpr bool kForwardLibm = false, kBackwardLibm = false;
   float threshold, value;
   NN_HD explicit Threshold(const ActivationArgs& args) : threshold(args.a), value(args.b) {}
-  NN_HD float forward(float x) const { return x > threshold ? x : value; }
-  NN_HD float backward(float x, float, float gradOutput) const { return x > threshold ? gradOutput : 0.f; }
+  NN_HD float forward(float x) const { return x <= threshold ? value : x; }
+  NN_HD float backward(float x, float, float gradOutput) const { return x <= threshold ? 0.f : gradOutput; }
 };
 
 /// HardTanh (Torch7's nn.HardTanh(min, max); ReLU6 is HardTanh(0, 6)): x clamped to [min, max].
