@@ -373,13 +373,11 @@ bool directLinearFits(int64_t batch, int64_t, int64_t out) {
 }
 
 // The form of the kernels' level: avx512's where it runs, else avx2's; the Fits functions keep
-// every call off machines with neither (isa() is generic there).
+// every call off machines with neither (isa() is generic there, and avx2's are stubs).
 #if NN_AVX512
 #define NN_LINEAR_FORM(call) return isaAtLeast(Isa::avx512) ? avx512::call : avx2::call
-#elif NN_AVX2
-#define NN_LINEAR_FORM(call) return avx2::call
 #else
-#define NN_LINEAR_FORM(call) NN_CHECK(false, "nn.Linear: the direct and narrow routes are not in this build")
+#define NN_LINEAR_FORM(call) return avx2::call
 #endif
 
 void narrowLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,

@@ -6,6 +6,7 @@
 #include <array>
 #include <utility>
 
+#include "nn/Error.h"
 #include "nn/Parallel.h"
 #include "nn/cpu/Avx2.h"
 #include "nn/cpu/DirectLinearForms.h"
@@ -280,6 +281,26 @@ void directUpdateGradInput(const Device& device, const float* gradY, const float
       }
     }
   });
+}
+
+#else
+
+// Never called: the Fits functions keep every call off machines without AVX2 (DirectLinear.cpp).
+void narrowUpdateOutput(const Device&, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t) {
+  NN_CHECK(false, "nn.Linear: the narrow route is not in this build");
+}
+void narrowUpdateGradInput(const Device&, const float*, const float*, float*, int64_t, int64_t, int64_t) {
+  NN_CHECK(false, "nn.Linear: the narrow route is not in this build");
+}
+void narrowAccGradWeight(const Device&, const float*, const float*, float*, int64_t, int64_t, int64_t, float) {
+  NN_CHECK(false, "nn.Linear: the narrow route is not in this build");
+}
+void directUpdateOutput(const Device&, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t,
+                        Tensor&) {
+  NN_CHECK(false, "nn.Linear: the direct route is not in this build");
+}
+void directUpdateGradInput(const Device&, const float*, const float*, float*, int64_t, int64_t, int64_t, Tensor&) {
+  NN_CHECK(false, "nn.Linear: the direct route is not in this build");
 }
 
 #endif
