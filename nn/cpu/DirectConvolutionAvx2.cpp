@@ -1,8 +1,8 @@
 // The AVX2 form of the direct route of the CPU convolution (DirectConvolution.h): the loops of
 // DirectConvolution.cpp in 8-lane registers, of which AVX2 has 16. A tile holds the sums of 16
-// output planes (two vectors) at up to 6 positions of one row, 12 accumulators beside the tap's
-// two kernel vectors and the broadcast input value; a row of 7, 8 or 14 positions is 2, 2 or 3
-// such tiles. The weight gradient keeps blocks of 32 output planes (4 vectors) and runs over a
+// output planes (two vectors) at 6 consecutive positions (across rows: groups of 6 rows of 7 or 3
+// of 8 or 14 are whole tiles), 12 accumulators beside the tap's two kernel vectors and the
+// broadcast input value; the rows after the last group take 2 or 3 tiles each. The weight gradient keeps blocks of 32 output planes (4 vectors) and runs over a
 // sample's positions once for each kernel row, the 3 taps of the row x 4 vectors in 12
 // accumulators. Each value is summed in the AVX-512 form's order (the forward and gradInput over
 // the planes, then the taps, from zero, its bias added last; each weight-gradient sum over the
@@ -33,7 +33,11 @@ constexpr int kTile = 6;
 // Output planes of a weight-gradient block: four vectors.
 constexpr int64_t kGradBlock = 32;
 
-// A row of W positions as tiles: kChunks<W> of nearly equal size (7: 3 + 4, 8: 4 + 4, 14: 4 + 5 + 5).
+// Rows of W positions are tiled in groups of kGroup<W> rows, whose positions (42 of rows of 7 or
+// 14, 24 of rows of 8) make whole tiles of 6; the rows after the last group one at a time, each
+// in kChunks<W> tiles of nearly equal size (7: 3 + 4, 8: 4 + 4, 14: 4 + 5 + 5).
+template <int W>
+constexpr int kGroup = W == 7 ? 6 : 3;
 template <int W>
 constexpr int kChunks = (W + kTile - 1) / kTile;
 template <int W>
@@ -41,17 +45,20 @@ constexpr int chunkBegin(int j) {
   return j * W / kChunks<W>;
 }
 
-// The sums of a tile of N positions of one output row for 16 output planes, of stride S, over
-// KH x KW taps: `in` is the input (rowFloats floats a row, `planes` planes planeFloats apart)
-// under the tile's first tap, `kernels` the block's [planes][KH KW][16]; each sum, over its planes
-// and taps in order, plus its plane's bias (where not null) goes to its plane of `out`, the
-// block's first output plane at the tile's first position (planes outPlaneFloats apart).
-template <int N, int S, int KH, int KW>
+// The sums of a tile of N consecutive output positions, from position P of a block of rows of W
+// positions, for 16 output planes, of stride S, over KH x KW taps: `in` is the input (rowFloats
+// floats a row, `planes` planes planeFloats apart) under the first tap of the block's first
+// position, `kernels` the block's [planes][KH KW][16]; each sum, over its planes and taps in order,
+// plus its plane's bias (where not null) goes to its plane of `out`, the first output plane at the
+// block's first position (planes outPlaneFloats apart).
+template <int W, int P, int N, int S, int KH, int KW>
 NN_AVX2_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats,
                              const float* kernels, const float* bias, float* out, int64_t outPlaneFloats) {
   static_assert(N >= 1 && N <= kTile, "a tile is 1 to 6 positions");
   __m256 sums[2][N];
+#pragma GCC unroll 16
   for (int v = 0; v < 2; ++v)
+#pragma GCC unroll 16
     for (int i = 0; i < N; ++i) sums[v][i] = _mm256_setzero_ps();
   for (int64_t c = 0; c < planes; ++c, in += planeFloats, kernels += KH * KW * kBlock)
 #pragma GCC unroll 1
@@ -61,35 +68,48 @@ NN_AVX2_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t planes,
         const float* k = kernels + (KW * ky + kx) * kBlock;
         const __m256 k0 = _mm256_loadu_ps(k), k1 = _mm256_loadu_ps(k + 8);
         const float* corner = in + ky * rowFloats + kx;
-#pragma GCC unroll 6
+#pragma GCC unroll 16
         for (int i = 0; i < N; ++i) {
-          const __m256 x = _mm256_broadcast_ss(corner + S * i);
+          const __m256 x = _mm256_broadcast_ss(corner + S * ((P + i) / W * rowFloats + (P + i) % W));
           sums[0][i] = _mm256_fmadd_ps(x, k0, sums[0][i]);
           sums[1][i] = _mm256_fmadd_ps(x, k1, sums[1][i]);
         }
       }
   const __m256i mask = firstLanes8(N);
+#pragma GCC unroll 16
   for (int v = 0; v < 2; ++v) {
     __m256 r[8];
+#pragma GCC unroll 16
     for (int i = 0; i < 8; ++i) r[i] = i < N ? sums[v][i] : _mm256_setzero_ps();
     transpose8(r);
+#pragma GCC unroll 16
     for (int j = 0; j < 8; ++j) {
       const int plane = 8 * v + j;
-      _mm256_maskstore_ps(out + plane * outPlaneFloats, mask,
+      _mm256_maskstore_ps(out + plane * outPlaneFloats + P, mask,
                           bias ? _mm256_add_ps(_mm256_set1_ps(bias[plane]), r[j]) : r[j]);
     }
   }
 }
 
-// The tiles of one output row from chunk J on; arguments as tileSums's, `in` and `out` at the
-// row's first position.
+// The tiles of a group of kGroup<W> rows from tile J on; arguments as tileSums's, `in` and `out`
+// at the group's first position.
+template <int W, int S, int KH, int KW, int J = 0>
+void groupTiles(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats, const float* kernels,
+                const float* bias, float* out, int64_t outPlaneFloats, Ahead& ahead) {
+  if constexpr (J < kGroup<W> * W / kTile) {
+    tileSums<W, kTile * J, kTile, S, KH, KW>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats);
+    ahead.step();
+    groupTiles<W, S, KH, KW, J + 1>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats, ahead);
+  }
+}
+
+// The tiles of one output row from chunk J on; arguments as groupTiles's.
 template <int W, int S, int KH, int KW, int J = 0>
 void rowTiles(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats, const float* kernels,
               const float* bias, float* out, int64_t outPlaneFloats, Ahead& ahead) {
   if constexpr (J < kChunks<W>) {
     constexpr int begin = chunkBegin<W>(J), n = chunkBegin<W>(J + 1) - begin;
-    tileSums<n, S, KH, KW>(in + S * begin, rowFloats, planes, planeFloats, kernels, bias, out + begin,
-                           outPlaneFloats);
+    tileSums<W, begin, n, S, KH, KW>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats);
     ahead.step();
     rowTiles<W, S, KH, KW, J + 1>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats, ahead);
   }
@@ -98,7 +118,7 @@ void rowTiles(const float* in, int64_t rowFloats, int64_t planes, int64_t planeF
 // The tiles of a block of outHeight rows of W positions.
 template <int W>
 int64_t tilesOf(int64_t outHeight) {
-  return outHeight * kChunks<W>;
+  return outHeight / kGroup<W> * (kGroup<W> * W / kTile) + outHeight % kGroup<W> * kChunks<W>;
 }
 
 // The sums of all outHeight rows of W output positions of one block of 16 output planes;
@@ -107,7 +127,11 @@ int64_t tilesOf(int64_t outHeight) {
 template <int W, int S, int KH, int KW>
 void tileRows(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats, const float* kernels,
               const float* bias, float* out, int64_t outHeight, int64_t outPlaneFloats, Ahead& ahead) {
-  for (int64_t y = 0; y < outHeight; ++y)
+  int64_t y = 0;
+  for (; y + kGroup<W> <= outHeight; y += kGroup<W>)
+    groupTiles<W, S, KH, KW>(in + S * y * rowFloats, rowFloats, planes, planeFloats, kernels, bias, out + y * W,
+                             outPlaneFloats, ahead);
+  for (; y < outHeight; ++y)
     rowTiles<W, S, KH, KW>(in + S * y * rowFloats, rowFloats, planes, planeFloats, kernels, bias, out + y * W,
                            outPlaneFloats, ahead);
 }
@@ -122,7 +146,9 @@ NN_AVX2_KERNEL void tapSums(const float* in, int64_t rowFloats, int64_t height, 
   for (int ky = 0; ky < K; ++ky) {
     __m256 acc[K][4];
     float* rowSums = sums + ky * K * kGradBlock;
+#pragma GCC unroll 16
     for (int kx = 0; kx < K; ++kx)
+#pragma GCC unroll 16
       for (int q = 0; q < 4; ++q) acc[kx][q] = _mm256_loadu_ps(rowSums + kx * kGradBlock + 8 * q);
     const float* g = gradients;
     for (int64_t y = 0; y < height; ++y)
@@ -130,13 +156,18 @@ NN_AVX2_KERNEL void tapSums(const float* in, int64_t rowFloats, int64_t height, 
       for (int64_t x = 0; x < width; ++x, g += kGradBlock) {
         const float* corner = in + S * (y * rowFloats + x) + ky * rowFloats;
         __m256 v[K];
+#pragma GCC unroll 16
         for (int kx = 0; kx < K; ++kx) v[kx] = _mm256_broadcast_ss(corner + kx);
+#pragma GCC unroll 16
         for (int q = 0; q < 4; ++q) {
           const __m256 gq = _mm256_loadu_ps(g + 8 * q);
+#pragma GCC unroll 16
           for (int kx = 0; kx < K; ++kx) acc[kx][q] = _mm256_fmadd_ps(v[kx], gq, acc[kx][q]);
         }
       }
+#pragma GCC unroll 16
     for (int kx = 0; kx < K; ++kx)
+#pragma GCC unroll 16
       for (int q = 0; q < 4; ++q) _mm256_storeu_ps(rowSums + kx * kGradBlock + 8 * q, acc[kx][q]);
   }
 }
