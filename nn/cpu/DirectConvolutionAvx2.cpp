@@ -50,10 +50,13 @@ constexpr int chunkBegin(int j) {
 // floats a row, `planes` planes planeFloats apart) under the first tap of the block's first
 // position, `kernels` the block's [planes][KH KW][16]; each sum, over its planes and taps in order,
 // plus its plane's bias (where not null) goes to its plane of `out`, the first output plane at the
-// block's first position (planes outPlaneFloats apart).
+// block's first position (planes outPlaneFloats apart). Where `room` (the positions of the plane
+// from the tile's first on) is 8 or more, whole vectors are stored, the lanes past the tile to
+// positions that later tiles then store (a masked store takes several times as long on Zen 3).
 template <int W, int P, int N, int S, int KH, int KW>
 NN_AVX2_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats,
-                             const float* kernels, const float* bias, float* out, int64_t outPlaneFloats) {
+                             const float* kernels, const float* bias, float* out, int64_t outPlaneFloats,
+                             int64_t room) {
   static_assert(N >= 1 && N <= kTile, "a tile is 1 to 6 positions");
   __m256 sums[2][N];
 #pragma GCC unroll 16
@@ -85,33 +88,39 @@ NN_AVX2_KERNEL void tileSums(const float* in, int64_t rowFloats, int64_t planes,
 #pragma GCC unroll 16
     for (int j = 0; j < 8; ++j) {
       const int plane = 8 * v + j;
-      _mm256_maskstore_ps(out + plane * outPlaneFloats + P, mask,
-                          bias ? _mm256_add_ps(_mm256_set1_ps(bias[plane]), r[j]) : r[j]);
+      const __m256 value = bias ? _mm256_add_ps(_mm256_set1_ps(bias[plane]), r[j]) : r[j];
+      if (room >= 8)
+        _mm256_storeu_ps(out + plane * outPlaneFloats + P, value);
+      else
+        _mm256_maskstore_ps(out + plane * outPlaneFloats + P, mask, value);
     }
   }
 }
 
 // The tiles of a group of kGroup<W> rows from tile J on; arguments as tileSums's, `in` and `out`
-// at the group's first position.
+// at the group's first position, `room` the plane's positions from there on.
 template <int W, int S, int KH, int KW, int J = 0>
 void groupTiles(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats, const float* kernels,
-                const float* bias, float* out, int64_t outPlaneFloats, Ahead& ahead) {
+                const float* bias, float* out, int64_t outPlaneFloats, int64_t room, Ahead& ahead) {
   if constexpr (J < kGroup<W> * W / kTile) {
-    tileSums<W, kTile * J, kTile, S, KH, KW>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats);
+    tileSums<W, kTile * J, kTile, S, KH, KW>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats,
+                                             room - kTile * J);
     ahead.step();
-    groupTiles<W, S, KH, KW, J + 1>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats, ahead);
+    groupTiles<W, S, KH, KW, J + 1>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats, room,
+                                    ahead);
   }
 }
 
 // The tiles of one output row from chunk J on; arguments as groupTiles's.
 template <int W, int S, int KH, int KW, int J = 0>
 void rowTiles(const float* in, int64_t rowFloats, int64_t planes, int64_t planeFloats, const float* kernels,
-              const float* bias, float* out, int64_t outPlaneFloats, Ahead& ahead) {
+              const float* bias, float* out, int64_t outPlaneFloats, int64_t room, Ahead& ahead) {
   if constexpr (J < kChunks<W>) {
     constexpr int begin = chunkBegin<W>(J), n = chunkBegin<W>(J + 1) - begin;
-    tileSums<W, begin, n, S, KH, KW>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats);
+    tileSums<W, begin, n, S, KH, KW>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats,
+                                     room - begin);
     ahead.step();
-    rowTiles<W, S, KH, KW, J + 1>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats, ahead);
+    rowTiles<W, S, KH, KW, J + 1>(in, rowFloats, planes, planeFloats, kernels, bias, out, outPlaneFloats, room, ahead);
   }
 }
 
@@ -130,10 +139,10 @@ void tileRows(const float* in, int64_t rowFloats, int64_t planes, int64_t planeF
   int64_t y = 0;
   for (; y + kGroup<W> <= outHeight; y += kGroup<W>)
     groupTiles<W, S, KH, KW>(in + S * y * rowFloats, rowFloats, planes, planeFloats, kernels, bias, out + y * W,
-                             outPlaneFloats, ahead);
+                             outPlaneFloats, (outHeight - y) * W, ahead);
   for (; y < outHeight; ++y)
     rowTiles<W, S, KH, KW>(in + S * y * rowFloats, rowFloats, planes, planeFloats, kernels, bias, out + y * W,
-                           outPlaneFloats, ahead);
+                           outPlaneFloats, (outHeight - y) * W, ahead);
 }
 
 // sums[tap][kGradBlock] += the products, over a sample's output positions (height x width, stride
