@@ -371,14 +371,14 @@ bool directGradInputFits(const ConvolutionShape& s) {
   return s.inPlanes % 16 == 0 && s.height == 2 * s.outHeight;
 }
 
+#if NN_AVX2
+
 // The form of the kernels' level: avx512's where it runs, else avx2's; the Fits functions keep
 // every call off machines with neither (isa() is generic there).
 #if NN_AVX512
 #define NN_CONVOLUTION_FORM(call) return isaAtLeast(Isa::avx512) ? avx512::call : avx2::call
-#elif NN_AVX2
-#define NN_CONVOLUTION_FORM(call) return avx2::call
 #else
-#define NN_CONVOLUTION_FORM(call) NN_CHECK(false, "nn.SpatialConvolution: the direct route is not in this build")
+#define NN_CONVOLUTION_FORM(call) return avx2::call
 #endif
 
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
@@ -398,5 +398,21 @@ void directAccGradParameters(const Device& device, const ConvolutionShape& s, co
 }
 
 #undef NN_CONVOLUTION_FORM
+
+#else
+
+void directUpdateOutput(const Device&, const ConvolutionShape&, const float*, const float*, const float*, float*,
+                        Tensor&) {
+  NN_CHECK(false, "nn.SpatialConvolution: the direct route is not in this build");
+}
+void directUpdateGradInput(const Device&, const ConvolutionShape&, const float*, const float*, float*, Tensor&) {
+  NN_CHECK(false, "nn.SpatialConvolution: the direct route is not in this build");
+}
+void directAccGradParameters(const Device&, const ConvolutionShape&, const float*, const float*, float*, float*, float,
+                             Tensor&) {
+  NN_CHECK(false, "nn.SpatialConvolution: the direct route is not in this build");
+}
+
+#endif
 
 }  // namespace nn::cpu

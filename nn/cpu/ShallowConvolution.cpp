@@ -140,6 +140,8 @@ bool shallowFits(const ConvolutionShape& s) {
   return isaAtLeast(Isa::avx2) && shape && s.outWidth >= 1 && s.outWidth <= 32 && s.outPlanes % shallow::kPlanes == 0;
 }
 
+#if NN_AVX2
+
 void shallowUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                          const float* bias, float* output, Tensor& workspace) {
   // The form of the kernels' level: avx512's where it runs, else avx2's; shallowFits keeps every
@@ -147,11 +149,16 @@ void shallowUpdateOutput(const Device& device, const ConvolutionShape& s, const 
 #if NN_AVX512
   if (isaAtLeast(Isa::avx512)) return avx512::shallowUpdateOutput(device, s, input, weight, bias, output, workspace);
 #endif
-#if NN_AVX2
   avx2::shallowUpdateOutput(device, s, input, weight, bias, output, workspace);
-#else
-  NN_CHECK(false, "nn.SpatialConvolution: the shallow route is not in this build");
-#endif
 }
+
+#else
+
+void shallowUpdateOutput(const Device&, const ConvolutionShape&, const float*, const float*, const float*, float*,
+                         Tensor&) {
+  NN_CHECK(false, "nn.SpatialConvolution: the shallow route is not in this build");
+}
+
+#endif
 
 }  // namespace nn::cpu
