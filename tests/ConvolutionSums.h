@@ -13,8 +13,10 @@
 #include "nn/SpatialConvolution.h"
 #include "nn/Tensor.h"
 #include "nn/backend/ConvolutionKernels.h"
+#include "nn/cpu/Routes.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
+#include "tests/Routes.h"
 
 namespace nn::test {
 
@@ -158,6 +160,25 @@ inline void checkConvolution(const DeviceKind& kind, const SquareConv& c, int64_
                    gradParametersReference(c, batch, x.toVector(), g.toVector(), 0.5)) < 1e-5);
 }
 
+// The passes of a layer that a CPU route is to run: forward, gradInput, the parameters' gradients.
+struct RoutePasses {
+  bool forward, gradInput, gradParameters;
+};
+
+// checkConvolution, and on CPU runs that `route` ran the passes `passes` names, once each, and no
+// other (checkConvolution runs each pass once): a route whose results equal another's (the
+// unfolded route's) is checked only if it ran.
+inline void checkConvolutionRoute(const DeviceKind& kind, const SquareConv& c, int64_t batch, cpu::Route route,
+                                  RoutePasses passes) {
+  const RouteWatch watch(route);
+  checkConvolution(kind, c, batch);
+  if (!kind.isCpu()) return;
+  CAPTURE(c.planes, c.outPlanes, c.pad, c.height, c.width, c.stride, c.size);
+  CHECK(watch.ran(cpu::Pass::forward) == int64_t(passes.forward));
+  CHECK(watch.ran(cpu::Pass::gradInput) == int64_t(passes.gradInput));
+  CHECK(watch.ran(cpu::Pass::gradParameters) == int64_t(passes.gradParameters));
+}
+
 // conv's output and gradInput for input x and gradOutput g are the same floats on 1 and 2 compute
 // threads (each sample's its own), as is its bias gradient (each plane's on one thread); its
 // weight gradient, summed per thread and the threads' sums added, only rounding apart.
@@ -182,6 +203,25 @@ inline void checkOneAndTwoThreads(SpatialConvolution& conv, const Tensor& x, con
   for (float v : gw.toVector()) largest = std::max(largest, std::fabs(double(v)));
   CHECK(largest > 1);
   CHECK(maxAbsDiff(conv.gradWeight, gw) < 1e-5 * largest);
+}
+
+// conv's output, gradInput, weight and bias gradients (of backward with scale 0.5) for input x
+// and gradOutput g are the same floats at the kernels' levels avx512 and avx2 (nn::cpu::setIsa),
+// on the thread count of the run: the two forms of a route sum each value in the same order.
+inline void checkFormsAgree(SpatialConvolution& conv, const Tensor& x, const Tensor& g) {
+  std::vector<Tensor> results[2];
+  for (cpu::Isa level : {cpu::Isa::avx512, cpu::Isa::avx2}) {
+    const cpu::Isa previous = cpu::setIsa(level);
+    conv.zeroGradParameters();
+    const Tensor y = conv.forward(x).clone();
+    const Tensor gi = conv.backward(x, g, 0.5f).clone();
+    results[level == cpu::Isa::avx2] = {y, gi, conv.gradWeight.clone(), conv.gradBias.clone()};
+    cpu::setIsa(previous);
+  }
+  CHECK(maxAbsDiff(results[1][0], results[0][0]) == 0);
+  CHECK(maxAbsDiff(results[1][1], results[0][1]) == 0);
+  CHECK(maxAbsDiff(results[1][2], results[0][2]) == 0);
+  CHECK(maxAbsDiff(results[1][3], results[0][3]) == 0);
 }
 
 }  // namespace nn::test

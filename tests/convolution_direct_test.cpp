@@ -1,11 +1,13 @@
 // nn::SpatialConvolution's 3x3 layers of stride 1 or 2 and padding 1 onto rows of 7, 8 or 14
-// positions, with output planes a multiple of 32, which the CPU computes directly where it has
-// AVX-512 (nn/cpu/DirectConvolution.cpp): forward, gradInput and the parameters' gradients against
-// the sums of their terms in double, tiles of two rows and of one, 32 and 64 planes, stride 2 from
-// 16 and 32 planes (its gradInput by the parity classes of the input positions), 1x1 layers of
-// stride 2, the weight gradient of wider planes; finite differences; the same floats on 1 and 2
-// compute threads. On CUDA devices the same bodies check
-// cuDNN; on a CPU without AVX-512, the unfolded route.
+// positions, with output planes a multiple of 32, which the CPU computes directly at the kernels'
+// level avx2 and above (nn/cpu/DirectConvolution.cpp, DirectConvolutionAvx2.cpp): forward,
+// gradInput and the parameters' gradients against the sums of their terms in double, tiles of two
+// rows and of one, 32 and 64 planes, stride 2 from 16 and 32 planes (its gradInput by the parity
+// classes of the input positions), 1x1 layers of stride 2, the weight gradient of wider planes
+// (avx512 only); finite differences; the same floats on 1 and 2 compute threads, and in the AVX2
+// and AVX-512 forms. Each CPU case requires that the direct route ran the passes it checks, and is
+// skipped where the level (the CPU's, or NN_CPU_ISA's) cannot run it. On CUDA devices the same
+// bodies check cuDNN.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -14,11 +16,17 @@
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
 #include "nn/cpu/DirectConvolution.h"
+#include "nn/cpu/Isa.h"
+#include "nn/cpu/Routes.h"
 #include "tests/ConvolutionSums.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
+#include "tests/Routes.h"
 
 using nn::Tensor;
+using nn::cpu::Isa;
+using nn::cpu::Pass;
+using nn::cpu::Route;
 
 namespace {
 
@@ -47,13 +55,17 @@ const std::vector<nn::test::SquareConv> kWide = {
     {16, 32, 1, 16, 16},
 };
 
+// Cases 7 and 10: an odd input height, whose gradInput is unfolded.
+bool directGradInput(size_t i) { return i != 7 && i != 10; }
+
 }  // namespace
 
-TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the direct route where the CPU has AVX-512",
+TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the direct route at avx2 and above",
           "[SpatialConvolution]") {
+  const bool avx2 = nn::cpu::isaAtLeast(Isa::avx2), avx512 = nn::cpu::isaAtLeast(Isa::avx512);
   for (const nn::test::SquareConv& c : kCases) {
     CAPTURE(c.planes, c.outPlanes, c.height, c.width);
-    CHECK(nn::cpu::directFits(nn::test::shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
+    CHECK(nn::cpu::directFits(nn::test::shapeOf(c, 2)) == avx2);
   }
   nn::test::SquareConv other = kCases[0];
   other.outPlanes = 48;  // not a multiple of 32
@@ -64,7 +76,7 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
   for (const nn::test::SquareConv& c : kWide) {
     CAPTURE(c.planes, c.height, c.width);
     CHECK_FALSE(nn::cpu::directFits(nn::test::shapeOf(c, 2)));
-    CHECK(nn::cpu::directWeightGradientFits(nn::test::shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
+    CHECK(nn::cpu::directWeightGradientFits(nn::test::shapeOf(c, 2)) == avx512);
   }
   other = kWide[0];
   other.planes = 3;  // a first layer: unfolded
@@ -76,9 +88,7 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
   // and input planes of twice the output's height.
   for (size_t i = 0; i < kCases.size(); ++i) {
     CAPTURE(i);
-    const bool oddHeight = i == 7 || i == 10;
-    CHECK(nn::cpu::directGradInputFits(nn::test::shapeOf(kCases[i], 2)) ==
-          (!oddHeight && __builtin_cpu_supports("avx512f")));
+    CHECK(nn::cpu::directGradInputFits(nn::test::shapeOf(kCases[i], 2)) == (directGradInput(i) && avx2));
   }
   other = kCases[0];
   other.planes = 16;
@@ -90,26 +100,72 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
 
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 and 64 matches the sums of its taps",
                     "[SpatialConvolution]") {
-  for (const nn::test::SquareConv& c : kCases) nn::test::checkConvolution(kind, c, 3);
-  for (const nn::test::SquareConv& c : kWide) nn::test::checkConvolution(kind, c, 3);
+  if (kind.isCpu()) NN_REQUIRE_ISA(Isa::avx2);
+  for (size_t i = 0; i < kCases.size(); ++i)
+    nn::test::checkConvolutionRoute(kind, kCases[i], 3, Route::convolutionDirect, {true, directGradInput(i), true});
+  // Wider planes: the weight gradient alone, and only at avx512.
+  const bool avx512 = nn::cpu::isaAtLeast(Isa::avx512);
+  for (const nn::test::SquareConv& c : kWide)
+    nn::test::checkConvolutionRoute(kind, c, 3, Route::convolutionDirect, {false, false, avx512});
 }
 
 NN_DEVICE_TEST_CASE("SpatialConvolution 3x3 on narrow planes of 32 agrees with finite differences",
                     "[SpatialConvolution]") {
+  if (kind.isCpu()) NN_REQUIRE_ISA(Isa::avx2);
   nn::manualSeed(8);
   nn::SpatialConvolution conv(32, 32, 3, 3, 1, 1, 1, 1);
   conv.to(kind.device());
   const Tensor x = kind.on(nn::test::randomTensor({1, 32, 3, 7}, 36));
+  const nn::test::RouteWatch route(Route::convolutionDirect);
   REQUIRE_THAT(nn::test::checkInputGradient(conv, x), nn::test::AgreesWithin(1e-3));
   REQUIRE_THAT(nn::test::checkParameterGradients(conv, x), nn::test::EachAgreesWithin(1e-3, 2));
+  if (kind.isCpu()) {
+    CHECK(route.ran(Pass::forward) > 0);
+    CHECK(route.ran(Pass::gradInput) > 0);
+    CHECK(route.ran(Pass::gradParameters) > 0);
+  }
 }
 
 TEST_CASE("SpatialConvolution 3x3 on narrow planes gives the same floats on 1 and 2 compute threads",
           "[SpatialConvolution]") {
-  // 5 samples: 3 on the first thread, 2 on the second; each sample's output its own.
-  nn::manualSeed(9);
-  nn::SpatialConvolution conv(32, 32, 3, 3, 1, 1, 1, 1);
-  const Tensor x = nn::test::randomTensor({5, 32, 7, 7}, 37);
-  const Tensor g = nn::test::randomTensor({5, 32, 7, 7}, 38);
-  nn::test::checkOneAndTwoThreads(conv, x, g);
+  // The promise rests on the direct route, whose parts are whole samples.
+  NN_REQUIRE_ISA(Isa::avx2);
+  // 5 samples: 3 on the first thread, 2 on the second; each sample's output its own. Stride 1 on
+  // 7x7, stride 2 onto 14x14 (gradInput by the parity classes), 1x1 of stride 2 onto 7x7.
+  for (const nn::test::SquareConv& c : {kCases[1], kCases[5], kCases[9]}) {
+    CAPTURE(c.planes, c.outPlanes, c.height, c.width, c.stride, c.size);
+    nn::manualSeed(9);
+    nn::SpatialConvolution conv(c.planes, c.outPlanes, c.size, c.size, c.stride, c.stride, c.pad, c.pad);
+    const Tensor x = nn::test::randomTensor({5, c.planes, c.height, c.width}, 37);
+    const Tensor g = nn::test::randomTensor({5, c.outPlanes, c.outHeight(), c.outWidth()}, 38);
+    const nn::test::RouteWatch route(Route::convolutionDirect);
+    nn::test::checkOneAndTwoThreads(conv, x, g);
+    CHECK(route.ran(Pass::forward) == 2);
+    CHECK(route.ran(Pass::gradInput) == 2);
+    CHECK(route.ran(Pass::gradParameters) == 2);
+  }
+}
+
+TEST_CASE("SpatialConvolution 3x3 on narrow planes gives the same floats in the AVX2 and AVX-512 forms",
+          "[SpatialConvolution]") {
+  // Each sum runs in the same order in both forms (nn/cpu/DirectConvolutionAvx2.cpp), so a model
+  // trained on one CPU computes as on the other; on 2 threads, each part's weight gradient too.
+  NN_REQUIRE_ISA(Isa::avx512);
+  for (int threads : {1, 2}) {
+    nn::setNumThreads(threads);
+    for (size_t i = 0; i < kCases.size(); ++i) {
+      const nn::test::SquareConv& c = kCases[i];
+      CAPTURE(threads, i);
+      nn::manualSeed(12);
+      nn::SpatialConvolution conv(c.planes, c.outPlanes, c.size, c.size, c.stride, c.stride, c.pad, c.pad);
+      const Tensor x = nn::test::randomTensor({5, c.planes, c.height, c.width}, 42);
+      const Tensor g = nn::test::randomTensor({5, c.outPlanes, c.outHeight(), c.outWidth()}, 43);
+      const nn::test::RouteWatch route(Route::convolutionDirect);
+      nn::test::checkFormsAgree(conv, x, g);
+      CHECK(route.ran(Pass::forward) == 2);
+      CHECK(route.ran(Pass::gradInput) == (directGradInput(i) ? 2 : 0));
+      CHECK(route.ran(Pass::gradParameters) == 2);
+    }
+  }
+  nn::setNumThreads(1);
 }

@@ -13,6 +13,15 @@
 #define NN_AVX2 0
 #endif
 
+// A kernel of unrolled tiles: GCC without predictive commoning, which keeps one tap's input
+// values in registers for the next tap's overlapping reads and so spills the accumulators (as in
+// Avx512.h's NN_AVX512_KERNEL).
+#if defined(__GNUC__) && !defined(__clang__)
+#define NN_AVX2_KERNEL __attribute__((optimize("no-predictive-commoning")))
+#else
+#define NN_AVX2_KERNEL
+#endif
+
 namespace nn::cpu {
 
 #if NN_AVX2

@@ -9,7 +9,9 @@
 // planes' roles swapped), that of a layer of stride 2 four such correlations with kernels of 1 to
 // 4 taps, one for each parity class of the input positions (Note [Stride-2 gradInput] in the .cpp);
 // the weight gradient sums, for 32 output planes at a time, each input value's products with the
-// gradOutput of the positions it reaches.
+// gradOutput of the positions it reaches. That is the AVX-512 form (DirectConvolution.cpp); the
+// AVX2 form (DirectConvolutionAvx2.cpp, 16 planes x 6 positions a tile) sums each value in the same
+// order, and DirectConvolution.cpp calls the form of the kernels' level (Isa.h).
 #pragma once
 
 #include "nn/Device.h"
@@ -21,14 +23,15 @@ namespace nn::cpu {
 /// Whether the direct route serves this layer's forward and weight gradient: a 3x3 kernel of
 /// stride 1 or 2 with padding 1, or a 1x1 kernel of stride 2 without (of stride 2: input rows
 /// twice the output's), no dilation, output rows of 7, 8 or 14 positions, output planes a multiple
-/// of 32, and a machine with AVX-512 (elsewhere the unfolded route serves it).
+/// of 32, and the kernels' level avx2 or above (Isa.h; at generic the unfolded route serves it).
 bool directFits(const ConvolutionShape& s);
 /// And its gradInput: stride 1 and input planes a multiple of 32 too, or stride 2, input planes a
 /// multiple of 16 and twice as many input rows as output rows (a 1x1 layer's: its products at the
 /// even positions, zeros elsewhere).
 bool directGradInputFits(const ConvolutionShape& s);
 /// And its weight gradient, which it also serves for 3x3 layers of stride 1 and padding 1 on planes
-/// of any width, from 16 input planes, output planes a multiple of 32 (AVX-512).
+/// of any width, from 16 input planes, output planes a multiple of 32, at the level avx512 only
+/// (the AVX2 form of that case is not measured against Winograd's yet).
 bool directWeightGradientFits(const ConvolutionShape& s);
 
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,

@@ -9,49 +9,30 @@
 
 #include "nn/Error.h"
 #include "nn/Parallel.h"
+#include "nn/cpu/Avx2.h"
 #include "nn/cpu/Avx512.h"
+#include "nn/cpu/DirectConvolutionForms.h"
 #include "nn/cpu/Isa.h"
+#include "nn/cpu/ShallowConvolutionParts.h"
 
 namespace nn::cpu {
 
 #if NN_AVX512
 
+namespace avx512 {
+
 namespace {
 
+using namespace shallow;
+
 constexpr int kLanes = 16;
-// A forward tile's output planes, and its rows: 24 sums of one vector a row or of two.
-constexpr int kPlanes = 4;
+// A forward tile's rows: 4 planes x 6 / V rows x V vectors, 24 sums of one vector a row or of two.
 template <int V>
 constexpr int kRows = 6 / V;
 
-// The layer as these loops see it: size x size kernels of stride 1, padding `pad` on every side.
-struct Layer {
-  int64_t batch, inPlanes, outPlanes, height, width, pad, size, outHeight, outWidth;
-
-  int64_t rowFloats() const { return width + 2 * pad; }
-  int64_t planeFloats() const { return (height + 2 * pad) * rowFloats(); }
-  // A sample's padded planes, then zeros for the vectors of the last rows, which run past the
-  // row's end (into the next row elsewhere) by up to 2 vectors and a kernel's width.
-  int64_t paddedFloats() const { return inPlanes * planeFloats() + 2 * kLanes + size; }
-  int64_t taps() const { return size * size; }
-  int64_t positions() const { return outHeight * outWidth; }
-  int vectors() const { return outWidth > kLanes ? 2 : 1; }
-  // The lanes of a row's last vector that hold output positions.
-  int64_t lastLanes() const { return outWidth - (vectors() - 1) * kLanes; }
-};
-
-Layer layerOf(const ConvolutionShape& s) {
-  return {s.batch, s.inPlanes, s.outPlanes, s.height, s.width, s.padH, s.kH, s.outHeight, s.outWidth};
-}
-
-// Sample `input` ([inPlanes][height][width]) into the interior of `padded`, whose border the
-// caller has zeroed.
-void pad(const Layer& l, const float* input, float* padded) {
-  for (int64_t c = 0; c < l.inPlanes; ++c)
-    for (int64_t y = 0; y < l.height; ++y)
-      std::memcpy(padded + c * l.planeFloats() + (y + l.pad) * l.rowFloats() + l.pad,
-                  input + (c * l.height + y) * l.width, l.width * sizeof(float));
-}
+// The vectors of an output row, and the lanes of its last vector that hold output positions.
+int vectorsOf(const Layer& l) { return l.outWidth > kLanes ? 2 : 1; }
+int64_t lastLanes(const Layer& l) { return l.outWidth - (vectorsOf(l) - 1) * kLanes; }
 
 // f(K, V), each a std::integral_constant<int>, for the kernel size and the vectors a row of l.
 template <typename F>
@@ -60,7 +41,7 @@ void byShape(const Layer& l, F f) {
     if (l.size == 3) return f(std::integral_constant<int, 3>(), v);
     f(std::integral_constant<int, 5>(), v);
   };
-  if (l.vectors() == 1) return withSize(std::integral_constant<int, 1>());
+  if (vectorsOf(l) == 1) return withSize(std::integral_constant<int, 1>());
   withSize(std::integral_constant<int, 2>());
 }
 
@@ -101,7 +82,7 @@ NN_AVX512_KERNEL void forwardTile(const Layer& l, const float* in, const float* 
             for (int v = 0; v < V; ++v) sums[g][r][v] = _mm512_fmadd_ps(x[r][v], w, sums[g][r][v]);
         }
       }
-  const __mmask16 last = firstLanes(l.lastLanes());
+  const __mmask16 last = firstLanes(lastLanes(l));
 #pragma GCC unroll 32
   for (int g = 0; g < kPlanes; ++g)
 #pragma GCC unroll 32
@@ -139,42 +120,39 @@ void forwardSample(const Layer& l, const float* padded, const float* kernels, co
 
 }  // namespace
 
+void shallowUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
+                         const float* bias, float* output, Tensor& workspace) {
+  shallow::forward(device, s, input, weight, bias, output, workspace,
+                   [](const Layer& l, const float* padded, const float* kernels, const float* b, float* out) {
+                     byShape(l, [&](auto k, auto v) {
+                       forwardSample<decltype(k)::value, decltype(v)::value>(l, padded, kernels, b, out);
+                     });
+                   });
+}
+
+}  // namespace avx512
+
+#endif
+
 bool shallowFits(const ConvolutionShape& s) {
   const bool shape = s.inPlanes >= 1 && s.inPlanes <= 4 && s.kH == s.kW && (s.kH == 3 || s.kH == 5) && s.dH == 1 &&
                      s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.padH == s.padW && s.padH >= 0 && s.padH < s.kH;
-  return isaAtLeast(Isa::avx512) && shape && s.outWidth >= 1 && s.outWidth <= 2 * kLanes && s.outPlanes % kPlanes == 0;
+  return isaAtLeast(Isa::avx2) && shape && s.outWidth >= 1 && s.outWidth <= 32 && s.outPlanes % shallow::kPlanes == 0;
 }
+
+#if NN_AVX2
 
 void shallowUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                          const float* bias, float* output, Tensor& workspace) {
-  const Layer l = layerOf(s);
-  const int parts = parallelParts(device, l.batch);
-  const int64_t taps = l.taps(), kernelFloats = l.outPlanes * l.inPlanes * taps;
-  workspace.resize_({kernelFloats + parts * l.paddedFloats()}, device);
-  float* kernels = workspace.data();
-  // kernels[o / kPlanes][c][tap][o % kPlanes]
-  for (int64_t o = 0; o < l.outPlanes; ++o)
-    for (int64_t c = 0; c < l.inPlanes; ++c)
-      for (int64_t t = 0; t < taps; ++t)
-        kernels[((o / kPlanes * l.inPlanes + c) * taps + t) * kPlanes + o % kPlanes] =
-            weight[(o * l.inPlanes + c) * taps + t];
-  parallelFor(device, parts, [&](int part) {
-    float* padded = kernels + kernelFloats + part * l.paddedFloats();
-    std::fill(padded, padded + l.paddedFloats(), 0.f);
-    const Range samples = partRange(l.batch, parts, part);
-    const int64_t inFloats = l.inPlanes * l.height * l.width, outFloats = l.outPlanes * l.positions();
-    for (int64_t n = samples.begin; n < samples.end; ++n) {
-      pad(l, input + n * inFloats, padded);
-      byShape(l, [&](auto k, auto v) {
-        forwardSample<decltype(k)::value, decltype(v)::value>(l, padded, kernels, bias, output + n * outFloats);
-      });
-    }
-  });
+  // The form of the kernels' level: avx512's where it runs, else avx2's; shallowFits keeps every
+  // call off machines with neither.
+#if NN_AVX512
+  if (isaAtLeast(Isa::avx512)) return avx512::shallowUpdateOutput(device, s, input, weight, bias, output, workspace);
+#endif
+  avx2::shallowUpdateOutput(device, s, input, weight, bias, output, workspace);
 }
 
 #else
-
-bool shallowFits(const ConvolutionShape&) { return false; }
 
 void shallowUpdateOutput(const Device&, const ConvolutionShape&, const float*, const float*, const float*, float*,
                          Tensor&) {
