@@ -1,6 +1,8 @@
 // nn::Broadcasting: the line-up rules and the views.
 #include "nn/Broadcasting.h"
 
+#include "nn/Checked.h"
+
 namespace nn {
 
 namespace {
@@ -53,7 +55,8 @@ bool broadcastingOf(const std::vector<int64_t>& inputSizes, const std::vector<in
     const int64_t one[1] = {inCount};
     return views(one, one, 1, out);
   }
-  if (inDims >= 2 && inputSizes[0] > 0 && pCount * inputSizes[0] == inCount) {
+  int64_t batchCount = 0;  // sizes of tensors, but the product of two of them may overflow
+  if (inDims >= 2 && inputSizes[0] > 0 && mulInto(pCount, inputSizes[0], batchCount) && batchCount == inCount) {
     const int64_t in[2] = {inputSizes[0], pCount}, p[2] = {1, pCount};
     return views(in, p, 2, out);
   }

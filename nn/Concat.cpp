@@ -3,6 +3,7 @@
 // by ConcatKernels on the tensors' device.
 #include "nn/Concat.h"
 
+#include "nn/Checked.h"
 #include "nn/backend/Backend.h"
 
 namespace nn {
@@ -67,7 +68,8 @@ const Tensor& Concat::updateOutput(const Tensor& input) {
     NN_CHECK(out.device() == first.device(), typeName() << ": expected the output of (" << i + 1 << ") on "
                                                         << first.device().str() << " as that of (1), got "
                                                         << out.device().str());
-    joined += out.size(options_.dim);
+    NN_CHECK(addInto(joined, out.size(options_.dim), joined),
+             typeName() << ": the outputs' sizes along dimension " << options_.dim << " add up beyond 64-bit integers");
   }
   sizes_.assign(first.sizes().begin(), first.sizes().end());
   sizes_[options_.dim] = joined;
@@ -95,7 +97,8 @@ void Concat::splitGradOutput(const Tensor& gradOutput) {
     NN_CHECK(matchOutside(out, gradOutput, options_.dim),
              typeName() << ": backward needs the outputs of a forward that gave " << gradOutput.shapeString()
                         << ", found a child output of " << out.shapeString());
-    joined += out.size(options_.dim);
+    NN_CHECK(addInto(joined, out.size(options_.dim), joined),
+             typeName() << ": the outputs' sizes along dimension " << options_.dim << " add up beyond 64-bit integers");
   }
   NN_CHECK(joined == gradOutput.size(options_.dim),
            typeName() << ": backward needs the outputs of a forward that gave " << gradOutput.shapeString()

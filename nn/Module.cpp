@@ -391,6 +391,13 @@ void registerModuleType(const std::string& typeName, ModuleFactory factory) {
   registry()[typeName] = std::move(factory);
 }
 
+std::vector<std::string> registeredModuleTypes() {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  std::vector<std::string> names;
+  for (const auto& entry : registry()) names.push_back(entry.first);
+  return names;
+}
+
 ModulePtr createModule(const std::string& typeName, const Config& config, std::vector<ModulePtr> children) {
   ModuleFactory factory;
   {

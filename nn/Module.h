@@ -241,6 +241,8 @@ void dropRepeatedParameters(std::vector<Tensor>& values, std::vector<Tensor>& gr
 using ModuleFactory = std::function<ModulePtr(const Config& config, std::vector<ModulePtr> children)>;
 void registerModuleType(const std::string& typeName, ModuleFactory factory);
 ModulePtr createModule(const std::string& typeName, const Config& config, std::vector<ModulePtr> children = {});
+/// The type names registered so far, sorted ("nn.Linear", ...): what createModule and nn::load build.
+std::vector<std::string> registeredModuleTypes();
 
 struct ModuleRegistration {
   ModuleRegistration(const std::string& typeName, ModuleFactory factory) {

@@ -1,17 +1,26 @@
 // nn::NarrowTable.
 #include "nn/NarrowTable.h"
 
+#include "nn/Checked.h"
+
 namespace nn {
 
 NN_REGISTER_MODULE(NarrowTable);
 
+NarrowTable::NarrowTable(const Options& options) : WithOptions(options) {
+  // No table has more items: beyond, the resolution below could overflow.
+  NN_CHECK(isSignedExtent(options_.offset) && isSignedExtent(options_.length),
+           toString() << ": expected an offset and a length from " << -kMaxElements << " to " << kMaxElements);
+}
+
 NarrowTable::Range NarrowTable::rangeIn(const Activity& input) const {
   const auto size = static_cast<int64_t>(tableInput(input, "input").size());
+  // Each at most kMaxElements in size: these sums cannot overflow.
   const int64_t offset = options_.offset < 0 ? size + options_.offset : options_.offset;
   const int64_t length = options_.length < 0 ? size - offset + 1 + options_.length : options_.length;
-  NN_CHECK(offset >= 0 && length >= 1 && offset + length <= size,
-           toString() << ": items [" << offset << ", " << offset + length << ") are not in the input "
-                      << input.describe() << " of " << size << " items");
+  NN_CHECK(length >= 1 && rangeWithin(offset, length, size), toString() << ": items " << rangeString(offset, length)
+                                                                        << " are not in the input " << input.describe()
+                                                                        << " of " << size << " items");
   return {static_cast<size_t>(offset), static_cast<size_t>(length)};
 }
 

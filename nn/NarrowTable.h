@@ -24,7 +24,7 @@ struct NarrowTableOptions {
 class NarrowTable : public WithOptions<NarrowTableOptions, ActivityModule<>> {
  public:
   explicit NarrowTable(int64_t offset, int64_t length = 1) : NarrowTable(Options{offset, length}) {}
-  explicit NarrowTable(const Options& options) : WithOptions(options) {}
+  explicit NarrowTable(const Options& options);
 
   const Activity& updateOutputActivity(const Activity& input) override;
   const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput) override;

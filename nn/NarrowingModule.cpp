@@ -1,16 +1,17 @@
 // nn::NarrowingModule: copies along one dimension, out and back.
 #include "nn/NarrowingModule.h"
 
+#include "nn/Checked.h"
+
 namespace nn {
 
 void NarrowingModule::checkSlice(const Tensor& input, const Slice& slice) const {
   NN_CHECK(slice.dim < input.dim(), toString() << ": expected an input with more than " << slice.dim
                                                << " dimensions, got " << input.shapeString());
   const int64_t size = input.size(slice.dim);
-  NN_CHECK(slice.length >= 1 && slice.offset >= 0 && slice.offset + slice.length <= size,
-           toString() << ": expected indices [" << slice.offset << ", " << slice.offset + slice.length
-                      << ") within the size " << size << " of dimension " << slice.dim << ", got input "
-                      << input.shapeString());
+  NN_CHECK(slice.length >= 1 && rangeWithin(slice.offset, slice.length, size),
+           toString() << ": expected indices " << rangeString(slice.offset, slice.length) << " within the size " << size
+                      << " of dimension " << slice.dim << ", got input " << input.shapeString());
 }
 
 void NarrowingModule::resolveSizes(const Tensor& input, const Slice& slice) {

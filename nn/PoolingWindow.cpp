@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "nn/Checked.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -14,6 +15,12 @@ void PoolingWindow::check(const char* module) const {
                   << ", stride " << dW << "," << dH << ", padding " << padW << "," << padH);
   NN_CHECK(padW <= kW / 2 && padH <= kH / 2, module << ": expected padding at most half the kernel (" << kW / 2 << ","
                                                     << kH / 2 << "), got " << padW << "," << padH);
+  // A window of at most kMaxElements cells moved by at most that many: the output sizes, window
+  // bounds and divisors (nn/math/Pooling.h) of any input then stay far from overflow.
+  int64_t cells = 0;
+  NN_CHECK(isExtent(dW) && isExtent(dH) && mulInto(kW, kH, cells) && cells <= kMaxElements,
+           module << ": expected a kernel of at most " << kMaxElements << " cells and strides of at most "
+                  << kMaxElements << ", got kernel " << kW << "x" << kH << ", stride " << dW << "," << dH);
 }
 
 PoolingShape PoolingWindow::shapeOf(const Tensor& input, const Module& who) const {

@@ -30,7 +30,8 @@ struct PoolingWindow {
   }
 
   /// Throws, naming `module`, unless kernel and stride are positive and the padding is
-  /// non-negative and at most half the kernel (Torch7's check).
+  /// non-negative and at most half the kernel (Torch7's check), the kernel's cells and the
+  /// strides at most kMaxElements.
   void check(const char* module) const;
 
   /// The shape of a call on `input`, [batch, planes, height, width] or [planes, height,

@@ -5,7 +5,7 @@ namespace nn {
 
 void ReducedDimension::resolve(const Tensor& input, int dim, int nInputDims, bool squeeze, const Module& who) {
   const int dims = input.dim();
-  int d = dim;
+  int64_t d = dim;  // a file's dim may be INT_MAX: one more must not overflow
   if (d < 0)
     d += dims;
   else if (nInputDims >= 0 && dims > nInputDims)

@@ -1,6 +1,8 @@
 // nn::Reshape.
 #include "nn/Reshape.h"
 
+#include "nn/Checked.h"
+
 namespace nn {
 
 NN_REGISTER_MODULE(Reshape);
@@ -10,7 +12,7 @@ Reshape::Reshape(const Options& options) : WithOptions(options) {
   for (int64_t s : options_.sizes) {
     NN_CHECK(s > 0, toString() << ": expected positive sizes, got " << shapeString(options_.sizes));
     NN_CHECK(
-        !__builtin_mul_overflow(count_, s, &count_) && count_ <= kMaxElements,
+        mulInto(count_, s, count_) && count_ <= kMaxElements,
         toString() << ": sizes " << shapeString(options_.sizes) << " hold more than " << kMaxElements << " elements");
   }
 }
@@ -29,7 +31,8 @@ const std::vector<int64_t>& Reshape::outputSizes(const Tensor& input) {
     return resolved_;
   }
   const int64_t batch = input.dim() == 0 ? 1 : input.size(0);
-  NN_CHECK(input.dim() > 0 && n == batch * count_,
+  int64_t batchCount = 0;
+  NN_CHECK(input.dim() > 0 && mulInto(batch, count_, batchCount) && n == batchCount,
            toString() << ": expected "
                       << (options_.batchMode ? "" : "an input of " + std::to_string(count_) + " elements or ")
                       << "a batch [N, ...] of N x " << count_ << " elements, got " << input.shapeString() << " (" << n

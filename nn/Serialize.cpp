@@ -14,6 +14,7 @@
 #include <set>
 
 #include "nn/AtomicFile.h"
+#include "nn/Checked.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -211,11 +212,10 @@ TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t data
                                                    << (bytes == kSaturated ? "more than 2^62" : std::to_string(bytes)));
   // Sizes of 0 hide the others from the byte count above, but the tensor's strides still
   // multiply them: counted as 1, they must not exceed what a tensor can hold.
-  int64_t extent = 1;
-  for (int64_t size : entry.shape)
-    NN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(size, 1), &extent) && extent <= kMaxElements,
-             where << "shape " << shapeString(entry.shape) << " is too large: a tensor holds at most " << kMaxElements
-                   << " elements");
+  int64_t extent = 0;
+  NN_CHECK(extentOf(entry.shape.data(), entry.shape.size(), extent), where << "shape " << shapeString(entry.shape)
+                                                                           << " is too large: a tensor holds at most "
+                                                                           << kMaxElements << " elements");
   return entry;
 }
 
@@ -498,7 +498,9 @@ ModulePtr buildModuleTree(const std::string& description, const std::string& sou
   // gradient and the temporary its initial values are drawn into; buffers take theirs once.
   // The slack covers the few bytes that an empty tensor's storage takes.
   constexpr int64_t kSlack = int64_t{1} << 20;
-  int64_t storageLeft = 3 * stateBytes + kSlack;
+  int64_t storageLeft = 0;
+  if (!mulInto(3, stateBytes, storageLeft) || !addInto(storageLeft, kSlack, storageLeft))
+    storageLeft = INT64_MAX;  // saturated: no file is that large
   std::map<std::string, ModulePtr> built;
   ModulePtr module = build(tree, "", 0, source, storageLeft, built);
   setModes(*module, tree);
@@ -595,6 +597,7 @@ ModulePtr load(const std::string& path) {
   NN_CHECK(tree != contents.metadata.end(), path << ": no '" << kModuleKey
                                                  << "' metadata: not written by nn::save (to load its tensors into "
                                                     "a module built in code, use nn::loadStateInto)");
+  // The tensors tile the file's data section: their bytes add up to less than its size.
   int64_t stateBytes = 0;
   for (const NamedTensor& t : contents.tensors) stateBytes += t.value.numel() * static_cast<int64_t>(sizeof(float));
   ModulePtr module = buildModuleTree(tree->second, path, stateBytes);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nn/Checked.h"
 #include "nn/Random.h"
 #include "nn/backend/Backend.h"
 #include "nn/math/Im2Col.h"
@@ -21,6 +22,10 @@ SpatialConvolution::SpatialConvolution(const Options& options, const char* modul
            module << ": expected positive planes, kernel, stride and dilation and non-negative padding, got "
                   << nInputPlane << " -> " << nOutputPlane << ", kernel " << kW << "x" << kH << ", stride " << dW
                   << "," << dH << ", padding " << padW << "," << padH << ", dilation " << dilW << "," << dilH);
+  // No plane is larger: beyond, the sizes of a call (checkInput) could overflow.
+  NN_CHECK(isExtent(kW) && isExtent(kH) && isExtent(dW) && isExtent(dH) && isExtent(padW) && isExtent(padH) &&
+               isExtent(dilW) && isExtent(dilH),
+           module << ": expected kernel, stride, padding and dilation of at most " << kMaxElements);
   weight.resize_({nOutputPlane, nInputPlane, kH, kW});
   gradWeight = Tensor::zeros({nOutputPlane, nInputPlane, kH, kW});
   registerParameter("weight", &weight, &gradWeight);
@@ -55,28 +60,34 @@ ConvolutionShape SpatialConvolution::checkInput(const Tensor& input) const {
            toString() << ": expected input of size [batch, " << options_.nInputPlane << ", height, width] or ["
                       << options_.nInputPlane << ", height, width], got " << input.shapeString());
   const int64_t height = input.size(d - 2), width = input.size(d - 1);
-  const int64_t spanH = math::convKernelSpan(options_.kH, options_.dilH);
-  const int64_t spanW = math::convKernelSpan(options_.kW, options_.dilW);
+  // Every field is at most kMaxElements (the constructor's check): only the spans are products.
+  const auto context = [&] { return toString() + ": the kernel's span"; };
+  const int64_t spanH = checkedSum({checkedProduct({options_.dilH, options_.kH - 1}, context), 1}, context);
+  const int64_t spanW = checkedSum({checkedProduct({options_.dilW, options_.kW - 1}, context), 1}, context);
   NN_CHECK(height > 0 && width > 0 && height + 2 * options_.padH >= spanH && width + 2 * options_.padW >= spanW,
            toString() << ": expected input height at least " << std::max<int64_t>(spanH - 2 * options_.padH, 1)
                       << " and width at least " << std::max<int64_t>(spanW - 2 * options_.padW, 1)
                       << " (the kernel's span, less the padding), got " << input.shapeString());
   checkDevice(input, weight.device(), "input");
-  return ConvolutionShape{d == 4 ? input.size(0) : 1,
-                          options_.nInputPlane,
-                          height,
-                          width,
-                          options_.nOutputPlane,
-                          options_.kH,
-                          options_.kW,
-                          options_.dH,
-                          options_.dW,
-                          options_.padH,
-                          options_.padW,
-                          math::convOutputSize(height, options_.kH, options_.dH, options_.padH, options_.dilH),
-                          math::convOutputSize(width, options_.kW, options_.dW, options_.padW, options_.dilW),
-                          options_.dilH,
-                          options_.dilW};
+  const ConvolutionShape s{d == 4 ? input.size(0) : 1,
+                           options_.nInputPlane,
+                           height,
+                           width,
+                           options_.nOutputPlane,
+                           options_.kH,
+                           options_.kW,
+                           options_.dH,
+                           options_.dW,
+                           options_.padH,
+                           options_.padW,
+                           math::convOutputSize(height, options_.kH, options_.dH, options_.padH, options_.dilH),
+                           math::convOutputSize(width, options_.kW, options_.dW, options_.padW, options_.dilW),
+                           options_.dilH,
+                           options_.dilW};
+  NN_CHECK(convolutionFits(s), toString() << ": input " << input.shapeString() << " gives an output of " << s.outHeight
+                                          << "x" << s.outWidth << " whose unfolded or padded input would exceed "
+                                          << kMaxElements << " floats");
+  return s;
 }
 
 void SpatialConvolution::checkGradOutput(const Tensor& gradOutput, const Tensor& input,

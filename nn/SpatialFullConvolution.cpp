@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "nn/Checked.h"
 #include "nn/Random.h"
 #include "nn/backend/Backend.h"
 
@@ -20,6 +21,9 @@ SpatialFullConvolution::SpatialFullConvolution(const Options& options) : WithOpt
   NN_CHECK(adjW >= 0 && adjH >= 0 && adjW < dW && adjH < dH,
            "nn.SpatialFullConvolution: expected adjW, adjH from 0 to below the stride " << dW << "," << dH << ", got "
                                                                                        << adjW << "," << adjH);
+  // No plane is larger: beyond, the sizes of a call (shapeOf) could overflow.
+  NN_CHECK(isExtent(kW) && isExtent(kH) && isExtent(dW) && isExtent(dH) && isExtent(padW) && isExtent(padH),
+           "nn.SpatialFullConvolution: expected kernel, stride and padding of at most " << kMaxElements);
   weight.resize_({nIn, nOut, kH, kW});
   gradWeight = Tensor::zeros({nIn, nOut, kH, kW});
   registerParameter("weight", &weight, &gradWeight);
@@ -44,8 +48,11 @@ ConvolutionShape SpatialFullConvolution::shapeOf(const Tensor& input) {
                       << o.nInputPlane << ", height, width], got " << input.shapeString());
   checkDevice(input, weight.device(), "input");
   const int64_t height = input.size(d - 2), width = input.size(d - 1);
-  const int64_t outHeight = (height - 1) * o.dH - 2 * o.padH + o.kH + o.adjH;
-  const int64_t outWidth = (width - 1) * o.dW - 2 * o.padW + o.kW + o.adjW;
+  // Every field is at most kMaxElements (the constructor's check): only the strides multiply.
+  const auto context = [&] { return toString() + ": the output's size for input " + input.shapeString(); };
+  const int64_t outHeight =
+      checkedSum({checkedProduct({height - 1, o.dH}, context), -2 * o.padH, o.kH, o.adjH}, context);
+  const int64_t outWidth = checkedSum({checkedProduct({width - 1, o.dW}, context), -2 * o.padW, o.kW, o.adjW}, context);
   NN_CHECK(outHeight > 0 && outWidth > 0, toString() << ": input " << input.shapeString() << " gives an output of "
                                                      << outHeight << "x" << outWidth
                                                      << " cells (the padding takes more than the kernel gives)");
@@ -53,9 +60,25 @@ ConvolutionShape SpatialFullConvolution::shapeOf(const Tensor& input) {
   outputSizes_[d - 3] = o.nOutputPlane;
   outputSizes_[d - 2] = outHeight;
   outputSizes_[d - 1] = outWidth;
+  // The kernels run a convolution of the output's size back to the input's (the roles exchanged).
+  const ConvolutionShape s{d == 4 ? input.size(0) : 1,
+                           o.nOutputPlane,
+                           outHeight,
+                           outWidth,
+                           o.nInputPlane,
+                           o.kH,
+                           o.kW,
+                           o.dH,
+                           o.dW,
+                           o.padH,
+                           o.padW,
+                           height,
+                           width};
+  NN_CHECK(convolutionFits(s), toString() << ": input " << input.shapeString() << " gives an output of " << outHeight
+                                          << "x" << outWidth << " whose unfolded or padded planes would exceed "
+                                          << kMaxElements << " floats");
   broadcastingOf(outputSizes_, biasSizes_, bias_);
-  return ConvolutionShape{d == 4 ? input.size(0) : 1, o.nOutputPlane, outHeight, outWidth, o.nInputPlane, o.kH, o.kW,
-                          o.dH, o.dW, o.padH, o.padW, height, width};
+  return s;
 }
 
 void SpatialFullConvolution::checkGradOutput(const Tensor& input, const Tensor& gradOutput) const {

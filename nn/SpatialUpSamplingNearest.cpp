@@ -1,7 +1,7 @@
 // nn::SpatialUpSamplingNearest: its sizes; the rest is PlaneResampling's.
 #include "nn/SpatialUpSamplingNearest.h"
 
-#include <limits>
+#include "nn/Checked.h"
 
 namespace nn {
 
@@ -15,10 +15,9 @@ SpatialUpSamplingNearest::SpatialUpSamplingNearest(const Options& options)
 
 std::pair<int64_t, int64_t> SpatialUpSamplingNearest::outputSize(const Tensor& input, int64_t height,
                                                                  int64_t width) const {
-  const int64_t limit = std::numeric_limits<int64_t>::max() / options_.scale / options_.scale;
-  NN_CHECK(input.numel() <= limit,
-           toString() << ": input " << input.shapeString() << " would give an output of over 2^63 elements");
-  return {height * options_.scale, width * options_.scale};
+  // The output's element count is checked where it is sized (Tensor::resize_).
+  const auto context = [&] { return toString() + ": the output's size for input " + input.shapeString(); };
+  return {checkedProduct({height, options_.scale}, context), checkedProduct({width, options_.scale}, context)};
 }
 
 }  // namespace nn

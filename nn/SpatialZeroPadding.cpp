@@ -4,11 +4,19 @@
 
 #include <algorithm>
 
+#include "nn/Checked.h"
+
 namespace nn {
 
 NN_REGISTER_MODULE(SpatialZeroPadding);
 
-SpatialZeroPadding::SpatialZeroPadding(const Options& options) : WithOptions(options) {}
+SpatialZeroPadding::SpatialZeroPadding(const Options& options) : WithOptions(options) {
+  // No plane is wider: beyond, the sizes below could overflow.
+  const auto& o = options_;
+  NN_CHECK(isSignedExtent(o.padLeft) && isSignedExtent(o.padRight) && isSignedExtent(o.padTop) &&
+               isSignedExtent(o.padBottom),
+           toString() << ": expected counts from " << -kMaxElements << " to " << kMaxElements);
+}
 
 std::string SpatialZeroPadding::toString() const {
   return "nn.SpatialZeroPadding(l=" + std::to_string(options_.padLeft) + ", r=" + std::to_string(options_.padRight) +
@@ -19,14 +27,16 @@ void SpatialZeroPadding::plan(const Tensor& input) {
   NN_CHECK(input.dim() == 3 || input.dim() == 4,
            toString() << ": expected an input [C, H, W] or [N, C, H, W], got " << input.shapeString());
   const int64_t height = input.size(input.dim() - 2), width = input.size(input.dim() - 1);
+  // Sizes and counts are at most kMaxElements: these sums cannot overflow.
   const int64_t outHeight = height + options_.padTop + options_.padBottom;
   const int64_t outWidth = width + options_.padLeft + options_.padRight;
-  NN_CHECK(outHeight >= 1 && outWidth >= 1, toString() << ": expected an output of at least 1 x 1, got "
-                                                       << outHeight << " x " << outWidth << " for input "
-                                                       << input.shapeString());
   outputSizes_ = input.sizes();
   outputSizes_[outputSizes_.size() - 2] = outHeight;
   outputSizes_[outputSizes_.size() - 1] = outWidth;
+  int64_t extent = 0;
+  NN_CHECK(outHeight >= 1 && outWidth >= 1 && extentOf(outputSizes_.data(), outputSizes_.size(), extent),
+           toString() << ": expected an output of at least 1 x 1 and at most " << kMaxElements << " elements, got "
+                      << outHeight << " x " << outWidth << " for input " << input.shapeString());
   // Rows and columns cropped from the input (negative counts) and added to the output.
   const int64_t cropTop = std::max<int64_t>(0, -options_.padTop), cropLeft = std::max<int64_t>(0, -options_.padLeft);
   const int64_t rows = height - cropTop - std::max<int64_t>(0, -options_.padBottom);
@@ -35,6 +45,8 @@ void SpatialZeroPadding::plan(const Tensor& input) {
   partSizes_ = input.sizes();
   partSizes_[partSizes_.size() - 2] = std::max<int64_t>(rows, 0);
   partSizes_[partSizes_.size() - 1] = std::max<int64_t>(columns, 0);
+  if (empty_) return;
+  // The part's first cell lies in the input and in the output: within their extents.
   inputStart_ = cropTop * width + cropLeft;
   outputStart_ = std::max<int64_t>(0, options_.padTop) * outWidth + std::max<int64_t>(0, options_.padLeft);
 }

@@ -23,16 +23,44 @@ thread_local uint64_t tStorageLimitSerials = 0;
 
 size_t storageBytes(int64_t count) { return static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float); }
 
-// Sizes hold at most kMaxElements elements, counting each size of 0 as 1 (as the strides
-// do), so that neither the element count nor a stride can overflow.
-void checkSizes(const int64_t* sizes, size_t dims) {
-  int64_t extent = 1;
-  for (size_t i = 0; i < dims; ++i) {
-    NN_CHECK(sizes[i] >= 0, "nn.Tensor.resize_: invalid sizes " << nn::shapeString({sizes, sizes + dims}));
-    NN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(sizes[i], 1), &extent) && extent <= kMaxElements,
-             "nn.Tensor.resize_: sizes " << nn::shapeString({sizes, sizes + dims}) << " hold more than " << kMaxElements
-                                         << " elements");
+// Sizes of at least 0 that hold at most kMaxElements elements, counting each size of 0 as 1
+// (as the strides do), so that neither the element count nor a stride can overflow.
+void checkSizes(const int64_t* sizes, size_t dims, const char* op) {
+  int64_t extent = 0;
+  if (extentOf(sizes, dims, extent)) return;
+  bool negative = false;
+  for (size_t i = 0; i < dims; ++i) negative = negative || sizes[i] < 0;
+  NN_CHECK(!negative,
+           "nn.Tensor." << op << ": expected sizes of at least 0, got " << nn::shapeString({sizes, sizes + dims}));
+  NN_CHECK(false, "nn.Tensor." << op << ": sizes " << nn::shapeString({sizes, sizes + dims}) << " hold more than "
+                               << kMaxElements << " elements");
+}
+
+// What every view of a storage satisfies, checked where one is made (makeView, set_): sizes as
+// checkSizes wants them, strides and offset of at least 0, and, where the view holds an element,
+// its last element inside the storage, all computed without overflow. A view made from such a
+// view (narrow, select, transpose, view) lies inside too, and no kernel stepping through it
+// overflows. An empty view may point anywhere from the storage's start on.
+void checkView(const Storage* storage, int64_t offset, const std::vector<int64_t>& sizes,
+               const std::vector<int64_t>& strides, const char* op) {
+  NN_CHECK(strides.size() == sizes.size(), "nn.Tensor." << op << ": expected a stride for each of the sizes "
+                                                        << nn::shapeString(sizes) << ", got " << strides.size()
+                                                        << " strides");
+  checkSizes(sizes.data(), sizes.size(), op);
+  bool empty = false, strided = true, inside = true;
+  int64_t last = offset;  // the last element the view reaches
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    int64_t step = 0;
+    strided = strided && strides[d] >= 0;
+    if (sizes[d] == 0)
+      empty = true;
+    else
+      inside = inside && mulInto(sizes[d] - 1, strides[d], step) && addInto(last, step, last);
   }
+  const int64_t count = storage != nullptr ? storage->count() : 0;
+  NN_CHECK(offset >= 0 && strided && (empty || (inside && last < count)),
+           "nn.Tensor." << op << ": sizes " << nn::shapeString(sizes) << " with strides " << nn::shapeString(strides)
+                        << " at offset " << offset << " reach outside a storage of " << count << " elements");
 }
 
 // The tensor as its backend sees it (nn/backend/TensorKernels.h).
@@ -88,11 +116,10 @@ void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t s
   NN_CHECK(same, "nn::copyAlong: expected tensors of equal sizes but along dimension "
                      << dim << ", got " << dst.shapeString() << " and " << src.shapeString());
   NN_CHECK(dst.isContiguous() && src.isContiguous(), "nn::copyAlong: expected contiguous tensors");
-  NN_CHECK(length >= 0 && dstStart >= 0 && srcStart >= 0 && dstStart + length <= dst.size(dim) &&
-               srcStart + length <= src.size(dim),
-           "nn::copyAlong: indices [" << srcStart << ", " << srcStart + length << ") of " << src.shapeString()
-                                      << " to [" << dstStart << ", " << dstStart + length << ") of "
-                                      << dst.shapeString() << " along dimension " << dim << " are out of bounds");
+  NN_CHECK(rangeWithin(srcStart, length, src.size(dim)) && rangeWithin(dstStart, length, dst.size(dim)),
+           "nn::copyAlong: indices " << rangeString(srcStart, length) << " of " << src.shapeString() << " to "
+                                     << rangeString(dstStart, length) << " of " << dst.shapeString()
+                                     << " along dimension " << dim << " are out of bounds");
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < dim; ++d) outer *= dst.size(d);
   for (int d = dim + 1; d < dst.dim(); ++d) inner *= dst.size(d);
@@ -126,13 +153,17 @@ void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t s
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
   std::vector<int64_t> strides(sizes.size(), 1);
   for (int d = static_cast<int>(sizes.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * std::max<int64_t>(sizes[d + 1], 1);
+    NN_CHECK(mulInto(strides[d + 1], std::max<int64_t>(sizes[d + 1], 1), strides[d]),
+             "nn::contiguousStrides: sizes " << nn::shapeString(sizes) << " give strides beyond 64-bit integers");
   return strides;
 }
 
 int64_t product(const std::vector<int64_t>& sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  for (int64_t s : sizes)
+    if (s == 0) return 0;
+  for (int64_t s : sizes)
+    NN_CHECK(mulInto(n, s, n), "nn::product: sizes " << nn::shapeString(sizes) << " hold more than 2^63 elements");
   return n;
 }
 
@@ -196,7 +227,9 @@ float* Tensor::data() const {
   return rawData();
 }
 
-Tensor Tensor::makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides) const {
+Tensor Tensor::makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                        const char* op) const {
+  checkView(impl_->storage.get(), offset, sizes, strides, op);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = impl_->storage;
   impl->offset = offset;
@@ -205,25 +238,34 @@ Tensor Tensor::makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<
   return Tensor(std::move(impl));
 }
 
+int64_t Tensor::offsetAlong(int d, int64_t index, const char* op) const {
+  int64_t step = 0, offset = 0;
+  NN_CHECK(mulInto(index, impl_->strides[d], step) && addInto(impl_->offset, step, offset),
+           "nn.Tensor." << op << ": index " << index << " along dimension " << d << " (stride " << impl_->strides[d]
+                        << ") at offset " << impl_->offset << " gives an offset beyond 64-bit integers");
+  return offset;
+}
+
 Tensor Tensor::narrow(int d, int64_t start, int64_t length) const {
   NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.narrow: dimension " << d << " out of range for sizes " << shapeString());
-  NN_CHECK(start >= 0 && length >= 0 && start + length <= impl_->sizes[d],
-           "nn.Tensor.narrow: range [" << start << ", " << start + length << ") out of bounds for dimension " << d
-                                       << " of sizes " << shapeString());
+  NN_CHECK(rangeWithin(start, length, impl_->sizes[d]),
+           "nn.Tensor.narrow: range " << rangeString(start, length) << " out of bounds for dimension " << d
+                                      << " of sizes " << shapeString());
   auto sizes = impl_->sizes;
   sizes[d] = length;
-  return makeView(impl_->offset + start * impl_->strides[d], sizes, impl_->strides);
+  return makeView(offsetAlong(d, start, "narrow"), sizes, impl_->strides, "narrow");
 }
 
 Tensor Tensor::select(int d, int64_t index) const {
   NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.select: dimension " << d << " out of range for sizes " << shapeString());
-  NN_CHECK(index >= 0 && index < impl_->sizes[d], "nn.Tensor.select: index " << index << " out of bounds for dimension "
-                                                                             << d << " of sizes " << shapeString());
+  NN_CHECK(rangeWithin(index, 1, impl_->sizes[d]), "nn.Tensor.select: index "
+                                                       << index << " out of bounds for dimension " << d << " of sizes "
+                                                       << shapeString());
   auto sizes = impl_->sizes;
   auto strides = impl_->strides;
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
-  return makeView(impl_->offset + index * impl_->strides[d], sizes, strides);
+  return makeView(offsetAlong(d, index, "select"), sizes, strides, "select");
 }
 
 Tensor Tensor::view(std::vector<int64_t> sizes) const {
@@ -234,8 +276,9 @@ Tensor Tensor::view(std::vector<int64_t> sizes) const {
       NN_CHECK(inferred < 0, "nn.Tensor.view: at most one size may be -1, got " << nn::shapeString(sizes));
       inferred = static_cast<int>(i);
     } else {
-      NN_CHECK(sizes[i] >= 0, "nn.Tensor.view: invalid size in " << nn::shapeString(sizes));
-      known *= sizes[i];
+      NN_CHECK(sizes[i] >= 0 && mulInto(known, sizes[i], known) && known <= kMaxElements,
+               "nn.Tensor.view: expected sizes of at least 0 (or -1) that hold at most "
+                   << kMaxElements << " elements, got " << nn::shapeString(sizes));
     }
   }
   if (inferred >= 0) {
@@ -244,11 +287,14 @@ Tensor Tensor::view(std::vector<int64_t> sizes) const {
                                                                                << nn::shapeString(sizes));
     sizes[inferred] = numel() / known;
   }
-  NN_CHECK(product(sizes) == numel(), "nn.Tensor.view: cannot view " << shapeString() << " (" << numel()
-                                                                     << " elements) as " << nn::shapeString(sizes));
+  NN_CHECK(known == numel() || inferred >= 0, "nn.Tensor.view: cannot view " << shapeString() << " (" << numel()
+                                                                             << " elements) as "
+                                                                             << nn::shapeString(sizes));
   NN_CHECK(isContiguous(), "nn.Tensor.view: needs a contiguous tensor, got sizes " << shapeString() << " with strides "
                                                                                    << nn::shapeString(strides()));
-  return makeView(impl_->offset, sizes, contiguousStrides(sizes));
+  // Sizes of 0 hide the others from the count: checkView bounds their extent too.
+  checkSizes(sizes.data(), sizes.size(), "view");
+  return makeView(impl_->offset, sizes, contiguousStrides(sizes), "view");
 }
 
 Tensor Tensor::transpose(int d0, int d1) const {
@@ -258,7 +304,7 @@ Tensor Tensor::transpose(int d0, int d1) const {
   auto strides = impl_->strides;
   std::swap(sizes[d0], sizes[d1]);
   std::swap(strides[d0], strides[d1]);
-  return makeView(impl_->offset, sizes, strides);
+  return makeView(impl_->offset, sizes, strides, "transpose");
 }
 
 Tensor Tensor::contiguous() const { return isContiguous() ? *this : clone(); }
@@ -276,7 +322,8 @@ void joinAlong(const std::vector<const Tensor*>& parts, int dim, const Device& d
     for (int d = 0; same && d < p.dim(); ++d) same = d == dim || p.size(d) == first.size(d);
     NN_CHECK(same, partName(i) << " has size " << p.shapeString() << ", which does not match " << first.shapeString()
                                << " except along dimension " << dim);
-    total += p.size(dim);
+    NN_CHECK(addInto(total, p.size(dim), total),
+             partName(i) << ": the parts' sizes along dimension " << dim << " add up beyond 64-bit integers");
   }
   sizes = first.sizes();
   sizes[dim] = total;
@@ -364,11 +411,11 @@ Tensor& Tensor::resize_(std::initializer_list<int64_t> sizes, const Device& d) {
 }
 
 Tensor& Tensor::resizeImpl(const int64_t* sizes, size_t dims, const Device& d) {
-  checkSizes(sizes, dims);
+  checkSizes(sizes, dims, "resize_");
   int64_t needed = 1;
-  for (size_t i = 0; i < dims; ++i) needed *= sizes[i];
+  for (size_t i = 0; i < dims; ++i) needed *= sizes[i];  // at most the extent: no overflow
   const bool fits =
-      impl_->storage && impl_->storage->device() == d && impl_->offset + needed <= impl_->storage->count();
+      impl_->storage && impl_->storage->device() == d && rangeWithin(impl_->offset, needed, impl_->storage->count());
   if (!fits) {
     impl_->storage = std::make_shared<Storage>(needed, d);
     impl_->offset = 0;
@@ -403,9 +450,12 @@ Tensor& Tensor::set_(const Tensor& src) {
 }
 
 Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes) {
-  NN_CHECK(storage == nullptr || offset + product(sizes) <= storage->count(),
-           "nn.Tensor.set_: sizes " << nn::shapeString(sizes) << " at offset " << offset << " exceed a storage of "
-                                    << storage->count() << " elements");
+  checkSizes(sizes.data(), sizes.size(), "set_");
+  // Contiguous: the view reaches its element count from the offset.
+  const int64_t count = storage != nullptr ? storage->count() : 0, n = product(sizes);
+  NN_CHECK(offset >= 0 && (n == 0 || rangeWithin(offset, n, count)),
+           "nn.Tensor.set_: sizes " << nn::shapeString(sizes) << " at offset " << offset
+                                    << " reach outside a storage of " << count << " elements");
   impl_->storage = storage;
   impl_->offset = offset;
   impl_->sizes = sizes;
@@ -415,21 +465,7 @@ Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, co
 
 Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes,
                      const std::vector<int64_t>& strides) {
-  NN_CHECK(strides.size() == sizes.size(), "nn.Tensor.set_: expected a stride for each of the sizes "
-                                               << nn::shapeString(sizes) << ", got " << strides.size() << " strides");
-  int64_t last = offset;  // the last element the view reaches
-  bool empty = false;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    NN_CHECK(sizes[d] >= 0 && strides[d] >= 0, "nn.Tensor.set_: expected sizes and strides of at least 0, got sizes "
-                                                   << nn::shapeString(sizes) << " and strides "
-                                                   << nn::shapeString(strides));
-    empty = empty || sizes[d] == 0;
-    if (sizes[d] > 0) last += (sizes[d] - 1) * strides[d];
-  }
-  NN_CHECK(storage == nullptr || empty || (offset >= 0 && last < storage->count()),
-           "nn.Tensor.set_: sizes " << nn::shapeString(sizes) << " with strides " << nn::shapeString(strides)
-                                    << " at offset " << offset << " exceed a storage of " << storage->count()
-                                    << " elements");
+  checkView(storage.get(), offset, sizes, strides, "set_");
   impl_->storage = storage;
   impl_->offset = offset;
   impl_->sizes = sizes;

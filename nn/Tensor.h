@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/Checked.h"
 #include "nn/Device.h"
 #include "nn/FunctionRef.h"
 
@@ -41,10 +42,6 @@ class Storage {
 
 /// Number of Storage allocations made so far by this process (all devices).
 int64_t storageAllocationCount();
-
-/// The most elements a tensor holds (4 EiB of floats), so that no element count, stride or
-/// byte count overflows; larger sizes are an nn::Error.
-constexpr int64_t kMaxElements = int64_t{1} << 60;
 
 /// While it lives, the CPU storage that this thread allocates and still holds may take at
 /// most `bytes`: a Storage that would go over is an nn::Error naming `purpose`. nn::load
@@ -115,7 +112,9 @@ class Tensor {
   /// Device pointer to the first element, for kernels of any device.
   float* rawData() const;
 
-  // Views (share storage).
+  // Views (share storage). Every view is checked to lie inside its storage, its sizes and
+  // strides at least 0 and its extent at most kMaxElements, all without overflow: a size, start
+  // or index out of range is an nn::Error, never a view that reaches outside (nn/Checked.h).
   Tensor narrow(int dim, int64_t start, int64_t length) const;
   Tensor select(int dim, int64_t index) const;
   /// Sizes may hold one -1, inferred. Needs a contiguous tensor.
@@ -144,6 +143,7 @@ class Tensor {
   Tensor& resizeAs_(const Tensor& other) { return resize_(other.sizes(), other.device()); }
   /// Makes this handle view `src`'s storage with src's offset, sizes and strides.
   Tensor& set_(const Tensor& src);
+  /// Contiguous sizes at `offset` (at least 0) of `storage`: an nn::Error where they reach outside.
   Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes);
   /// The same with the given strides (at least 0): a view with no new handle, so that a module
   /// that copies through a strided view of its own buffer allocates nothing in a steady step.
@@ -206,7 +206,10 @@ class Tensor {
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
   void setContiguousStrides();
   Tensor& resizeImpl(const int64_t* sizes, size_t dims, const Device& device);
-  Tensor makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides) const;
+  /// A view of this tensor's storage, checked to lie inside it; `op` names the caller in errors.
+  Tensor makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides, const char* op) const;
+  /// The storage offset of index `index` along dimension `d`, checked not to overflow.
+  int64_t offsetAlong(int d, int64_t index, const char* op) const;
   /// Throws unless `other` has this tensor's sizes and device and both are contiguous (add_, cmul_, cdiv_).
   void checkElementwise(const char* op, const Tensor& other) const;
 

@@ -1,6 +1,8 @@
 // nn::View.
 #include "nn/View.h"
 
+#include "nn/Checked.h"
+
 namespace nn {
 
 NN_REGISTER_MODULE(View);
@@ -14,7 +16,7 @@ View::View(const Options& options) : WithOptions(options) {
       inferred_ = static_cast<int>(i);
     } else {
       NN_CHECK(sizes[i] > 0, toString() << ": expected positive sizes or -1, got " << shapeString(sizes));
-      NN_CHECK(!__builtin_mul_overflow(knownCount_, sizes[i], &knownCount_) && knownCount_ <= kMaxElements,
+      NN_CHECK(mulInto(knownCount_, sizes[i], knownCount_) && knownCount_ <= kMaxElements,
                toString() << ": sizes " << shapeString(sizes) << " hold more than " << kMaxElements << " elements");
     }
   }

@@ -1,17 +1,22 @@
-// The fuzz targets' seed corpora and every input that once broke a reader, through the same
-// reader calls as the fuzz targets (tests/fuzz/Readers.h): each input is read or rejected with
-// nn::Error, never anything else, "valid-*" seeds are accepted, "broken-*" seeds rejected,
-// and the whole run stays far below the fuzzers' memory limit of 2 GB.
+// The fuzz targets' seed corpora and every input that once broke one, through the same calls as
+// the fuzz targets (tests/fuzz/Readers.h, ModuleTrees.h, TensorViews.h): each input is read or
+// rejected with nn::Error, never anything else, "valid-*" seeds are accepted, "broken-*" seeds
+// rejected, every module type's seed runs whole, and the whole run stays far below the fuzzers'
+// memory limit of 2 GB.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "nn/Module.h"
+#include "tests/fuzz/ModuleTrees.h"
 #include "tests/fuzz/Readers.h"
+#include "tests/fuzz/TensorViews.h"
 
 namespace fs = std::filesystem;
 
@@ -102,4 +107,52 @@ TEST_CASE("checkpoint seeds and regression inputs are read or rejected with nn::
            {"valid-every-module.safetensors", 2},
            {"valid-tensors-only.safetensors", 2}},
           10);
+}
+
+TEST_CASE("module tree seeds and regression inputs run, or stop at an nn::Error", "[fuzz]") {
+  // The fuzzer knows every module type of //nn (DataParallelTable, of //cunn, runs threads of
+  // its own and is left out), and the corpus holds one seed for each.
+  std::set<std::string> known;
+  for (const nn::fuzz::Prototype& p : nn::fuzz::prototypes()) known.insert(p.module->typeName());
+  for (const std::string& type : nn::registeredModuleTypes()) {
+    INFO(type);
+    if (type != "nn.DataParallelTable") CHECK(known.count(type) == 1);
+  }
+  const std::vector<fs::path> seeds = filesIn("corpus", "module_tree");
+  CHECK(seeds.size() == nn::fuzz::prototypes().size());
+  resetPeakMemory();
+  // A seed is its module type alone, unchanged, on an input it takes: forward, backward and
+  // forward again run.
+  for (const fs::path& path : seeds) {
+    INFO(path.string());
+    const std::string bytes = readFile(path);
+    int ran = -1;
+    REQUIRE_NOTHROW(ran = nn::fuzz::runModuleTree(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    CHECK(ran == 2);
+  }
+  const std::vector<fs::path> regressions = filesIn("regressions", "module_tree");
+  CHECK(regressions.size() >= 1);
+  for (const fs::path& path : regressions) {
+    INFO(path.string());
+    const std::string bytes = readFile(path);
+    REQUIRE_NOTHROW(nn::fuzz::runModuleTree(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  }
+  CHECK(peakMemoryMb() < 1024);
+}
+
+TEST_CASE("tensor view seeds and regression inputs keep every view inside its storage", "[fuzz]") {
+  const std::vector<fs::path> seeds = filesIn("corpus", "tensor_view");
+  const std::vector<fs::path> regressions = filesIn("regressions", "tensor_view");
+  CHECK(seeds.size() >= nn::fuzz::tensorViewSeeds().size());
+  CHECK(regressions.size() >= 1);
+  for (const std::vector<fs::path>* files : {&seeds, &regressions}) {
+    for (const fs::path& path : *files) {
+      INFO(path.string());
+      const std::string bytes = readFile(path);
+      int accepted = -1;
+      REQUIRE_NOTHROW(accepted =
+                          nn::fuzz::runTensorViews(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+      if (files == &seeds) CHECK(accepted > 0);
+    }
+  }
 }

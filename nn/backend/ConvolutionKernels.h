@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
+#include "nn/Checked.h"
 #include "nn/Device.h"
 #include "nn/Tensor.h"
 
@@ -20,6 +22,26 @@ struct ConvolutionShape {
   /// Kernel taps dilH rows and dilW columns apart (SpatialDilatedConvolution).
   int64_t dilH = 1, dilW = 1;
 };
+
+/// Whether each buffer that a backend derives from the shape holds at most kMaxElements floats
+/// for the whole batch: the unfolded input (a row per input plane and kernel tap, a column per
+/// output position), the zero-padded input planes, the output and a weight gradient per sample.
+/// The modules refuse other shapes, sizes and padding alike, so that no kernel's arithmetic on
+/// them (its workspace's size included) overflows.
+inline bool convolutionFits(const ConvolutionShape& s) {
+  // The product of `factors` in `out`, at most kMaxElements.
+  const auto within = [](std::initializer_list<int64_t> factors, int64_t& out) {
+    out = 1;
+    for (int64_t f : factors)
+      if (f < 0 || !mulInto(out, f, out)) return false;
+    return out <= kMaxElements;
+  };
+  int64_t rows = 0, positions = 0, columns = 0, paddedH = 0, paddedW = 0, padded = 0, output = 0, weights = 0;
+  return within({s.inPlanes, s.kH, s.kW}, rows) && within({s.outHeight, s.outWidth}, positions) &&
+         within({rows, positions, s.batch}, columns) && addInto(s.height, 2 * s.padH, paddedH) &&
+         addInto(s.width, 2 * s.padW, paddedW) && within({paddedH, paddedW, s.batch}, padded) &&
+         within({positions, s.outPlanes, s.batch}, output) && within({rows, s.outPlanes + 1, s.batch}, weights);
+}
 
 struct ConvolutionKernels {
   /// output = bias (where not null) + the cross-correlation of input with weight. `workspace`

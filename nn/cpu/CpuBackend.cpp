@@ -70,15 +70,17 @@ void CpuBackend::copy(float* dst, const Device& dstDevice, const StridedView& ds
     std::memmove(dst, src, static_cast<size_t>(count) * sizeof(float));
     return;
   }
+  // Runs of views that share a storage may overlap (copyAlong within one tensor, copy_ between
+  // two views of it): memmove, so that each run is copied whole even then.
   if (srcView.isContiguous()) {
     cpu::forEachRun(dstView, count, [&](int64_t e, int64_t offset, int64_t length) {
-      std::memcpy(dst + offset, src + e, static_cast<size_t>(length) * sizeof(float));
+      std::memmove(dst + offset, src + e, static_cast<size_t>(length) * sizeof(float));
     });
     return;
   }
   if (dstView.isContiguous()) {
     cpu::forEachRun(srcView, count, [&](int64_t e, int64_t offset, int64_t length) {
-      std::memcpy(dst + e, src + offset, static_cast<size_t>(length) * sizeof(float));
+      std::memmove(dst + e, src + offset, static_cast<size_t>(length) * sizeof(float));
     });
     return;
   }
@@ -87,8 +89,8 @@ void CpuBackend::copy(float* dst, const Device& dstDevice, const StridedView& ds
                     dstView.sizes[1] == srcView.sizes[1] && dstView.strides[1] == 1 && srcView.strides[1] == 1;
   if (rows) {
     for (int64_t r = 0; r < dstView.sizes[0]; ++r)
-      std::memcpy(dst + r * dstView.strides[0], src + r * srcView.strides[0],
-                  static_cast<size_t>(dstView.sizes[1]) * sizeof(float));
+      std::memmove(dst + r * dstView.strides[0], src + r * srcView.strides[0],
+                   static_cast<size_t>(dstView.sizes[1]) * sizeof(float));
     return;
   }
   // Strided on both sides otherwise: through a contiguous copy of the source.

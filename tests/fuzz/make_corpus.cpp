@@ -1,7 +1,9 @@
-// Writes the seed corpora of the fuzz targets, a few valid and a few broken files each:
+// Writes the seed corpora of the fuzz targets:
 //   bazel run //tests/fuzz:make_corpus -- "$PWD/tests/fuzz/corpus"
-// Names say what each file should do: "valid-*" files are accepted by at least one reader,
-// "broken-*" files by none (tests/fuzz_test.cpp checks both).
+// For the readers, a few valid and a few broken files each: names say what each file should do,
+// "valid-*" files are accepted by at least one reader, "broken-*" files by none
+// (tests/fuzz_test.cpp checks both). For module trees, one per module type, named for it; for
+// tensor views, a few sequences of every operation.
 #include <zlib.h>
 
 #include <cstdio>
@@ -11,7 +13,9 @@
 #include <vector>
 
 #include "nn/nn.h"
+#include "tests/fuzz/ModuleTrees.h"
 #include "tests/fuzz/Readers.h"
+#include "tests/fuzz/TensorViews.h"
 
 namespace {
 
@@ -137,15 +141,29 @@ void writeCheckpointCorpus(const std::string& dir) {
   writeFile(dir + "/broken-overlap.safetensors", overlap + header + Bytes(12, '\0'));
 }
 
+void writeModuleTreeCorpus(const std::string& dir) {
+  const std::vector<nn::fuzz::Prototype>& all = nn::fuzz::prototypes();
+  for (size_t i = 0; i < all.size(); ++i)
+    writeFile(dir + "/" + all[i].module->typeName() + ".bin", nn::fuzz::moduleTreeSeed(i));
+}
+
+void writeTensorViewCorpus(const std::string& dir) {
+  const std::vector<std::string> seeds = nn::fuzz::tensorViewSeeds();
+  for (size_t i = 0; i < seeds.size(); ++i) writeFile(dir + "/sequence-" + std::to_string(i) + ".bin", seeds[i]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::cerr << "usage: make_corpus CORPUS_DIR (with folders idx/ and checkpoint/ in it)\n";
+    std::cerr
+        << "usage: make_corpus CORPUS_DIR (with folders idx/, checkpoint/, module_tree/ and tensor_view/ in it)\n";
     return 2;
   }
   const std::string root = argv[1];
   writeIdxCorpus(root + "/idx");
   writeCheckpointCorpus(root + "/checkpoint");
+  writeModuleTreeCorpus(root + "/module_tree");
+  writeTensorViewCorpus(root + "/tensor_view");
   return 0;
 }
