@@ -13,6 +13,7 @@
 #include "nn/Parallel.h"
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
+#include "nn/cpu/Avx512.h"
 #include "nn/cpu/DirectConvolution.h"
 #include "tests/ConvolutionSums.h"
 #include "tests/DeviceTest.h"
@@ -53,7 +54,7 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
           "[SpatialConvolution]") {
   for (const nn::test::SquareConv& c : kCases) {
     CAPTURE(c.planes, c.outPlanes, c.height, c.width);
-    CHECK(nn::cpu::directFits(nn::test::shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
+    CHECK(nn::cpu::directFits(nn::test::shapeOf(c, 2)) == nn::cpu::hasAvx512());
   }
   nn::test::SquareConv other = kCases[0];
   other.outPlanes = 48;  // not a multiple of 32
@@ -64,7 +65,7 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
   for (const nn::test::SquareConv& c : kWide) {
     CAPTURE(c.planes, c.height, c.width);
     CHECK_FALSE(nn::cpu::directFits(nn::test::shapeOf(c, 2)));
-    CHECK(nn::cpu::directWeightGradientFits(nn::test::shapeOf(c, 2)) == bool(__builtin_cpu_supports("avx512f")));
+    CHECK(nn::cpu::directWeightGradientFits(nn::test::shapeOf(c, 2)) == nn::cpu::hasAvx512());
   }
   other = kWide[0];
   other.planes = 3;  // a first layer: unfolded
@@ -78,7 +79,7 @@ TEST_CASE("SpatialConvolution 3x3 onto 7, 8 and 14 positions a row takes the dir
     CAPTURE(i);
     const bool oddHeight = i == 7 || i == 10;
     CHECK(nn::cpu::directGradInputFits(nn::test::shapeOf(kCases[i], 2)) ==
-          (!oddHeight && __builtin_cpu_supports("avx512f")));
+          (!oddHeight && nn::cpu::hasAvx512()));
   }
   other = kCases[0];
   other.planes = 16;

@@ -11,6 +11,7 @@
 #include "nn/Parallel.h"
 #include "nn/Random.h"
 #include "nn/SpatialConvolution.h"
+#include "nn/cpu/Avx512.h"
 #include "nn/cpu/ShallowConvolution.h"
 #include "tests/ConvolutionSums.h"
 #include "tests/DeviceTest.h"
@@ -33,7 +34,7 @@ const std::vector<nn::test::SquareConv> kCases = {
 
 TEST_CASE("SpatialConvolution of 1 to 4 input planes takes the shallow route where the CPU has AVX-512",
           "[SpatialConvolution]") {
-  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = nn::cpu::hasAvx512();
   for (size_t i = 0; i + 1 < kCases.size(); ++i) {
     CAPTURE(i);
     CHECK(nn::cpu::shallowFits(nn::test::shapeOf(kCases[i], 2)) == avx512);
