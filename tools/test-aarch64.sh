@@ -5,9 +5,10 @@
 # qemu-aarch64 (tools/bazel/aarch64/qemu.sh) and ends, as tools/test.sh does, with a line counting
 # skipped test cases, then, last, "N passed, N failed".
 # Usage: tools/test-aarch64.sh [--subset] [bazel test options]
-#   --subset: the tests below, which CI runs; without it, every Catch2 test (about an hour and a
-#   half emulated on 2 cores, after the build). The shell tests (MPI under mpirun, the
-#   installation, another workspace, the summary script) run host programs and stay out.
+#   --subset: the tests below (10 minutes from a cold build on 2 cores, the tests 30 s of it);
+#   without it, every Catch2 test (about an hour with the build). The shell tests (MPI under
+#   mpirun, the installation, another workspace, the summary script) run host programs and
+#   stay out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
