@@ -115,7 +115,7 @@ TEST_CASE("a FIFO in place of a data file is refused at once, not read for ever"
   CHECK(run.stderrText.find("not a regular file") != std::string::npos);
 }
 
-TEST_CASE("metrics are appended as valid JSON, and a resume on an epoch's last step reports its loss", "[lenet]") {
+TEST_CASE("metrics are appended as valid JSON, and a resume on an epoch's last step reports its loss", "[lenet][noemulator]") {
   // One step an epoch, long enough (4096 images, batch 4096) for the signal to land in it.
   // Interrupted during that step, the run writes its checkpoint after it: the epoch's only
   // step is done, and the resumed run has none left. Its loss must still be the epoch's (it

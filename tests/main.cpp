@@ -5,14 +5,17 @@
 // cannot run here says so with NN_SKIP (tests/Skip.h) and counts as skipped.
 //
 // Test cases tagged [gpu] need a usable CUDA device, those tagged [multigpu] two; those tagged
-// [nosanitizer] cannot run under a sanitizer. Where the machine has fewer devices, or the
-// build runs a sanitizer, they are left out of the run (Catch2 v2 cannot skip a test case that
+// [nosanitizer] cannot run under a sanitizer, those tagged [noemulator] not in an emulator
+// (qemu-aarch64 for the aarch64 build, tools/bazel/aarch64/qemu.sh, which sets NN_TEST_EMULATOR).
+// Where the machine has fewer devices, or the build runs a sanitizer, or the test runs
+// emulated, they are left out of the run (Catch2 v2 cannot skip a test case that
 // has started, so main adds an exclusion to the test spec), counted as skipped, and a line
 // says why. A GPU test case is never counted as passed where no GPU ran it.
 #define CATCH_CONFIG_RUNNER
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -153,15 +156,33 @@ int main(int argc, char* argv[]) {
           "runs under a sanitizer");
     }
   }
+  // Emulated, floating-point code runs a few hundred times slower than on the CPU itself: the
+  // examples' trainings would take hours. And a limit on the address space binds the emulator.
+  const char* emulator = std::getenv("NN_TEST_EMULATOR");
+  if (emulator != nullptr) {
+    int count = 0;
+    for (const Catch::TestCase& test : selected)
+      count += hasTag(test, "noemulator") && !(kSanitized && hasTag(test, "nosanitizer"));
+    if (count > 0) {
+      gSkipped += count;
+      excludedTags.push_back("noemulator");
+      reasons.push_back(std::string("tagged [noemulator] (trainings of the examples, hours emulated; limits on the "
+                                    "address space), and this test runs in ") +
+                        emulator);
+    }
+  }
+  auto leftOut = [&](const Catch::TestCase& test) {
+    return (kSanitized && hasTag(test, "nosanitizer")) || (emulator != nullptr && hasTag(test, "noemulator"));
+  };
   int mostNeeded = 0;
   for (const Catch::TestCase& test : selected)
-    if (!kSanitized || !hasTag(test, "nosanitizer")) mostNeeded = std::max(mostNeeded, devicesNeeded(test));
+    if (!leftOut(test)) mostNeeded = std::max(mostNeeded, devicesNeeded(test));
   // Only now ask the CUDA runtime: binaries without GPU test cases never start it.
   nn::Backend* backend = mostNeeded > 0 ? nn::findBackend(nn::DeviceType::CUDA) : nullptr;
   const int available = backend != nullptr ? backend->deviceCount() : 0;
   if (mostNeeded > available) {
     for (const Catch::TestCase& test : selected)
-      if (devicesNeeded(test) > available && !(kSanitized && hasTag(test, "nosanitizer"))) ++gSkipped;
+      if (devicesNeeded(test) > available && !leftOut(test)) ++gSkipped;
     if (available == 0) {
       excludedTags.insert(excludedTags.end(), {"gpu", "multigpu"});
       reasons.push_back(

@@ -260,7 +260,7 @@ TEST_CASE("LeNet trains on two compute threads as on one, to float rounding", "[
 }
 
 TEST_CASE("a worker thread the system cannot start is an nn::Error, with the others joined",
-          "[parallel][nosanitizer]") {
+          "[parallel][nosanitizer][noemulator]") {
   // In a child process whose address space leaves room for a few thread stacks only (a limit
   // that holds for root too), asking for 200 workers must end in an error, not in a hang or a
   // crash; an alarm ends a hung child.

@@ -24,7 +24,7 @@ double lastAccuracy(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("the residual network learns, on one device and on two, and resumes bit-identically", "[resnet]") {
+TEST_CASE("the residual network learns, on one device and on two, and resumes bit-identically", "[resnet][noemulator]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 512, 1);
   nn::test::writeSyntheticSplit(dir, "t10k", 200, 2);
@@ -61,7 +61,7 @@ TEST_CASE("the residual network learns, on one device and on two, and resumes bi
   }
 }
 
-TEST_CASE("--flip mirrors training images: off trains to other numbers, and each is repeatable", "[resnet]") {
+TEST_CASE("--flip mirrors training images: off trains to other numbers, and each is repeatable", "[resnet][noemulator]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 128, 3);
   nn::test::writeSyntheticSplit(dir, "t10k", 32, 4);

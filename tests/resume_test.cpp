@@ -33,7 +33,7 @@ std::map<std::string, nn::Tensor> byName(const nn::SafetensorsContents& contents
 
 TEST_CASE("a resumed run with Adam, Adagrad or RMSprop ends bit-identical to an uninterrupted one, and refuses "
           "another optimizer's checkpoint",
-          "[resume]") {
+          "[resume][noemulator]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 300, 1);
   nn::test::writeSyntheticSplit(dir, "t10k", 50, 2);
@@ -62,7 +62,7 @@ TEST_CASE("a resumed run with Adam, Adagrad or RMSprop ends bit-identical to an 
   }
 }
 
-TEST_CASE("a resumed run ends bit-identical to an uninterrupted one", "[resume]") {
+TEST_CASE("a resumed run ends bit-identical to an uninterrupted one", "[resume][noemulator]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 600, 1);
   nn::test::writeSyntheticSplit(dir, "t10k", 100, 2);

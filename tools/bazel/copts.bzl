@@ -11,17 +11,24 @@ NN_COPTS = [
     # Optimised in every compilation mode: fastbuild would otherwise give an -O0 library, about
     # four times slower. -c opt adds -O2 as well, with NDEBUG (the code has no assert).
     "-O2",
-    # AVX2 and FMA; the hottest loops are also built for AVX-512 and chosen when the program loads.
-    "-march=x86-64-v3",
     "-Wall",
     "-Wextra",
     "-Werror",
     # g++ contracts a * b + c into one fused multiply-add where the target has FMA
-    # (-march=x86-64-v3 above). Off, so that each NN_HD formula rounds after every
-    # operation, as nvcc's device code does with --fmad=false (cuda.bzl): the CPU and the
+    # (x86-64-v3 below, and every aarch64 CPU). Off, so that each NN_HD formula rounds after
+    # every operation, as nvcc's device code does with --fmad=false (cuda.bzl): the CPU and the
     # GPU then give the same floats for the same formula.
     "-ffp-contract=off",
-]
+] + select({
+    # The instruction set, by the target CPU. aarch64 (--cpu=aarch64: an ARM machine's own
+    # build, or the cross build of --config=aarch64): ARMv8.0-A, which every 64-bit ARM CPU runs
+    # (Graviton, Ampere, Raspberry Pi 4), NEON included; OpenBLAS picks its kernels for the CPU
+    # when it loads, and our AVX clones and intrinsics are compiled on x86-64 only.
+    str(Label("//tools/bazel:aarch64")): ["-march=armv8-a"],
+    # x86-64: AVX2 and FMA; the hottest loops are also built for AVX-512 and chosen when the
+    # program loads.
+    "//conditions:default": ["-march=x86-64-v3"],
+})
 
 # Speed flags of GCC, which clang (the fuzz build, --config=fuzz) does not know: at -O2,
 # GCC 12 vectorises only loops that need no run-time check (its "very cheap" model), which

@@ -42,7 +42,7 @@ def _objects_impl(ctx):
     context = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]).compilation_context
     host_flags = [
         f
-        for f in ["-fPIC"] + NN_COPTS + ctx.fragments.cpp.copts + ctx.fragments.cpp.cxxopts + ctx.attr.copts
+        for f in ["-fPIC"] + ctx.attr.nn_copts + ctx.fragments.cpp.copts + ctx.fragments.cpp.cxxopts + ctx.attr.copts
         if not f.startswith("-std=")  # nvcc passes its own -std to the host compiler
     ]
 
@@ -88,6 +88,8 @@ _cuda_objects = rule(
         "hdrs": attr.label_list(allow_files = [".h", ".cuh"]),
         "deps": attr.label_list(providers = [CcInfo]),
         "copts": attr.string_list(),
+        # NN_COPTS, given by cuda_library: its instruction set is a select() by the target CPU.
+        "nn_copts": attr.string_list(),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
     },
     fragments = ["cpp"],
@@ -125,6 +127,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], **kwargs):
         hdrs = hdrs,
         deps = deps + _CUDA_LIBRARIES,
         copts = copts,
+        nn_copts = NN_COPTS,
         testonly = kwargs.get("testonly", False),
         visibility = ["//visibility:private"],
     )
