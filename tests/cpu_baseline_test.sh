@@ -3,13 +3,20 @@
 # x86-64-v3), a program built with the library stops at load with the library's message and exit
 # status 70 (nn/cpu/Isa.cpp), not with an illegal instruction: a test binary run under QEMU's
 # emulation of such a CPU (Nehalem), and of one with them (Haswell), where it runs.
-# Skipped where qemu-x86_64 (Debian's qemu-user) is missing or this is not an x86-64 machine.
+# Skipped where qemu-x86_64 (Debian's qemu-user) is missing, where this is not an x86-64 machine,
+# and for a build under a sanitizer (qemu-user cannot map AddressSanitizer's or ThreadSanitizer's
+# shadow memory: the emulated program is killed before main).
 # Usage: tests/cpu_baseline_test.sh TEST_BINARY
 set -uo pipefail
 binary=$1
 
 if [ "$(uname -m)" != x86_64 ] || ! command -v qemu-x86_64 >/dev/null; then
   echo "skipped: needs qemu-x86_64 (Debian's qemu-user) on an x86-64 machine"
+  echo "nn-test-cases: 0 passed, 0 failed, 2 skipped"
+  exit 0
+fi
+if readelf -d "$binary" 2>/dev/null | grep -qE 'NEEDED.*lib(a|t)san'; then
+  echo "skipped: $binary is built with a sanitizer, which qemu-user cannot run"
   echo "nn-test-cases: 0 passed, 0 failed, 2 skipped"
   exit 0
 fi
