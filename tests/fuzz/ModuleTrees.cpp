@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "nn/nn.h"
+#include "tests/fuzz/Bytes.h"
 
 namespace nn::fuzz {
 
@@ -64,20 +65,6 @@ constexpr int64_t kIntegers[] = {
 static_assert(std::size(kIntegers) == 32, "integer() maps 128 bytes onto them, 4 each");
 constexpr double kNumbers[] = {
     0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-30, 1e30, -1e30, 1e300, -1e300, 3.4028234663852886e38, 3.5e38, 1e-45, 1e-320};
-
-class Bytes {
- public:
-  Bytes(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  uint8_t next() {
-    if (size_ == 0) return 0;
-    --size_;
-    return *data_++;
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-};
 
 // An integer from one byte: below 0x80 a small one (-16 to 47), else one of the ends above.
 int64_t integer(uint8_t b) {

@@ -11,6 +11,7 @@
 #include "nn/Checked.h"
 #include "nn/Error.h"
 #include "nn/Tensor.h"
+#include "tests/fuzz/Bytes.h"
 
 namespace nn::fuzz {
 
@@ -42,21 +43,6 @@ enum Operation : uint8_t {
   kAt,
   kEmpty,
   kOperations
-};
-
-class Bytes {
- public:
-  Bytes(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  bool done() const { return size_ == 0; }
-  uint8_t next() {
-    if (size_ == 0) return 0;
-    --size_;
-    return *data_++;
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
 };
 
 // From -3 to 12 for most bytes, one of int64's ends for the others.
