@@ -35,6 +35,8 @@ cp -r tests/data "$dir/root/tests/"
 mkdir -p "$dir/root/tests/fuzz"
 cp -r tests/fuzz/corpus tests/fuzz/regressions "$dir/root/tests/fuzz/"
 cp "$(bazel info output_base 2>/dev/null)/external/mpi/summary.txt" "$dir/root/external/mpi/"
+# The tests Bazel gives the long time limit (size "large" in tests/BUILD), for the runner.
+bazel query 'attr(size, large, tests(//tests:all))' 2>/dev/null | sed 's|^//tests:||' >"$dir/large-tests.txt"
 
 # The shared libraries the binaries need that are neither the C and C++ runtimes (every
 # node has them) nor CUDA's (the node's toolkit, or PyTorch's wheels, has those).
