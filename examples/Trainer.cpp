@@ -23,6 +23,7 @@
 
 #include "cunn/cunn.h"
 #include "cunn/distributed/DistributedDataParallelTable.h"
+#include "nn/onnx/Export.h"
 
 namespace examples {
 namespace {
@@ -37,6 +38,7 @@ struct Options : TrainingDefaults {
   std::string save;
   std::string resume;
   std::string metrics;
+  std::string exportOnnx;
   int64_t limit = 0;
   double bucketMegabytes = nn::DistributedDataParallelTable::Options().bucketMegabytes;
   bool checkNumerics = false;
@@ -66,6 +68,7 @@ std::string usage(const ExampleSettings& settings) {
     << "  --save FILE        save a checkpoint (safetensors) after every epoch and on Ctrl-C or SIGTERM\n"
     << "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
     << "  --metrics FILE     append one JSON object per epoch (JSON lines)\n"
+    << "  --export-onnx FILE after training, write the network as an ONNX model (for ONNX Runtime)\n"
     << "  --limit N          train on the first N training images only (all)\n"
     << "  --flip on|off      mirror each training image left to right with probability 1/2 (" << (s.flip ? "on" : "off")
     << ")\n"
@@ -160,6 +163,8 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.resume = value;
     else if (arg == "--metrics")
       o.metrics = value;
+    else if (arg == "--export-onnx")
+      o.exportOnnx = value;
     else if (arg == "--flip")
       o.flip = onOff(program, arg, value);
     else if (arg == "--limit")
@@ -320,6 +325,7 @@ int run(const Options& o, const ExampleSettings& s) {
   // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
   if (lead && !o.save.empty()) nn::checkWritable(o.save);
   if (lead && !o.metrics.empty()) nn::checkAppendable(o.metrics);
+  if (lead && !o.exportOnnx.empty()) nn::checkWritable(o.exportOnnx);
   const std::vector<nn::Device> devices = parseDevices(s.name, o.devices);
   nn::setNumThreads(o.threads);
   nn::setCheckNumerics(o.checkNumerics);
@@ -478,6 +484,11 @@ int run(const Options& o, const ExampleSettings& s) {
       line << "], \"threads\": " << o.threads << ", \"batch_size\": " << o.batchSize << "}\n";
       nn::appendToFile(o.metrics, line.str());
     }
+  }
+  if (lead && !o.exportOnnx.empty()) {
+    // The trained network, for serving; two test images are the example it is traced on.
+    nn::exportOnnx(*model, test.images.narrow(0, 0, 2).to(devices[0]), o.exportOnnx);
+    std::printf("network exported to %s (ONNX)\n", o.exportOnnx.c_str());
   }
   return 0;
 }

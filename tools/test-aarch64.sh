@@ -35,13 +35,13 @@ fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-  echo "Adding Debian's arm64 architecture (for its OpenBLAS, zlib and C++ runtime)" >&2
+  echo "Adding Debian's arm64 architecture (for its OpenBLAS, zlib, ONNX, protobuf and C++ runtime)" >&2
   $sudo dpkg --add-architecture arm64 || exit 1
   $sudo apt-get update -qq || exit 1
 fi
 # libstdc++6:arm64: qemu.sh runs the tests on the multiarch libraries only (not the cross
 # compiler's copies under /usr/aarch64-linux-gnu).
-tools/install-deps.sh g++-aarch64-linux-gnu qemu-user libopenblas-dev:arm64 zlib1g-dev:arm64 libstdc++6:arm64 || exit 1
+tools/install-deps.sh g++-aarch64-linux-gnu qemu-user libopenblas-dev:arm64 zlib1g-dev:arm64 libonnx-dev:arm64 libprotobuf-dev:arm64 libstdc++6:arm64 || exit 1
 
 if ! targets=$(bazel cquery --noshow_progress --config=aarch64 "$scope" "$@" 2>&1); then
   echo "tools/test-aarch64.sh: bazel cquery failed:" >&2
