@@ -35,13 +35,25 @@ fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-  echo "Adding Debian's arm64 architecture (for its OpenBLAS, zlib, ONNX, protobuf and C++ runtime)" >&2
+  echo "Adding Debian's arm64 architecture (for its OpenBLAS, zlib, protobuf and C++ runtime)" >&2
   $sudo dpkg --add-architecture arm64 || exit 1
   $sudo apt-get update -qq || exit 1
 fi
 # libstdc++6:arm64: qemu.sh runs the tests on the multiarch libraries only (not the cross
 # compiler's copies under /usr/aarch64-linux-gnu).
-tools/install-deps.sh g++-aarch64-linux-gnu qemu-user libopenblas-dev:arm64 zlib1g-dev:arm64 libonnx-dev:arm64 libprotobuf-dev:arm64 libstdc++6:arm64 || exit 1
+tools/install-deps.sh g++-aarch64-linux-gnu qemu-user libopenblas-dev:arm64 zlib1g-dev:arm64 libprotobuf-dev:arm64 libstdc++6:arm64 || exit 1
+# Debian 12's arm64 libonnx-dev cannot be installed beside the amd64 one (both packages of
+# libonnxifi ship /usr/lib/libonnxifi.so): its libraries are unpacked into a folder of their own,
+# which the cross build links against and the tests load from (rpath).
+onnx=${XDG_CACHE_HOME:-$HOME/.cache}/nn-aarch64/onnx
+onnxlib=$onnx/usr/lib/aarch64-linux-gnu
+if [ ! -e "$onnxlib/libonnx.so" ]; then
+  debs=$(mktemp -d)
+  (cd "$debs" && apt-get download -qq libonnx1:arm64 libonnx-dev:arm64) || exit 1
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$onnx" || exit 1; done
+  rm -rf "$debs"
+fi
+set -- --linkopt=-L"$onnxlib" --linkopt=-Wl,-rpath,"$onnxlib" "$@"
 
 if ! targets=$(bazel cquery --noshow_progress --config=aarch64 "$scope" "$@" 2>&1); then
   echo "tools/test-aarch64.sh: bazel cquery failed:" >&2
