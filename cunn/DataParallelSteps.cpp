@@ -47,6 +47,11 @@ const Tensor& scatterSlice(const Tensor& src, int dim, Slice slice, const Device
 }
 
 const Activity& scatterActivity(const Activity& src, int dim, Slice slice, const Device& device, Activity& into) {
+  if (src.isTensor() && src.tensor().numel() == 0) {
+    // An empty tensor of a table goes to every replica as it is (Torch7's DataParallelTable).
+    into.setTensor().resize_(src.tensor().sizes(), device);
+    return into;
+  }
   if (src.isTensor()) {
     scatterSlice(src.tensor(), dim, slice, device, into.setTensor());
     return into;
@@ -59,9 +64,11 @@ const Activity& scatterActivity(const Activity& src, int dim, Slice slice, const
 namespace {
 
 // The rows of the first tensor of `a` (-1 where it has none yet), checked against every other.
+// An empty tensor inside a table is not split: every replica gets it.
 void checkRows(const Activity& a, int dim, int64_t& rows, const Activity& whole) {
   if (a.isTable()) {
-    for (const Activity& item : a.table()) checkRows(item, dim, rows, whole);
+    for (const Activity& item : a.table())
+      if (item.isTable() || item.tensor().numel() > 0) checkRows(item, dim, rows, whole);
     return;
   }
   const Tensor& t = a.tensor();
@@ -111,6 +118,13 @@ void ActivityGather::gatherAt(size_t depth, int dim, const std::vector<Device>& 
     NN_CHECK(parts[r]->isTable() == first.isTable() && (first.isTensor() || parts[r]->size() == first.size()),
              "nn::gatherParts: the part from " << devices[r].str() << " is " << parts[r]->describe()
                                                << ", which is not alike " << first.describe());
+  if (first.isTensor() && std::all_of(parts.begin(), parts.end(), [](const Activity* p) {
+        return p->isTensor() && p->tensor().numel() == 0;
+      })) {
+    // What the replicas made of an empty tensor they each got whole: empty.
+    into.setTensor().resize_(first.tensor().sizes(), devices[0]);
+    return;
+  }
   if (first.isTensor()) {
     tensors_.clear();
     for (const Activity* p : parts) tensors_.push_back(&p->tensor());

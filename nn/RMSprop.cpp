@@ -19,6 +19,7 @@ void RMSprop::checkOptions() const {
   checkFraction("alpha", o.alpha);
   checkNonNegative("an epsilon", o.epsilon);
   checkNonNegative("a weight decay", o.weightDecay);
+  checkNonNegative("an initial mean", o.initialMean);
 }
 
 void RMSprop::step() {
@@ -31,8 +32,11 @@ void RMSprop::step() {
   update.epsilon = static_cast<float>(o.epsilon);
   update.weightDecay = static_cast<float>(o.weightDecay);
   const Device device = parameters_.device();
-  kernelsOf(device).elementwise.rmspropStep(device, parameters_.rawData(), gradients_.rawData(),
-                                            stateBuffer(0).rawData(), nullptr, parameters_.numel(), update);
+  bool created = false;
+  Tensor& meanSquare = stateBuffer(0, &created);
+  if (created && o.initialMean != 0) meanSquare.fill_(static_cast<float>(o.initialMean));
+  kernelsOf(device).elementwise.rmspropStep(device, parameters_.rawData(), gradients_.rawData(), meanSquare.rawData(),
+                                            nullptr, parameters_.numel(), update);
   ++stepCount_;
 }
 

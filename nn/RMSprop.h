@@ -16,6 +16,8 @@ struct RmspropOptions {
   double alpha = 0.99;
   double epsilon = 1e-8;
   double weightDecay = 0;
+  /// The mean square's value before the first step (Torch7's config.initialMean); at least 0.
+  double initialMean = 0;
 };
 
 class RMSprop : public Optimizer {

@@ -102,3 +102,40 @@ NN_DEVICE_TEST_CASE("MulConstant and AddConstant refuse constants that are not f
                         Catch::Contains(module->typeName()) && Catch::Contains(kind.other().str()));
   }
 }
+
+NN_DEVICE_TEST_CASE("MulConstant and AddConstant in place work on the input and give it back, as Torch7's",
+                    "[MulConstant][AddConstant]") {
+  // Values that the constants scale and shift exactly, so that the input comes back to the bit.
+  const std::vector<float> values{1, -2, 3.5f, 0.25f, 8, -6};
+  const std::vector<float> grads{0.5f, 1, -1, 2, 0, -0.75f};
+  nn::MulConstant mul(2.f, true);
+  nn::AddConstant add(0.5f, true);
+  REQUIRE(mul.toString() == "nn.MulConstant(constant=2, inplace)");
+  REQUIRE(add.toString() == "nn.AddConstant(constant=0.5, inplace)");
+  for (nn::Module* module : {static_cast<nn::Module*>(&mul), static_cast<nn::Module*>(&add)}) {
+    INFO(module->toString());
+    const bool scales = module == &mul;
+    const Tensor x = kind.on(Tensor::fromVector({2, 3}, values));
+    const Tensor g = kind.on(Tensor::fromVector({2, 3}, grads));
+    const Tensor& y = module->forward(x);
+    std::vector<float> expected = values;
+    for (float& v : expected) v = scales ? v * 2.f : v + 0.5f;
+    CHECK(y.toVector() == expected);
+    // The output is the input, changed: no copy.
+    CHECK(y.data() == x.data());
+    CHECK(x.toVector() == expected);
+    const Tensor& gi = module->backward(x, g);
+    expected = grads;
+    for (float& v : expected) v = scales ? v * 2.f : v;
+    CHECK(gi.toVector() == expected);
+    CHECK(gi.data() == g.data());
+    CHECK(x.toVector() == values);
+    // A clone and a saved copy keep the flag.
+    CHECK(module->clone()->toString() == module->toString());
+    CHECK(nn::test::savedAndLoaded(*module)->toString() == module->toString());
+  }
+  REQUIRE_THROWS_WITH(nn::MulConstant(0.f, true), Catch::Contains("nn.MulConstant") && Catch::Contains("nonzero"));
+  const Tensor strided = kind.on(Tensor::zeros({3, 2})).transpose(0, 1);
+  REQUIRE_THROWS_WITH(mul.forward(strided), Catch::Contains("nn.MulConstant") && Catch::Contains("contiguous"));
+  REQUIRE_THROWS_WITH(add.forward(strided), Catch::Contains("nn.AddConstant") && Catch::Contains("contiguous"));
+}

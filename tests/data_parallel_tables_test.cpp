@@ -208,3 +208,33 @@ NN_MULTI_DEVICE_TEST_CASE("a table input whose tensors differ in rows along dim 
   const Table good = tableInput(6, 4);
   REQUIRE(table->forward(Activity(good)).size() == 2);
 }
+
+// Torch7's test_DataParallelTable_emptyTensor: {Tensor(0), Tensor(n, 10)} through
+// Sequential(SelectTable(2), Linear(10, 2)) (SelectTable(1) here, indices from 0).
+NN_MULTI_DEVICE_TEST_CASE("an empty tensor of a table input goes to every replica unsplit, as in Torch7",
+                          "[DataParallelTable][tables]") {
+  const int devices = upTo(kind, 2);
+  auto net = [] {
+    nn::manualSeed(3);
+    return std::make_shared<nn::Sequential>(
+        std::initializer_list<nn::ModulePtr>{nn::make<nn::SelectTable>(1), nn::make<nn::Linear>(10, 2)});
+  };
+  auto plain = net();
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(net(), kind.devices(devices));
+  const Table x{Tensor(), nn::test::randomTensor({2 * devices, 10}, 4)};
+  const Activity& out = table->forward(Activity(x));
+  REQUIRE(out.isTensor());
+  REQUIRE(out.tensor().sizes() == std::vector<int64_t>{2 * devices, 2});
+  REQUIRE(relDiff(out, plain->forward(Activity(x))) < bound(kind, 1e-6));
+  const Tensor g = nn::test::randomTensor({2 * devices, 2}, 5);
+  const Activity& gradInput = table->backward(Activity(x), Activity(g));
+  plain->backward(Activity(x), Activity(g));
+  REQUIRE(gradInput.isTable());
+  REQUIRE(gradInput[0].tensor().numel() == 0);
+  REQUIRE(relDiff(gradInput[1], plain->gradInputActivity()[1]) < bound(kind, 1e-6));
+  requireSameGradients(*table, *plain, bound(kind, 1e-5));
+  // An input of empty tensors alone has nothing to split.
+  REQUIRE_THROWS_WITH(table->forward(Activity(Table{Tensor(), Tensor()})),
+                      Catch::Contains("nn.DataParallelTable") && Catch::Contains("a tensor in the input to split"));
+}

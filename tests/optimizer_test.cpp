@@ -132,6 +132,27 @@ NN_DEVICE_TEST_CASE("RMSprop steps by the gradient over the root of its running 
   REQUIRE(rmsprop.state()[0].second.toVector() == std::vector<float>{16, 0.015625f, 0});
 }
 
+NN_DEVICE_TEST_CASE("RMSprop starts its mean square at initialMean, as Torch7's config.initialMean", "[RMSprop]") {
+  auto [x, g] = buffers(kind, {1, -2, 0.5f});
+  nn::RmspropOptions options;
+  options.alpha = 0.75;
+  options.initialMean = 4;
+  nn::RMSprop rmsprop({x, g}, options);
+  g.copy_(Tensor::fromVector({3}, {8, -0.25f, 0}));
+  rmsprop.step();
+  // m = 0.75 * 4 + 0.25 g^2, exact in floats; x - 0.01 g / (sqrt(m) + 1e-8).
+  REQUIRE(rmsprop.state()[0].second.toVector() == std::vector<float>{19, 3.015625f, 3});
+  nn::test::checkWithinUlps(x.toVector(),
+                            {static_cast<float>(1 - 0.08 / std::sqrt(19.0)),
+                             static_cast<float>(-2 + 0.0025 / std::sqrt(3.015625)), 0.5f},
+                            2);
+  // A second step starts from the first's mean square, not from initialMean again.
+  rmsprop.step();
+  REQUIRE(rmsprop.state()[0].second.toVector()[2] == 2.25f);
+  options.initialMean = -1;
+  REQUIRE_THROWS_WITH(nn::RMSprop({x, g}, options), Catch::Contains("nn.RMSprop") && Catch::Contains("initial mean"));
+}
+
 NN_DEVICE_TEST_CASE("Adam with pytorchEpsilon matches torch.optim.Adam 1.13 over five steps", "[Adam]") {
   using namespace nn::test;
   checkWithinUlps(runReference(kind, maker<nn::Adam>(adamOptions(0.9, 0.999, 1e-8, 0.01, true))), kTorchAdam, 2);

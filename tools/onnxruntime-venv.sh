@@ -14,7 +14,7 @@ works() { "$venv/bin/python" -c 'import numpy, onnxruntime' >/dev/null 2>&1; }
 if ! works; then
   tools/install-deps.sh python3-venv >&2 || exit 1
   echo "Installing PyPI's onnxruntime and numpy into $venv" >&2
-  { /usr/bin/python3 -m venv "$venv" && "$venv/bin/python" -m pip install -q --upgrade onnxruntime numpy; } >&2 || {
+  { /usr/bin/python3 -m venv "$venv" && "$venv/bin/python" -m pip install -q --retries 2 --timeout 30 --upgrade onnxruntime numpy; } >&2 || {
     echo "$(basename "$0"): could not install onnxruntime from PyPI into $venv" >&2
     exit 1
   }
