@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -39,6 +40,7 @@ struct Options : TrainingDefaults {
   std::string resume;
   std::string metrics;
   std::string exportOnnx;
+  std::string logdir;
   int64_t limit = 0;
   double bucketMegabytes = nn::DistributedDataParallelTable::Options().bucketMegabytes;
   bool checkNumerics = false;
@@ -69,6 +71,8 @@ std::string usage(const ExampleSettings& settings) {
     << "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
     << "  --metrics FILE     append one JSON object per epoch (JSON lines)\n"
     << "  --export-onnx FILE after training, write the network as an ONNX model (for ONNX Runtime)\n"
+    << "  --logdir DIR       TensorBoard event files: per step the loss and images/s, per epoch the\n"
+    << "                     train loss, test accuracy and learning rate\n"
     << "  --limit N          train on the first N training images only (all)\n"
     << "  --flip on|off      mirror each training image left to right with probability 1/2 (" << (s.flip ? "on" : "off")
     << ")\n"
@@ -165,6 +169,8 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.metrics = value;
     else if (arg == "--export-onnx")
       o.exportOnnx = value;
+    else if (arg == "--logdir")
+      o.logdir = value;
     else if (arg == "--flip")
       o.flip = onOff(program, arg, value);
     else if (arg == "--limit")
@@ -186,6 +192,12 @@ float defaultLearningRate(const Options& o) {
   if (o.optimizer == "adagrad") return 1e-2f;
   if (o.optimizer == "rmsprop") return 1e-3f;
   return o.sgdLearningRate;
+}
+
+// The learning rate of the next step after `steps` steps: Torch7's lr / (1 + t * lrDecay).
+double nextLearningRate(const Options& o, int64_t steps) {
+  const double lr = o.learningRate >= 0 ? o.learningRate : defaultLearningRate(o);
+  return o.optimizer == "rmsprop" ? lr : lr / (1 + static_cast<double>(steps) * o.learningRateDecay);
 }
 
 // The optimizer of --optimizer over the model's flat buffers, with the flags' settings.
@@ -268,9 +280,10 @@ void onStopSignal(int signal) { gStopSignal = signal; }
 // A metrics value: the number, or null where it is not finite (JSON has no NaN).
 std::string jsonNumber(double v) {
   if (!std::isfinite(v)) return "null";
-  std::ostringstream s;
-  s << v;
-  return s.str();
+  // The shortest text that reads back as the same double.
+  char text[32];
+  const std::to_chars_result r = std::to_chars(text, text + sizeof text, v);
+  return std::string(text, r.ptr);
 }
 
 // Parameters that are NaN or infinite, of all the model's.
@@ -326,6 +339,8 @@ int run(const Options& o, const ExampleSettings& s) {
   if (lead && !o.save.empty()) nn::checkWritable(o.save);
   if (lead && !o.metrics.empty()) nn::checkAppendable(o.metrics);
   if (lead && !o.exportOnnx.empty()) nn::checkWritable(o.exportOnnx);
+  const std::unique_ptr<nn::SummaryWriter> events =
+      lead && !o.logdir.empty() ? std::make_unique<nn::SummaryWriter>(o.logdir) : nullptr;
   const std::vector<nn::Device> devices = parseDevices(s.name, o.devices);
   nn::setNumThreads(o.threads);
   nn::setCheckNumerics(o.checkNumerics);
@@ -398,6 +413,7 @@ int run(const Options& o, const ExampleSettings& s) {
       return true;
     };
     while (nextBatch()) {
+      double stepLoss = 0;
       {
         nn::ScopedTimer computeTimer(computeTime);
         {
@@ -407,7 +423,8 @@ int run(const Options& o, const ExampleSettings& s) {
         const nn::Tensor& out = model->forward(x);
         {
           nn::ScopedTimer timer(criterionTime);
-          lossSum += criterion.forward(out, y);
+          stepLoss = criterion.forward(out, y);
+          lossSum += stepLoss;
           criterion.backward(out, y);
         }
         model->backward(x, criterion.gradInput);
@@ -417,6 +434,12 @@ int run(const Options& o, const ExampleSettings& s) {
       seen = batches.position() - seenBefore;
       ++steps;
       ++stepsHere;
+      if (events) {
+        // This process's loss (its shard's under mpirun) and the epoch's speed so far.
+        events->addScalar("train/loss", stepLoss, optimizer->stepCount());
+        events->addScalar("train/images_per_second", static_cast<double>(seen) / (seconds() - start),
+                          optimizer->stepCount());
+      }
       int signal = gStopSignal;
       if (group) {
         // Every process stops after the same step, where any was asked to.
@@ -472,6 +495,11 @@ int run(const Options& o, const ExampleSettings& s) {
     std::printf("epoch %lld  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n",
                 static_cast<long long>(epoch), trainLoss, testAccuracy, elapsed, seen / elapsed);
     std::fflush(stdout);
+    if (events) {
+      events->addScalar("epoch/train_loss", trainLoss, epoch);
+      events->addScalar("epoch/test_accuracy", testAccuracy, epoch);
+      events->addScalar("epoch/learning_rate", nextLearningRate(o, optimizer->stepCount()), epoch);
+    }
     if (!o.save.empty()) saveFinite(state, o.save);
     if (!o.metrics.empty()) {
       // Appended, a line per epoch: the file may be a pipe or a terminal, and a resumed run

@@ -81,6 +81,7 @@
 #include "nn/SpatialZeroPadding.h"
 #include "nn/SplitTable.h"
 #include "nn/Sum.h"
+#include "nn/SummaryWriter.h"
 #include "nn/Tanh.h"
 #include "nn/Tensor.h"
 #include "nn/Threshold.h"

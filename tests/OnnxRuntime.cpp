@@ -26,8 +26,8 @@ void writeText(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-std::string onnxRuntimePython() {
-  const char* python = std::getenv("NN_ONNXRUNTIME_PYTHON");
+std::string referencePython() {
+  const char* python = std::getenv("NN_REFERENCE_PYTHON");
   return python != nullptr && std::filesystem::exists(python) ? python : "";
 }
 

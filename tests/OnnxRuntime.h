@@ -1,5 +1,5 @@
 // Test support: exported ONNX models run by ONNX Runtime (PyPI's, in the virtual environment
-// that tools/onnxruntime-venv.sh makes and tools/test.sh names in NN_ONNXRUNTIME_PYTHON), all
+// that tools/reference-venv.sh makes and tools/test.sh names in NN_REFERENCE_PYTHON), all
 // runs of a test in one Python process (tests/onnx_runtime.py).
 #pragma once
 
@@ -12,8 +12,8 @@
 
 namespace nn::test {
 
-/// The Python with ONNX Runtime given to the tests, or "" where there is none.
-std::string onnxRuntimePython();
+/// The Python with ONNX Runtime and TensorBoard given to the tests, or "" where there is none.
+std::string referencePython();
 
 /// The tensors of `a` under the names nn::exportOnnx gives the graph's inputs or outputs
 /// ("input" for a tensor; "input.0", "input.1.0", ... for the items of tables).

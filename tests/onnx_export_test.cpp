@@ -1,7 +1,7 @@
 // nn::exportOnnx: every exportable module alone, the containers and tables, LeNet and the
 // residual network, each exported with an example batch of 3, checked by ONNX's checker, and
 // run by ONNX Runtime at batches of 3 and 5, its outputs within 1e-5 (relative beyond 1) of
-// this library's forward. Where ONNX Runtime cannot be installed (tools/onnxruntime-venv.sh)
+// this library's forward. Where ONNX Runtime cannot be installed (tools/reference-venv.sh)
 // the export and the checker still run and the comparison is skipped, never passed. Then the
 // refusals, and a module of one's own with its registered export.
 #include <catch2/catch.hpp>
@@ -119,8 +119,8 @@ void exportAndCompare(const std::vector<Case>& cases, const TempDir& dir) {
       expected.push_back({c.name + " at batch " + std::to_string(batch), run, outputs});
     }
   }
-  const std::string python = nn::test::onnxRuntimePython();
-  if (python.empty()) NN_SKIP("ONNX Runtime is not installed (tools/onnxruntime-venv.sh); the exports passed the checker");
+  const std::string python = nn::test::referencePython();
+  if (python.empty()) NN_SKIP("ONNX Runtime is not installed (tools/reference-venv.sh); the exports passed the checker");
   runs.run(python);
   for (const Expected& e : expected)
     for (const auto& [name, t] : e.outputs) requireClose(e.what + ", " + name, runs.output(e.run, name), t);
@@ -394,8 +394,8 @@ TEST_CASE("lenet --export-onnx: ONNX Runtime's test accuracy is the one the exam
   const size_t at = run.stdoutText.find("test accuracy ");
   REQUIRE(at != std::string::npos);
   const std::string printed = run.stdoutText.substr(at, std::string("test accuracy 0.0000").size());
-  const std::string python = nn::test::onnxRuntimePython();
-  if (python.empty()) NN_SKIP("ONNX Runtime is not installed (tools/onnxruntime-venv.sh); the export passed the checker");
+  const std::string python = nn::test::referencePython();
+  if (python.empty()) NN_SKIP("ONNX Runtime is not installed (tools/reference-venv.sh); the export passed the checker");
   const nn::test::ExampleResult served = nn::test::runCommand({python, "tools/onnx-accuracy.py", model, dir.path()});
   INFO(served.stdoutText << served.stderrText);
   REQUIRE(served.exitStatus == 0);

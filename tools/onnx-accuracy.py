@@ -6,7 +6,7 @@ DATA_DIR holds t10k-images-idx3-ubyte(.gz) and t10k-labels-idx1-ubyte(.gz) (defa
 dataset-fashion-mnist). The pixels are prepared as the examples train on them: scaled to [0, 1]
 (nn::FashionMnist), then standardised with the training set's mean and deviation
 (examples/Trainer.cpp), in float32 as there; the class is the output's largest score. Prints "test accuracy 0.NNNN", as the examples print theirs. Needs
-onnxruntime and numpy (tools/onnxruntime-venv.sh prints a Python that has them).
+onnxruntime and numpy (tools/reference-venv.sh prints a Python that has them).
 """
 import gzip
 import os

@@ -10,8 +10,9 @@ tools/install-deps.sh || exit 1
 tools/build-kind.sh "$@" || exit 1
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT
-# ONNX Runtime from PyPI for the ONNX export tests; without it they are skipped, not passed.
-onnx=()
-if python=$(tools/onnxruntime-venv.sh); then onnx=(--test_env=NN_ONNXRUNTIME_PYTHON="$python"); fi
-bazel test //... "${onnx[@]}" "$@" 2>&1 | tee "$output"
+# ONNX Runtime and TensorBoard from PyPI, the references of the ONNX export and event file
+# tests; without them those are skipped, not passed.
+references=()
+if python=$(tools/reference-venv.sh); then references=(--test_env=NN_REFERENCE_PYTHON="$python"); fi
+bazel test //... "${references[@]}" "$@" 2>&1 | tee "$output"
 tools/test-summary.sh "$output" "$@"
