@@ -36,6 +36,7 @@ struct Options : TrainingDefaults {
   bool learningRateDecayGiven = false;
   uint64_t seed = 1;
   std::string dataDir = nn::FashionMnist::kDefaultFolder;
+  std::string data;
   std::string save;
   std::string resume;
   std::string metrics;
@@ -67,6 +68,8 @@ std::string usage(const ExampleSettings& settings) {
     << "                     as soon as backward has finished it ("
     << nn::DistributedDataParallelTable::Options().bucketMegabytes << ")\n"
     << "  --data-dir DIR     Fashion-MNIST IDX files (" << nn::FashionMnist::kDefaultFolder << ")\n"
+    << "  --data DIR         pictures instead: DIR/train and DIR/test, a sub-folder of PNG or JPEG files\n"
+    << "                     per class (at most 10), each made grey and 28 x 28\n"
     << "  --save FILE        save a checkpoint (safetensors) after every epoch and on Ctrl-C or SIGTERM\n"
     << "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
     << "  --metrics FILE     append one JSON object per epoch (JSON lines)\n"
@@ -161,6 +164,8 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.bucketMegabytes = number(program, arg, value, 1e-6f);
     else if (arg == "--data-dir")
       o.dataDir = value;
+    else if (arg == "--data")
+      o.data = value;
     else if (arg == "--save")
       o.save = value;
     else if (arg == "--resume")
@@ -247,11 +252,12 @@ void flipImages(nn::Tensor& images, uint64_t seed, int64_t epoch, int64_t step) 
   }
 }
 
-// Pixels to zero mean and unit variance over the training set (its mean and deviation).
+// Fashion-MNIST's training set's mean and deviation: pixels to zero mean and unit variance.
+constexpr float kMean = 0.2860f, kDeviation = 0.3530f;
+
 void standardize(nn::Tensor& images) {
-  const float mean = 0.2860f, deviation = 0.3530f;
   float* p = images.data();
-  for (int64_t i = 0, n = images.numel(); i < n; ++i) p[i] = (p[i] - mean) / deviation;
+  for (int64_t i = 0, n = images.numel(); i < n; ++i) p[i] = (p[i] - kMean) / kDeviation;
 }
 
 // The flags that every process under mpirun must share, a flag a line, and the training images
@@ -315,15 +321,64 @@ double seconds() {
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
 
+// The training and test sets: Fashion-MNIST's images standardised, or pictures of folders,
+// standardised alike by `transform` as the batches are made.
+struct Data {
+  std::shared_ptr<const nn::Dataset> train, test;
+  nn::BatchTransform transform;
+};
+
+Data loadData(const Options& o, const std::string& program) {
+  if (!o.data.empty()) {
+    NN_CHECK(o.limit == 0, program << ": --limit applies to Fashion-MNIST, not to --data");
+    nn::ImageFolderOptions options;
+    options.channels = 1;
+    options.height = nn::FashionMnist::kHeight;
+    options.width = nn::FashionMnist::kWidth;
+    auto train = std::make_shared<nn::ImageFolder>(o.data + "/train", options);
+    auto test = std::make_shared<nn::ImageFolder>(o.data + "/test", options);
+    NN_CHECK(train->classes() == test->classes() && train->classes().size() <= nn::FashionMnist::kClasses,
+             program << ": expected the same classes, at most " << nn::FashionMnist::kClasses << ", in " << o.data
+                     << "/train and " << o.data << "/test");
+    std::string names;
+    for (const std::string& c : train->classes()) names += (names.empty() ? "" : ", ") + c;
+    std::printf("%zu classes (%s), %lld training and %lld test pictures\n", train->classes().size(), names.c_str(),
+                static_cast<long long>(train->size()), static_cast<long long>(test->size()));
+    return {train, test, nn::normalize({kMean}, {kDeviation})};
+  }
+  nn::FashionMnist train(nn::FashionMnist::Split::Train, o.dataDir);
+  nn::FashionMnist test(nn::FashionMnist::Split::Test, o.dataDir);
+  standardize(train.images);
+  standardize(test.images);
+  if (o.limit > 0 && o.limit < train.size()) {
+    train.images = train.images.narrow(0, 0, o.limit);
+    train.labels = train.labels.narrow(0, 0, o.limit);
+  }
+  return {std::make_shared<nn::TensorDataset>(train.images, train.labels),
+          std::make_shared<nn::TensorDataset>(test.images, test.labels), nullptr};
+}
+
+// The first n samples of `set`, prepared as the batches are: an example input.
+nn::Tensor firstSamples(const Data& data, int64_t n) {
+  nn::BatchOptions options{false, false, 0};
+  options.transform = data.transform;
+  nn::BatchIterator batches(data.test, std::min(n, data.test->size()), options);
+  nn::Tensor x, y;
+  batches.next(x, y);
+  return x;
+}
+
 // Fraction of test images whose most likely class is the label.
-double accuracy(nn::Module& model, const nn::FashionMnist& test, const nn::Device& device) {
+double accuracy(nn::Module& model, const Data& data, const nn::Device& device) {
   model.evaluate();
-  nn::BatchIterator batches(test.images, test.labels, 1000, nn::BatchOptions{false, false, 0});
+  nn::BatchOptions options{false, false, 0};
+  options.transform = data.transform;
+  nn::BatchIterator batches(data.test, 1000, options);
   nn::Tensor x, y;
   double correct = 0;
   while (batches.next(x, y)) correct += model.forward(x.to(device)).argmax(1).eq(y.to(device)).sum();
   model.training();
-  return correct / static_cast<double>(test.size());
+  return correct / static_cast<double>(data.test->size());
 }
 
 int run(const Options& o, const ExampleSettings& s) {
@@ -347,20 +402,13 @@ int run(const Options& o, const ExampleSettings& s) {
   nn::setProfiling(o.profile);
   nn::manualSeed(o.seed);
 
-  nn::FashionMnist train(nn::FashionMnist::Split::Train, o.dataDir);
-  nn::FashionMnist test(nn::FashionMnist::Split::Test, o.dataDir);
-  standardize(train.images);
-  standardize(test.images);
-  if (o.limit > 0 && o.limit < train.size()) {
-    train.images = train.images.narrow(0, 0, o.limit);
-    train.labels = train.labels.narrow(0, 0, o.limit);
-  }
+  const Data data = loadData(o, s.name);
 
   // `local`: this process's model, whose checkpoints any number of processes resume.
   const nn::ModulePtr local = placeOnDevices(s.model(), devices);
   nn::DistributedDataParallelTable::Options distributed;
   distributed.bucketMegabytes = o.bucketMegabytes;
-  distributed.configuration = sharedConfiguration(o, train.size());
+  distributed.configuration = sharedConfiguration(o, data.train->size());
   const nn::ModulePtr model =
       group ? std::make_shared<nn::DistributedDataParallelTable>(local, group, distributed) : local;
   // Flushed, so that a log shows the model before the first epoch's progress on stderr.
@@ -376,11 +424,14 @@ int run(const Options& o, const ExampleSettings& s) {
     batchOptions.shard = group->rank();
     batchOptions.shards = group->size();
   }
+  batchOptions.transform = data.transform;
   if (o.flip)
-    batchOptions.transform = [seed = o.seed](nn::Tensor& images, nn::Tensor&, int64_t epoch, int64_t batch) {
+    batchOptions.transform = [seed = o.seed, then = data.transform](nn::Tensor& images, nn::Tensor& labels,
+                                                                      int64_t epoch, int64_t batch) {
       flipImages(images, seed, epoch + 1, batch);  // the example counts epochs from 1
+      if (then) then(images, labels, epoch, batch);
     };
-  nn::BatchIterator batches(train.images, train.labels, o.batchSize, batchOptions);
+  nn::BatchIterator batches(data.train, o.batchSize, batchOptions);
   nn::TrainingState state{local.get(), optimizer.get(), &batches, 0};
   if (!o.resume.empty()) {
     nn::loadCheckpoint(state, o.resume);
@@ -466,7 +517,7 @@ int run(const Options& o, const ExampleSettings& s) {
           interactive ? stepsHere % 20 == 0 : stepsHere % std::max<int64_t>(1, batches.batchesPerEpoch() / 4) == 0;
       if (report && lead)
         std::fprintf(stderr, "%sepoch %lld  %6lld/%lld  loss %.4f  %.0f images/s%s", interactive ? "\r" : "",
-                     static_cast<long long>(epoch), static_cast<long long>(seen), static_cast<long long>(train.size()),
+                     static_cast<long long>(epoch), static_cast<long long>(seen), static_cast<long long>(data.train->size()),
                      lossSum / steps, seen / (seconds() - start), interactive ? "" : "\n");
     }
     const double elapsed = seconds() - start;
@@ -490,7 +541,7 @@ int run(const Options& o, const ExampleSettings& s) {
     const double trainLoss = steps > 0 ? lossSum / static_cast<double>(steps) : std::nan("");
     state.epochsDone = epoch;
     if (!lead) continue;
-    const double testAccuracy = accuracy(*model, test, devices[0]);
+    const double testAccuracy = accuracy(*model, data, devices[0]);
     if (interactive) std::fprintf(stderr, "\r%72s\r", "");
     std::printf("epoch %lld  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n",
                 static_cast<long long>(epoch), trainLoss, testAccuracy, elapsed, seen / elapsed);
@@ -515,7 +566,7 @@ int run(const Options& o, const ExampleSettings& s) {
   }
   if (lead && !o.exportOnnx.empty()) {
     // The trained network, for serving; two test images are the example it is traced on.
-    nn::exportOnnx(*model, test.images.narrow(0, 0, 2).to(devices[0]), o.exportOnnx);
+    nn::exportOnnx(*model, firstSamples(data, 2).to(devices[0]), o.exportOnnx);
     std::printf("network exported to %s (ONNX)\n", o.exportOnnx.c_str());
   }
   return 0;

@@ -64,7 +64,7 @@ Description: Torch7's nn and cunn in C++: modules, criterions, optimizers, DataP
 Version: 0.1.0
 Cflags: -std=c++17 -I\${includedir}$mpi_cflags
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lnn$mpi_ldflags
-Libs.private: -lopenblas -lz -lpthread
+Libs.private: -lopenblas -lz -lpng -ljpeg -lpthread
 PC
 install -D -m 0644 "$pc" "$prefix/lib/pkgconfig/nn.pc"
 

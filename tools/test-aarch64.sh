@@ -41,7 +41,7 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 fi
 # libstdc++6:arm64: qemu.sh runs the tests on the multiarch libraries only (not the cross
 # compiler's copies under /usr/aarch64-linux-gnu).
-tools/install-deps.sh g++-aarch64-linux-gnu qemu-user libopenblas-dev:arm64 zlib1g-dev:arm64 libprotobuf-dev:arm64 libstdc++6:arm64 || exit 1
+tools/install-deps.sh g++-aarch64-linux-gnu qemu-user libopenblas-dev:arm64 zlib1g-dev:arm64 libpng-dev:arm64 libjpeg62-turbo-dev:arm64 libprotobuf-dev:arm64 libstdc++6:arm64 || exit 1
 # Debian 12's arm64 libonnx-dev cannot be installed beside the amd64 one (both packages of
 # libonnxifi ship /usr/lib/libonnxifi.so): its libraries are unpacked into a folder of their own,
 # which the cross build links against and the tests load from (rpath).
