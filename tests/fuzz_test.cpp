@@ -97,6 +97,18 @@ TEST_CASE("IDX seeds and regression inputs are read or rejected with nn::Error",
           {{"valid-rank1.idx", 2}, {"valid-rank3.idx", 2}, {"valid-rank3.idx.gz", 1}, {"valid-rank4-empty.idx", 2}}, 3);
 }
 
+TEST_CASE("image seeds and regression inputs are decoded or rejected with nn::Error", "[fuzz]") {
+  // decodeImageHeader and decodeImage: a picture passes both; a truncated one may pass the
+  // header alone, so broken seeds are cut before their header ends.
+  readAll("image", nn::fuzz::readImage,
+          {{"valid-grey-16bit.png", 2},
+           {"valid-grey.jpg", 2},
+           {"valid-palette.png", 2},
+           {"valid-rgb.jpg", 2},
+           {"valid-rgb.png", 2}},
+          0);
+}
+
 TEST_CASE("checkpoint seeds and regression inputs are read or rejected with nn::Error", "[fuzz]") {
   // readSafetensors, load, loadStateInto and loadCheckpoint: a checkpoint of the fuzz setup
   // passes all four; a module tree of its own loads but fits neither the setup's model nor its

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nn/Error.h"
+#include "nn/Image.h"
 #include "nn/IdxFile.h"
 #include "nn/Linear.h"
 #include "nn/ReLU.h"
@@ -123,6 +124,22 @@ int readIdx(const uint8_t* data, size_t size) {
                            (unzipped.accepted ? "accepted" : "rejected") +
                            (plain.accepted && unzipped.accepted ? " with other contents" : ""));
   return plain.accepted + unzipped.accepted;
+}
+
+int readImage(const uint8_t* data, size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  constexpr int64_t kPixels = int64_t{1} << 20;
+  Image header, image;
+  const int accepted = accepts([&] { header = decodeImageHeader(bytes, "fuzz input", kPixels); }) +
+                       accepts([&] { image = decodeImage(bytes, "fuzz input", kPixels); });
+  if (accepted == 2) {
+    if (header.height != image.height || header.width != image.width || header.channels != image.channels ||
+        static_cast<int64_t>(image.pixels.size()) != image.height * image.width * image.channels)
+      throw std::logic_error("decodeImage: the header and the picture disagree");
+    imageTensor(convertChannels(image, 1));
+    imageTensor(convertChannels(image, 3));
+  }
+  return accepted;
 }
 
 int readCheckpoint(const uint8_t* data, size_t size) {

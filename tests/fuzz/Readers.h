@@ -27,6 +27,11 @@ int readIdx(const uint8_t* data, size_t size);
 /// safetensors file, the last two into a fresh CheckpointSetup. Returns 0 to 4.
 int readCheckpoint(const uint8_t* data, size_t size);
 
+/// nn::decodeImageHeader and nn::decodeImage on the bytes as a PNG or JPEG file (at most 2^20
+/// pixels), then the decoded picture converted to grey and to RGB and made a tensor; throws
+/// std::logic_error if the header and the picture disagree. Returns 0 to 2.
+int readImage(const uint8_t* data, size_t size);
+
 /// The training setup that readCheckpoint loads into, and that the seed corpus's checkpoints
 /// are written from: Sequential(Linear(4, 3), ReLU, Linear(3, 2)), SGD with momentum, and
 /// 6 samples in batches of 4.
