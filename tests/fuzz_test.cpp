@@ -106,7 +106,7 @@ TEST_CASE("image seeds and regression inputs are decoded or rejected with nn::Er
            {"valid-palette.png", 2},
            {"valid-rgb.jpg", 2},
            {"valid-rgb.png", 2}},
-          0);
+          1);
 }
 
 TEST_CASE("checkpoint seeds and regression inputs are read or rejected with nn::Error", "[fuzz]") {

@@ -309,7 +309,7 @@ TEST_CASE("resnet --data trains on a folder of generated PNG and JPEG pictures a
     for (int label = 0; label < 2; ++label) {
       const std::string folder = dir.file(split + "/" + (label == 0 ? "top" : "left"));
       std::filesystem::create_directories(folder);
-      for (int n = 0; n < (split == "train" ? 32 : 8); ++n) {
+      for (int n = 0; n < (split == "train" ? 48 : 16); ++n) {
         const int size = 24 + n % 9;  // sizes differ: the set resizes them
         std::vector<uint8_t> samples;
         for (int y = 0; y < size; ++y)
@@ -325,10 +325,10 @@ TEST_CASE("resnet --data trains on a folder of generated PNG and JPEG pictures a
       }
     }
   const nn::test::ExampleResult run =
-      nn::test::runExample("resnet", {"--data", dir.path(), "--epochs", "2", "--batch-size", "16"});
+      nn::test::runExample("resnet", {"--data", dir.path(), "--epochs", "3", "--batch-size", "16"});
   INFO(run.stdoutText << run.stderrText);
   REQUIRE(run.exitStatus == 0);
-  REQUIRE(run.stdoutText.find("2 classes (left, top), 64 training and 16 test pictures") != std::string::npos);
+  REQUIRE(run.stdoutText.find("2 classes (left, top), 96 training and 32 test pictures") != std::string::npos);
   const size_t at = run.stdoutText.rfind("test accuracy ");
   REQUIRE(at != std::string::npos);
   REQUIRE(std::stod(run.stdoutText.substr(at + 14, 6)) >= 0.9);

@@ -30,8 +30,9 @@ for t in "${targets[@]}"; do
     -artifact_prefix="$work/$t/crashes/")
   [ -f "tests/fuzz/$t.dict" ] && options+=(-dict="tests/fuzz/$t.dict")
   # libFuzzer adds what it finds to the first folder; the committed ones are only read.
-  UBSAN_OPTIONS=print_stacktrace=1 "$bin/tests/fuzz/${t}_fuzzer" "${options[@]}" \
-    "$work/$t/corpus" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" >"$work/$t/log" 2>&1
+  folders=("$work/$t/corpus")
+  for f in "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t"; do [ -d "$f" ] && folders+=("$f"); done
+  UBSAN_OPTIONS=print_stacktrace=1 "$bin/tests/fuzz/${t}_fuzzer" "${options[@]}" "${folders[@]}" >"$work/$t/log" 2>&1
   rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t/log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/$t/log")
