@@ -42,6 +42,7 @@ const Tensor& SpatialMaxPooling::updateOutput(const Tensor& input) {
   const Tensor x = input.contiguous();
   options_.resizeLikeOutput(output, input, s);
   options_.resizeLikeOutput(indices, input, s);
+  forwardSizes_ = input.sizes();
   kernelsOf(input.device())
       .pooling.maxUpdateOutput(input.device(), s, x.rawData(), output.rawData(), indices.rawData());
   return output;
@@ -50,7 +51,8 @@ const Tensor& SpatialMaxPooling::updateOutput(const Tensor& input) {
 const Tensor& SpatialMaxPooling::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
   const PoolingShape s = checkInput(input);
   options_.checkGradOutput(input, gradOutput, s, *this);
-  NN_CHECK(indices.sizes() == gradOutput.sizes() && indices.device() == input.device(),
+  NN_CHECK(forwardSizes_ == input.sizes() && indices.sizes() == gradOutput.sizes() &&
+               indices.device() == input.device(),
            toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
   const Tensor g = gradOutput.contiguous();
   gradInput.resize_(input.sizes(), input.device());
@@ -64,6 +66,7 @@ const Tensor& SpatialMaxPooling::updateGradInput(const Tensor& input, const Tens
 void SpatialMaxPooling::clearState() {
   Module::clearState();
   indices.set_(Tensor());
+  forwardSizes_.clear();
 }
 
 }  // namespace nn

@@ -2,6 +2,9 @@
 // [N, C, H, W] or [C, H, W] input.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "nn/Options.h"
 #include "nn/PoolingWindow.h"
 
@@ -39,6 +42,11 @@ class SpatialMaxPooling : public WithOptions<PoolingWindow> {
 
  private:
   PoolingShape checkInput(const Tensor& input) const;
+
+  // The sizes of the last forward's input ({} before one, and after clearState): backward
+  // refuses another shape on every device. (The CPU also finds indices of another input of the
+  // same shape, by their winners; on a GPU that check would wait for the device.)
+  std::vector<int64_t> forwardSizes_;
 };
 
 }  // namespace nn

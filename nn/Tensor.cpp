@@ -74,6 +74,32 @@ StridedView stridedView(const Tensor& t) {
   return v;
 }
 
+// Note [Overlapping copies]
+// A copy between two views of one storage whose elements overlap (copy_ between such views,
+// copyAlong within one tensor) copies as if the source were read whole before the first write,
+// on every device: the source goes through a contiguous copy of its own first. The backends
+// then never see overlapping ranges, for which a CUDA copy or kernel is undefined, except a view
+// copied onto itself, which changes nothing on any of them. Such copies are rare (no training
+// step makes one), so the staging copy may allocate.
+
+// The storage elements [first, last] that a non-empty view reaches (strides are at least 0).
+struct Reach {
+  int64_t first, last;
+};
+Reach reachOf(const Tensor& t) {
+  int64_t last = t.storageOffset();
+  for (int d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);  // inside the storage (checkView)
+  return {t.storageOffset(), last};
+}
+bool reachesMeet(const Reach& a, const Reach& b) { return a.first <= b.last && b.first <= a.last; }
+
+// True where `dst` and `src`, both non-empty, are views of one storage that share elements and
+// are not the same view.
+bool overlapping(const Tensor& dst, const Tensor& src) {
+  if (dst.storage() != src.storage() || !reachesMeet(reachOf(dst), reachOf(src))) return false;
+  return dst.storageOffset() != src.storageOffset() || dst.sizes() != src.sizes() || dst.strides() != src.strides();
+}
+
 }  // namespace
 
 int64_t storageAllocationCount() { return gStorageAllocations.load(); }
@@ -125,9 +151,17 @@ void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t s
   for (int d = dim + 1; d < dst.dim(); ++d) inner *= dst.size(d);
   const int64_t run = length * inner;
   if (outer == 0 || run == 0) return;
+  const int64_t dstRow = dst.size(dim) * inner, srcRow = src.size(dim) * inner;
+  if (dst.storage() == src.storage()) {  // Note [Overlapping copies]
+    const int64_t to = dst.storageOffset() + dstStart * inner, from = src.storageOffset() + srcStart * inner;
+    const Reach written{to, to + (outer - 1) * dstRow + run - 1}, read{from, from + (outer - 1) * srcRow + run - 1};
+    if (reachesMeet(written, read) && (to != from || dstRow != srcRow)) {
+      copyAlong(dst, dstStart, src.narrow(dim, srcStart, length).clone(), 0, dim, length);
+      return;
+    }
+  }
   float* to = dst.rawData() + dstStart * inner;
   const float* from = src.rawData() + srcStart * inner;
-  const int64_t dstRow = dst.size(dim) * inner, srcRow = src.size(dim) * inner;
   Backend& dstBackend = backendOf(dst.device());
   Backend& backend = dstBackend.isHost() ? backendOf(src.device()) : dstBackend;
   // `outer` runs of `run` floats, a row apart on each side: one strided copy where the
@@ -379,6 +413,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
                                                                             << shapeString() << "), got " << src.numel()
                                                                             << " (sizes " << src.shapeString() << ")");
   if (numel() == 0) return *this;
+  if (overlapping(*this, src)) return copy_(src.clone());  // Note [Overlapping copies]
   // Between the host and another device type, that type's backend copies.
   Backend& dstBackend = backendOf(device());
   Backend& backend = dstBackend.isHost() ? backendOf(src.device()) : dstBackend;

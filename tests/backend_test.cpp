@@ -162,6 +162,56 @@ NN_DEVICE_TEST_CASE("strided copies, add_, mul_ and cmul_ on a device give the h
   REQUIRE_THROWS_WITH(aOn.add_(strided), Contains("nn.Tensor.add_: needs contiguous tensors"));
 }
 
+NN_DEVICE_TEST_CASE("copies between overlapping views of one tensor read the whole source first", "[Backend]") {
+  // Note [Overlapping copies] in nn/Tensor.cpp: the expected values are those of a copy from a
+  // separate tensor holding the source's values, worked out on the host from counting values.
+  const Device device = kind.compared();
+  std::vector<float> counting(24);
+  for (size_t i = 0; i < counting.size(); ++i) counting[i] = static_cast<float>(i);
+  const Tensor start = Tensor::fromVector({24}, counting);
+  const auto shifted = [&](int64_t to, int64_t from, int64_t length) {
+    std::vector<float> v = counting;
+    for (int64_t k = 0; k < length; ++k) v[static_cast<size_t>(to + k)] = counting[static_cast<size_t>(from + k)];
+    return v;
+  };
+  SECTION("contiguous, forward and backward along the storage") {
+    const std::vector<std::pair<int64_t, int64_t>> moves{{1, 0}, {0, 1}, {3, 0}, {0, 5}};  // to, from
+    for (const auto& [to, from] : moves) {
+      Tensor t = start.to(device);
+      t.narrow(0, to, 16).copy_(t.narrow(0, from, 16));
+      REQUIRE(t.toVector() == shifted(to, from, 16));
+    }
+  }
+  SECTION("a view copied onto itself is left as it is") {
+    Tensor t = start.to(device);
+    t.copy_(t);
+    t.view({4, 6}).transpose(0, 1).copy_(t.view({4, 6}).transpose(0, 1));
+    REQUIRE(t.toVector() == counting);
+  }
+  SECTION("strided: a 4 x 6 tensor's transpose copied onto its rows") {
+    Tensor t = start.to(device);
+    Tensor square = t.narrow(0, 0, 16).view({4, 4});
+    square.copy_(square.transpose(0, 1));
+    std::vector<float> expected = counting;
+    for (size_t r = 0; r < 4; ++r)
+      for (size_t c = 0; c < 4; ++c) expected[r * 4 + c] = counting[c * 4 + r];
+    REQUIRE(t.toVector() == expected);
+  }
+  SECTION("copyAlong within one tensor, rows overlapping on both sides") {
+    // A 2 x 12 tensor: indices 0..7 of each row to 2..9, each row a run that overlaps its source.
+    Tensor t = start.to(device).view({2, 12});
+    nn::copyAlong(t, 2, t, 0, 1, 8);
+    std::vector<float> expected = counting;
+    for (size_t r = 0; r < 2; ++r)
+      for (size_t k = 0; k < 8; ++k) expected[r * 12 + 2 + k] = counting[r * 12 + k];
+    REQUIRE(t.view({24}).toVector() == expected);
+    // Along the first dimension: rows 0..1 of a 6 x 4 tensor to rows 1..2.
+    Tensor u = start.to(device).view({6, 4});
+    nn::copyAlong(u, 1, u, 0, 0, 2);
+    REQUIRE(u.view({24}).toVector() == shifted(4, 0, 8));
+  }
+}
+
 NN_MULTI_DEVICE_TEST_CASE("copies between two devices keep every value and land after the work queued before them",
                           "[Backend]") {
   const std::vector<Device> devices = kind.devices(2);

@@ -122,13 +122,13 @@ NN_DEVICE_TEST_CASE("MulConstant and AddConstant in place work on the input and 
     for (float& v : expected) v = scales ? v * 2.f : v + 0.5f;
     CHECK(y.toVector() == expected);
     // The output is the input, changed: no copy.
-    CHECK(y.data() == x.data());
+    CHECK(y.rawData() == x.rawData());
     CHECK(x.toVector() == expected);
     const Tensor& gi = module->backward(x, g);
     expected = grads;
     for (float& v : expected) v = scales ? v * 2.f : v;
     CHECK(gi.toVector() == expected);
-    CHECK(gi.data() == g.data());
+    CHECK(gi.rawData() == g.rawData());
     CHECK(x.toVector() == values);
     // A clone and a saved copy keep the flag.
     CHECK(module->clone()->toString() == module->toString());

@@ -2,9 +2,9 @@
 // be used (on a machine without a GPU: every cuda:N), and the check macros' messages; and,
 // tagged [gpu] or [gpu][multigpu], what only the CUDA backend has: its allocator's cache (no
 // cudaMalloc in a steady loop), the current device of each device's thread, copies through
-// host memory and event ordering between two GPUs, and the peer communicator's buffer. What
-// every backend does is tested on CUDA devices by the bodies of backend_test.cpp and of each
-// module's test.
+// host memory and event ordering between two GPUs, the peer communicator's buffer, the NCCL
+// communicators' pool and the convolutions' unfolded route. What every backend does is tested
+// on CUDA devices by the bodies of backend_test.cpp and of each module's test.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -16,7 +16,9 @@
 #include "cunn/cuda/CudaAllocator.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/NcclCommunicator.h"
 #include "cunn/cuda/PeerCommunicator.h"
+#include "cunn/cuda/UnfoldedConvolution.h"
 #include "cunn/cunn.h"
 #include "tests/GradCheck.h"
 
@@ -293,4 +295,71 @@ TEST_CASE("PeerCommunicator sums on the first device's buffer, made once", "[gpu
   const int64_t mallocs = backend().allocator(0).mallocCount();
   communicator.allReduce(t);
   REQUIRE(backend().allocator(0).mallocCount() == mallocs);
+}
+
+TEST_CASE("NcclCommunicator gives its NCCL communicators back for the next one over the same devices", "[gpu]") {
+  // One device is enough for the pool: NCCL makes a set of one communicator there.
+  const std::vector<Device> one{Device::cuda(0)};
+  const Tensor values = nn::test::randomTensor({33}, 7);
+  int64_t made = 0;
+  {
+    nn::NcclCommunicator first(one);
+    made = nn::NcclCommunicator::setsMade();
+    std::vector<Tensor> t{values.to(one[0])};
+    first.allReduce(t);
+    REQUIRE(t[0].toVector() == values.toVector());
+    // Held by `first`: a second communicator at the same time makes a set of its own.
+    nn::NcclCommunicator second(one);
+    REQUIRE(nn::NcclCommunicator::setsMade() == made + 1);
+  }
+  // Both sets are back in the pool: the next two take them and make none.
+  nn::NcclCommunicator third(one);
+  nn::NcclCommunicator fourth(one);
+  REQUIRE(nn::NcclCommunicator::setsMade() == made + 1);
+  std::vector<Tensor> t{values.to(one[0])};
+  fourth.broadcast(t);
+  third.allReduce(t);
+  REQUIRE(t[0].toVector() == values.toVector());
+}
+
+namespace {
+
+// Forces the unfolded route on plans made while it lives (cunn/cuda/UnfoldedConvolution.h).
+struct ForcedUnfolded {
+  ForcedUnfolded() { nn::cuda::forceUnfoldedConvolutions(true); }
+  ~ForcedUnfolded() { nn::cuda::forceUnfoldedConvolutions(false); }
+};
+
+}  // namespace
+
+TEST_CASE("a convolution's direction without a deterministic cuDNN algorithm takes the unfolded route", "[gpu]") {
+  // cuDNN offers deterministic algorithms for every shape a test can name, so the route is
+  // forced; each module's three passes must run there, give the host's results within float
+  // rounding and agree with finite differences.
+  const ForcedUnfolded forced;
+  nn::manualSeed(21);
+  const Tensor host = nn::test::randomTensor({2, 3, 7, 6}, 22);
+  const std::vector<nn::ModulePtr> modules{std::make_shared<nn::SpatialConvolution>(3, 4, 3, 3, 2, 2, 1, 1),
+                                           std::make_shared<nn::SpatialDilatedConvolution>(3, 2, 3, 2, 1, 2, 1, 0, 2, 3),
+                                           std::make_shared<nn::SpatialFullConvolution>(3, 2, 3, 2, 2, 3, 1, 0, 1, 2)};
+  for (const nn::ModulePtr& reference : modules) {
+    CAPTURE(reference->toString());
+    const nn::ModulePtr tested = reference->clone();
+    const Tensor y = reference->forward(host).clone();
+    const Tensor hostGrad = nn::test::randomTensor(y.sizes(), 23);
+    reference->zeroGradParameters();
+    const Tensor gi = reference->backward(host, hostGrad).clone();
+    tested->to(Device::cuda(0));
+    tested->zeroGradParameters();
+    const int64_t passes = nn::cuda::unfoldedConvolutionPasses();
+    const Tensor x = host.to(Device::cuda(0));
+    REQUIRE(nn::test::maxAbsDiff(tested->forward(x), y) <= 1e-5);
+    REQUIRE(nn::test::maxAbsDiff(tested->backward(x, hostGrad.to(Device::cuda(0))), gi) <= 1e-5);
+    REQUIRE(nn::test::maxAbsDiff(tested->getParameters().second, reference->getParameters().second) <= 1e-4);
+    REQUIRE(nn::cuda::unfoldedConvolutionPasses() == passes + 3);
+    REQUIRE_THAT(nn::test::checkInputGradient(*tested, nn::test::randomTensor({1, 3, 5, 6}, 24).to(Device::cuda(0))),
+                 nn::test::AgreesWithin(1e-3));
+    REQUIRE_THAT(nn::test::checkParameterGradients(*tested, nn::test::randomTensor({1, 3, 5, 6}, 24).to(Device::cuda(0))),
+                 nn::test::EachAgreesWithin(1e-3, 2));
+  }
 }

@@ -2,15 +2,18 @@
 // steady training step waits only to read the loss it asks for, allocates no tensor storage,
 // and a bad class target checked on the device is still the host check's error, after which
 // training goes on; copies from and to the host keep every value, only the read waits; a
-// failed check names its first bad value, once. The bodies run on every device type
+// failed check names its first bad value, once; a batch larger than the staging slots, once they
+// have grown to it, waits for nothing on one device or two. The bodies run on every device type
 // (tests/DeviceTest.h); the CPU's devices are the host's own and are never waited for, so the
 // cases that count waits are skipped on them (counted as skipped, with the reason).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cunn/cunn.h"
 #include "nn/backend/Backend.h"
 #include "nn/nn.h"
 #include "tests/DeviceTest.h"
@@ -134,9 +137,18 @@ NN_DEVICE_TEST_CASE("a bad class target is the host check's error wherever it is
 }
 
 NN_DEVICE_TEST_CASE("copies from and to the host keep every value", "[synchronization]") {
-  // 9 MB and a float: on a CUDA device more than its four 2 MB staging slots, so both directions
-  // take several rounds and the copy from the host reuses slots still being read.
-  const Tensor host = nn::test::randomTensor({(9 << 18) + 1}, 4);
+  // 9 MB and a float, first sent in parts of 1 MB: on a CUDA device, copies through its four
+  // 2 MB staging slots that reuse slots perhaps still being read; read back in rounds of four
+  // slots. Then sent whole, for which the slots grow (Note [Staged host copies]). This case runs
+  // before any other of this file that copies more than 2 MB from the host.
+  const int64_t n = (9 << 18) + 1, part = 1 << 18;
+  const Tensor host = nn::test::randomTensor({n}, 4);
+  Tensor onDevice = Tensor::zeros({n}, kind.compared());
+  for (int64_t at = 0; at < n; at += part) {
+    const int64_t length = std::min(part, n - at);
+    onDevice.narrow(0, at, length).copy_(host.narrow(0, at, length));
+  }
+  REQUIRE(onDevice.toVector() == host.toVector());
   REQUIRE(host.to(kind.compared()).toVector() == host.toVector());
   Tensor small = Tensor::zeros({64}, kind.compared());
   const Tensor values = nn::test::randomTensor({64}, 5);
@@ -176,4 +188,40 @@ NN_DEVICE_TEST_CASE("a failed value check names the first bad value and is repor
       }(),
       Catch::StartsWith("nn.LookupTable: expected indices from 0 to 4, got 7 at position 2 of [5]"));
   REQUIRE_NOTHROW(bad.toVector());
+}
+
+namespace {
+
+// A batch of 64 x 3 x 224 x 224 (38.5 MB) from the host, through a DataParallelTable over
+// `devices` (each replica's rows copied from the host to its device) and back, once to grow the
+// staging slots to it, then six times: the copies wait for nothing, each slot being read long
+// before it comes round again, and the host waits once per step, to read the result.
+void requireLargeBatchWaitsOnlyForTheRead(const std::vector<nn::Device>& devices) {
+  const Tensor batch = nn::test::randomTensor({64, 3, 224, 224}, 8);
+  nn::DataParallelTable table(0);
+  table.add(std::make_shared<nn::MulConstant>(0.5f), devices);
+  nn::Backend& backend = nn::backendOf(devices[0]);
+  table.forward(batch);
+  const int64_t before = backend.hostSynchronizations();
+  for (int i = 0; i < 6; ++i) table.forward(batch);
+  REQUIRE(backend.hostSynchronizations() == before);
+  const std::vector<float> out = table.output.toVector();
+  REQUIRE(backend.hostSynchronizations() == before + 1);
+  const std::vector<float> in = batch.toVector();
+  REQUIRE(out.size() == in.size());
+  for (size_t i = 0; i < in.size(); i += 4099) REQUIRE(out[i] == in[i] * 0.5f);
+}
+
+}  // namespace
+
+NN_DEVICE_TEST_CASE("a batch larger than the staging slots waits for nothing once they have grown to it",
+                    "[synchronization]") {
+  if (kind.isCpu()) NN_SKIP(kHostDevices);
+  requireLargeBatchWaitsOnlyForTheRead(kind.devices(1));
+}
+
+NN_MULTI_DEVICE_TEST_CASE("a large batch split over two devices waits for nothing once their slots have grown",
+                          "[synchronization]") {
+  if (kind.isCpu()) NN_SKIP(kHostDevices);
+  requireLargeBatchWaitsOnlyForTheRead(kind.devices(2));
 }

@@ -13,7 +13,10 @@
 //    GPU only, not by timing runs (cudnnFind*), whose winner can change from one run to the next;
 //  - only algorithms that sum the products themselves (the GEMM and direct ones), not the FFT
 //    and Winograd transforms, so that the results differ from the CPU's only in the order of
-//    each sum, which bounds the difference (tests/convolution_test.cpp).
+//    each sum, which bounds the difference (tests/convolution_test.cpp);
+//  - where cuDNN offers no such algorithm for a direction of a shape (dilated and transposed
+//    convolutions' backward are the likeliest), that direction takes the unfolded route
+//    (cunn/cuda/UnfoldedConvolution.h: im2col and cuBLAS, likewise deterministic) instead.
 #include <algorithm>
 #include <array>
 #include <iterator>
@@ -25,6 +28,7 @@
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Tables.h"
+#include "cunn/cuda/UnfoldedConvolution.h"
 #include "nn/Error.h"
 
 namespace nn {
@@ -78,24 +82,27 @@ struct Plan {
   cudnnConvolutionFwdAlgo_t forward{};
   cudnnConvolutionBwdDataAlgo_t backwardData{};
   cudnnConvolutionBwdFilterAlgo_t backwardFilter{};
-  // The most any of the three algorithms needs, so that the workspace is sized once.
+  // The directions that take the unfolded route instead of cuDNN's.
+  bool unfoldedForward = false, unfoldedBackwardData = false, unfoldedBackwardFilter = false;
+  // The most any of the three directions needs, so that the workspace is sized once.
   size_t workspaceBytes = 0;
 };
 
 // The first algorithm of cuDNN's ranking that it can run on this shape, deterministic, not on
-// tensor cores, and one of `allowed` (Note [Reproducible convolutions]).
+// tensor cores, and one of `allowed` (Note [Reproducible convolutions]), in `chosen`; false
+// where there is none.
 template <typename Perf, typename Algorithm, size_t N>
-Algorithm choose(const Perf* ranked, int count, const Algorithm (&allowed)[N], const char* direction,
-                 const ConvolutionShape& s) {
+bool choose(const Perf* ranked, int count, const Algorithm (&allowed)[N], Algorithm& chosen) {
   for (int i = 0; i < count; ++i) {
     const Perf& r = ranked[i];
     const bool summing = std::find(std::begin(allowed), std::end(allowed), r.algo) != std::end(allowed);
     const bool tensorCores = r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (r.status == CUDNN_STATUS_SUCCESS && r.determinism == CUDNN_DETERMINISTIC && !tensorCores && summing)
-      return r.algo;
+    if (r.status == CUDNN_STATUS_SUCCESS && r.determinism == CUDNN_DETERMINISTIC && !tensorCores && summing) {
+      chosen = r.algo;
+      return true;
+    }
   }
-  throw Error("nn.SpatialConvolution on CUDA: cuDNN offers no deterministic float32 " + std::string(direction) +
-              " algorithm for " + describe(s));
+  return false;
 }
 
 std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s) {
@@ -130,29 +137,36 @@ std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s) 
                << shapeString({s.batch, s.outPlanes, s.outHeight, s.outWidth}));
 
   cudnnHandle_t handle = CudaBackend::instance().cudnn(device.index());
+  const bool forced = cuda::unfoldedConvolutionsForced();
   int count = 0;
   cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, plan->input, plan->weight, plan->convolution, plan->output,
                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, forward));
-  plan->forward = choose(forward, count, kForwardAlgorithms, "forward", s);
+  plan->unfoldedForward = forced || !choose(forward, count, kForwardAlgorithms, plan->forward);
   cudnnConvolutionBwdDataAlgoPerf_t backwardData[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, plan->weight, plan->output, plan->convolution,
                                                           plan->input, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count,
                                                           backwardData));
-  plan->backwardData = choose(backwardData, count, kBackwardDataAlgorithms, "backward data", s);
+  plan->unfoldedBackwardData = forced || !choose(backwardData, count, kBackwardDataAlgorithms, plan->backwardData);
   cudnnConvolutionBwdFilterAlgoPerf_t backwardFilter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, plan->input, plan->output, plan->convolution,
                                                             plan->weight, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
                                                             &count, backwardFilter));
-  plan->backwardFilter = choose(backwardFilter, count, kBackwardFilterAlgorithms, "backward filter", s);
+  plan->unfoldedBackwardFilter =
+      forced || !choose(backwardFilter, count, kBackwardFilterAlgorithms, plan->backwardFilter);
 
-  size_t forwardBytes = 0, dataBytes = 0, filterBytes = 0;
-  CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle, plan->input, plan->weight, plan->convolution,
-                                                      plan->output, plan->forward, &forwardBytes));
-  CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(handle, plan->weight, plan->output, plan->convolution,
-                                                           plan->input, plan->backwardData, &dataBytes));
-  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, plan->input, plan->output, plan->convolution,
-                                                             plan->weight, plan->backwardFilter, &filterBytes));
+  // The unfolded route's column matrix fits within the limits of convolutionFits.
+  const size_t columnBytes = static_cast<size_t>(cuda::unfoldedWorkspaceFloats(s)) * sizeof(float);
+  size_t forwardBytes = columnBytes, dataBytes = columnBytes, filterBytes = columnBytes;
+  if (!plan->unfoldedForward)
+    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle, plan->input, plan->weight, plan->convolution,
+                                                        plan->output, plan->forward, &forwardBytes));
+  if (!plan->unfoldedBackwardData)
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(handle, plan->weight, plan->output, plan->convolution,
+                                                             plan->input, plan->backwardData, &dataBytes));
+  if (!plan->unfoldedBackwardFilter)
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, plan->input, plan->output, plan->convolution,
+                                                               plan->weight, plan->backwardFilter, &filterBytes));
   plan->workspaceBytes = std::max({forwardBytes, dataBytes, filterBytes});
   return plan;
 }
@@ -160,14 +174,15 @@ std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s) 
 // The plan of a device and shape, made on first use. One lock for all devices: a steady step
 // only looks its plan up (no allocation), and a plan is made once per shape.
 const Plan& planFor(const Device& device, const ConvolutionShape& s) {
-  using Key = std::array<int64_t, 14>;
+  using Key = std::array<int64_t, 15>;
   struct Cache {
     std::mutex mutex;
     std::map<Key, std::unique_ptr<Plan>> plans;
   };
   static Cache* cache = new Cache();
   const Key key{device.index(), s.batch, s.inPlanes, s.height, s.width, s.outPlanes,
-                s.kH,           s.kW,    s.dH,       s.dW,     s.padH,  s.padW,    s.dilH, s.dilW};
+                s.kH,           s.kW,    s.dH,       s.dW,     s.padH,  s.padW,    s.dilH, s.dilW,
+                cuda::unfoldedConvolutionsForced()};
   std::lock_guard<std::mutex> lock(cache->mutex);
   std::unique_ptr<Plan>& plan = cache->plans[key];
   if (!plan) {
@@ -197,8 +212,12 @@ void updateOutput(const Device& device, const ConvolutionShape& s, const float* 
   const Plan& plan = planFor(device, s);
   void* scratch = workspaceFor(device, plan, workspace);
   const float one = 1.f, zero = 0.f;
-  CUDNN_CHECK(cudnnConvolutionForward(handleOf(device), &one, plan.input, input, plan.weight, weight, plan.convolution,
-                                      plan.forward, scratch, plan.workspaceBytes, &zero, plan.output, output));
+  if (plan.unfoldedForward)
+    cuda::unfoldedOutput(device, s, input, weight, output, static_cast<float*>(scratch));
+  else
+    CUDNN_CHECK(cudnnConvolutionForward(handleOf(device), &one, plan.input, input, plan.weight, weight,
+                                        plan.convolution, plan.forward, scratch, plan.workspaceBytes, &zero,
+                                        plan.output, output));
   // The bias is added to the finished sums; the CPU starts its sums from it.
   if (bias) CUDNN_CHECK(cudnnAddTensor(handleOf(device), &one, plan.bias, bias, &one, plan.output, output));
 }
@@ -209,6 +228,10 @@ void updateGradInput(const Device& device, const ConvolutionShape& s, const floa
   DeviceGuard guard(device);
   const Plan& plan = planFor(device, s);
   void* scratch = workspaceFor(device, plan, workspace);
+  if (plan.unfoldedBackwardData) {
+    cuda::unfoldedGradInput(device, s, gradOutput, weight, gradInput, static_cast<float*>(scratch));
+    return;
+  }
   const float one = 1.f, zero = 0.f;
   CUDNN_CHECK(cudnnConvolutionBackwardData(handleOf(device), &one, plan.weight, weight, plan.output, gradOutput,
                                            plan.convolution, plan.backwardData, scratch, plan.workspaceBytes, &zero,
@@ -223,9 +246,12 @@ void accGradParameters(const Device& device, const ConvolutionShape& s, const fl
   void* scratch = workspaceFor(device, plan, workspace);
   // alpha = scale, beta = 1: gradient += scale * this batch's gradient, as on the CPU.
   const float one = 1.f;
-  CUDNN_CHECK(cudnnConvolutionBackwardFilter(handleOf(device), &scale, plan.input, input, plan.output, gradOutput,
-                                             plan.convolution, plan.backwardFilter, scratch, plan.workspaceBytes, &one,
-                                             plan.weight, gradWeight));
+  if (plan.unfoldedBackwardFilter)
+    cuda::unfoldedGradWeight(device, s, input, gradOutput, gradWeight, scale, static_cast<float*>(scratch));
+  else
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(handleOf(device), &scale, plan.input, input, plan.output, gradOutput,
+                                               plan.convolution, plan.backwardFilter, scratch, plan.workspaceBytes,
+                                               &one, plan.weight, gradWeight));
   if (gradBias)
     CUDNN_CHECK(
         cudnnConvolutionBackwardBias(handleOf(device), &scale, plan.output, gradOutput, &one, plan.bias, gradBias));

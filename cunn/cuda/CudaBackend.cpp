@@ -96,14 +96,29 @@ CudaBackend::PerDevice& CudaBackend::perDevice(int device) {
   return *devices_[device];
 }
 
+// Note [Made whole or not at all]
+// A stream, a library handle or a buffer that takes two or more calls to make is made into
+// locals and published only when every call has succeeded; a failure releases what was made
+// (unchecked: its own error is on its way) and leaves nothing half made for the next call, which
+// tries again (std::call_once runs its function again after an exception).
+
 cudaStream_t CudaBackend::stream(int device) {
   PerDevice& d = perDevice(device);
   std::call_once(d.streamOnce, [&] {
     DeviceGuard guard(device);
-    // Non-blocking: the stream does not wait for work on the legacy default stream, which
-    // this backend never uses.
-    CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreateWithFlags(&d.event, cudaEventDisableTiming));
+    cudaStream_t stream = nullptr;
+    cudaEvent_t event = nullptr;
+    try {
+      // Non-blocking: the stream does not wait for work on the legacy default stream, which
+      // this backend never uses.
+      CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    } catch (...) {
+      if (stream != nullptr) cudaStreamDestroy(stream);
+      throw;
+    }
+    d.stream = stream;
+    d.event = event;
   });
   return d.stream;
 }
@@ -113,10 +128,17 @@ cublasHandle_t CudaBackend::blas(int device) {
   cudaStream_t s = stream(device);
   std::call_once(d.blasOnce, [&] {
     DeviceGuard guard(device);
-    CUBLAS_CHECK(cublasCreate(&d.blas));
-    CUBLAS_CHECK(cublasSetStream(d.blas, s));
-    // Results must not depend on the GPU generation: no TF32 tensor-core rounding.
-    CUBLAS_CHECK(cublasSetMathMode(d.blas, CUBLAS_PEDANTIC_MATH));
+    cublasHandle_t handle = nullptr;
+    try {
+      CUBLAS_CHECK(cublasCreate(&handle));
+      CUBLAS_CHECK(cublasSetStream(handle, s));
+      // Results must not depend on the GPU generation: no TF32 tensor-core rounding.
+      CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
+    } catch (...) {
+      if (handle != nullptr) cublasDestroy(handle);
+      throw;
+    }
+    d.blas = handle;
   });
   return d.blas;
 }
@@ -126,8 +148,15 @@ cudnnHandle_t CudaBackend::cudnn(int device) {
   cudaStream_t s = stream(device);
   std::call_once(d.cudnnOnce, [&] {
     DeviceGuard guard(device);
-    CUDNN_CHECK(cudnnCreate(&d.cudnn));
-    CUDNN_CHECK(cudnnSetStream(d.cudnn, s));
+    cudnnHandle_t handle = nullptr;
+    try {
+      CUDNN_CHECK(cudnnCreate(&handle));
+      CUDNN_CHECK(cudnnSetStream(handle, s));
+    } catch (...) {
+      if (handle != nullptr) cudnnDestroy(handle);
+      throw;
+    }
+    d.cudnn = handle;
   });
   return d.cudnn;
 }
@@ -156,11 +185,18 @@ cuda::CheckRecord* CudaBackend::checkRecord(int device) {
     DeviceGuard guard(device);
     void* record = nullptr;
     void* read = nullptr;
-    CUDA_CHECK(cudaMalloc(&record, sizeof(cuda::CheckRecord)));
-    CUDA_CHECK(cudaHostAlloc(&read, sizeof(cuda::CheckRecord), cudaHostAllocDefault));
-    d.checkRecord = static_cast<cuda::CheckRecord*>(record);
+    try {
+      CUDA_CHECK(cudaMalloc(&record, sizeof(cuda::CheckRecord)));
+      CUDA_CHECK(cudaHostAlloc(&read, sizeof(cuda::CheckRecord), cudaHostAllocDefault));
+      d.checkRecord = static_cast<cuda::CheckRecord*>(record);
+      resetCheckRecord(d, s);
+    } catch (...) {  // Note [Made whole or not at all]
+      d.checkRecord = nullptr;
+      if (record != nullptr) cudaFree(record);
+      if (read != nullptr) cudaFreeHost(read);
+      throw;
+    }
     d.checkRead = static_cast<cuda::CheckRecord*>(read);
-    resetCheckRecord(d, s);
   });
   return d.checkRecord;
 }
@@ -256,7 +292,9 @@ bool CudaBackend::peerAccess(int a, int b) {
 
 void CudaBackend::copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src,
                        const Device& srcDevice, const StridedView& srcView, int64_t count) {
-  if (count == 0) return;
+  // nn::Tensor stages copies whose two sides overlap (Note [Overlapping copies] in
+  // nn/Tensor.cpp); a view copied onto itself is left as it is.
+  if (count == 0 || (dst == src && dstDevice == srcDevice && dstView.isContiguous() && srcView.isContiguous())) return;
   if (dstView.isContiguous() && srcView.isContiguous()) {
     copyBytes(dst, dstDevice, src, srcDevice, static_cast<size_t>(count) * sizeof(float));
     return;
@@ -301,14 +339,47 @@ void CudaBackend::copyBytes(void* dst, const Device& dstDevice, const void* src,
   streamWait(to, from);
 }
 
-void CudaBackend::makeStaging(PerDevice& d, int device) {
-  if (d.staging[0] != nullptr) return;
+void CudaBackend::makeStaging(PerDevice& d, int device, size_t bytes) {
+  size_t wanted = kStagingSlotMinBytes;
+  while (wanted < bytes && wanted < kStagingSlotMaxBytes) wanted *= 2;
+  if (d.stagingSlotBytes >= wanted) return;
   DeviceGuard guard(device);
-  for (size_t i = 0; i < kStagingSlots; ++i) {
-    void* slot = nullptr;
-    CUDA_CHECK(cudaHostAlloc(&slot, kStagingSlotBytes, cudaHostAllocDefault));
-    d.staging[i] = static_cast<char*>(slot);
-    CUDA_CHECK(cudaEventCreateWithFlags(&d.stagingRead[i], cudaEventDisableTiming));
+  // Note [Made whole or not at all]: a failure leaves the old slots (or none) in place.
+  std::array<char*, kStagingSlots> slots{};
+  std::array<cudaEvent_t, kStagingSlots> events = d.stagingRead;
+  try {
+    for (size_t i = 0; i < kStagingSlots; ++i) {
+      void* slot = nullptr;
+      CUDA_CHECK(cudaHostAlloc(&slot, wanted, cudaHostAllocDefault));
+      slots[i] = static_cast<char*>(slot);
+      if (events[i] == nullptr) CUDA_CHECK(cudaEventCreateWithFlags(&events[i], cudaEventDisableTiming));
+    }
+  } catch (...) {
+    for (size_t i = 0; i < kStagingSlots; ++i) {
+      if (slots[i] != nullptr) cudaFreeHost(slots[i]);
+      if (events[i] != nullptr && d.stagingRead[i] == nullptr) cudaEventDestroy(events[i]);
+    }
+    throw;
+  }
+  // The old slots may still be read by queued copies.
+  for (size_t i = 0; i < kStagingSlots; ++i)
+    if (d.staging[i] != nullptr) {
+      waitUntilRead(d, i);
+      CUDA_CHECK(cudaFreeHost(d.staging[i]));
+    }
+  d.staging = slots;
+  d.stagingRead = events;
+  d.stagingSlotBytes = wanted;
+}
+
+void CudaBackend::waitUntilRead(PerDevice& d, size_t i) {
+  // An event never recorded is complete: the host waits only where the copy still runs.
+  const cudaError_t status = cudaEventQuery(d.stagingRead[i]);
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();  // not a failure: the copy is still running
+    cuda::waitForEvent(d.stagingRead[i]);
+  } else {
+    CUDA_CHECK(status);
   }
 }
 
@@ -317,20 +388,13 @@ void CudaBackend::copyFromHost(void* dst, int device, const void* src, size_t by
   cudaStream_t s = stream(device);
   DeviceGuard guard(device);
   std::lock_guard<std::mutex> lock(d.stagingMutex);
-  makeStaging(d, device);
-  for (size_t done = 0; done < bytes; done += kStagingSlotBytes) {
-    const size_t chunk = std::min(kStagingSlotBytes, bytes - done);
+  makeStaging(d, device, bytes);
+  const size_t slotBytes = d.stagingSlotBytes;
+  for (size_t done = 0; done < bytes; done += slotBytes) {
+    const size_t chunk = std::min(slotBytes, bytes - done);
     const size_t i = d.nextSlot;
     d.nextSlot = (i + 1) % kStagingSlots;
-    // The slot's last copy may still be reading it: the host waits only then. An event never
-    // recorded is complete.
-    const cudaError_t status = cudaEventQuery(d.stagingRead[i]);
-    if (status == cudaErrorNotReady) {
-      cudaGetLastError();  // not a failure: the copy is still running
-      cuda::waitForEvent(d.stagingRead[i]);
-    } else {
-      CUDA_CHECK(status);
-    }
+    waitUntilRead(d, i);
     std::memcpy(d.staging[i], static_cast<const char*>(src) + done, chunk);
     CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + done, d.staging[i], chunk, cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaEventRecord(d.stagingRead[i], s));
@@ -342,18 +406,19 @@ void CudaBackend::copyToHost(void* dst, int device, const void* src, size_t byte
   cudaStream_t s = stream(device);
   DeviceGuard guard(device);
   std::lock_guard<std::mutex> lock(d.stagingMutex);
-  makeStaging(d, device);
+  makeStaging(d, device, 0);  // copies to the host use the slots as they are
   // Every slot at once, one wait for them all. A slot an earlier copy from the host still
   // reads is written only after it, in the stream's order.
-  const size_t round = kStagingSlots * kStagingSlotBytes;
+  const size_t slotBytes = d.stagingSlotBytes;
+  const size_t round = kStagingSlots * slotBytes;
   for (size_t done = 0; done < bytes; done += round) {
     const size_t part = std::min(round, bytes - done);
-    for (size_t offset = 0, i = 0; offset < part; offset += kStagingSlotBytes, ++i)
+    for (size_t offset = 0, i = 0; offset < part; offset += slotBytes, ++i)
       CUDA_CHECK(cudaMemcpyAsync(d.staging[i], static_cast<const char*>(src) + done + offset,
-                                 std::min(kStagingSlotBytes, part - offset), cudaMemcpyDeviceToHost, s));
+                                 std::min(slotBytes, part - offset), cudaMemcpyDeviceToHost, s));
     synchronize(device);
-    for (size_t offset = 0, i = 0; offset < part; offset += kStagingSlotBytes, ++i)
-      std::memcpy(static_cast<char*>(dst) + done + offset, d.staging[i], std::min(kStagingSlotBytes, part - offset));
+    for (size_t offset = 0, i = 0; offset < part; offset += slotBytes, ++i)
+      std::memcpy(static_cast<char*>(dst) + done + offset, d.staging[i], std::min(slotBytes, part - offset));
   }
 }
 

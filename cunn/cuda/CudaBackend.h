@@ -18,10 +18,13 @@
 //
 // Note [Staged host copies]
 // Copies between the host and a device (Note [Host synchronisations] in nn/backend/Backend.h)
-// go through the device's pinned staging slots, a chunk at a time: a copy from the host fills
-// a slot and queues its copy from there, and waits only where the slot is still being read by
-// an earlier copy (an event is recorded after each); a copy to the host queues the copies into
-// up to four slots, waits once for them all, then copies them out. Every wait of the backend
+// go through the device's four pinned staging slots, a chunk at a time: a copy from the host
+// fills a slot and queues its copy from there, and waits only where the slot is still being read
+// by an earlier copy (an event is recorded after each); a copy to the host queues the copies into
+// up to four slots, waits once for them all, then copies them out. The slots grow to hold the
+// largest copy from the host so far (a power of two from 2 MB up to 64 MB), so that a steady
+// step's batch (a 64 x 3 x 224 x 224 one is 38.5 MB) fills one slot and its copy waits for
+// nothing; growing waits once for the old slots' copies. Every wait of the backend
 // goes through cunn/cuda/HostWait.h, which counts it; each wait for a stream (synchronize)
 // also reads the device's value-check record (cunn/cuda/ValueChecks.h) and throws a failed
 // check's error.
@@ -106,9 +109,11 @@ class CudaBackend : public Backend {
   cuda::CheckRecord* checkRecord(int device);
 
  private:
-  // Copies between the host and a device go through this many pinned slots of this size.
+  // Copies between the host and a device go through this many pinned slots, each of a power of
+  // two between these sizes (Note [Staged host copies]).
   static constexpr size_t kStagingSlots = 4;
-  static constexpr size_t kStagingSlotBytes = size_t{2} << 20;
+  static constexpr size_t kStagingSlotMinBytes = size_t{2} << 20;
+  static constexpr size_t kStagingSlotMaxBytes = size_t{64} << 20;
   // The value checks whose descriptions are kept until the next wait; the description of a
   // failed check queued before more than this many others is lost (the error says so).
   static constexpr size_t kPendingChecks = 64;
@@ -134,11 +139,12 @@ class CudaBackend : public Backend {
     cublasHandle_t blas = nullptr;
     std::once_flag cudnnOnce;
     cudnnHandle_t cudnn = nullptr;
-    // The staging slots (pinned, made on first use) and, for each, an event recorded after the
-    // last copy that reads it; under stagingMutex.
+    // The staging slots (pinned, made on first use, of stagingSlotBytes each) and, for each, an
+    // event recorded after the last copy that reads it; under stagingMutex.
     std::mutex stagingMutex;
     std::array<char*, kStagingSlots> staging{};
     std::array<cudaEvent_t, kStagingSlots> stagingRead{};
+    size_t stagingSlotBytes = 0;
     size_t nextSlot = 0;
     // The value checks: the record in device memory, its copy as the last wait read it (pinned),
     // the launches numbered from 1 and described in a ring, and whether one was queued since
@@ -162,8 +168,11 @@ class CudaBackend : public Backend {
   /// Host to cuda:`device` and back, through the device's staging slots.
   void copyFromHost(void* dst, int device, const void* src, size_t bytes);
   void copyToHost(void* dst, int device, const void* src, size_t bytes);
-  /// The staging slots of `d`, made on first use; under d.stagingMutex.
-  void makeStaging(PerDevice& d, int device);
+  /// The staging slots of `d`, made on first use and grown to hold a copy of `bytes` (up to
+  /// kStagingSlotMaxBytes); under d.stagingMutex. A failure leaves the slots as they were.
+  void makeStaging(PerDevice& d, int device, size_t bytes);
+  /// Waits, where it is still running, for the last copy that reads slot `i` of `d`.
+  static void waitUntilRead(PerDevice& d, size_t i);
   /// Queues the reset of cuda:`device`'s check record on its stream.
   void resetCheckRecord(PerDevice& d, cudaStream_t stream);
   /// The error of the failed check that `d.checkRead` holds; under d.checkMutex.

@@ -5,9 +5,9 @@
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/Gemm.h"
 #include "cunn/cuda/Launch.h"
 #include "cunn/cuda/Tables.h"
-#include "nn/Error.h"
 #include "nn/math/Linear.h"
 
 namespace nn {
@@ -34,21 +34,10 @@ __global__ void addColumnsKernel(const float* gradY, float* gradBias, int64_t ba
   }
 }
 
-int toInt(int64_t value, const char* what) {
-  NN_CHECK(value >= 0 && value < (int64_t{1} << 31),
-           "nn.Linear on CUDA: " << what << " " << value << " is beyond cuBLAS's int sizes");
-  return static_cast<int>(value);
-}
-
-// Row-major C[m, n] = alpha op(A) op(B) + beta C. cuBLAS is column-major, and a row-major
-// matrix is its transpose there, so it computes C^T = op(B)^T op(A)^T.
+// Row-major products (cunn/cuda/Gemm.h), named as this module's.
 void gemm(const Device& device, bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  cublasHandle_t handle = CudaBackend::instance().blas(device.index());
-  CUBLAS_CHECK(cublasSgemm(handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           toInt(n, "size"), toInt(m, "size"), toInt(k, "size"), &alpha, b, toInt(ldb, "stride"), a,
-                           toInt(lda, "stride"), &beta, c, toInt(ldc, "stride")));
+  cuda::gemm(device, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, "nn.Linear");
 }
 
 cudaStream_t streamOf(const Device& device) { return CudaBackend::instance().stream(device.index()); }

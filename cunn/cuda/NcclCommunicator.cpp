@@ -1,7 +1,10 @@
 // NcclCommunicator: reduce, broadcast and all-reduce with NCCL, rank 0 the root.
 #include "cunn/cuda/NcclCommunicator.h"
 
+#include <atomic>
 #include <cstdio>
+#include <map>
+#include <mutex>
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
@@ -9,6 +12,29 @@
 namespace nn {
 
 namespace {
+
+using CommSet = std::vector<ncclComm*>;
+
+// The sets that destroyed communicators gave back, by their devices' indices in rank order.
+// Never destroyed, as CudaBackend is not: the sets live as long as the process.
+struct Pool {
+  std::mutex mutex;
+  std::map<std::vector<int>, std::vector<CommSet>> free;
+};
+Pool& pool() {
+  static Pool* instance = new Pool();
+  return *instance;
+}
+std::atomic<int64_t> gSetsMade{0};
+
+void destroy(const CommSet& comms) {
+  for (ncclComm* comm : comms) {
+    if (comm == nullptr) continue;
+    const ncclResult_t status = ncclCommDestroy(comm);
+    if (status != ncclSuccess)
+      std::fprintf(stderr, "NcclCommunicator: ncclCommDestroy failed: %s\n", ncclGetErrorString(status));
+  }
+}
 
 // ncclGroupStart .. ncclGroupEnd around the per-device calls of one collective, which NCCL
 // then launches together (one thread drives every device). The group is ended on every path.
@@ -38,18 +64,33 @@ NcclCommunicator::NcclCommunicator(std::vector<Device> devices) : devices_(std::
   checkCudaDevices(devices_, "NcclCommunicator");
   std::vector<int> indices;
   for (const Device& d : devices_) indices.push_back(d.index());
-  comms_.assign(devices_.size(), nullptr);
-  NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(comms_.size()), indices.data()));
+  {
+    std::lock_guard<std::mutex> lock(pool().mutex);
+    const auto it = pool().free.find(indices);
+    if (it != pool().free.end() && !it->second.empty()) {
+      comms_ = std::move(it->second.back());
+      it->second.pop_back();
+      return;
+    }
+  }
+  CommSet comms(devices_.size(), nullptr);
+  NCCL_CHECK(ncclCommInitAll(comms.data(), static_cast<int>(comms.size()), indices.data()));
+  comms_ = std::move(comms);
+  ++gSetsMade;
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  for (ncclComm* comm : comms_) {
-    if (comm == nullptr) continue;
-    const ncclResult_t status = ncclCommDestroy(comm);
-    if (status != ncclSuccess)
-      std::fprintf(stderr, "NcclCommunicator: ncclCommDestroy failed: %s\n", ncclGetErrorString(status));
+  if (broken_) {
+    destroy(comms_);
+    return;
   }
+  std::vector<int> indices;
+  for (const Device& d : devices_) indices.push_back(d.index());
+  std::lock_guard<std::mutex> lock(pool().mutex);
+  pool().free[indices].push_back(std::move(comms_));
 }
+
+int64_t NcclCommunicator::setsMade() { return gSetsMade.load(); }
 
 void NcclCommunicator::reduce(const std::vector<Tensor>& tensors) {
   run(Collective::Reduce, tensors, "NcclCommunicator.reduce");
@@ -68,6 +109,8 @@ void NcclCommunicator::run(Collective collective, const std::vector<Tensor>& ten
   const size_t count = static_cast<size_t>(tensors[0].numel());
   if (count == 0) return;
   CudaBackend& backend = CudaBackend::instance();
+  // Cleared at the end: a throw on the way leaves the set marked, and it is destroyed, not pooled.
+  broken_ = true;
   {
     NcclGroup group;
     for (size_t i = 0; i < devices_.size(); ++i) {
@@ -88,6 +131,7 @@ void NcclCommunicator::run(Collective collective, const std::vector<Tensor>& ten
     }
     group.end();
   }
+  broken_ = false;
   // No host wait: each rank's part is queued on its device's stream, behind the work that
   // produced its tensor and ahead of the work that uses the result (Note [One stream per
   // device]).

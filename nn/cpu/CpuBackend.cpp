@@ -70,8 +70,8 @@ void CpuBackend::copy(float* dst, const Device& dstDevice, const StridedView& ds
     std::memmove(dst, src, static_cast<size_t>(count) * sizeof(float));
     return;
   }
-  // Runs of views that share a storage may overlap (copyAlong within one tensor, copy_ between
-  // two views of it): memmove, so that each run is copied whole even then.
+  // nn::Tensor stages copies whose two sides overlap (Note [Overlapping copies] in
+  // nn/Tensor.cpp); memmove keeps a view copied onto itself defined.
   if (srcView.isContiguous()) {
     cpu::forEachRun(dstView, count, [&](int64_t e, int64_t offset, int64_t length) {
       std::memmove(dst + offset, src + e, static_cast<size_t>(length) * sizeof(float));
