@@ -1,7 +1,9 @@
 // A steady training step allocates no memory: the test binary counts every operator new, the
 // aligned ones too, and every tensor storage (which comes from the backend, not from new).
 // The replacement operator new clashes with a sanitizer's allocator, so these test cases are
-// tagged [nosanitizer] and reported as skipped in sanitizer builds (tests/main.cpp).
+// tagged [nosanitizer] and reported as skipped in sanitizer builds (tests/main.cpp). LeNet and
+// the residual block of table modules, on one device and in a DataParallelTable on two, run on
+// every device type (tests/DeviceTest.h); on CUDA devices they count tensor storage alone.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include "cunn/distributed/DistributedDataParallelTable.h"
 #include "examples/LeNet.h"
 #include "examples/ResNet.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 
 namespace {
@@ -50,14 +53,23 @@ namespace {
 // Every allocation so far: operator new of any kind, and tensor storage.
 int64_t allocations() { return gAllocations.load() + nn::storageAllocationCount(); }
 
+// What a step on `device` must not allocate: on CPU devices anything; on CUDA devices tensor
+// storage, not operator new, which also counts what cuDNN (C++, linked to the same operator new)
+// allocates inside its calls, as often as NVIDIA's code chooses.
+int64_t allocationsOn(const nn::Device& device) {
+  return device.isCpu() ? allocations() : nn::storageAllocationCount();
+}
+
 std::shared_ptr<nn::Sequential> lenet() {
   nn::manualSeed(1);
   return examples::lenet();
 }
 
-// Allocations made by `steps` training steps after `warmup` steps, on `model`, of samples of
-// `sampleSizes`.
-int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps,
+// Allocations (allocationsOn) made by `steps` training steps after `warmup` steps, on `model` on
+// `device`, of samples of `sampleSizes`. The batches are on the host's cpu:0 (BatchIterator's);
+// on another device each is copied into tensors made there before the first step, as a training
+// program does.
+int64_t allocationsOfSteps(nn::Module& model, const nn::Device& device, int warmup, int steps,
                            const std::vector<int64_t>& sampleSizes = {1, 28, 28},
                            nn::BatchOptions batchOptions = nn::BatchOptions{true, false, 3}) {
   std::vector<int64_t> sizes{64};
@@ -72,24 +84,42 @@ int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps,
   options.momentum = 0.9f;
   nn::SGD sgd(model.getParameters(), options);
   nn::BatchIterator batches(images, targets, 16, batchOptions);
+  const bool copied = device != images.device();
+  sizes[0] = 16;  // every batch: 64 samples in batches of 16
+  Tensor input = copied ? Tensor::empty(sizes, device) : Tensor();
+  Tensor target = copied ? Tensor::empty({16}, device) : Tensor();
   int64_t before = 0;
   for (int step = 0; step < warmup + steps; ++step) {
-    if (step == warmup) before = allocations();
+    if (step == warmup) before = allocationsOn(device);
     if (!batches.next()) batches.next();
+    if (copied) {
+      input.copy_(batches.input);
+      target.copy_(batches.target);
+    }
+    const Tensor& x = copied ? input : batches.input;
+    const Tensor& y = copied ? target : batches.target;
     model.zeroGradParameters();
-    const Tensor& out = model.forward(batches.input);
-    criterion.forward(out, batches.target);
-    model.backward(batches.input, criterion.backward(out, batches.target));
+    const Tensor& out = model.forward(x);
+    criterion.forward(out, y);
+    model.backward(x, criterion.backward(out, y));
     sgd.step();
   }
-  return allocations() - before;
+  return allocationsOn(device) - before;
+}
+
+// As above, on the host's cpu:0.
+int64_t allocationsOfSteps(nn::Module& model, int warmup, int steps,
+                           const std::vector<int64_t>& sampleSizes = {1, 28, 28},
+                           nn::BatchOptions batchOptions = nn::BatchOptions{true, false, 3}) {
+  return allocationsOfSteps(model, nn::Device::cpu(0), warmup, steps, sampleSizes, batchOptions);
 }
 
 }  // namespace
 
-TEST_CASE("a steady LeNet training step on one device allocates nothing", "[allocation][nosanitizer]") {
+NN_DEVICE_TEST_CASE("a steady LeNet training step on one device allocates nothing", "[allocation][nosanitizer]") {
   auto net = lenet();
-  REQUIRE(allocationsOfSteps(*net, 3, 8) == 0);
+  net->to(kind.device());
+  REQUIRE(allocationsOfSteps(*net, kind.device(), 3, 8) == 0);
 }
 
 TEST_CASE("a steady LeNet training step with batches transformed on a background thread allocates nothing",
@@ -101,10 +131,11 @@ TEST_CASE("a steady LeNet training step with batches transformed on a background
   REQUIRE(allocationsOfSteps(*net, 3, 8, {1, 28, 28}, options) == 0);
 }
 
-TEST_CASE("a steady LeNet training step on two devices allocates nothing", "[allocation][nosanitizer]") {
+NN_MULTI_DEVICE_TEST_CASE("a steady LeNet training step on two devices allocates nothing",
+                          "[allocation][nosanitizer]") {
   auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
-  table->add(lenet(), {nn::Device::cpu(0), nn::Device::cpu(1)});
-  REQUIRE(allocationsOfSteps(*table, 3, 8) == 0);
+  table->add(lenet(), kind.devices(2));
+  REQUIRE(allocationsOfSteps(*table, kind.device(), 3, 8) == 0);
 }
 
 // A group of one process, without MPI: the table's own bookkeeping is what the test counts.
@@ -212,13 +243,19 @@ std::shared_ptr<nn::Sequential> residualMlp() {
   return net;
 }
 
-TEST_CASE("a steady training step through a residual block of table modules allocates nothing",
-          "[allocation][nosanitizer]") {
+NN_DEVICE_TEST_CASE("a steady training step through a residual block of table modules allocates nothing",
+                    "[allocation][nosanitizer]") {
   auto net = residualMlp();
-  REQUIRE(allocationsOfSteps(*net, 3, 8) == 0);
+  net->to(kind.device());
+  REQUIRE(allocationsOfSteps(*net, kind.device(), 3, 8) == 0);
+}
+
+NN_MULTI_DEVICE_TEST_CASE(
+    "a steady training step through a residual block of table modules on two devices allocates nothing",
+    "[allocation][nosanitizer]") {
   auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
-  table->add(residualMlp(), {nn::Device::cpu(0), nn::Device::cpu(1)});
-  REQUIRE(allocationsOfSteps(*table, 3, 8) == 0);
+  table->add(residualMlp(), kind.devices(2));
+  REQUIRE(allocationsOfSteps(*table, kind.device(), 3, 8) == 0);
 }
 
 TEST_CASE("a steady training step of the residual network example allocates nothing", "[allocation][nosanitizer]") {

@@ -1,5 +1,6 @@
 // nn::save, nn::load, nn::loadStateInto and the safetensors reader and writer: round trips,
-// the exact header, and truncated or corrupted files that must give errors, not crashes.
+// the exact header, and truncated or corrupted files that must give errors, not crashes. Saving
+// from device memory and loading into it run on every device type (tests/DeviceTest.h).
 #include "nn/Serialize.h"
 
 #include <sys/resource.h>
@@ -28,6 +29,7 @@
 #include "nn/SpatialConvolution.h"
 #include "nn/SpatialMaxPooling.h"
 #include "nn/Tanh.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"
 
@@ -376,22 +378,26 @@ TEST_CASE("a safetensors file written by PyTorch loads into the equivalent modul
   REQUIRE(nn::test::maxAbsDiff(model->forward(x), {-0.0904511735f, 0.069849886f, -0.133844733f, 0.036741212f}) < 1e-6);
 }
 
-TEST_CASE("a module on another device is saved from host copies and loads on cpu:0", "[Serialize]") {
+NN_DEVICE_TEST_CASE("a module on another device is saved from host copies and loads on cpu:0", "[Serialize]") {
+  // cpu:1 and cpu:2 on CPU runs, cuda:0 on CUDA runs. Copies between devices keep every bit, so
+  // the values are compared exactly on either.
   TempDir dir;
   auto model = mlp(3);
   const auto values = stateValues(*model);
-  model->to(nn::Device::cpu(1));
-  REQUIRE(model->device() == nn::Device::cpu(1));
+  const nn::Device saved = kind.compared();
+  model->to(saved);
+  REQUIRE(model->device() == saved);
   nn::save(*model, dir.file("m.safetensors"));
   const ModulePtr loaded = nn::load(dir.file("m.safetensors"));
   REQUIRE(loaded->device() == nn::Device::cpu(0));
   REQUIRE(stateValues(*loaded) == values);
   // And loadStateInto fills a module where it lives.
-  auto target = mlp(4);
-  target->to(nn::Device::cpu(2));
-  nn::loadStateInto(*target, dir.file("m.safetensors"));
-  REQUIRE(target->device() == nn::Device::cpu(2));
-  REQUIRE(stateValues(*target) == values);
+  const nn::Device target = kind.isCpu() ? nn::Device::cpu(2) : kind.device();
+  auto into = mlp(4);
+  into->to(target);
+  nn::loadStateInto(*into, dir.file("m.safetensors"));
+  REQUIRE(into->device() == target);
+  REQUIRE(stateValues(*into) == values);
 }
 
 TEST_CASE("a file truncated anywhere is an error naming it, and loads nothing", "[Serialize]") {
