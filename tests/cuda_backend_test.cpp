@@ -3,19 +3,23 @@
 // tagged [gpu] or [gpu][multigpu], what only the CUDA backend has: its allocator's cache (no
 // cudaMalloc in a steady loop), the current device of each device's thread, copies through
 // host memory and event ordering between two GPUs, the peer communicator's buffer, the NCCL
-// communicators' pool and the convolutions' unfolded route. What every backend does is tested
-// on CUDA devices by the bodies of backend_test.cpp and of each module's test.
+// communicators' pool, the convolutions' unfolded route and the watches of host waits. What
+// every backend does is tested on CUDA devices by the bodies of backend_test.cpp and of each
+// module's test.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaAllocator.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
+#include "cunn/cuda/HostWait.h"
 #include "cunn/cuda/NcclCommunicator.h"
 #include "cunn/cuda/PeerCommunicator.h"
 #include "cunn/cuda/UnfoldedConvolution.h"
@@ -362,4 +366,28 @@ TEST_CASE("a convolution's direction without a deterministic cuDNN algorithm tak
     REQUIRE_THAT(nn::test::checkParameterGradients(*tested, nn::test::randomTensor({1, 3, 5, 6}, 24).to(Device::cuda(0))),
                  nn::test::EachAgreesWithin(1e-3, 2));
   }
+}
+
+TEST_CASE("a wait for a device runs the live watches while it waits, and throws what a watch throws", "[gpu]") {
+  // A host function on the stream holds it for 30 ms, as a collective whose peer is slow would.
+  const cudaHostFn_t hold = [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(30)); };
+  cudaStream_t stream = backend().stream(0);
+  int checks = 0;
+  {
+    const nn::cuda::WaitWatch watch([&] { ++checks; });
+    CUDA_CHECK(cudaLaunchHostFunc(stream, hold, nullptr));
+    backend().synchronize(0);
+    REQUIRE(checks >= 5);  // about one a millisecond
+    CUDA_CHECK(cudaLaunchHostFunc(stream, hold, nullptr));
+    {
+      const nn::cuda::WaitWatch failing([] { throw nn::Error("the collective's deadline passed"); });
+      REQUIRE_THROWS_WITH(backend().synchronize(0), "the collective's deadline passed");
+    }
+    backend().synchronize(0);
+  }
+  // Without a watch the wait blocks in the runtime: nothing runs the checks.
+  checks = 0;
+  CUDA_CHECK(cudaLaunchHostFunc(stream, hold, nullptr));
+  backend().synchronize(0);
+  REQUIRE(checks == 0);
 }

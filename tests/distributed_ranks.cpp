@@ -156,10 +156,14 @@ NN_DEVICE_TEST_CASE("each rank on a device of its own trains as one process on t
   for (const std::string& other : world().allGather(bytesOf(trained))) CHECK(other == bytesOf(trained));
 }
 
-TEST_CASE("buffers: rank 0's at construction, and averaged after backward where asked", "[distributed]") {
-  auto net = [] {
-    return std::make_shared<nn::Sequential>(
+NN_DEVICE_TEST_CASE("buffers: rank 0's at construction, and averaged after backward where asked", "[distributed]") {
+  if (kind.available() < world().size()) NN_SKIP("needs a " << kind.name() << " device for each rank");
+  const nn::Device device = kind.device(world().rank());
+  auto net = [&] {
+    auto made = std::make_shared<nn::Sequential>(
         std::vector<nn::ModulePtr>{nn::make<nn::Linear>(6, 4), nn::make<nn::BatchNormalization>(4)});
+    made->to(device);
+    return made;
   };
   auto first = net();
   first->buffers()[0].fill_(static_cast<float>(world().rank() + 1));  // running mean: rank + 1
@@ -171,10 +175,10 @@ TEST_CASE("buffers: rank 0's at construction, and averaged after backward where 
   auto second = net();
   nn::DistributedDataParallelTable averaged(second, nn::ProcessGroup::world(), options);
   nn::Generator g(static_cast<uint64_t>(world().rank()));
-  const Tensor x = Tensor::rand({5, 6}, g);  // each rank its own batch
+  const Tensor x = Tensor::rand({5, 6}, g).to(device);  // each rank its own batch
   averaged.forward(x);
   const std::vector<float> local = second->buffers()[0].toVector();
-  averaged.backward(x, Tensor::zeros({5, 4}));
+  averaged.backward(x, Tensor::zeros({5, 4}, device));
   // The average of every rank's running mean after its own forward.
   std::vector<double> mean(4, 0);
   for (const std::string& bytes : world().allGather(bytesOf(local)))
@@ -225,16 +229,19 @@ TEST_CASE("an empty batch on every rank is an nn::Error on every rank, and the p
   for (float g : model->getParameters().second.toVector()) CHECK(std::isfinite(g));
 }
 
-TEST_CASE("ProcessGroup: sums, broadcasts and gathers over the ranks", "[distributed]") {
+// On CUDA devices the sums and the broadcast run on NCCL.
+NN_DEVICE_TEST_CASE("ProcessGroup: sums, broadcasts and gathers over the ranks", "[distributed]") {
+  if (kind.available() < world().size()) NN_SKIP("needs a " << kind.name() << " device for each rank");
+  const nn::Device device = kind.device(world().rank());
   nn::ProcessGroup& group = world();
   const auto r = static_cast<float>(group.rank());
-  Tensor t = Tensor::fromVector({3}, {r, 1, 2 * r});
+  Tensor t = Tensor::fromVector({3}, {r, 1, 2 * r}).to(device);
   group.allReduceSum(t);
   const auto n = static_cast<float>(group.size());
   const float ranks = n * (n - 1) / 2;  // 0 + 1 + ... + (n - 1)
   CHECK(t.toVector() == std::vector<float>{ranks, n, 2 * ranks});
-  Tensor b = Tensor::full({2}, r);
-  group.broadcast(b, static_cast<int>(n) - 1);
+  Tensor b = Tensor::full({2}, r).to(device);
+  group.broadcast(b, static_cast<int>(n) - 1);  // from the last rank, not rank 0
   CHECK(b.toVector() == std::vector<float>{n - 1, n - 1});
   const std::vector<std::string> texts = group.allGather(std::string(static_cast<size_t>(group.rank()), 'x'));
   REQUIRE(texts.size() == static_cast<size_t>(group.size()));
@@ -242,14 +249,14 @@ TEST_CASE("ProcessGroup: sums, broadcasts and gathers over the ranks", "[distrib
   group.barrier();
   // Several sums started before one wait, as the buckets of a backward.
   std::vector<Tensor> parts;
-  for (int i = 0; i < 4; ++i) parts.push_back(Tensor::full({i + 1}, r + static_cast<float>(i)));
+  for (int i = 0; i < 4; ++i) parts.push_back(Tensor::full({i + 1}, r + static_cast<float>(i)).to(device));
   for (Tensor& part : parts) group.startAllReduceSum(part);
   group.progress();
   group.wait();
   for (int i = 0; i < 4; ++i)
     CHECK(parts[static_cast<size_t>(i)].toVector() ==
           std::vector<float>(static_cast<size_t>(i + 1), ranks + n * static_cast<float>(i)));
-  Tensor strided = Tensor::zeros({4, 4}).transpose(0, 1);
+  Tensor strided = Tensor::zeros({4, 4}, device).transpose(0, 1);
   CHECK_THROWS_WITH(group.allReduceSum(strided),
                     Catch::Contains("nn.ProcessGroup.allReduceSum: expected a contiguous tensor"));
 }

@@ -1,13 +1,17 @@
 // nn::ProcessGroup on MPI. Every collective is MPI's non-blocking one, completed by polling
 // MPI_Test against a deadline: past it, the job is ended with MPI_Abort and a message naming
 // the rank and the collective, so that a rank that died or went another way hangs no other.
-// Tensors on CUDA devices go through NCCL (NcclGroup.h), bootstrapped over this group.
+// Tensors on CUDA devices go through NCCL (NcclGroup.h), bootstrapped over this group, under the
+// same deadline and ending the job the same way.
 #include "cunn/distributed/MpiProcessGroup.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "cunn/distributed/NcclGroup.h"
@@ -152,13 +156,12 @@ class MpiProcessGroup : public ProcessGroup {
       if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
       if (polls % 1024 == 0 && Clock::now() > deadline) {
         const Started& what = started_[first_];
-        std::fprintf(stderr,
-                     "nn.ProcessGroup: rank %d of %d: %s%s%s did not complete within %g s; another rank "
-                     "stopped, or called another collective. Ending the job.\n",
-                     rank_, size_, what.name, what.tensor.numel() > 0 ? " of " : "",
-                     what.tensor.numel() > 0 ? what.tensor.shapeString().c_str() : "", timeoutSeconds());
-        std::fflush(stderr);
-        MPI_Abort(comm_, 1);
+        std::ostringstream message;
+        message << "nn.ProcessGroup: rank " << rank_ << " of " << size_ << ": " << what.name;
+        if (what.tensor.numel() > 0) message << " of " << what.tensor.shapeString();
+        message << " did not complete within " << timeoutSeconds()
+                << " s; another rank stopped, or called another collective. Ending the job.";
+        endJob(message.str());
       }
     }
   }
@@ -169,6 +172,14 @@ class MpiProcessGroup : public ProcessGroup {
     const char* name;
     Tensor tensor;
   };
+
+  // Says why on stderr and ends every rank of the job.
+  [[noreturn]] void endJob(const std::string& message) {
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fflush(stderr);
+    MPI_Abort(comm_, 1);
+    std::abort();  // MPI_Abort does not return
+  }
 
   static void checkContiguous(const Tensor& t, const char* what) {
     NN_CHECK(t.isContiguous(), "nn.ProcessGroup." << what << ": expected a contiguous tensor, got sizes "
@@ -204,11 +215,14 @@ class MpiProcessGroup : public ProcessGroup {
   NcclGroup& nccl(const Tensor& t) {
     std::unique_ptr<NcclGroup>& group = nccl_[t.device().index()];
     if (!group)
-      group = makeNcclGroup(t.device(), rank_, size_, [&](void* bytes, size_t n) {
-        NN_MPI_CHECK(MPI_Ibcast(bytes, static_cast<int>(n), MPI_BYTE, 0, comm_, newRequest()));
-        started(Tensor(), "the broadcast of NCCL's unique id");
-        wait();
-      });
+      group = makeNcclGroup(
+          t.device(), rank_, size_,
+          [&](void* bytes, size_t n) {
+            NN_MPI_CHECK(MPI_Ibcast(bytes, static_cast<int>(n), MPI_BYTE, 0, comm_, newRequest()));
+            started(Tensor(), "the broadcast of NCCL's unique id");
+            wait();
+          },
+          NcclDeadline{[this] { return timeoutSeconds(); }, [this](const std::string& m) { endJob(m); }});
     return *group;
   }
 

@@ -4,7 +4,7 @@
 
 namespace nn {
 
-std::unique_ptr<NcclGroup> makeNcclGroup(Device device, int, int, FunctionRef<void(void*, size_t)>) {
+std::unique_ptr<NcclGroup> makeNcclGroup(Device device, int, int, FunctionRef<void(void*, size_t)>, NcclDeadline) {
   throw Error("nn.ProcessGroup: a tensor on " + device.str() + " in a build without CUDA");
 }
 
