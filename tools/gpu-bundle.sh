@@ -32,6 +32,11 @@ done
 for f in lenet resnet custom_module; do cp -L "$bin/examples/$f" "$dir/root/examples/"; done
 cp -L "$bin"/_solib_k8/*.so "$dir/root/_solib_k8/"
 cp -r tests/data "$dir/root/tests/"
+# The scripts through which tests run ONNX Runtime and TensorBoard's reader (where the node's
+# python3 has them: run.sh checks).
+cp tests/onnx_runtime.py tests/tensorboard_scalars.py "$dir/root/tests/"
+mkdir -p "$dir/root/tools"
+cp tools/onnx-accuracy.py "$dir/root/tools/"
 mkdir -p "$dir/root/tests/fuzz"
 cp -r tests/fuzz/corpus tests/fuzz/regressions "$dir/root/tests/fuzz/"
 cp "$(bazel info output_base 2>/dev/null)/external/mpi/summary.txt" "$dir/root/external/mpi/"

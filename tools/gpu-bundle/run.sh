@@ -37,12 +37,19 @@ EOF
   [ -n "$wheels" ] && paths+=":$wheels"
 fi
 export LD_LIBRARY_PATH="$paths${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The tests' independent references (ONNX Runtime, TensorBoard's reader, NumPy), where the node's
+# python3 has them, as tools/reference-venv.sh's virtual environment has them elsewhere.
+if python3 -c 'import numpy, onnxruntime, tensorboard' 2>/dev/null; then
+  export NN_REFERENCE_PYTHON
+  NN_REFERENCE_PYTHON=$(command -v python3)
+fi
 export TEST_TMPDIR=$tmp
 
 {
   echo "bundle of commit $(cat "$here/commit.txt" 2>/dev/null || echo unknown), run $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
   grep -m1 'model name' /proc/cpuinfo | sed 's/.*: /CPU: /'
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  echo "NN_REFERENCE_PYTHON=${NN_REFERENCE_PYTHON:-(none: the cases that compare with ONNX Runtime or TensorBoard are skipped)}"
 } >"$out/summary.txt"
 gpus=0
 if command -v nvidia-smi >/dev/null; then
