@@ -10,14 +10,13 @@ namespace nn {
 namespace {
 
 // After a task a worker watches for the next one this long before it sleeps: in a training
-// step the next task follows within tens of microseconds, and waking a sleeping thread
-// costs about 40 us (a LeNet step hands out dozens of rounds). Watching yields the core to
-// any thread that wants it.
+// step the next task follows sooner than a sleeping thread wakes (bench/README.md, "Measurements
+// behind the code"). Watching yields the core to any thread that wants it.
 constexpr std::chrono::microseconds kWatch{50};
 // Once the first task of a round is done its core is free, so the caller watches for the
 // last one, up to this long, instead of sleeping until it is woken. A caller that ran task 0
-// itself watches from then on: sleeping there cost the MLP's training step on 2 threads 9%
-// (two dozen rounds a step, each ending in a wake-up).
+// itself watches from then on: a step hands out dozens of rounds, and a wake-up ending each
+// cost more than the watching.
 constexpr std::chrono::microseconds kLastWatch{2000};
 
 }  // namespace

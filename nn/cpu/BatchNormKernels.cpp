@@ -24,9 +24,8 @@ constexpr int kLanes = 16;
 // The last pass over a feature asks for the lines of its output's row kAhead rows ahead, for
 // writing: the rows lie a sample apart, in pages of their own where the hardware's prefetchers
 // stop, and a step's other tensors have evicted them from every cache, so each line written
-// waited for memory (in a residual network's step, batch normalisation's forward from 1.2 to
-// 0.5-0.75 ms a layer, its backward from 1.4-1.6 to 0.7-1.2 ms; bench/kernels, whose one layer's
-// tensors stay in the cache, does not show it).
+// waited for memory (seen in a training step, not in bench/kernels, whose one layer's tensors
+// stay in the cache).
 constexpr int64_t kAhead = 4;
 inline void prefetchRow(float* row, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) __builtin_prefetch(row + i, 1);
@@ -44,8 +43,7 @@ inline int64_t rowOf(const BatchNormShape& s, int64_t n, int64_t c) { return (n 
 // Rows of this many values or more (VGG's 32x32 planes, a 4 KB page a row; a residual network's
 // 28x28) are asked for a line at a time instead, the next row's line at the offset being read or
 // written: 4 rows ahead all at once, up to 256 requests in bursts of 64, filled the core's queue
-// of misses and stopped it until they came (VGG's normalisations from 24.2 to 21.4 ms a step on
-// one thread, the residual network's first from 2.7 to 2.3).
+// of misses and stopped it until they came.
 constexpr int64_t kStreamedRow = 512;
 inline bool streamed(const BatchNormShape& s) { return s.positions >= kStreamedRow; }
 

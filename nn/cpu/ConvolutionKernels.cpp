@@ -25,16 +25,14 @@ namespace nn::cpu {
 namespace {
 
 // Unfolded input per chunk: small enough to stay in a core's L2 cache (1 to 2 MB) between
-// im2col and the GEMMs that read it. LeNet's layers train equally fast with chunks of one
-// sample up to 512 KB, 5 to 10% slower at 1 MB, and twice as slow with the whole batch of 128
-// (16 MB) unfolded at once.
+// im2col and the GEMMs that read it, which past that size wait for memory.
 constexpr int64_t kChunkBytes = int64_t{256} << 10;
 
 // Layers with fewer output positions than this (a residual network's 14x14 and 7x7 planes,
 // LeNet's second convolution) are grouped: a chunk of at least that many columns, up to
 // kGroupedChunkBytes of them, goes through one GEMM, whose output (whose gradOutput) is staged
-// in the workspace as [outPlanes, chunk * positions]. OpenBLAS multiplies 64 x 576 by 576 x 49
-// (one 7x7 sample) at 107 GFLOP/s on an AVX-512 Xeon and by 576 x 294 (six) at 140.
+// in the workspace as [outPlanes, chunk * positions]: OpenBLAS runs a product of a few dozen
+// columns (one 7x7 sample) well below its rate on a few hundred.
 constexpr int64_t kGroupBelow = 256;
 constexpr int64_t kGroupedChunkBytes = int64_t{1} << 20;
 
@@ -422,8 +420,7 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
 
 // Whether accGradParameters sums the weight gradient transposed, [rows, outPlanes]: for wide
 // output planes OpenBLAS multiplies that shape (many rows by few columns) faster than its
-// transpose (VGG's 32 -> 32 3x3 layer on 32x32 at 91 instead of 72 GFLOP/s on an AVX-512 Xeon),
-// for narrow ones slower (LeNet's second layer 11% slower).
+// transpose, for narrow ones slower.
 bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,

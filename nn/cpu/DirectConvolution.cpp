@@ -356,10 +356,9 @@ bool directFits(const ConvolutionShape& s) {
 }
 
 bool directWeightGradientFits(const ConvolutionShape& s) {
-  // On wider planes from 16 input planes up: VGG's 32 -> 32 layer on 32x32 from 29.4 to 21.3 ms a
-  // batch of 128 on one thread (Winograd's), its 64 -> 64 on 16x16 from 19.7 to 18.5; a first
-  // layer of 3 planes slower than unfolded. At the level avx512 only: the AVX2 form of these wider
-  // planes is not measured against Winograd's at AVX2 yet.
+  // On wider planes from 16 input planes up, where it beats Winograd's weight gradient (a first
+  // layer of 3 planes runs faster unfolded). At the level avx512 only: the AVX2 form of these
+  // wider planes is not measured against Winograd's at AVX2 yet.
   return directFits(s) || (isaAtLeast(Isa::avx512) && s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 &&
                            s.dH == 1 && s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.outPlanes % kOutPlanes == 0 &&
                            s.inPlanes >= 16);

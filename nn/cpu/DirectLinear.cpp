@@ -19,8 +19,8 @@ namespace nn::cpu {
 // A training batch is small beside a layer's weights (128 samples against 1024 x 1024 weights):
 // each weight meets each sample once per product. OpenBLAS packs the whole weight matrix into
 // panels of its own for every product (for the forward a transposing copy), and runs such
-// products at 130-145 GFLOP/s on one core of the AVX-512 build machine, whose fused multiply-adds
-// peak near 239; PyTorch's MKL is no faster there. Here the small operand is rearranged instead:
+// products well below the core's rate of fused multiply-adds. Here the small operand is
+// rearranged instead:
 // - forward: the batch is transposed into blocks of 32 samples ([block][in][32], zeros past the
 //   batch). A tile is 12 outputs x 32 samples in 24 vector sums; each step over the inputs loads
 //   two vectors of the block and broadcasts 12 weights, one from each of the tile's 12 weight
@@ -33,16 +33,11 @@ namespace nn::cpu {
 //   blocks of 12 samples ([block][out][12]).
 // Each sum is one chain of fused multiply-adds in a fixed order (the forward's from the bias over
 // the inputs, the gradInput's over the outputs), the same floats whatever the thread count or
-// the batch. In the MLP's training step on one thread (batch 128), the 1024 -> 1024 layer's
-// forward went from 1.91 to 1.54 ms, the 784 -> 1024 layer's from 1.53 to 1.24, the 1024 -> 1024
-// layer's backward (gradInput and OpenBLAS's weight gradient) from 3.57 to 3.28; the step from 9.6
-// to 8.7 ms. A kernel of 12 x 32 sums over a slice of the inputs at a time (the weight's rows in
-// the first-level cache for all blocks) ran no faster, nor did asking for the next tile's rows
-// ahead, and a weight gradient of the same tiles ran slower than OpenBLAS's. The gradInput's strip
-// copies, though, waited on memory: 256 rows of two lines each, 4 KB apart, which no prefetcher
-// foresees, 0.24 ms of that step. Each tile now asks for a share of the next strip's rows as its
-// sums go (StripAhead: tile b of the strip for rows b, b + blocks, ...), and the copies take 0.07
-// ms, the tiles about 0.03 more.
+// the batch. The weight gradient stays OpenBLAS's: tiles of our own ran it slower. The
+// gradInput's strip copies wait on memory (256 rows of two lines each, 4 KB apart, which no
+// prefetcher foresees), so each tile asks for a share of the next strip's rows as its sums go
+// (StripAhead: tile b of the strip for rows b, b + blocks, ...). What each choice gained, and
+// the variants that did not, are in bench/README.md ("Measurements behind the code").
 
 #if NN_AVX512
 
@@ -163,8 +158,8 @@ void transposeAll(const Device& device, const float* src, int64_t rows, int64_t 
 
 // Note [Narrow layers]
 // A classifier's last layer has few outputs (10): a forward tile of 12 outputs then holds mostly
-// nothing, a gradInput tile sums over 10 rows only, and OpenBLAS's panels are as empty (the MLP's
-// 1024 -> 10 layer took 0.21 ms of a training step for 8 MFLOP). Up to 16 outputs the three
+// nothing, a gradInput tile sums over 10 rows only, and OpenBLAS's panels are as empty, so such a
+// layer ran far below the rate of the wide ones. Up to 16 outputs the three
 // products are plain loops over vectors of 16 inputs: the forward a dot product of each output's
 // weight row with 8 samples at a time (8 vector sums, each summed across its lanes at the end,
 // then the bias added); gradInput, for 4 samples at a time, the weight rows summed over the
@@ -368,7 +363,7 @@ bool narrowLinearFits(int64_t, int64_t, int64_t out) { return isaAtLeast(Isa::av
 
 bool directLinearFits(int64_t batch, int64_t, int64_t out) {
   // From 32 outputs: at 10 (a classifier's), rearranging the batch costs more than OpenBLAS's
-  // whole product (the MLP's 1024 -> 10 layer 20% slower in its training step).
+  // whole product.
   return isaAtLeast(Isa::avx2) && batch >= 16 && batch <= 512 && out >= 32;
 }
 

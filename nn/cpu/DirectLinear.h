@@ -1,7 +1,7 @@
 // The direct route of the CPU Linear's forward and gradInput: tiles of our own (AVX-512, or AVX2 +
 // FMA: the same floats) for the training batches (16 to 512 samples), where OpenBLAS packs the
-// whole weight matrix for every product and reaches 55-60% of the machine's multiply-add rate
-// (Note [Linear tiles] in the .cpp).
+// whole weight matrix for every product, which a batch this small does not repay (Note [Linear
+// tiles] in the .cpp).
 // The weight gradient stays OpenBLAS's: its large operand is the result, which it does not pack.
 // And the narrow route of layers of 16 outputs or fewer, a classifier's: all three products in
 // loops of our own (Note [Narrow layers]).

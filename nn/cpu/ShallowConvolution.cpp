@@ -49,7 +49,7 @@ void byShape(const Layer& l, F f) {
 // null) plus its taps' products over the input planes and taps in order: `in` is the padded
 // sample at row y, `kernels` the planes' [c][ky][kx][kPlanes], `out` plane o at row y.
 // Every loop over the registers' arrays is unrolled whole, which keeps them in registers (GCC 12
-// at -O2 leaves some of these loops rolled and the arrays on the stack: 3 times slower).
+// at -O2 leaves some of these loops rolled and the arrays on the stack).
 template <int K, int V, int R>
 NN_AVX512_KERNEL void forwardTile(const Layer& l, const float* in, const float* kernels, const float* bias,
                                   float* out) {

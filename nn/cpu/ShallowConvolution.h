@@ -1,14 +1,13 @@
 // The shallow route of the CPU convolution's forward: a network's first layer, whose few input
-// planes (an image's 1 to 4 channels) leave the unfolded route's GEMMs thin (9 to 27 rows: VGG's
-// 3x3 layer on 32x32 RGB at 90-100 GFLOP/s, LeNet's 5x5 on 28x28 at 90) and the direct route's
-// blocks of 32 input broadcasts without work. Here the vector lanes run along an output row, 16
-// positions a vector, two vectors for rows of up to 32, each tap's inputs the row of a
-// zero-padded copy of the sample shifted by the tap; a tile holds the sums of 4 output planes x
-// 3 rows x 2 vectors (6 rows of one) in registers, each input vector loaded once for the 4
-// planes and each weight broadcast once for the 6 vectors. The weight gradient and gradInput
-// stay on the other routes: summed along the rows the same way, the weight gradient measured
-// no faster than the unfolded GEMMs but on VGG's layer (8%; 7% slower on LeNet's, whose rows of
-// 24 positions leave half of a row's second vector empty), and a first layer needs no gradInput.
+// planes (an image's 1 to 4 channels) leave the unfolded route's GEMMs thin (9 to 27 rows, far
+// below OpenBLAS's rate) and the direct route's blocks of 32 input broadcasts without work.
+// Here the vector lanes run along an output row, 16 positions a vector, two vectors for rows of
+// up to 32, each tap's inputs the row of a zero-padded copy of the sample shifted by the tap; a
+// tile holds the sums of 4 output planes x 3 rows x 2 vectors (6 rows of one) in registers, each
+// input vector loaded once for the 4 planes and each weight broadcast once for the 6 vectors.
+// The weight gradient and gradInput stay on the other routes: summed along the rows the same
+// way, the weight gradient gained on some first layers and lost on others (rows of 24 positions
+// leave half of a row's second vector empty), and a first layer needs no gradInput.
 #pragma once
 
 #include "nn/Device.h"
