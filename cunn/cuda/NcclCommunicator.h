@@ -1,7 +1,7 @@
 // NcclCommunicator: the collectives of DataParallelTable over CUDA devices with NCCL, one
 // NCCL communicator per device of the set, all driven from the calling thread in one group.
 //
-// Making NCCL communicators takes 0.3-2 s on real GPUs, so a destroyed NcclCommunicator gives
+// Making NCCL communicators is slow (seconds on real GPUs), so a destroyed NcclCommunicator gives
 // its set back to a pool kept per device list, and the next one over the same devices takes it
 // instead of making another. A set is held by one NcclCommunicator at a time (NCCL's
 // communicators are not for two threads at once); a set that saw an NCCL error is destroyed.

@@ -38,9 +38,9 @@ CpuBackend& cpuBackend() {
 // transparent huge pages (madvise; most distributions leave them to the program's asking). A
 // batch-normalisation pass reads a feature's rows a sample apart, a strided convolution reads
 // every other row, a GEMM packs a weight's rows 4 KB apart: with 4 KB pages nearly every row is
-// another page, another TLB miss. Measured on the suite (Xeon, 1 thread): VGG-style CNN +11%,
-// residual network +6%, MLP +1%, LeNet (no tensor that large) unchanged. The rounding costs at
-// most 2 MB a large tensor; where the kernel has no huge pages, madvise fails and changes nothing.
+// another page, another TLB miss (bench/README.md, "Measurements behind the code"). The rounding
+// costs at most 2 MB a large tensor; where the kernel has no huge pages, madvise fails and
+// changes nothing.
 void* CpuBackend::allocate(const Device& device, size_t bytes) {
   constexpr size_t kHuge = size_t{2} << 20;
   const size_t alignment = bytes >= kHuge ? kHuge : 64;
