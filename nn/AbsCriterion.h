@@ -9,7 +9,7 @@ namespace nn {
 
 class AbsCriterion : public PointwiseCriterion {
  public:
-  explicit AbsCriterion(bool sizeAverage = true) : PointwiseCriterion(&CriterionKernels::abs, sizeAverage) {}
+  explicit AbsCriterion(bool sizeAverage = true) : PointwiseCriterion(Entry::of<math::loss::Abs>(), sizeAverage) {}
   std::string toString() const override { return "nn.AbsCriterion"; }
 };
 

@@ -13,7 +13,7 @@ void ActivationModule::setAppliedBefore(bool applied) {
 }
 
 const Tensor& ActivationModule::updateOutput(const Tensor& input) {
-  const ActivationKernels& kernels = kernelsOf(input.device()).elementwise.*entry_;
+  const ActivationKernels& kernels = kernelsOf(input.device()).elementwise.activations[entry_.index];
   if (inplace_) {
     NN_CHECK(input.isContiguous(), toString() << ": works in place, so it expects a contiguous input, got "
                                               << input.shapeString() << " with other strides");
@@ -28,7 +28,7 @@ const Tensor& ActivationModule::updateOutput(const Tensor& input) {
 }
 
 const Tensor& ActivationModule::updateGradInput(const Tensor& input, const Tensor& gradOutput) {
-  const ActivationKernels& kernels = kernelsOf(input.device()).elementwise.*entry_;
+  const ActivationKernels& kernels = kernelsOf(input.device()).elementwise.activations[entry_.index];
   if (inplace_) {
     // The input now holds the output, which the formula reads for it (kInPlace).
     checkGradOutput(output, gradOutput);

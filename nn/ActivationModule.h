@@ -11,8 +11,15 @@ namespace nn {
 
 class ActivationModule : public Module {
  public:
-  /// The activation's entry in ElementwiseKernels, e.g. &ElementwiseKernels::relu.
-  using Entry = ActivationKernels ElementwiseKernels::*;
+  /// The activation's entry in ElementwiseKernels::activations, by its formula's type:
+  /// Entry::of<math::activation::ReLU>().
+  struct Entry {
+    int index;
+    template <typename F>
+    static constexpr Entry of() {
+      return Entry{math::activation::indexOf<F>()};
+    }
+  };
 
   /// Out of place: output = f(input), gradInput = f'(input) gradOutput, in buffers of the
   /// module. In place: the output is the input, overwritten, and gradInput is gradOutput,

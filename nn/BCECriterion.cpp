@@ -8,7 +8,7 @@
 namespace nn {
 
 BCECriterion::BCECriterion(Tensor weights, bool sizeAverage)
-    : PointwiseCriterion(&CriterionKernels::bce, sizeAverage, std::move(weights)) {
+    : PointwiseCriterion(Entry::of<math::loss::Bce>(), sizeAverage, std::move(weights)) {
   const Tensor& w = this->weights();
   if (w.numel() == 0) return;
   NN_CHECK(w.dim() == 1, "nn.BCECriterion: expected 1-D weights, got " << w.shapeString());

@@ -12,7 +12,7 @@ namespace nn {
 class DistKLDivCriterion : public PointwiseCriterion {
  public:
   explicit DistKLDivCriterion(bool sizeAverage = true)
-      : PointwiseCriterion(&CriterionKernels::distKLDiv, sizeAverage) {}
+      : PointwiseCriterion(Entry::of<math::loss::DistKLDiv>(), sizeAverage) {}
   std::string toString() const override { return "nn.DistKLDivCriterion"; }
 };
 

@@ -8,7 +8,7 @@ namespace nn {
 
 class MSECriterion : public PointwiseCriterion {
  public:
-  explicit MSECriterion(bool sizeAverage = true) : PointwiseCriterion(&CriterionKernels::mse, sizeAverage) {}
+  explicit MSECriterion(bool sizeAverage = true) : PointwiseCriterion(Entry::of<math::loss::Mse>(), sizeAverage) {}
   std::string toString() const override { return "nn.MSECriterion"; }
 };
 

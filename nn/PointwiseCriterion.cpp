@@ -30,7 +30,7 @@ float PointwiseCriterion::updateOutput(const Tensor& input, const Tensor& target
   const Tensor& x = contiguousIn(input, contiguousInput_);
   const Tensor& t = contiguousIn(target, contiguousTarget_);
   const Device& device = input.device();
-  (kernelsOf(device).criterion.*entry_)
+  kernelsOf(device).criterion.pointwise[entry_.index]
       .loss(device, x.rawData(), t.rawData(), weights, weights_.numel(), x.numel(), sizeAverage, lossOn(device));
   return readLoss();
 }
@@ -41,7 +41,7 @@ const Tensor& PointwiseCriterion::updateGradInput(const Tensor& input, const Ten
   const Tensor& t = contiguousIn(target, contiguousTarget_);
   const Device& device = input.device();
   gradInput.resize_(input.sizes(), device);
-  (kernelsOf(device).criterion.*entry_)
+  kernelsOf(device).criterion.pointwise[entry_.index]
       .gradient(device, x.rawData(), t.rawData(), weights, weights_.numel(), gradInput.rawData(), x.numel(),
                 sizeAverage);
   return gradInput;

@@ -19,8 +19,15 @@ class PointwiseCriterion : public Criterion {
   const Tensor& weights() const { return weights_; }
 
  protected:
-  /// The loss's entry in CriterionKernels, e.g. &CriterionKernels::mse.
-  using Entry = PointwiseLossKernels CriterionKernels::*;
+  /// The loss's entry in CriterionKernels::pointwise, by its formula's type:
+  /// Entry::of<math::loss::Mse>().
+  struct Entry {
+    int index;
+    template <typename L>
+    static constexpr Entry of() {
+      return Entry{math::loss::indexOf<L>()};
+    }
+  };
   /// weights, where given: a 1-D tensor with a weight for each index of the input's last
   /// dimension, broadcast over the others (Torch7's and PyTorch's BCE weights).
   PointwiseCriterion(Entry entry, bool sizeAverage, Tensor weights = Tensor());

@@ -1,4 +1,4 @@
-// nn::ReLU6: the `hardTanh` entry of ElementwiseKernels with min 0 and max 6.
+// nn::ReLU6: HardTanh's entry of ElementwiseKernels with min 0 and max 6.
 #include "nn/ReLU6.h"
 
 namespace nn {
@@ -6,6 +6,6 @@ namespace nn {
 NN_REGISTER_MODULE(ReLU6);
 
 ReLU6::ReLU6(const Options& options)
-    : WithOptions(options, &ElementwiseKernels::hardTanh, math::ActivationArgs{0.f, 6.f}, options.inplace) {}
+    : WithOptions(options, Entry::of<math::activation::HardTanh>(), math::ActivationArgs{0.f, 6.f}, options.inplace) {}
 
 }  // namespace nn

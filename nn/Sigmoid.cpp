@@ -1,4 +1,4 @@
-// nn::Sigmoid: the formula is math::activation::Sigmoid, the loops the `sigmoid` entry of ElementwiseKernels.
+// nn::Sigmoid: the formula is math::activation::Sigmoid, the loops its entry of ElementwiseKernels.
 #include "nn/Sigmoid.h"
 
 #include "nn/Options.h"

@@ -7,7 +7,7 @@ namespace nn {
 
 class Sigmoid : public ActivationModule {
  public:
-  Sigmoid() : ActivationModule(&ElementwiseKernels::sigmoid, math::ActivationArgs{}, false) {}
+  Sigmoid() : ActivationModule(Entry::of<math::activation::Sigmoid>(), math::ActivationArgs{}, false) {}
   std::string typeName() const override { return "nn.Sigmoid"; }
 };
 

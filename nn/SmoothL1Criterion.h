@@ -10,7 +10,7 @@ namespace nn {
 class SmoothL1Criterion : public PointwiseCriterion {
  public:
   explicit SmoothL1Criterion(bool sizeAverage = true)
-      : PointwiseCriterion(&CriterionKernels::smoothL1, sizeAverage) {}
+      : PointwiseCriterion(Entry::of<math::loss::SmoothL1>(), sizeAverage) {}
   std::string toString() const override { return "nn.SmoothL1Criterion"; }
 };
 

@@ -1,4 +1,4 @@
-// nn::SoftPlus: the formula is math::activation::SoftPlus, the loops the `softPlus` entry of
+// nn::SoftPlus: the formula is math::activation::SoftPlus, the loops its entry of
 // ElementwiseKernels.
 #include "nn/SoftPlus.h"
 
@@ -9,7 +9,7 @@ namespace nn {
 NN_REGISTER_MODULE(SoftPlus);
 
 SoftPlus::SoftPlus(const Options& options)
-    : WithOptions(options, &ElementwiseKernels::softPlus, math::ActivationArgs{options.beta, options.threshold},
+    : WithOptions(options, Entry::of<math::activation::SoftPlus>(), math::ActivationArgs{options.beta, options.threshold},
                   false) {
   NN_CHECK(std::isfinite(options.beta) && options.beta > 0.f && std::isfinite(options.threshold),
            "nn.SoftPlus: expected a finite beta > 0 and a finite threshold, got beta "

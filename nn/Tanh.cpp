@@ -1,4 +1,4 @@
-// nn::Tanh: the formula is math::activation::Tanh, the loops the `tanh` entry of ElementwiseKernels.
+// nn::Tanh: the formula is math::activation::Tanh, the loops its entry of ElementwiseKernels.
 #include "nn/Tanh.h"
 
 #include "nn/Options.h"

@@ -7,7 +7,7 @@ namespace nn {
 
 class Tanh : public ActivationModule {
  public:
-  Tanh() : ActivationModule(&ElementwiseKernels::tanh, math::ActivationArgs{}, false) {}
+  Tanh() : ActivationModule(Entry::of<math::activation::Tanh>(), math::ActivationArgs{}, false) {}
   std::string typeName() const override { return "nn.Tanh"; }
 };
 

@@ -1,4 +1,4 @@
-// nn::Threshold: the formula is math::activation::Threshold, the loops the `threshold` entry of
+// nn::Threshold: the formula is math::activation::Threshold, the loops its entry of
 // ElementwiseKernels.
 #include "nn/Threshold.h"
 
@@ -9,7 +9,7 @@ namespace nn {
 NN_REGISTER_MODULE(Threshold);
 
 Threshold::Threshold(const Options& options)
-    : WithOptions(options, &ElementwiseKernels::threshold, math::ActivationArgs{options.threshold, options.value},
+    : WithOptions(options, Entry::of<math::activation::Threshold>(), math::ActivationArgs{options.threshold, options.value},
                   options.inplace) {
   NN_CHECK(std::isfinite(options.threshold) && std::isfinite(options.value),
            "nn.Threshold: expected a finite threshold and value, got " << options.threshold << " and "

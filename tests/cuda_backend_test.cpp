@@ -56,7 +56,7 @@ TEST_CASE("the CUDA backend's kernels are its own, one table for every CUDA devi
   const nn::Kernels& cpu = nn::kernelsOf(Device::cpu(0));
   const nn::Kernels& cuda = nn::kernelsOf(Device::cuda(0));
   REQUIRE(&cuda != &cpu);
-  REQUIRE(cuda.elementwise.relu.forward != cpu.elementwise.relu.forward);
+  REQUIRE(cuda.elementwise.activations[0].forward != cpu.elementwise.activations[0].forward);
   REQUIRE(cuda.elementwise.sgdStep != cpu.elementwise.sgdStep);
   REQUIRE(cuda.tensor.fill != cpu.tensor.fill);
   REQUIRE(&nn::kernelsOf(Device::cuda(1)) == &cuda);

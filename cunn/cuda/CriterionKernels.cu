@@ -185,26 +185,17 @@ void pointwiseGradient(const Device& device, const float* x, const float* t, con
   CUDA_CHECK(cudaGetLastError());
 }
 
-template <typename L>
-PointwiseLossKernels pointwise() {
-  return {&pointwiseLoss<L>, &pointwiseGradient<L>};
+// The table of the losses of `list`, in its order.
+template <typename... L>
+std::array<PointwiseLossKernels, sizeof...(L)> pointwise(math::loss::List<L...>) {
+  return {PointwiseLossKernels{&pointwiseLoss<L>, &pointwiseGradient<L>}...};
 }
 
 }  // namespace
 
 CriterionKernels cuda::criterionKernels() {
-  namespace l = math::loss;
-  return {&classNllLoss,
-          &classNllGradient,
-          &crossEntropyLoss,
-          &crossEntropyGradient,
-          &multiMarginLoss,
-          &multiMarginGradient,
-          pointwise<l::Mse>(),
-          pointwise<l::Abs>(),
-          pointwise<l::SmoothL1>(),
-          pointwise<l::DistKLDiv>(),
-          pointwise<l::Bce>()};
+  return {&classNllLoss,    &classNllGradient,    &crossEntropyLoss,           &crossEntropyGradient,
+          &multiMarginLoss, &multiMarginGradient, pointwise(math::loss::All{})};
 }
 
 }  // namespace nn

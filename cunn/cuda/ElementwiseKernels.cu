@@ -59,9 +59,10 @@ void backward(const Device& device, const math::ActivationArgs& args, const floa
   CUDA_CHECK(cudaGetLastError());
 }
 
-template <typename F>
-constexpr ActivationKernels activation() {
-  return {&forward<F>, &backward<F>};
+// The table of the activations of `list`, in its order.
+template <typename... F>
+constexpr std::array<ActivationKernels, sizeof...(F)> activations(math::activation::List<F...>) {
+  return {ActivationKernels{&forward<F>, &backward<F>}...};
 }
 
 void sgdStep(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,
@@ -85,12 +86,8 @@ void optimizerStep(const Device& device, float* x, const float* gradient, float*
 }  // namespace
 
 ElementwiseKernels cuda::elementwiseKernels() {
-  namespace a = math::activation;
-  return {activation<a::ReLU>(),      activation<a::Tanh>(), activation<a::Sigmoid>(),
-          activation<a::LeakyReLU>(), activation<a::ELU>(),
-          activation<a::Threshold>(), activation<a::HardTanh>(), activation<a::SoftPlus>(), &sgdStep,
-          &optimizerStep<math::AdamUpdate>, &optimizerStep<math::AdagradUpdate>,
-          &optimizerStep<math::RmspropUpdate>};
+  return {activations(math::activation::All{}), &sgdStep, &optimizerStep<math::AdamUpdate>,
+          &optimizerStep<math::AdagradUpdate>, &optimizerStep<math::RmspropUpdate>};
 }
 
 }  // namespace nn

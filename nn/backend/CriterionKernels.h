@@ -5,9 +5,11 @@
 // nn/cpu, the CUDA table in cunn/cuda; see nn/backend/Backend.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "nn/Device.h"
+#include "nn/math/PointwiseLoss.h"
 
 namespace nn {
 
@@ -42,12 +44,9 @@ struct CriterionKernels {
                           int64_t batch, int64_t classes, int p, float margin, bool sizeAverage, float* loss);
   void (*multiMarginGradient)(const Device& device, const float* x, const float* target, const float* weights,
                               float* gradIn, int64_t batch, int64_t classes, int p, float margin, bool sizeAverage);
-  /// The point-wise losses of nn/math/PointwiseLoss.h.
-  PointwiseLossKernels mse;
-  PointwiseLossKernels abs;
-  PointwiseLossKernels smoothL1;
-  PointwiseLossKernels distKLDiv;
-  PointwiseLossKernels bce;
+  /// The passes of each point-wise loss of nn/math/PointwiseLoss.h's All, in its order: a
+  /// backend builds the list from All, and loss L's entry is pointwise[math::loss::indexOf<L>()].
+  std::array<PointwiseLossKernels, math::loss::All::kCount> pointwise;
 };
 
 }  // namespace nn

@@ -3,6 +3,7 @@
 // the module's parameter block) and the optimizers' steps (nn/math/Sgd.h, nn/math/Optimizers.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "nn/Device.h"
@@ -29,14 +30,9 @@ using OptimizerStep = void (*)(const Device& device, float* x, const float* grad
                                const U& update);
 
 struct ElementwiseKernels {
-  ActivationKernels relu;
-  ActivationKernels tanh;
-  ActivationKernels sigmoid;
-  ActivationKernels leakyRelu;
-  ActivationKernels elu;
-  ActivationKernels threshold;
-  ActivationKernels hardTanh;
-  ActivationKernels softPlus;
+  /// The passes of each activation of math::activation::All, in its order: a backend builds the
+  /// list from All, and activation F's entry is activations[math::activation::indexOf<F>()].
+  std::array<ActivationKernels, math::activation::All::kCount> activations;
   /// One SGD step over n elements; velocity is null without momentum.
   void (*sgdStep)(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,
                   const math::SgdStep& step);

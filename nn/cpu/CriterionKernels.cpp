@@ -83,18 +83,17 @@ void pointwiseGradient(const Device&, const float* x, const float* t, const floa
   for (int64_t i = 0; i < n; ++i) gradIn[i] = math::loss::weightedGradient<L>(x, t, weights, period, i, norm);
 }
 
-template <typename L>
-PointwiseLossKernels pointwise() {
-  return {&pointwiseLoss<L>, &pointwiseGradient<L>};
+// The table of the losses of `list`, in its order.
+template <typename... L>
+std::array<PointwiseLossKernels, sizeof...(L)> pointwise(math::loss::List<L...>) {
+  return {PointwiseLossKernels{&pointwiseLoss<L>, &pointwiseGradient<L>}...};
 }
 
 }  // namespace
 
 CriterionKernels criterionKernels() {
-  namespace l = math::loss;
-  return {&cpuClassNllLoss,       &cpuClassNllGradient,    &cpuCrossEntropyLoss,    &cpuCrossEntropyGradient,
-          &cpuMultiMarginLoss,    &cpuMultiMarginGradient, pointwise<l::Mse>(),     pointwise<l::Abs>(),
-          pointwise<l::SmoothL1>(), pointwise<l::DistKLDiv>(), pointwise<l::Bce>()};
+  return {&cpuClassNllLoss,    &cpuClassNllGradient,    &cpuCrossEntropyLoss,         &cpuCrossEntropyGradient,
+          &cpuMultiMarginLoss, &cpuMultiMarginGradient, pointwise(math::loss::All{})};
 }
 
 }  // namespace nn::cpu

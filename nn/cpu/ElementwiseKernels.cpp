@@ -56,9 +56,10 @@ void backward(const Device& device, const math::ActivationArgs& args, const floa
   forParts(device, n, [&](int64_t b, int64_t e) { backwardLoop(f, in + b, out + b, gradOut + b, gradIn + b, e - b); });
 }
 
-template <typename F>
-constexpr ActivationKernels activation() {
-  return {&forward<F>, &backward<F>};
+// The table of the activations of `list`, in its order.
+template <typename... F>
+constexpr std::array<ActivationKernels, sizeof...(F)> activations(math::activation::List<F...>) {
+  return {ActivationKernels{&forward<F>, &backward<F>}...};
 }
 
 void sgdLoop(float* x, const float* gradient, float* velocity, int64_t n, const math::SgdStep& constants) {
@@ -97,15 +98,7 @@ void optimizerStep(const Device& device, float* x, const float* gradient, float*
 }  // namespace
 
 ElementwiseKernels elementwiseKernels() {
-  namespace a = math::activation;
-  return {activation<a::ReLU>(),
-          activation<a::Tanh>(),
-          activation<a::Sigmoid>(),
-          activation<a::LeakyReLU>(),
-          activation<a::ELU>(),
-          activation<a::Threshold>(),
-          activation<a::HardTanh>(),
-          activation<a::SoftPlus>(),
+  return {activations(math::activation::All{}),
           &sgdStep,
           &optimizerStep<math::AdamUpdate>,
           &optimizerStep<math::AdagradUpdate>,

@@ -2,8 +2,8 @@
 //
 // Each activation is a struct built from the module's parameter block (ActivationArgs) with
 // forward(x) and backward(x, y, gradOutput), where y = forward(x); the kernels of both
-// backends are templates over these structs, so that an activation with a parameter is a new
-// struct here and a new entry in each table (nn/backend/ElementwiseKernels.h), nothing more.
+// backends are templates over these structs, and their tables are built from the list All, so
+// that a new activation is a struct here listed in All, its module and its test, nothing more.
 // A backward that reads only the signs of x may be given y for x: the in-place modules,
 // whose input was overwritten by the output, do that (kInPlace says where it is correct).
 // kForwardLibm and kBackwardLibm say which pass calls exp, log or tanh, whose last bit the
@@ -11,9 +11,10 @@
 // bit for bit). Every activation is listed in All, so that the probe covers it.
 #pragma once
 
-#include <math.h>  // tanhf, expf, expm1f, log1pf: the float functions of both the host and nvcc device code
+#include <math.h>  // tanhf, expf, expm1f, log1pf, fabsf: the float functions of both the host and nvcc device code
 
 #include "nn/HostDevice.h"
+#include "nn/math/TypeList.h"
 
 namespace nn::math {
 
@@ -118,13 +119,45 @@ struct SoftPlus {
   }
 };
 
-template <typename... A>
-struct List {
-  static constexpr int kCount = sizeof...(A);
+/// SoftSign (Torch7's nn.SoftSign): x / (1 + |x|). The backward reads x: dy/dx = 1 / (1 + |x|)^2.
+struct SoftSign {
+  static constexpr bool kInPlace = false;
+  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
+  NN_HD explicit SoftSign(const ActivationArgs&) {}
+  NN_HD float forward(float x) const { return x / (1.f + fabsf(x)); }
+  NN_HD float backward(float x, float, float gradOutput) const {
+    const float d = 1.f + fabsf(x);
+    return gradOutput / (d * d);
+  }
 };
 
-/// Every activation above.
-using All = List<ReLU, Tanh, Sigmoid, LeakyReLU, ELU, Threshold, HardTanh, SoftPlus>;
+/// LogSigmoid (Torch7's nn.LogSigmoid): log(1 / (1 + e^-x)), as PyTorch computes it without
+/// overflow: min(x, 0) - log(1 + e^-|x|). The backward reads x: dy/dx = 1 - sigmoid(x), which
+/// with z = e^-|x| is 1 / (1 + z) below 0 and z / (1 + z) from 0 on.
+struct LogSigmoid {
+  static constexpr bool kInPlace = false;
+  static constexpr bool kForwardLibm = true, kBackwardLibm = true;
+  NN_HD explicit LogSigmoid(const ActivationArgs&) {}
+  NN_HD float forward(float x) const { return (x < 0.f ? x : 0.f) - log1pf(expf(-fabsf(x))); }
+  NN_HD float backward(float x, float, float gradOutput) const {
+    const float z = expf(-fabsf(x));
+    return gradOutput * (x < 0.f ? 1.f : z) / (1.f + z);
+  }
+};
+
+template <typename... A>
+using List = TypeList<A...>;
+
+/// Every activation above: the backends' tables hold one entry for each, in this order.
+using All = List<ReLU, Tanh, Sigmoid, LeakyReLU, ELU, Threshold, HardTanh, SoftPlus, SoftSign, LogSigmoid>;
+
+/// The place of activation F in All: its entry's in the kernel tables.
+template <typename F>
+constexpr int indexOf() {
+  constexpr int at = indexIn<F>(All{});
+  static_assert(at >= 0, "an activation is listed in All");
+  return at;
+}
 
 }  // namespace activation
 }  // namespace nn::math

@@ -2,16 +2,17 @@
 // CUDA kernels: each is a struct with term(x, t), one element's contribution to the loss, and
 // gradient(x, t), its derivative in x. The kernels of both backends are templates over these
 // structs: a loss = sum_i w_i term(x_i, t_i), summed in double and divided by n when averaged
-// (Loss.h), and gradIn_i = gradient(x_i, t_i) (norm w_i). A new point-wise loss is a struct
-// here, its entry in each table (nn/backend/CriterionKernels.h), a criterion and a test.
+// (Loss.h), and gradIn_i = gradient(x_i, t_i) (norm w_i). The backends' tables are built from
+// the list All, so a new point-wise loss is a struct here listed in All, a criterion and a test.
 // kLibm marks the losses that call exp or log (the formula probe compares the rest bit for
-// bit); every loss is listed in All.
+// bit).
 #pragma once
 
 #include <math.h>  // fabsf, logf, log1pf: the float functions of both the host and nvcc device code
 #include <stdint.h>
 
 #include "nn/HostDevice.h"
+#include "nn/math/TypeList.h"
 
 namespace nn::math::loss {
 
@@ -84,11 +85,17 @@ NN_HD float weightedGradient(const float* x, const float* t, const float* weight
 }
 
 template <typename... L>
-struct List {
-  static constexpr int kCount = sizeof...(L);
-};
+using List = TypeList<L...>;
 
-/// Every point-wise loss above.
+/// Every point-wise loss above: the backends' tables hold one entry for each, in this order.
 using All = List<Mse, Abs, SmoothL1, DistKLDiv, Bce>;
+
+/// The place of loss L in All: its entry's in the kernel tables.
+template <typename L>
+constexpr int indexOf() {
+  constexpr int at = indexIn<L>(All{});
+  static_assert(at >= 0, "a point-wise loss is listed in All");
+  return at;
+}
 
 }  // namespace nn::math::loss

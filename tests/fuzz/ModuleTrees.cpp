@@ -199,6 +199,10 @@ std::vector<Prototype> makePrototypes() {
       of(std::make_shared<Threshold>(0.1f, 0.f), matrix),
       of(std::make_shared<Transpose>(std::initializer_list<std::pair<int, int>>{{0, 1}}), matrix),
       of(std::make_shared<View>(std::vector<int64_t>{3, -1}), matrix),
+      // Added later, after the others, so that the inputs found before (their bytes pick a
+      // type by its place) still pick the types they picked.
+      of(std::make_shared<LogSigmoid>(), matrix),
+      of(std::make_shared<SoftSign>(), matrix),
   };
 }
 
