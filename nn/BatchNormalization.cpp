@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "nn/ReLU.h"
 #include "nn/Random.h"
 #include "nn/backend/Backend.h"
 
@@ -104,6 +105,16 @@ const Tensor& BatchNormalization::updateOutput(const Tensor& input) {
   gradSumsInput_ = gradSumsGradOutput_ = nullptr;
   kernelsOf(input.device()).batchNorm.updateOutput(input.device(), x.rawData(), output.rawData(), shape, state());
   return output;
+}
+
+bool BatchNormalization::canTakeNext(const Module& next) const {
+  const auto* relu = dynamic_cast<const ReLU*>(&next);
+  return relu != nullptr && relu->inplace();
+}
+
+void BatchNormalization::takeNext(Module& next, bool taken) {
+  reluAfter_ = taken;
+  static_cast<ReLU&>(next).setAppliedBefore(taken);
 }
 
 void BatchNormalization::clearState() {

@@ -45,10 +45,10 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   /// Also releases the saved batch statistics.
   void clearState() override;
 
-  /// Whether an in-place ReLU after this module is taken into its passes (Note [Batch
-  /// normalisation, then ReLU], nn/math/BatchNorm.h): the output is then ReLU(y) and gradOutput
-  /// is the ReLU's. A Sequential sets it around the passes of such a pair, and clears it after.
-  void setReLUAfter(bool taken) { reluAfter_ = taken; }
+  /// An in-place ReLU after this module is taken into its passes (Note [Batch normalisation,
+  /// then ReLU], nn/math/BatchNorm.h): the output is then ReLU(y) and gradOutput is the ReLU's.
+  bool canTakeNext(const Module& next) const override;
+  void takeNext(Module& next, bool taken) override;
 
   std::string typeName() const override { return typeName_; }
   /// "nn.BatchNormalization(20)", with ", eps=...", ", momentum=..." and ", affine=false"

@@ -107,6 +107,20 @@ class Module : public std::enable_shared_from_this<Module> {
   const Tensor& updateGradInputIfNeeded(const Tensor& input, const Tensor& gradOutput);
   const Activity& updateGradInputIfNeeded(const Activity& input, const Activity& gradOutput);
 
+  /// Whether this module can apply `next`, the module after it in a Sequential, in its own
+  /// passes, so that the two run as one (a batch normalisation takes an in-place ReLU: Note
+  /// [Batch normalisation, then ReLU] in nn/math/BatchNorm.h). None by default.
+  virtual bool canTakeNext(const Module& next) const {
+    (void)next;
+    return false;
+  }
+  /// Sets (taken) or clears taking `next`'s passes, where canTakeNext(next): a Sequential sets
+  /// it around the pair's passes and clears it after, so that each module alone is unchanged.
+  virtual void takeNext(Module& next, bool taken) {
+    (void)next;
+    (void)taken;
+  }
+
   /// Sets every gradient to zero.
   virtual void zeroGradParameters();
   /// parameter -= learningRate * gradient, for every parameter.

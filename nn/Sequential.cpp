@@ -3,34 +3,25 @@
 
 #include <optional>
 
-#include "nn/BatchNormalization.h"
 #include "nn/Options.h"
-#include "nn/ReLU.h"
 
 namespace nn {
 
 namespace {
 
-// A batch normalisation and the in-place ReLU after it, set to run as one for the passes in
-// this guard's scope (Note [Batch normalisation, then ReLU], nn/math/BatchNorm.h): the first
-// writes the ReLU's output and takes the ReLU's gradOutput back through it, the ReLU passes
-// both through without touching memory.
-class ReLUTaken {
+// Module i taking module i + 1's passes into its own for the passes in this guard's scope
+// (Module::takeNext): the first applies the second's formula where it writes its output and
+// takes the second's gradOutput back through it, the second passes both through.
+class NextTaken {
  public:
-  ReLUTaken(BatchNormalization* bn, Module& relu) : bn_(bn), relu_(static_cast<ReLU&>(relu)) {
-    bn_->setReLUAfter(true);
-    relu_.setAppliedBefore(true);
-  }
-  ~ReLUTaken() {
-    bn_->setReLUAfter(false);
-    relu_.setAppliedBefore(false);
-  }
-  ReLUTaken(const ReLUTaken&) = delete;
-  ReLUTaken& operator=(const ReLUTaken&) = delete;
+  NextTaken(Module& module, Module& next) : module_(module), next_(next) { module_.takeNext(next_, true); }
+  ~NextTaken() { module_.takeNext(next_, false); }
+  NextTaken(const NextTaken&) = delete;
+  NextTaken& operator=(const NextTaken&) = delete;
 
  private:
-  BatchNormalization* bn_;
-  ReLU& relu_;
+  Module& module_;
+  Module& next_;
 };
 
 }  // namespace
@@ -58,19 +49,16 @@ void Sequential::remove(size_t index) {
   modules_.erase(modules_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
-BatchNormalization* Sequential::reluAfter(size_t i) const {
-  if (i + 1 >= modules_.size()) return nullptr;
-  const auto* relu = dynamic_cast<const ReLU*>(modules_[i + 1].get());
-  if (relu == nullptr || !relu->inplace()) return nullptr;
-  return dynamic_cast<BatchNormalization*>(modules_[i].get());
+bool Sequential::takesNext(size_t i) const {
+  return i + 1 < modules_.size() && modules_[i]->canTakeNext(*modules_[i + 1]);
 }
 
 const Activity& Sequential::updateOutputActivity(const Activity& input) {
   checkNotEmpty();
   const Activity* current = &input;
   for (size_t i = 0; i < modules_.size(); ++i) {
-    if (BatchNormalization* bn = reluAfter(i)) {
-      ReLUTaken pair(bn, *modules_[i + 1]);
+    if (takesNext(i)) {
+      NextTaken pair(*modules_[i], *modules_[i + 1]);
       current = &childUpdateOutput(i, *current);
       current = &childUpdateOutput(++i, *current);
       continue;
@@ -116,8 +104,8 @@ const Activity& Sequential::updateGradInputActivity(const Activity& input, const
   const Activity* current = &gradOutput;
   const auto below = [&](size_t i) -> const Activity& { return i == 0 ? input : modules_[i - 1]->outputActivity(); };
   for (size_t i = modules_.size(); i-- > lowest;) {
-    if (BatchNormalization* bn = i > lowest ? reluAfter(i - 1) : nullptr) {
-      ReLUTaken pair(bn, *modules_[i]);
+    if (i > lowest && takesNext(i - 1)) {
+      NextTaken pair(*modules_[i - 1], *modules_[i]);
       current = &childUpdateGradInput(i, below(i), *current);
       --i;
       current = &childUpdateGradInput(i, below(i), *current);
@@ -134,10 +122,10 @@ void Sequential::accGradParametersActivity(const Activity& input, const Activity
   const Activity* current = &gradOutput;
   for (size_t i = modules_.size(); i-- > lowest;) {
     const Activity& below = i == 0 ? input : modules_[i - 1]->outputActivity();
-    // Where a ReLU follows, its gradOutput is the ReLU's gradInput, which passed the ReLU's
-    // gradOutput through.
-    std::optional<ReLUTaken> pair;
-    if (BatchNormalization* bn = reluAfter(i)) pair.emplace(bn, *modules_[i + 1]);
+    // Where module i takes the next one's passes, its gradOutput is the next one's gradInput,
+    // which passed that one's gradOutput through.
+    std::optional<NextTaken> pair;
+    if (takesNext(i)) pair.emplace(*modules_[i], *modules_[i + 1]);
     childAccGradParameters(i, below, *current, scale);
     current = &modules_[i]->gradInputActivity();
   }

@@ -10,8 +10,6 @@
 
 namespace nn {
 
-class BatchNormalization;
-
 class Sequential : public ActivityModule<Container> {
  public:
   Sequential() = default;
@@ -40,9 +38,9 @@ class Sequential : public ActivityModule<Container> {
   std::string toString() const override;
 
  private:
-  /// The batch normalisation at i where module i + 1 is ReLU(true), which the two then run as
-  /// one (Note [Batch normalisation, then ReLU], nn/math/BatchNorm.h); null elsewhere.
-  BatchNormalization* reluAfter(size_t i) const;
+  /// Whether module i takes module i + 1's passes into its own (Module::canTakeNext), so that
+  /// the two run as one.
+  bool takesNext(size_t i) const;
 
   /// The lowest module that backward runs: the topmost that computes no gradInput (0 where
   /// all do); an nn::Error where a module under it needs a gradOutput.

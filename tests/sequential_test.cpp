@@ -4,7 +4,11 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
 
+#include "nn/BatchNormalization.h"
 #include "nn/ConcatTable.h"
 #include "nn/Dropout.h"
 #include "nn/Identity.h"
@@ -239,4 +243,61 @@ NN_DEVICE_TEST_CASE("numerics checks name the module and pass of the first NaN o
   REQUIRE_THROWS_WITH(net->backward(x, kind.on(Tensor::fromVector({1, 2}, {1, INFINITY}))),
                       Catch::StartsWith("(3) nn.Linear(4 -> 2): backward produced") && Catch::Contains("Inf"));
   nn::setCheckNumerics(false);
+}
+
+namespace {
+
+// A module that offers to take the passes of an Identity after it (Module::canTakeNext), and
+// records when it is asked to and what each pass saw.
+class Taker : public nn::Module {
+ public:
+  bool canTakeNext(const nn::Module& next) const override { return dynamic_cast<const nn::Identity*>(&next) != nullptr; }
+  void takeNext(nn::Module&, bool taken) override {
+    events.push_back(taken ? "take" : "release");
+    taking_ = taken;
+  }
+  const Tensor& updateOutput(const Tensor& input) override {
+    events.push_back(taking_ ? "forward, taking" : "forward");
+    output = input;
+    return output;
+  }
+  const Tensor& updateGradInput(const Tensor&, const Tensor& gradOutput) override {
+    events.push_back(taking_ ? "gradInput, taking" : "gradInput");
+    gradInput = gradOutput;
+    return gradInput;
+  }
+  void accGradParameters(const Tensor&, const Tensor&, float) override {
+    events.push_back(taking_ ? "gradParameters, taking" : "gradParameters");
+  }
+  std::string typeName() const override { return "test.Taker"; }
+
+  std::vector<std::string> events;
+
+ private:
+  bool taking_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("Sequential lets a module take the next one's passes where it offers to, around each pass only",
+          "[Sequential]") {
+  const Tensor x = Tensor::fromVector({2}, {1.f, -2.f});
+  auto taker = std::make_shared<Taker>();
+  nn::Sequential pair{taker, std::make_shared<nn::Identity>()};
+  pair.forward(x);
+  pair.backward(x, x);
+  REQUIRE(taker->events == std::vector<std::string>{"take", "forward, taking", "release", "take", "gradInput, taking",
+                                                    "release", "take", "gradParameters, taking", "release"});
+  // Followed by a module it does not take, or by none: its passes alone.
+  auto alone = std::make_shared<Taker>();
+  nn::Sequential others{alone, std::make_shared<nn::Tanh>()};
+  others.forward(x);
+  nn::Sequential last{std::make_shared<nn::Identity>(), alone};
+  last.forward(x);
+  REQUIRE(alone->events == std::vector<std::string>{"forward", "forward"});
+  // The library's own pair: a batch normalisation takes an in-place ReLU, not one out of place.
+  nn::BatchNormalization bn(3);
+  REQUIRE(bn.canTakeNext(nn::ReLU(true)));
+  REQUIRE_FALSE(bn.canTakeNext(nn::ReLU(false)));
+  REQUIRE_FALSE(nn::ReLU(true).canTakeNext(nn::ReLU(true)));
 }
