@@ -90,72 +90,48 @@
 #include "cunn/DataParallelTable.h"
 
 #include <set>
+#include <utility>
 
 #include "nn/Error.h"
-#include "nn/Options.h"
 
 namespace nn {
 
 NN_REGISTER_MODULE(DataParallelTable);
 
-namespace {
-
-std::vector<Device> parseDevices(const std::string& text) {
-  std::vector<Device> devices;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    devices.push_back(Device::parse(text.substr(start, end - start)));
-    start = end + 1;
-  }
-  return devices;
+Config::Value FieldCodec<BufferPolicy>::write(BufferPolicy policy) {
+  return int64_t{policy == BufferPolicy::Average ? 1 : 0};
 }
 
-}  // namespace
+BufferPolicy FieldCodec<BufferPolicy>::read(const Config& config, const std::string& key, const std::string& who) {
+  int64_t value = 0;
+  config.read(key, value, who);
+  NN_CHECK(value == 0 || value == 1, who << ": expected " << key
+                                         << " 0 (broadcast the first replica's buffers) or 1 (average them), got "
+                                         << value);
+  return value == 1 ? BufferPolicy::Average : BufferPolicy::BroadcastFirst;
+}
 
-DataParallelTable::DataParallelTable(int dim, bool flattenParams, bool useNCCL)
-    : dim_(dim), flattenParams_(flattenParams), useNCCL_(useNCCL) {
-  NN_CHECK(dim >= 0, "nn.DataParallelTable: expected a dimension >= 0, got " << dim);
+DataParallelTable::DataParallelTable(const Options& options) : WithOptions(options) {
+  NN_CHECK(options.dim >= 0, "nn.DataParallelTable: expected a dimension >= 0, got " << options.dim);
+  NN_CHECK(options.devices.empty(), "nn.DataParallelTable: expected options without devices, got "
+                                        << options.devices.size()
+                                        << ": add(module, devices) gives them with the module");
 }
 
 DataParallelTable::~DataParallelTable() = default;
 
 ModulePtr DataParallelTable::create(const Config& c, std::vector<ModulePtr> children) {
-  const char* who = "nn.DataParallelTable";
-  int dim = 0;
-  bool flattenParams = true, useNCCL = true;
-  int64_t bufferPolicy = 0;
-  std::string devices;
-  c.read("dim", dim, who);
-  c.read("flattenParams", flattenParams, who);
-  c.read("useNCCL", useNCCL, who);
-  c.read("bufferPolicy", bufferPolicy, who);
-  c.read("devices", devices, who);
-  NN_CHECK(bufferPolicy == 0 || bufferPolicy == 1,
-           who << ": expected bufferPolicy 0 (broadcast the first replica's buffers) or 1 (average them), got "
-               << bufferPolicy);
-  auto table = std::make_shared<DataParallelTable>(dim, flattenParams, useNCCL);
-  table->setBufferPolicy(bufferPolicy == 1 ? BufferPolicy::Average : BufferPolicy::BroadcastFirst);
+  Options options = fromConfig<Options>(c, "nn.DataParallelTable");
+  const std::vector<Device> devices = std::exchange(options.devices, {});
+  auto table = std::make_shared<DataParallelTable>(options);
   NN_CHECK(children.size() <= 1, "nn.DataParallelTable: expected at most one module, got " << children.size());
-  if (!children.empty()) table->add(children[0], parseDevices(devices));
+  if (!children.empty()) table->add(children[0], devices);
   return table;
-}
-
-Config DataParallelTable::config() const {
-  std::string devices;
-  for (const Device& d : devices_) devices += (devices.empty() ? "" : ",") + d.str();
-  return Config()
-      .set("dim", dim_)
-      .set("flattenParams", flattenParams_)
-      .set("useNCCL", useNCCL_)
-      .set("bufferPolicy", bufferPolicy_ == BufferPolicy::Average ? 1 : 0)
-      .set("devices", devices);
 }
 
 DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<Device>& devices) {
   NN_CHECK(replicas_.empty(), "nn.DataParallelTable.add: the table already holds a module on "
-                                  << devices_.size() << " device(s); add is called once");
+                                  << options_.devices.size() << " device(s); add is called once");
   NN_CHECK(module != nullptr, "nn.DataParallelTable.add: expected a module, got nullptr");
   NN_CHECK(!devices.empty(), "nn.DataParallelTable.add: expected at least one device, got an empty list");
   std::set<Device> seen;
@@ -179,15 +155,16 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   }
   if (!gradInputNeeded())
     for (const ModulePtr& r : replicas_) r->setGradInputNeeded(false);
-  if (flattenParams_) plan_.collectives.flatten(replicas_);
-  devices_ = devices;
+  if (options_.flattenParams) plan_.collectives.flatten(replicas_);
+  options_.devices = devices;
   stale_.assign(devices.size(), false);
   plan_.inputs.resize(devices.size());
   plan_.gradOutputs.resize(devices.size());
   threads_ = std::make_unique<DeviceThreads>(devices);
   DeviceThreads* threads = threads_.get();
-  communicator_ = makeCommunicator(
-      devices, useNCCL_, [threads](size_t count, FunctionRef<void(size_t)> task) { threads->run(count, task); });
+  communicator_ = makeCommunicator(devices, options_.useNCCL, [threads](size_t count, FunctionRef<void(size_t)> task) {
+    threads->run(count, task);
+  });
   return *this;
 }
 
@@ -212,7 +189,7 @@ DataParallelTable::OneCall::~OneCall() {
 DataParallelTable& DataParallelTable::threads(const std::function<void(const Device&)>& init) {
   OneCall call(*this, "threads");
   checkReady();
-  runReplicas(devices_.size(), [&](size_t i) { init(devices_[i]); });
+  runReplicas(devices().size(), [&](size_t i) { init(devices()[i]); });
   return *this;
 }
 
@@ -253,7 +230,7 @@ void DataParallelTable::syncParameters() {
   checkReady();
   // Buffers unchanged since they were last averaged are equal on every replica already, and
   // the first replica's may have been loaded since: copying the first's is then exact.
-  const bool average = bufferPolicy_ == BufferPolicy::Average && buffersChanged_;
+  const bool average = bufferPolicy() == BufferPolicy::Average && buffersChanged_;
   broadcastParameters(replicas_, *communicator_, plan_.collectives,
                       average ? BufferPolicy::Average : BufferPolicy::BroadcastFirst);
   for (size_t i = 1; i < replicas_.size(); ++i) {
@@ -283,7 +260,7 @@ void DataParallelTable::gather(const Activity& (Module::*part)() const, Activity
   plan_.parts.clear();
   for (size_t i = 0; i < plan_.active(); ++i) plan_.parts.push_back(&(replicas_[i].get()->*part)());
   try {
-    plan_.gatherActivities(plan_.parts, dim_, devices_, into);
+    plan_.gatherActivities(plan_.parts, dim(), devices(), into);
   } catch (const Error& e) {
     throw Error(std::string("nn.DataParallelTable: ") + e.what());
   }
@@ -296,7 +273,7 @@ const Activity& DataParallelTable::updateOutputActivity(const Activity& input) {
   checkActivityDepth(input, "nn.DataParallelTable: the input");
   int64_t rows = 0;
   try {
-    rows = rowsOf(input, dim_);
+    rows = rowsOf(input, dim());
   } catch (const Error& e) {
     throw Error(std::string("nn.DataParallelTable: ") + e.what());
   }
@@ -310,7 +287,7 @@ const Activity& DataParallelTable::updateOutputActivity(const Activity& input) {
   plan_.gradOutput.forget();
   splitBatch(rows, replicas_.size(), plan_.slices);
   runReplicas(plan_.active(), [&](size_t i) {
-    replicas_[i]->forward(scatterActivity(plan_.source, dim_, plan_.slices[i], devices_[i], plan_.inputs[i]));
+    replicas_[i]->forward(scatterActivity(plan_.source, dim(), plan_.slices[i], devices()[i], plan_.inputs[i]));
   });
   plan_.input.remember(input);
   if (train_) buffersChanged_ = true;
@@ -359,20 +336,20 @@ void DataParallelTable::scatterInputIfNew(const Activity& input) {
   checkActivityDepth(input, "nn.DataParallelTable: backward's input");
   int64_t rows = 0;
   try {
-    rows = rowsOf(input, dim_);
+    rows = rowsOf(input, dim());
   } catch (const Error& e) {
     throw Error(std::string("nn.DataParallelTable: ") + e.what());
   }
   const Slice& last = plan_.slices.back();
   NN_CHECK(rows == last.start + last.length,
-           header() << ": backward was given an input of " << rows << " rows along dimension " << dim_
+           header() << ": backward was given an input of " << rows << " rows along dimension " << dim()
                     << ", the last forward's had " << last.start + last.length
                     << " (a table in two places of a tree needs as many rows in each)");
   // Remembered only once every slice is copied: a failure leaves the next call to scatter.
   plan_.input.forget();
   contiguousActivity(input, plan_.source);
   runReplicas(plan_.active(),
-              [&](size_t i) { scatterActivity(plan_.source, dim_, plan_.slices[i], devices_[i], plan_.inputs[i]); });
+              [&](size_t i) { scatterActivity(plan_.source, dim(), plan_.slices[i], devices()[i], plan_.inputs[i]); });
   plan_.input.remember(input);
 }
 
@@ -386,7 +363,7 @@ void DataParallelTable::withGradOutputSlices(const Activity& gradOutput, bool ev
   }
   runReplicas(everyReplica ? replicas_.size() : plan_.active(), [&](size_t i) {
     if (scatter && i < plan_.active())
-      scatterActivity(plan_.source, dim_, plan_.slices[i], devices_[i], plan_.gradOutputs[i]);
+      scatterActivity(plan_.source, dim(), plan_.slices[i], devices()[i], plan_.gradOutputs[i]);
     then(i);
   });
   if (scatter) plan_.gradOutput.remember(gradOutput);
@@ -452,7 +429,7 @@ std::pair<Tensor, Tensor> DataParallelTable::getParameters() {
 
 std::vector<NamedTensor> DataParallelTable::stateDict() {
   if (replicas_.empty()) return {};
-  if (bufferPolicy_ == BufferPolicy::Average && buffersChanged_) {
+  if (bufferPolicy() == BufferPolicy::Average && buffersChanged_) {
     averageBuffers(replicas_, *communicator_, plan_.collectives);
     buffersChanged_ = false;
   }
@@ -495,14 +472,14 @@ void DataParallelTable::apply(const std::function<void(Module&)>& fn) {
 }
 
 void DataParallelTable::checkMovable(const Device& device) const {
-  NN_CHECK(replicas_.empty() || device == devices_[0], header() << ": cannot move to " << device.str()
-                                                                << "; its replicas stay on the devices given to add(), "
-                                                                << "the first on " << devices_[0].str());
+  NN_CHECK(replicas_.empty() || device == devices()[0],
+           header() << ": cannot move to " << device.str() << "; its replicas stay on the devices given to add(), "
+                    << "the first on " << devices()[0].str());
 }
 
 std::string DataParallelTable::header() const {
-  std::string text = "nn.DataParallelTable(dim " + std::to_string(dim_);
-  for (const Device& d : devices_) text += ", " + d.str();
+  std::string text = "nn.DataParallelTable(dim " + std::to_string(dim());
+  for (const Device& d : devices()) text += ", " + d.str();
   return text + ")";
 }
 

@@ -12,22 +12,59 @@
 #include "cunn/DeviceThreads.h"
 #include "nn/ActivityModule.h"
 #include "nn/Container.h"
+#include "nn/Options.h"
 #include "nn/backend/Communicator.h"
 
 namespace nn {
 
-class DataParallelTable : public ActivityModule<Container> {
+/// A buffer policy as files have always held it: 0 (BroadcastFirst) or 1 (Average).
+template <>
+struct FieldCodec<BufferPolicy> {
+  static Config::Value write(BufferPolicy policy);
+  /// An nn::Error naming `who` and the value for any integer but 0 and 1.
+  static BufferPolicy read(const Config& config, const std::string& key, const std::string& who);
+};
+
+/// The table's arguments, from which its config (what nn::save writes and nn::load and
+/// clone() rebuild from) and its toString() derive.
+struct DataParallelTableOptions {
+  /// The input dimension split across devices (0-based).
+  int dim = 0;
+  /// Keep each replica's parameters and gradients in one buffer each, so that a reduction or a
+  /// broadcast is one call per buffer.
+  bool flattenParams = true;
+  /// NCCL where it can run (CUDA devices), else copies, said once on stderr.
+  bool useNCCL = true;
+  /// What syncParameters does with the replicas' buffers (BatchNorm running statistics); the
+  /// first replica's are broadcast by default.
+  BufferPolicy bufferPolicy = BufferPolicy::BroadcastFirst;
+  /// The devices given to add(), replica i on devices[i]; empty until then, as add() gives
+  /// them with the module.
+  std::vector<Device> devices = {};
+
+  template <typename F>
+  void visit(F&& field) {
+    field("dim", dim);
+    field("flattenParams", flattenParams);
+    field("useNCCL", useNCCL);
+    field("bufferPolicy", bufferPolicy);
+    field("devices", devices);
+  }
+};
+
+class DataParallelTable : public WithOptions<DataParallelTableOptions, ActivityModule<Container>> {
  public:
   /// What happens to buffers (BatchNorm running statistics) of the replicas; the first
   /// replica's are broadcast by default.
   using BufferPolicy = ::nn::BufferPolicy;
 
-  /// dim: the input dimension split across devices (0-based). flattenParams: keep each
-  /// replica's parameters and gradients in one buffer each, so that a reduction or a
-  /// broadcast is one call per buffer. useNCCL: NCCL where it can run (CUDA devices), else
-  /// copies, said once on stderr.
-  explicit DataParallelTable(int dim, bool flattenParams = true, bool useNCCL = true);
+  /// Torch7's arguments (see DataParallelTableOptions).
+  explicit DataParallelTable(int dim, bool flattenParams = true, bool useNCCL = true)
+      : DataParallelTable(Options{dim, flattenParams, useNCCL}) {}
+  /// options.devices must be empty: add() gives the devices with the module.
+  explicit DataParallelTable(const Options& options);
   ~DataParallelTable() override;
+  /// The table of a saved config, its module (the first replica) added on the saved devices.
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Replicates `module` onto each device: the first replica is `module` itself, moved to
@@ -44,15 +81,15 @@ class DataParallelTable : public ActivityModule<Container> {
   /// How many replicas (devices) the table has; 0 before add().
   size_t replicaCount() const { return replicas_.size(); }
   /// The devices given to add(), replica i on devices()[i].
-  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<Device>& devices() const { return options_.devices; }
   /// The input dimension split across devices.
-  int dim() const { return dim_; }
+  int dim() const { return options_.dim; }
   /// True when replica i will be refreshed from the first before the next forward.
   bool isStale(size_t index) const;
   /// Sets what syncParameters does with the replicas' buffers.
-  void setBufferPolicy(BufferPolicy policy) { bufferPolicy_ = policy; }
+  void setBufferPolicy(BufferPolicy policy) { options_.bufferPolicy = policy; }
   /// What syncParameters does with the replicas' buffers.
-  BufferPolicy bufferPolicy() const { return bufferPolicy_; }
+  BufferPolicy bufferPolicy() const { return options_.bufferPolicy; }
   /// The communicator in use ("host copies", "nccl", "peer copies").
   std::string communicatorName() const;
 
@@ -94,7 +131,6 @@ class DataParallelTable : public ActivityModule<Container> {
   std::string typeName() const override { return "nn.DataParallelTable"; }
   /// "nn.DataParallelTable(dim 0, cpu:0, cpu:1)", then the first replica as a child block.
   std::string toString() const override;
-  Config config() const override;
 
  private:
   /// Marks a call of `what` on this table as running, for its lifetime; an nn::Error if one
@@ -172,11 +208,6 @@ class DataParallelTable : public ActivityModule<Container> {
   std::atomic<std::thread::id> caller_{};
   int callDepth_ = 0;
 
-  int dim_;
-  bool flattenParams_;
-  bool useNCCL_;
-  BufferPolicy bufferPolicy_ = BufferPolicy::BroadcastFirst;
-  std::vector<Device> devices_;
   std::vector<ModulePtr> replicas_;  // modules_ (the table's children) holds the first alone
   std::vector<bool> stale_;
   bool buffersChanged_ = false;

@@ -16,9 +16,10 @@
 // options(), config() (what nn::save writes and clone() and nn::load rebuild from), its
 // registration's create() (NN_REGISTER_MODULE) and a default toString() that lists the fields;
 // a module whose Torch7 print differs writes its own toString() from options(). Fields may be
-// bool, int, int64_t, float, double, std::string, std::vector<int64_t>, or a nested struct
-// with a visit() of its own. A field added after files were written is visited as
-// field("name", value, DefaultIfAbsent{}): such files load with its default.
+// bool, int, int64_t, float, double, std::string, std::vector<int64_t>, a type with a
+// FieldCodec (std::vector<Device> below; an enum), or a nested struct with a visit() of its
+// own. A field added after files were written is visited as field("name", value,
+// DefaultIfAbsent{}): such files load with its default.
 #pragma once
 
 #include <string>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "nn/Config.h"
+#include "nn/Device.h"
 #include "nn/Error.h"
 #include "nn/Module.h"
 
@@ -34,12 +36,33 @@ namespace nn {
 /// Marks a field that files written before it existed lack (see the top of this file).
 struct DefaultIfAbsent {};
 
+/// How a field of a type that Config holds no value of is written and read: a specialization,
+/// next to the type, with
+///   static Config::Value write(const T& value);
+///   static T read(const Config& config, const std::string& key, const std::string& who);
+/// where read names `who` in an nn::Error for an entry that is no T.
+template <typename T>
+struct FieldCodec {};
+
+/// A list of devices as one text, "cpu:0,cpu:1" ("" for none).
+template <>
+struct FieldCodec<std::vector<Device>> {
+  static Config::Value write(const std::vector<Device>& devices);
+  static std::vector<Device> read(const Config& config, const std::string& key, const std::string& who);
+};
+
 namespace options_detail {
 
-// A field that is an options struct of its own: any class but the value types of Config.
+template <typename T, typename = void>
+constexpr bool kCoded = false;
+template <typename T>
+constexpr bool kCoded<T, std::void_t<decltype(&FieldCodec<T>::write)>> = true;
+
+// A field that is an options struct of its own: any class but the value types of Config and
+// the types with a FieldCodec.
 template <typename T>
 constexpr bool kNested =
-    std::is_class_v<T> && !std::is_same_v<T, std::string> && !std::is_same_v<T, std::vector<int64_t>>;
+    std::is_class_v<T> && !std::is_same_v<T, std::string> && !std::is_same_v<T, std::vector<int64_t>> && !kCoded<T>;
 
 // Calls f(name, field, mayBeAbsent) for each leaf field of `options`, descending into nested
 // option structs.
@@ -62,7 +85,9 @@ Config toConfig(Options options) {
   Config config;
   auto write = [&](const char* name, const auto& field, bool) {
     using Field = std::decay_t<decltype(field)>;
-    if constexpr (std::is_same_v<Field, bool>)
+    if constexpr (options_detail::kCoded<Field>)
+      config.set(name, FieldCodec<Field>::write(field));
+    else if constexpr (std::is_same_v<Field, bool>)
       config.set(name, Config::Value(field));
     else if constexpr (std::is_integral_v<Field>)
       config.set(name, Config::Value(static_cast<int64_t>(field)));
@@ -82,8 +107,13 @@ Options fromConfig(const Config& config, const std::string& who) {
   Options options;
   std::vector<std::string> names;
   auto read = [&](const char* name, auto& field, bool mayBeAbsent) {
+    using Field = std::decay_t<decltype(field)>;
     names.emplace_back(name);
-    if (!mayBeAbsent || config.has(name)) config.read(name, field, who);
+    if (mayBeAbsent && !config.has(name)) return;
+    if constexpr (options_detail::kCoded<Field>)
+      field = FieldCodec<Field>::read(config, name, who);
+    else
+      config.read(name, field, who);
   };
   options_detail::forEachField(options, read);
   for (const auto& entry : config.values()) {

@@ -1173,3 +1173,39 @@ TEST_CASE("a saved table whose bufferPolicy is neither 0 nor 1 is refused when l
                                           Catch::Contains("got " + value));
   }
 }
+
+TEST_CASE("a table's options are its arguments: its config and toString come from them, typed", "[DataParallelTable]") {
+  DataParallelTable::Options options;
+  options.dim = 1;
+  options.flattenParams = false;
+  options.useNCCL = false;
+  options.bufferPolicy = nn::BufferPolicy::Average;
+  DataParallelTable table(options);
+  CHECK(table.toString() == "nn.DataParallelTable(dim 1)");
+  // Saved as files have always held them: the policy as 0 or 1, the devices as one text.
+  CHECK(table.config().values() == nn::Config()
+                                       .set("dim", 1)
+                                       .set("flattenParams", false)
+                                       .set("useNCCL", false)
+                                       .set("bufferPolicy", 1)
+                                       .set("devices", "")
+                                       .values());
+  table.add(makeNet(4), {Device::cpu(1), Device::cpu(0)});
+  CHECK(table.options().devices == std::vector<Device>{Device::cpu(1), Device::cpu(0)});
+  CHECK(table.toString().rfind("nn.DataParallelTable(dim 1, cpu:1, cpu:0) {\n", 0) == 0);
+  auto copy = std::dynamic_pointer_cast<DataParallelTable>(table.clone());
+  REQUIRE(copy);
+  CHECK(copy->config().values() == table.config().values());
+  CHECK(copy->bufferPolicy() == nn::BufferPolicy::Average);
+  CHECK_FALSE(copy->options().flattenParams);
+  // Torch7's arguments are the first three fields.
+  const DataParallelTable::Options torch = DataParallelTable(2, false, true).options();
+  CHECK(torch.dim == 2);
+  CHECK_FALSE(torch.flattenParams);
+  CHECK(torch.useNCCL);
+  CHECK(torch.bufferPolicy == nn::BufferPolicy::BroadcastFirst);
+  CHECK(torch.devices.empty());
+  // The devices come with the module, in add().
+  CHECK_THROWS_WITH(DataParallelTable(table.options()),
+                    Catch::Contains("nn.DataParallelTable: expected options without devices, got 2"));
+}

@@ -140,3 +140,56 @@ TEST_CASE("the default toString() lists the options; Torch7's prints stay where 
   CHECK(nn::ReLU(true).toString() == "nn.ReLU(true)");
   CHECK(nn::BatchNormalization(20, 1e-3f).toString() == "nn.BatchNormalization(20, eps=0.001)");
 }
+
+namespace {
+
+// A field type Config holds no value of, written through a FieldCodec of the test's own.
+enum class Shade { Light, Dark };
+
+}  // namespace
+
+template <>
+struct nn::FieldCodec<Shade> {
+  static Config::Value write(Shade shade) { return std::string(shade == Shade::Dark ? "dark" : "light"); }
+  static Shade read(const Config& config, const std::string& key, const std::string& who) {
+    std::string text;
+    config.read(key, text, who);
+    NN_CHECK(text == "light" || text == "dark", who << ": expected " << key << " light or dark, got '" << text << "'");
+    return text == "dark" ? Shade::Dark : Shade::Light;
+  }
+};
+
+namespace {
+
+struct CodedOptions {
+  Shade shade = Shade::Light;
+  std::vector<nn::Device> devices;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("shade", shade);
+    field("devices", devices);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a field of a type with a FieldCodec (an enum, a list of devices) is written and read by it", "[Options]") {
+  CodedOptions o;
+  o.shade = Shade::Dark;
+  o.devices = {nn::Device::cpu(1), nn::Device::cpu(0)};
+  const Config c = nn::toConfig(o);
+  CHECK(c.values() == Config().set("shade", "dark").set("devices", "cpu:1,cpu:0").values());
+  CHECK(nn::describe(o) == "shade='dark', devices='cpu:1,cpu:0'");
+  const CodedOptions back = nn::fromConfig<CodedOptions>(c, "test.Coded");
+  CHECK(back.shade == Shade::Dark);
+  CHECK(back.devices == o.devices);
+  // No devices are "".
+  CHECK(nn::fromConfig<CodedOptions>(nn::toConfig(CodedOptions{}), "test.Coded").devices.empty());
+  CHECK_THROWS_WITH(nn::fromConfig<CodedOptions>(Config(c).set("shade", "grey"), "test.Coded"),
+                    Catch::Contains("test.Coded: expected shade light or dark, got 'grey'"));
+  CHECK_THROWS_WITH(nn::fromConfig<CodedOptions>(Config(c).set("devices", 3), "test.Coded"),
+                    Catch::Contains("test.Coded: config entry 'devices': expected text, got an integer 3"));
+  CHECK_THROWS_WITH(nn::fromConfig<CodedOptions>(Config(c).set("devices", "cpu:0,gpu"), "test.Coded"),
+                    Catch::Contains("expected a device like cpu:0 or cuda:1, got 'gpu'"));
+}

@@ -720,6 +720,9 @@ TEST_CASE("a file written before module arguments were typed loads with every se
   REQUIRE(table);
   CHECK(table->bufferPolicy() == nn::DataParallelTable::BufferPolicy::Average);
   CHECK(table->devices() == std::vector<nn::Device>{nn::Device::cpu(0), nn::Device::cpu(1)});
+  // Its flags were written as 0 and 1.
+  CHECK(table->options().flattenParams);
+  CHECK_FALSE(table->options().useNCCL);
   CHECK_FALSE(table->isTraining());
   const std::vector<nn::ModulePtr> modules = table->get(0)->listModules();
   // The settings toString() leaves out: ceil mode, the divisor without padding, batch mode.
