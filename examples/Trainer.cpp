@@ -16,6 +16,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -381,194 +382,300 @@ double accuracy(nn::Module& model, const Data& data, const nn::Device& device) {
   return correct / static_cast<double>(data.test->size());
 }
 
-int run(const Options& o, const ExampleSettings& s) {
-  // From the start: Ctrl-C or SIGTERM while the data loads stops after the first step, with a
-  // checkpoint.
-  std::signal(SIGINT, onStopSignal);
-  std::signal(SIGTERM, onStopSignal);
+// What the phases of a run share: set up once (start, buildModel, makeBatches, resume), then
+// used by every epoch.
+struct Run {
+  Run(const Options& options, const ExampleSettings& settings) : o(options), s(settings) {}
+
+  const Options& o;
+  const ExampleSettings& s;
   // Under mpirun, each process trains its shard of every batch (DistributedDataParallelTable)
-  // and rank 0 alone prints, evaluates and writes files.
-  const std::shared_ptr<nn::ProcessGroup> group = launchedByMpirun() ? nn::ProcessGroup::world() : nullptr;
-  const bool lead = group == nullptr || group->rank() == 0;
-  // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
-  if (lead && !o.save.empty()) nn::checkWritable(o.save);
-  if (lead && !o.metrics.empty()) nn::checkAppendable(o.metrics);
-  if (lead && !o.exportOnnx.empty()) nn::checkWritable(o.exportOnnx);
-  const std::unique_ptr<nn::SummaryWriter> events =
-      lead && !o.logdir.empty() ? std::make_unique<nn::SummaryWriter>(o.logdir) : nullptr;
-  const std::vector<nn::Device> devices = parseDevices(s.name, o.devices);
-  nn::setNumThreads(o.threads);
-  nn::setCheckNumerics(o.checkNumerics);
-  nn::setProfiling(o.profile);
-  nn::manualSeed(o.seed);
-
-  const Data data = loadData(o, s.name);
-
-  // `local`: this process's model, whose checkpoints any number of processes resume.
-  const nn::ModulePtr local = placeOnDevices(s.model(), devices);
-  nn::DistributedDataParallelTable::Options distributed;
-  distributed.bucketMegabytes = o.bucketMegabytes;
-  distributed.configuration = sharedConfiguration(o, data.train->size());
-  const nn::ModulePtr model =
-      group ? std::make_shared<nn::DistributedDataParallelTable>(local, group, distributed) : local;
-  // Flushed, so that a log shows the model before the first epoch's progress on stderr.
-  if (lead) std::cout << model->toString() << std::endl;
+  // and rank 0 alone, the lead, prints, evaluates and writes files.
+  std::shared_ptr<nn::ProcessGroup> group;
+  bool lead = true;
+  std::unique_ptr<nn::SummaryWriter> events;
+  std::vector<nn::Device> devices;
+  Data data;
+  // `local`: this process's model, whose checkpoints any number of processes resume; `model`:
+  // it, or the DistributedDataParallelTable around it.
+  nn::ModulePtr local, model;
   nn::ClassNLLCriterion criterion;
-  const std::unique_ptr<nn::Optimizer> optimizer = makeOptimizer(o, model->getParameters());
-
-  // The next batch is gathered (and mirrored, with --flip) on a thread of its own while the
-  // current one trains.
-  nn::BatchOptions batchOptions{true, false, o.seed};
-  batchOptions.background = true;
-  if (group) {
-    batchOptions.shard = group->rank();
-    batchOptions.shards = group->size();
-  }
-  batchOptions.transform = data.transform;
-  if (o.flip)
-    batchOptions.transform = [seed = o.seed, then = data.transform](nn::Tensor& images, nn::Tensor& labels,
-                                                                      int64_t epoch, int64_t batch) {
-      flipImages(images, seed, epoch + 1, batch);  // the example counts epochs from 1
-      if (then) then(images, labels, epoch, batch);
-    };
-  nn::BatchIterator batches(data.train, o.batchSize, batchOptions);
-  nn::TrainingState state{local.get(), optimizer.get(), &batches, 0};
-  if (!o.resume.empty()) {
-    nn::loadCheckpoint(state, o.resume);
-    if (lead)
-      std::printf("resumed from %s after %lld epoch(s)%s\n", o.resume.c_str(), static_cast<long long>(state.epochsDone),
-                  state.epochSteps > 0 ? " and some steps of the next" : "");
-  }
+  std::unique_ptr<nn::Optimizer> optimizer;
+  std::optional<nn::BatchIterator> batches;
+  nn::TrainingState state;
   nn::Tensor x, y;
   // Summed over the processes: a stop signal after each step, the loss after each epoch.
   nn::Tensor stopShared = nn::Tensor::zeros({1}), lossShared = nn::Tensor::zeros({1});
   const bool interactive = isatty(fileno(stderr));
-  for (int64_t epoch = state.epochsDone + 1; epoch <= o.epochs; ++epoch) {
-    const double start = seconds();
-    // The loss of the steps before a resume in this epoch, from the checkpoint.
-    double lossSum = state.epochLossSum;
-    int64_t steps = state.epochSteps;
-    // Images of this run in this epoch, all processes' (the data order's position counts them).
-    const int64_t seenBefore = batches.position();
-    int64_t seen = 0, stepsHere = 0;
-    state.epochLossSum = 0;
-    state.epochSteps = 0;
-    // --profile: the step's parts outside the modules; the modules time themselves.
-    nn::resetProfile(*model);
-    nn::PassTime dataTime, zeroTime, criterionTime, stepTime, computeTime;
-    auto nextBatch = [&] {
-      nn::ScopedTimer timer(dataTime);
-      if (!batches.next()) return false;
-      x.resize_(batches.input.sizes(), devices[0]).copy_(batches.input);
-      y.resize_(batches.target.sizes(), devices[0]).copy_(batches.target);
-      return true;
+};
+
+// Before the model: the stop signals, the processes, the files to write (checked first), the
+// library's settings and the data.
+void start(Run& r) {
+  // From the start: Ctrl-C or SIGTERM while the data loads stops after the first step, with a
+  // checkpoint.
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  r.group = launchedByMpirun() ? nn::ProcessGroup::world() : nullptr;
+  r.lead = r.group == nullptr || r.group->rank() == 0;
+  // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
+  if (r.lead && !r.o.save.empty()) nn::checkWritable(r.o.save);
+  if (r.lead && !r.o.metrics.empty()) nn::checkAppendable(r.o.metrics);
+  if (r.lead && !r.o.exportOnnx.empty()) nn::checkWritable(r.o.exportOnnx);
+  if (r.lead && !r.o.logdir.empty()) r.events = std::make_unique<nn::SummaryWriter>(r.o.logdir);
+  r.devices = parseDevices(r.s.name, r.o.devices);
+  nn::setNumThreads(r.o.threads);
+  nn::setCheckNumerics(r.o.checkNumerics);
+  nn::setProfiling(r.o.profile);
+  nn::manualSeed(r.o.seed);
+  r.data = loadData(r.o, r.s.name);
+}
+
+// The example's network on the devices (wrapped for the processes under mpirun), printed, and
+// its optimizer.
+void buildModel(Run& r) {
+  r.local = placeOnDevices(r.s.model(), r.devices);
+  nn::DistributedDataParallelTable::Options distributed;
+  distributed.bucketMegabytes = r.o.bucketMegabytes;
+  distributed.configuration = sharedConfiguration(r.o, r.data.train->size());
+  r.model = r.group ? std::make_shared<nn::DistributedDataParallelTable>(r.local, r.group, distributed) : r.local;
+  // Flushed, so that a log shows the model before the first epoch's progress on stderr.
+  if (r.lead) std::cout << r.model->toString() << std::endl;
+  r.optimizer = makeOptimizer(r.o, r.model->getParameters());
+}
+
+// The training batches (this process's shard of each under mpirun): the next is gathered (and
+// mirrored, with --flip) on a thread of its own while the current one trains.
+void makeBatches(Run& r) {
+  nn::BatchOptions batchOptions{true, false, r.o.seed};
+  batchOptions.background = true;
+  if (r.group) {
+    batchOptions.shard = r.group->rank();
+    batchOptions.shards = r.group->size();
+  }
+  batchOptions.transform = r.data.transform;
+  if (r.o.flip)
+    batchOptions.transform = [seed = r.o.seed, then = r.data.transform](nn::Tensor& images, nn::Tensor& labels,
+                                                                        int64_t epoch, int64_t batch) {
+      flipImages(images, seed, epoch + 1, batch);  // the example counts epochs from 1
+      if (then) then(images, labels, epoch, batch);
     };
-    while (nextBatch()) {
-      double stepLoss = 0;
-      {
-        nn::ScopedTimer computeTimer(computeTime);
-        {
-          nn::ScopedTimer timer(zeroTime);
-          model->zeroGradParameters();
-        }
-        const nn::Tensor& out = model->forward(x);
-        {
-          nn::ScopedTimer timer(criterionTime);
-          stepLoss = criterion.forward(out, y);
-          lossSum += stepLoss;
-          criterion.backward(out, y);
-        }
-        model->backward(x, criterion.gradInput);
-        nn::ScopedTimer timer(stepTime);
-        optimizer->step();
-      }
-      seen = batches.position() - seenBefore;
-      ++steps;
-      ++stepsHere;
-      if (events) {
-        // This process's loss (its shard's under mpirun) and the epoch's speed so far.
-        events->addScalar("train/loss", stepLoss, optimizer->stepCount());
-        events->addScalar("train/images_per_second", static_cast<double>(seen) / (seconds() - start),
-                          optimizer->stepCount());
-      }
-      int signal = gStopSignal;
-      if (group) {
-        // Every process stops after the same step, where any was asked to.
-        stopShared.data()[0] = static_cast<float>(signal);
-        group->allReduceSum(stopShared);
-        if (stopShared.data()[0] > 0 && signal == 0) signal = SIGTERM;
-      }
-      if (signal != 0) {
-        // The step is whole; the checkpoint resumes at the next batch of this epoch.
-        state.epochsDone = epoch - 1;
-        state.epochLossSum = lossSum;
-        state.epochSteps = steps;
-        if (lead && !o.save.empty()) saveFinite(state, o.save);
-        if (lead)
-          std::fprintf(stderr, "\n%s: stopped in epoch %lld after %lld images%s%s\n",
-                       signal == SIGTERM ? "SIGTERM" : "interrupted", static_cast<long long>(epoch),
-                       static_cast<long long>(seen),
-                       o.save.empty() ? "; no checkpoint written (no --save)" : "; checkpoint written to ",
-                       o.save.c_str());
-        return 128 + signal;
-      }
-      // A live line on a terminal; four lines an epoch into a log.
-      const bool report =
-          interactive ? stepsHere % 20 == 0 : stepsHere % std::max<int64_t>(1, batches.batchesPerEpoch() / 4) == 0;
-      if (report && lead)
-        std::fprintf(stderr, "%sepoch %lld  %6lld/%lld  loss %.4f  %.0f images/s%s", interactive ? "\r" : "",
-                     static_cast<long long>(epoch), static_cast<long long>(seen), static_cast<long long>(data.train->size()),
-                     lossSum / steps, seen / (seconds() - start), interactive ? "" : "\n");
-    }
-    const double elapsed = seconds() - start;
-    if (o.profile && lead) {
-      if (interactive) std::fprintf(stderr, "\r%72s\r", "");
-      const nn::PassTime step{dataTime.seconds + computeTime.seconds, computeTime.calls};
-      std::printf("%s", nn::profileTable(*model,
-                                         {{"batch and copy to the device", dataTime},
-                                          {"zeroGradParameters", zeroTime},
-                                          {"criterion", criterionTime},
-                                          {"optimizer step", stepTime}},
-                                         step)
-                            .c_str());
-    }
-    if (group) {
-      // The processes' mean loss: each process's is the mean over its shards.
-      lossShared.data()[0] = static_cast<float>(lossSum / group->size());
-      group->allReduceSum(lossShared);
-      lossSum = lossShared.data()[0];
-    }
-    const double trainLoss = steps > 0 ? lossSum / static_cast<double>(steps) : std::nan("");
-    state.epochsDone = epoch;
-    if (!lead) continue;
-    const double testAccuracy = accuracy(*model, data, devices[0]);
-    if (interactive) std::fprintf(stderr, "\r%72s\r", "");
-    std::printf("epoch %lld  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n",
-                static_cast<long long>(epoch), trainLoss, testAccuracy, elapsed, seen / elapsed);
-    std::fflush(stdout);
-    if (events) {
-      events->addScalar("epoch/train_loss", trainLoss, epoch);
-      events->addScalar("epoch/test_accuracy", testAccuracy, epoch);
-      events->addScalar("epoch/learning_rate", nextLearningRate(o, optimizer->stepCount()), epoch);
-    }
-    if (!o.save.empty()) saveFinite(state, o.save);
-    if (!o.metrics.empty()) {
-      // Appended, a line per epoch: the file may be a pipe or a terminal, and a resumed run
-      // adds to what is there (readers take the last line of each epoch).
-      std::ostringstream line;
-      line << "{\"epoch\": " << epoch << ", \"train_loss\": " << jsonNumber(trainLoss)
-           << ", \"test_accuracy\": " << jsonNumber(testAccuracy) << ", \"seconds\": " << jsonNumber(elapsed)
-           << ", \"images_per_second\": " << jsonNumber(seen / elapsed) << ", \"devices\": [";
-      for (size_t i = 0; i < devices.size(); ++i) line << (i ? ", " : "") << "\"" << devices[i].str() << "\"";
-      line << "], \"threads\": " << o.threads << ", \"batch_size\": " << o.batchSize << "}\n";
-      nn::appendToFile(o.metrics, line.str());
-    }
+  r.batches.emplace(r.data.train, r.o.batchSize, batchOptions);
+}
+
+// What a checkpoint holds; with --resume, as the checkpoint left it.
+void resume(Run& r) {
+  r.state = nn::TrainingState{r.local.get(), r.optimizer.get(), &*r.batches, 0};
+  if (r.o.resume.empty()) return;
+  nn::loadCheckpoint(r.state, r.o.resume);
+  if (r.lead)
+    std::printf("resumed from %s after %lld epoch(s)%s\n", r.o.resume.c_str(),
+                static_cast<long long>(r.state.epochsDone),
+                r.state.epochSteps > 0 ? " and some steps of the next" : "");
+}
+
+// --profile: the step's parts outside the modules; the modules time themselves.
+struct StepTimes {
+  nn::PassTime data, zero, criterion, step, compute;
+};
+
+// One epoch of this run, as its steps go.
+struct Epoch {
+  int64_t number = 0;
+  double start = 0, elapsed = 0;
+  // Its loss summed over its steps, and their count: those before a resume in it included.
+  double lossSum = 0;
+  int64_t steps = 0;
+  // Images of this run in this epoch, all processes' (the data order's position counts them,
+  // from seenBefore), and steps of this run.
+  int64_t seenBefore = 0, seen = 0, stepsHere = 0;
+  StepTimes times;
+};
+
+// Starts epoch `number`: its clock, and the loss and steps that a checkpoint had in it.
+Epoch beginEpoch(Run& r, int64_t number) {
+  Epoch e;
+  e.number = number;
+  e.start = seconds();
+  // The loss of the steps before a resume in this epoch, from the checkpoint.
+  e.lossSum = r.state.epochLossSum;
+  e.steps = r.state.epochSteps;
+  e.seenBefore = r.batches->position();
+  r.state.epochLossSum = 0;
+  r.state.epochSteps = 0;
+  nn::resetProfile(*r.model);
+  return e;
+}
+
+// The next batch in x and y, on the first device; false after the epoch's last.
+bool nextBatch(Run& r, Epoch& e) {
+  nn::ScopedTimer timer(e.times.data);
+  if (!r.batches->next()) return false;
+  r.x.resize_(r.batches->input.sizes(), r.devices[0]).copy_(r.batches->input);
+  r.y.resize_(r.batches->target.sizes(), r.devices[0]).copy_(r.batches->target);
+  return true;
+}
+
+// One training step on x and y; returns its loss.
+double trainStep(Run& r, Epoch& e) {
+  nn::ScopedTimer computeTimer(e.times.compute);
+  {
+    nn::ScopedTimer timer(e.times.zero);
+    r.model->zeroGradParameters();
   }
-  if (lead && !o.exportOnnx.empty()) {
-    // The trained network, for serving; two test images are the example it is traced on.
-    nn::exportOnnx(*model, firstSamples(data, 2).to(devices[0]), o.exportOnnx);
-    std::printf("network exported to %s (ONNX)\n", o.exportOnnx.c_str());
+  const nn::Tensor& out = r.model->forward(r.x);
+  double loss = 0;
+  {
+    nn::ScopedTimer timer(e.times.criterion);
+    loss = r.criterion.forward(out, r.y);
+    e.lossSum += loss;
+    r.criterion.backward(out, r.y);
   }
+  r.model->backward(r.x, r.criterion.gradInput);
+  nn::ScopedTimer timer(e.times.step);
+  r.optimizer->step();
+  return loss;
+}
+
+// --logdir: this process's loss (its shard's under mpirun) and the epoch's speed so far.
+void logStep(Run& r, const Epoch& e, double loss) {
+  if (!r.events) return;
+  r.events->addScalar("train/loss", loss, r.optimizer->stepCount());
+  r.events->addScalar("train/images_per_second", static_cast<double>(e.seen) / (seconds() - e.start),
+                      r.optimizer->stepCount());
+}
+
+// The signal that asked to stop, 0 while none has: every process stops after the same step,
+// where any was asked to.
+int stopSignal(Run& r) {
+  int signal = gStopSignal;
+  if (r.group) {
+    r.stopShared.data()[0] = static_cast<float>(signal);
+    r.group->allReduceSum(r.stopShared);
+    if (r.stopShared.data()[0] > 0 && signal == 0) signal = SIGTERM;
+  }
+  return signal;
+}
+
+// Stops after a whole step, with the checkpoint resuming at the next batch of this epoch;
+// returns the exit status, 128 + the signal.
+int stopInEpoch(Run& r, const Epoch& e, int signal) {
+  r.state.epochsDone = e.number - 1;
+  r.state.epochLossSum = e.lossSum;
+  r.state.epochSteps = e.steps;
+  if (r.lead && !r.o.save.empty()) saveFinite(r.state, r.o.save);
+  if (r.lead)
+    std::fprintf(
+        stderr, "\n%s: stopped in epoch %lld after %lld images%s%s\n", signal == SIGTERM ? "SIGTERM" : "interrupted",
+        static_cast<long long>(e.number), static_cast<long long>(e.seen),
+        r.o.save.empty() ? "; no checkpoint written (no --save)" : "; checkpoint written to ", r.o.save.c_str());
+  return 128 + signal;
+}
+
+// A live line on a terminal; four lines an epoch into a log.
+void reportProgress(const Run& r, const Epoch& e) {
+  const bool report =
+      r.interactive ? e.stepsHere % 20 == 0 : e.stepsHere % std::max<int64_t>(1, r.batches->batchesPerEpoch() / 4) == 0;
+  if (report && r.lead)
+    std::fprintf(stderr, "%sepoch %lld  %6lld/%lld  loss %.4f  %.0f images/s%s", r.interactive ? "\r" : "",
+                 static_cast<long long>(e.number), static_cast<long long>(e.seen),
+                 static_cast<long long>(r.data.train->size()), e.lossSum / e.steps, e.seen / (seconds() - e.start),
+                 r.interactive ? "" : "\n");
+}
+
+// Trains epoch e; returns 0, or the exit status after a stop signal.
+int trainEpoch(Run& r, Epoch& e) {
+  while (nextBatch(r, e)) {
+    const double loss = trainStep(r, e);
+    e.seen = r.batches->position() - e.seenBefore;
+    ++e.steps;
+    ++e.stepsHere;
+    logStep(r, e, loss);
+    if (const int signal = stopSignal(r)) return stopInEpoch(r, e, signal);
+    reportProgress(r, e);
+  }
+  e.elapsed = seconds() - e.start;
+  return 0;
+}
+
+// --profile: each module's forward and backward per step, and the step's other parts.
+void printProfile(const Run& r, const Epoch& e) {
+  if (!r.o.profile || !r.lead) return;
+  if (r.interactive) std::fprintf(stderr, "\r%72s\r", "");
+  const StepTimes& t = e.times;
+  const nn::PassTime step{t.data.seconds + t.compute.seconds, t.compute.calls};
+  std::printf("%s", nn::profileTable(*r.model,
+                                     {{"batch and copy to the device", t.data},
+                                      {"zeroGradParameters", t.zero},
+                                      {"criterion", t.criterion},
+                                      {"optimizer step", t.step}},
+                                     step)
+                        .c_str());
+}
+
+// The epoch's mean training loss; under mpirun the processes' mean, each process's being the
+// mean over its shards.
+double meanTrainLoss(Run& r, const Epoch& e) {
+  double lossSum = e.lossSum;
+  if (r.group) {
+    r.lossShared.data()[0] = static_cast<float>(lossSum / r.group->size());
+    r.group->allReduceSum(r.lossShared);
+    lossSum = r.lossShared.data()[0];
+  }
+  return e.steps > 0 ? lossSum / static_cast<double>(e.steps) : std::nan("");
+}
+
+// --metrics: appended, a line per epoch: the file may be a pipe or a terminal, and a resumed run
+// adds to what is there (readers take the last line of each epoch).
+void appendMetrics(const Run& r, const Epoch& e, double trainLoss, double testAccuracy) {
+  std::ostringstream line;
+  line << "{\"epoch\": " << e.number << ", \"train_loss\": " << jsonNumber(trainLoss)
+       << ", \"test_accuracy\": " << jsonNumber(testAccuracy) << ", \"seconds\": " << jsonNumber(e.elapsed)
+       << ", \"images_per_second\": " << jsonNumber(e.seen / e.elapsed) << ", \"devices\": [";
+  for (size_t i = 0; i < r.devices.size(); ++i) line << (i ? ", " : "") << "\"" << r.devices[i].str() << "\"";
+  line << "], \"threads\": " << r.o.threads << ", \"batch_size\": " << r.o.batchSize << "}\n";
+  nn::appendToFile(r.o.metrics, line.str());
+}
+
+// The lead's end of an epoch: the test accuracy, the epoch's line, its TensorBoard scalars, the
+// checkpoint and the metrics.
+void recordEpoch(Run& r, const Epoch& e, double trainLoss) {
+  const double testAccuracy = accuracy(*r.model, r.data, r.devices[0]);
+  if (r.interactive) std::fprintf(stderr, "\r%72s\r", "");
+  std::printf("epoch %lld  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n",
+              static_cast<long long>(e.number), trainLoss, testAccuracy, e.elapsed, e.seen / e.elapsed);
+  std::fflush(stdout);
+  if (r.events) {
+    r.events->addScalar("epoch/train_loss", trainLoss, e.number);
+    r.events->addScalar("epoch/test_accuracy", testAccuracy, e.number);
+    r.events->addScalar("epoch/learning_rate", nextLearningRate(r.o, r.optimizer->stepCount()), e.number);
+  }
+  if (!r.o.save.empty()) saveFinite(r.state, r.o.save);
+  if (!r.o.metrics.empty()) appendMetrics(r, e, trainLoss, testAccuracy);
+}
+
+// --export-onnx: the trained network, for serving; two test images are the example it is traced on.
+void exportNetwork(Run& r) {
+  if (!r.lead || r.o.exportOnnx.empty()) return;
+  nn::exportOnnx(*r.model, firstSamples(r.data, 2).to(r.devices[0]), r.o.exportOnnx);
+  std::printf("network exported to %s (ONNX)\n", r.o.exportOnnx.c_str());
+}
+
+int run(const Options& o, const ExampleSettings& s) {
+  Run r{o, s};
+  start(r);
+  buildModel(r);
+  makeBatches(r);
+  resume(r);
+  for (int64_t epoch = r.state.epochsDone + 1; epoch <= o.epochs; ++epoch) {
+    Epoch e = beginEpoch(r, epoch);
+    if (const int status = trainEpoch(r, e)) return status;
+    printProfile(r, e);
+    const double loss = meanTrainLoss(r, e);
+    r.state.epochsDone = epoch;
+    if (r.lead) recordEpoch(r, e, loss);
+  }
+  exportNetwork(r);
   return 0;
 }
 
