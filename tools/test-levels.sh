@@ -12,6 +12,7 @@ KERNEL_TESTS=(
   //tests:isa_test //tests:linear_direct_test //tests:linear_test //tests:parallel_test
   //tests:convolution_test //tests:convolution_direct_test //tests:convolution_shallow_test
   //tests:convolution_winograd_test //tests:batchnorm_test //tests:activation_test
+  //tests:softsign_logsigmoid_test
 )
 
 has_avx512() {
