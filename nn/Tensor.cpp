@@ -93,8 +93,9 @@ Reach reachOf(const Tensor& t) {
 }
 bool reachesMeet(const Reach& a, const Reach& b) { return a.first <= b.last && b.first <= a.last; }
 
-// True where `dst` and `src`, both non-empty, are views of one storage that share elements and
-// are not the same view.
+// True where `dst` and `src`, both non-empty, are views of one storage whose reaches meet and
+// are not the same view (interleaved views that share no element are staged too: rare, and
+// correct either way).
 bool overlapping(const Tensor& dst, const Tensor& src) {
   if (dst.storage() != src.storage() || !reachesMeet(reachOf(dst), reachOf(src))) return false;
   return dst.storageOffset() != src.storageOffset() || dst.sizes() != src.sizes() || dst.strides() != src.strides();

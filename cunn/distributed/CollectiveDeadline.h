@@ -35,10 +35,11 @@ class CollectiveDeadline {
   CollectiveDeadline(int rank, int size, Hooks hooks);
 
   /// Notes a collective queued at `now`: `name` ("allReduceSum") of `tensor`; `token` is what
-  /// completed() will be asked about. Collectives complete in the order they were queued.
+  /// completed() will be asked about. Collectives complete in the order they were queued; those
+  /// completed by now are forgotten first.
   void queued(const char* name, const Tensor& tensor, int64_t token, Clock::time_point now = Clock::now());
   /// The collectives noted and not yet seen completed.
-  size_t pending() const { return entries_.size() - first_; }
+  size_t pending() const { return entries_.size(); }
   /// Forgets the collectives that have completed, oldest first; calls fail where the
   /// communicator has an error, or where the oldest still pending was queued more than
   /// `timeoutSeconds` before `now`.
@@ -51,15 +52,16 @@ class CollectiveDeadline {
     int64_t token;
     Clock::time_point queuedAt;
   };
+  // Forgets the collectives that have completed, oldest first.
+  void forgetCompleted();
   // "rank 1 of 2: NCCL allReduceSum of [1000]"
   std::string describe(const Entry& e) const;
 
   int rank_, size_;
   Hooks hooks_;
-  // The pending ones are entries_[first_ ..]; the vector is cleared (keeping its capacity) once
-  // they have all completed, so that a steady step allocates nothing.
+  // The pending ones, oldest first; the vector keeps its capacity, so that a steady step
+  // allocates nothing.
   std::vector<Entry> entries_;
-  size_t first_ = 0;
 };
 
 }  // namespace nn
