@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/Module.h"
+#include "nn/core/Module.h"
 
 namespace bench {
 

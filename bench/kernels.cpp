@@ -13,15 +13,15 @@
 #include <cstring>
 #include <vector>
 
-#include "nn/Dropout.h"
-#include "nn/Linear.h"
-#include "nn/Parallel.h"
-#include "nn/Random.h"
-#include "nn/ReLU.h"
-#include "nn/SpatialBatchNormalization.h"
-#include "nn/SpatialConvolution.h"
-#include "nn/SpatialMaxPooling.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Random.h"
 #include "nn/cpu/Blas.h"
+#include "nn/modules/Dropout.h"
+#include "nn/modules/Linear.h"
+#include "nn/modules/ReLU.h"
+#include "nn/modules/SpatialBatchNormalization.h"
+#include "nn/modules/SpatialConvolution.h"
+#include "nn/modules/SpatialMaxPooling.h"
 
 namespace {
 

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/FunctionRef.h"
-#include "nn/Module.h"
 #include "nn/backend/Communicator.h"
+#include "nn/core/FunctionRef.h"
+#include "nn/core/Module.h"
 
 namespace nn {
 

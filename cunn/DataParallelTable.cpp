@@ -92,7 +92,7 @@
 #include <set>
 #include <utility>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

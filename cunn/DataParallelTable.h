@@ -10,10 +10,10 @@
 
 #include "cunn/DataParallelSteps.h"
 #include "cunn/DeviceThreads.h"
-#include "nn/ActivityModule.h"
-#include "nn/Container.h"
-#include "nn/Options.h"
 #include "nn/backend/Communicator.h"
+#include "nn/core/Container.h"
+#include "nn/core/Options.h"
+#include "nn/core/TableModule.h"
 
 namespace nn {
 
@@ -52,7 +52,7 @@ struct DataParallelTableOptions {
   }
 };
 
-class DataParallelTable : public WithOptions<DataParallelTableOptions, ActivityModule<Container>> {
+class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModule<Container>> {
  public:
   /// What happens to buffers (BatchNorm running statistics) of the replicas; the first
   /// replica's are broadcast by default.

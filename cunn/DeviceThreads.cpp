@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "nn/Error.h"
 #include "nn/backend/Backend.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

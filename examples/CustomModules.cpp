@@ -78,7 +78,7 @@ nn::ModulePtr Residual::create(const nn::Config&, std::vector<nn::ModulePtr> chi
   return std::make_shared<Residual>(children[0]);
 }
 
-// The container runs its child through childUpdateOutput and the like (nn/Container.h): an
+// The container runs its child through childUpdateOutput and the like (nn/core/Container.h): an
 // error in the child then names its place, and --profile and --check-numerics see it.
 const nn::Tensor& Residual::updateOutput(const nn::Tensor& input) {
   const nn::Tensor& inner = childUpdateOutput(0, input);

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/Container.h"
-#include "nn/Options.h"
+#include "nn/core/Container.h"
+#include "nn/core/Options.h"
 
 namespace my {
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "nn/Sequential.h"
+#include "nn/modules/Sequential.h"
 
 namespace examples {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "nn/Sequential.h"
+#include "nn/modules/Sequential.h"
 
 namespace examples {
 

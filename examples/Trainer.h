@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/Module.h"
+#include "nn/core/Module.h"
 
 namespace examples {
 

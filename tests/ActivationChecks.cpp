@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "nn/Linear.h"
-#include "nn/Random.h"
-#include "nn/Sequential.h"
-#include "nn/Serialize.h"
+#include "nn/core/Random.h"
+#include "nn/io/Serialize.h"
+#include "nn/modules/Linear.h"
+#include "nn/modules/Sequential.h"
 #include "tests/TempDir.h"
 
 namespace nn::test {

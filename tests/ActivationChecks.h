@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "nn/Module.h"
+#include "nn/core/Module.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

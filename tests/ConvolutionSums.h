@@ -8,12 +8,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/Parallel.h"
-#include "nn/Random.h"
-#include "nn/SpatialConvolution.h"
-#include "nn/Tensor.h"
 #include "nn/backend/ConvolutionKernels.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Random.h"
+#include "nn/core/Tensor.h"
 #include "nn/cpu/Routes.h"
+#include "nn/modules/SpatialConvolution.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/Routes.h"

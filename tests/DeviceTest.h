@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/Device.h"
-#include "nn/Tensor.h"
+#include "nn/core/Device.h"
+#include "nn/core/Tensor.h"
 
 namespace nn::test {
 

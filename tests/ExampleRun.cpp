@@ -13,7 +13,7 @@
 #include <iterator>
 #include <thread>
 
-#include "nn/Random.h"
+#include "nn/core/Random.h"
 
 namespace nn::test {
 

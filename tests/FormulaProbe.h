@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/HostDevice.h"
-#include "nn/Random.h"
+#include "nn/core/Random.h"
 #include "nn/math/Activation.h"
 #include "nn/math/BatchNorm.h"
 #include "nn/math/CrossEntropy.h"
 #include "nn/math/Dropout.h"
+#include "nn/math/HostDevice.h"
 #include "nn/math/Linear.h"
 #include "nn/math/Loss.h"
 #include "nn/math/PointwiseLoss.h"

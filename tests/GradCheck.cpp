@@ -7,7 +7,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "nn/Random.h"
+#include "nn/core/Random.h"
 
 namespace nn::test {
 

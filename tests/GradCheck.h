@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/Criterion.h"
-#include "nn/Module.h"
+#include "nn/core/Module.h"
+#include "nn/criterions/Criterion.h"
 
 namespace nn::test {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "nn/Activity.h"
+#include "nn/core/Activity.h"
 #include "tests/TempDir.h"
 
 namespace nn::test {

@@ -12,8 +12,8 @@
 #include <memory>
 #include <utility>
 
-#include "nn/Sigmoid.h"
-#include "nn/Tanh.h"
+#include "nn/modules/Sigmoid.h"
+#include "nn/modules/Tanh.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

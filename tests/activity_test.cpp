@@ -1,15 +1,15 @@
 // nn::Activity and nn::Table: implicit conversions from a tensor and from a table, nesting,
 // checked access with errors that say what was there, copies (tensors shared, lists copied)
 // and descriptions.
-#include "nn/Activity.h"
+#include "nn/core/Activity.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
 #include "cunn/DataParallelTable.h"
-#include "nn/Error.h"
-#include "nn/Identity.h"
+#include "nn/core/Error.h"
+#include "nn/modules/Identity.h"
 
 using nn::Activity;
 using nn::Table;

@@ -13,8 +13,8 @@
 #include <iterator>
 #include <string>
 
-#include "nn/AtomicFile.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
+#include "nn/io/AtomicFile.h"
 #include "tests/TempDir.h"
 
 namespace fs = std::filesystem;

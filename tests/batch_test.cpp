@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/BatchIterator.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
+#include "nn/data/BatchIterator.h"
 
 using nn::BatchIterator;
 using nn::BatchOptions;

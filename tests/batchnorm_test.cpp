@@ -14,11 +14,11 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/BatchNormalization.h"
-#include "nn/Random.h"
-#include "nn/ReLU.h"
-#include "nn/Sequential.h"
-#include "nn/SpatialBatchNormalization.h"
+#include "nn/core/Random.h"
+#include "nn/modules/BatchNormalization.h"
+#include "nn/modules/ReLU.h"
+#include "nn/modules/Sequential.h"
+#include "nn/modules/SpatialBatchNormalization.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using nn::CollectiveDeadline;
 using nn::Tensor;

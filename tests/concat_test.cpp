@@ -1,18 +1,18 @@
 // nn::Concat: joining the children's outputs, summing their gradInputs and errors on every
 // device type, printing, and the module on another device compared with the one on the host.
-#include "nn/Concat.h"
+#include "nn/modules/Concat.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
 
-#include "nn/Identity.h"
-#include "nn/Linear.h"
-#include "nn/Random.h"
-#include "nn/ReLU.h"
-#include "nn/Sequential.h"
-#include "nn/Tanh.h"
-#include "nn/View.h"
+#include "nn/core/Random.h"
+#include "nn/modules/Identity.h"
+#include "nn/modules/Linear.h"
+#include "nn/modules/ReLU.h"
+#include "nn/modules/Sequential.h"
+#include "nn/modules/Tanh.h"
+#include "nn/modules/View.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

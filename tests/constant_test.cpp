@@ -1,13 +1,13 @@
 // nn::MulConstant and nn::AddConstant (Torch7's nn.MulConstant, nn.AddConstant): reference
 // values by hand and from PyTorch, finite differences, strided input on another device, saving,
 // cloning and errors; on CPU devices and, where found, CUDA devices.
-#include "nn/MulConstant.h"
+#include "nn/modules/MulConstant.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 
-#include "nn/AddConstant.h"
+#include "nn/modules/AddConstant.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -11,8 +11,8 @@
 #include <functional>
 #include <memory>
 
-#include "nn/Random.h"
-#include "nn/SpatialConvolution.h"
+#include "nn/core/Random.h"
+#include "nn/modules/SpatialConvolution.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -6,9 +6,9 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "nn/Random.h"
-#include "nn/SpatialConvolution.h"
-#include "nn/SpatialFullConvolution.h"
+#include "nn/core/Random.h"
+#include "nn/modules/SpatialConvolution.h"
+#include "nn/modules/SpatialFullConvolution.h"
 #include "tests/ActivationChecks.h"
 #include "tests/ConvolutionReference.h"
 #include "tests/DeviceTest.h"

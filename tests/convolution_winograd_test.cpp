@@ -10,11 +10,11 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/Parallel.h"
-#include "nn/Random.h"
-#include "nn/SpatialConvolution.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Random.h"
 #include "nn/cpu/DirectConvolution.h"
 #include "nn/cpu/Routes.h"
+#include "nn/modules/SpatialConvolution.h"
 #include "tests/ConvolutionSums.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

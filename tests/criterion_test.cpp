@@ -10,9 +10,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "nn/ClassNLLCriterion.h"
-#include "nn/CrossEntropyCriterion.h"
-#include "nn/MSECriterion.h"
+#include "nn/criterions/ClassNLLCriterion.h"
+#include "nn/criterions/CrossEntropyCriterion.h"
+#include "nn/criterions/MSECriterion.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -1,12 +1,12 @@
 // nn::Dropout: masks, scaling, evaluation mode, seeding, gradient with a fixed mask, on every
 // device type; the module on another device compared with the one on the host.
-#include "nn/Dropout.h"
+#include "nn/modules/Dropout.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "nn/Parallel.h"
-#include "nn/Random.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -1,6 +1,6 @@
 // nn::ELU (Torch7's nn.ELU): reference values by hand and from PyTorch, finite differences, in
 // place, saving and errors; on CPU devices and, where found, CUDA devices.
-#include "nn/ELU.h"
+#include "nn/modules/ELU.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cunn/cuda/CudaBackend.h"
-#include "nn/Tensor.h"
+#include "nn/core/Tensor.h"
 #include "tests/FormulaProbe.h"
 
 using nn::test::kProbeInputs;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/Module.h"
+#include "nn/core/Module.h"
 #include "tests/fuzz/ModuleTrees.h"
 #include "tests/fuzz/Readers.h"
 #include "tests/fuzz/TensorViews.h"

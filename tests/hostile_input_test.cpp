@@ -10,19 +10,19 @@
 #include <memory>
 #include <string>
 
-#include "nn/Checked.h"
-#include "nn/Error.h"
-#include "nn/Narrow.h"
-#include "nn/NarrowTable.h"
-#include "nn/Select.h"
-#include "nn/SelectTable.h"
-#include "nn/Serialize.h"
-#include "nn/SpatialConvolution.h"
-#include "nn/SpatialFullConvolution.h"
-#include "nn/SpatialMaxPooling.h"
-#include "nn/SpatialZeroPadding.h"
-#include "nn/Sum.h"
-#include "nn/Tensor.h"
+#include "nn/core/Checked.h"
+#include "nn/core/Error.h"
+#include "nn/core/Tensor.h"
+#include "nn/io/Serialize.h"
+#include "nn/modules/Narrow.h"
+#include "nn/modules/NarrowTable.h"
+#include "nn/modules/Select.h"
+#include "nn/modules/SelectTable.h"
+#include "nn/modules/SpatialConvolution.h"
+#include "nn/modules/SpatialFullConvolution.h"
+#include "nn/modules/SpatialMaxPooling.h"
+#include "nn/modules/SpatialZeroPadding.h"
+#include "nn/modules/Sum.h"
 #include "tests/DeviceTest.h"
 #include "tests/TempDir.h"
 
@@ -50,7 +50,7 @@ std::string errorOf(F&& f) {
   return "";
 }
 
-// A module tree node as nn::save describes it (nn/Serialize.h).
+// A module tree node as nn::save describes it (nn/io/Serialize.h).
 std::string node(const std::string& type, const std::string& config, const std::string& children = "") {
   return R"({"type":")" + type + R"(","config":{)" + config + R"(},"training":true,"children":[)" + children + "]}";
 }

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "nn/Error.h"
-#include "nn/FashionMnist.h"
-#include "nn/IdxFile.h"
+#include "nn/core/Error.h"
+#include "nn/data/FashionMnist.h"
+#include "nn/data/IdxFile.h"
 #include "tests/Skip.h"
 #include "tests/TempDir.h"
 

@@ -1,4 +1,4 @@
-// Pictures (nn/Image.h), their transforms (nn/ImageTransforms.h) and nn::ImageFolder: the
+// Pictures (nn/data/Image.h), their transforms (nn/data/ImageTransforms.h) and nn::ImageFolder: the
 // committed pictures of tests/data/images decoded to what Debian's python3-pil decodes them to
 // (tests/make_image_reference.py), pictures written here by libpng and libjpeg read back,
 // hostile files refused, resize and crops against references computed in double, the random
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "nn/Error.h"
-#include "nn/Image.h"
-#include "nn/ImageFolder.h"
-#include "nn/ImageTransforms.h"
+#include "nn/core/Error.h"
+#include "nn/data/Image.h"
+#include "nn/data/ImageFolder.h"
+#include "nn/data/ImageTransforms.h"
 #include "tests/ExampleRun.h"
 #include "tests/ImageFiles.h"
 #include "tests/TempDir.h"

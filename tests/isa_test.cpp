@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
-#include "nn/Error.h"
-#include "nn/ReLU.h"
-#include "nn/SpatialBatchNormalization.h"
+#include "nn/core/Error.h"
+#include "nn/modules/ReLU.h"
+#include "nn/modules/SpatialBatchNormalization.h"
 #include "tests/GradCheck.h"
 #include "tests/Skip.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/LeakyReLU.h"
+#include "nn/modules/LeakyReLU.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -11,11 +11,11 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/Linear.h"
-#include "nn/Parallel.h"
-#include "nn/Random.h"
-#include "nn/cpu/Isa.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Random.h"
 #include "nn/cpu/DirectLinear.h"
+#include "nn/cpu/Isa.h"
+#include "nn/modules/Linear.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/Routes.h"

@@ -1,12 +1,12 @@
 // nn::Linear: reference values, gradient checks and errors on every device type, and the
 // module on another device compared with the one on the host.
-#include "nn/Linear.h"
+#include "nn/modules/Linear.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "nn/Random.h"
+#include "nn/core/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "nn/LookupTable.h"
-#include "nn/Random.h"
+#include "nn/core/Random.h"
+#include "nn/modules/LookupTable.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

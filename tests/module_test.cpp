@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "nn/BatchNormalization.h"
-#include "nn/Linear.h"
-#include "nn/MulConstant.h"
-#include "nn/Random.h"
-#include "nn/ReLU.h"
-#include "nn/Sequential.h"
-#include "nn/Sigmoid.h"
-#include "nn/Tanh.h"
+#include "nn/core/Random.h"
+#include "nn/modules/BatchNormalization.h"
+#include "nn/modules/Linear.h"
+#include "nn/modules/MulConstant.h"
+#include "nn/modules/ReLU.h"
+#include "nn/modules/Sequential.h"
+#include "nn/modules/Sigmoid.h"
+#include "nn/modules/Tanh.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

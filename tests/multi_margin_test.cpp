@@ -3,7 +3,7 @@
 // tests/make_criterion_reference.py) for p 1 and 2, margins and class weights, finite
 // differences away from the hinge, averaged and summed, strided input, errors. On CPU devices
 // and, where found, CUDA devices: no libm is involved, so every device computes the same floats.
-#include "nn/MultiMarginCriterion.h"
+#include "nn/criterions/MultiMarginCriterion.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

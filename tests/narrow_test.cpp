@@ -2,15 +2,15 @@
 // and nn::SpatialZeroPadding (Torch7's, dimensions from 0): reference values by hand and from
 // PyTorch, finite differences, negative offsets, lengths, indices and pads, strided input on
 // another device, saving, cloning and errors; on CPU devices and, where found, CUDA devices.
-#include "nn/Narrow.h"
+#include "nn/modules/Narrow.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <numeric>
 
-#include "nn/Select.h"
-#include "nn/SpatialZeroPadding.h"
-#include "nn/Transpose.h"
+#include "nn/modules/Select.h"
+#include "nn/modules/SpatialZeroPadding.h"
+#include "nn/modules/Transpose.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

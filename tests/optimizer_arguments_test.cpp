@@ -1,5 +1,5 @@
 // One rule for the arguments of every optimizer and of the random initialisers (Note [Optimizer
-// options] in nn/Optimizer.h): what has no meaning is an nn::Error naming the optimizer and the
+// options] in nn/optim/Optimizer.h): what has no meaning is an nn::Error naming the optimizer and the
 // option, at construction and at the next step where the option was changed since; a value
 // the step can use is accepted.
 #include <catch2/catch.hpp>
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "nn/Adagrad.h"
-#include "nn/Adam.h"
-#include "nn/RMSprop.h"
-#include "nn/Random.h"
-#include "nn/SGD.h"
+#include "nn/core/Random.h"
+#include "nn/optim/Adagrad.h"
+#include "nn/optim/Adam.h"
+#include "nn/optim/RMSprop.h"
+#include "nn/optim/SGD.h"
 
 using nn::Tensor;
 

@@ -13,13 +13,13 @@
 #include <functional>
 #include <memory>
 
-#include "nn/Adagrad.h"
-#include "nn/Adam.h"
-#include "nn/Checkpoint.h"
-#include "nn/Linear.h"
-#include "nn/RMSprop.h"
-#include "nn/SGD.h"
-#include "nn/Serialize.h"
+#include "nn/io/Checkpoint.h"
+#include "nn/io/Serialize.h"
+#include "nn/modules/Linear.h"
+#include "nn/optim/Adagrad.h"
+#include "nn/optim/Adam.h"
+#include "nn/optim/RMSprop.h"
+#include "nn/optim/SGD.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -1,6 +1,6 @@
-// nn/Options.h: a module's arguments written once, as an options struct, give its config(),
+// nn/core/Options.h: a module's arguments written once, as an options struct, give its config(),
 // its create() and (by default) its toString(), with typed values.
-#include "nn/Options.h"
+#include "nn/core/Options.h"
 
 #include <catch2/catch.hpp>
 #include <memory>

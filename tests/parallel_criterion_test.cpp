@@ -2,14 +2,14 @@
 // the input table and of the target table (or on the one target with repeatTarget), nested;
 // values by hand, finite differences, printing and errors; on CPU devices and, where found,
 // CUDA devices.
-#include "nn/ParallelCriterion.h"
+#include "nn/criterions/ParallelCriterion.h"
 
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "nn/AbsCriterion.h"
-#include "nn/ClassNLLCriterion.h"
-#include "nn/MSECriterion.h"
+#include "nn/criterions/AbsCriterion.h"
+#include "nn/criterions/ClassNLLCriterion.h"
+#include "nn/criterions/MSECriterion.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

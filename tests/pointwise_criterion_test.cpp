@@ -12,11 +12,11 @@
 #include <functional>
 #include <memory>
 
-#include "nn/AbsCriterion.h"
-#include "nn/BCECriterion.h"
-#include "nn/DistKLDivCriterion.h"
-#include "nn/MSECriterion.h"
-#include "nn/SmoothL1Criterion.h"
+#include "nn/criterions/AbsCriterion.h"
+#include "nn/criterions/BCECriterion.h"
+#include "nn/criterions/DistKLDivCriterion.h"
+#include "nn/criterions/MSECriterion.h"
+#include "nn/criterions/SmoothL1Criterion.h"
 #include "tests/ActivationChecks.h"
 #include "tests/CriterionReference.h"
 #include "tests/DeviceTest.h"

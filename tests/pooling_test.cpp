@@ -12,8 +12,8 @@
 #include <limits>
 #include <memory>
 
-#include "nn/SpatialAveragePooling.h"
-#include "nn/SpatialMaxPooling.h"
+#include "nn/modules/SpatialAveragePooling.h"
+#include "nn/modules/SpatialMaxPooling.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -3,7 +3,7 @@
 // tests/make_broadcast_reference.py; exact values, so every device meets them to the bit);
 // finite differences of input and slopes away from 0; strided input on another device;
 // save/load, clone and errors. On CPU devices and, where found, CUDA devices.
-#include "nn/PReLU.h"
+#include "nn/modules/PReLU.h"
 
 #include <catch2/catch.hpp>
 #include <memory>

@@ -1,4 +1,4 @@
-// The per-module time profile (nn/Profiler.h): what containers record, its table, and that it
+// The per-module time profile (nn/core/Profiler.h): what containers record, its table, and that it
 // stays off unless asked for.
 #include <catch2/catch.hpp>
 

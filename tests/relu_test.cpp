@@ -1,16 +1,16 @@
 // nn::ReLU, out of place and in place (Torch7's nn.ReLU(true)): reference values, finite
 // differences, the in-place contract and errors on every device type, and the module on
 // another device compared with the one on the host.
-#include "nn/ReLU.h"
+#include "nn/modules/ReLU.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
 
-#include "nn/BatchNormalization.h"
-#include "nn/Linear.h"
-#include "nn/Sequential.h"
-#include "nn/Tanh.h"
+#include "nn/modules/BatchNormalization.h"
+#include "nn/modules/Linear.h"
+#include "nn/modules/Sequential.h"
+#include "nn/modules/Tanh.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -5,8 +5,8 @@
 // CUDA devices: float sums in one order (PyTorch's) on every device.
 #include <catch2/catch.hpp>
 
-#include "nn/SpatialAdaptiveAveragePooling.h"
-#include "nn/SpatialUpSamplingNearest.h"
+#include "nn/modules/SpatialAdaptiveAveragePooling.h"
+#include "nn/modules/SpatialUpSamplingNearest.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -1,6 +1,6 @@
 // nn::Sequential: managing the children and printing; chaining forward and backward, errors
 // and numerics checks on every device type.
-#include "nn/Sequential.h"
+#include "nn/modules/Sequential.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -8,17 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "nn/BatchNormalization.h"
-#include "nn/ConcatTable.h"
-#include "nn/Dropout.h"
-#include "nn/Identity.h"
-#include "nn/Linear.h"
-#include "nn/LogSoftMax.h"
-#include "nn/Numerics.h"
-#include "nn/Random.h"
-#include "nn/ReLU.h"
-#include "nn/Tanh.h"
-#include "nn/View.h"
+#include "nn/core/Numerics.h"
+#include "nn/core/Random.h"
+#include "nn/modules/BatchNormalization.h"
+#include "nn/modules/ConcatTable.h"
+#include "nn/modules/Dropout.h"
+#include "nn/modules/Identity.h"
+#include "nn/modules/Linear.h"
+#include "nn/modules/LogSoftMax.h"
+#include "nn/modules/ReLU.h"
+#include "nn/modules/Tanh.h"
+#include "nn/modules/View.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

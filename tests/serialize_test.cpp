@@ -1,7 +1,7 @@
 // nn::save, nn::load, nn::loadStateInto and the safetensors reader and writer: round trips,
 // the exact header, and truncated or corrupted files that must give errors, not crashes. Saving
 // from device memory and loading into it run on every device type (tests/DeviceTest.h).
-#include "nn/Serialize.h"
+#include "nn/io/Serialize.h"
 
 #include <sys/resource.h>
 
@@ -18,17 +18,17 @@
 #include <vector>
 
 #include "cunn/DataParallelTable.h"
-#include "nn/BatchNormalization.h"
-#include "nn/Linear.h"
-#include "nn/Options.h"
-#include "nn/Random.h"
-#include "nn/ReLU.h"
-#include "nn/Sequential.h"
-#include "nn/SpatialAveragePooling.h"
-#include "nn/SpatialBatchNormalization.h"
-#include "nn/SpatialConvolution.h"
-#include "nn/SpatialMaxPooling.h"
-#include "nn/Tanh.h"
+#include "nn/core/Options.h"
+#include "nn/core/Random.h"
+#include "nn/modules/BatchNormalization.h"
+#include "nn/modules/Linear.h"
+#include "nn/modules/ReLU.h"
+#include "nn/modules/Sequential.h"
+#include "nn/modules/SpatialAveragePooling.h"
+#include "nn/modules/SpatialBatchNormalization.h"
+#include "nn/modules/SpatialConvolution.h"
+#include "nn/modules/SpatialMaxPooling.h"
+#include "nn/modules/Tanh.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"

@@ -8,13 +8,13 @@
 //     v = d (first step)  or  v = momentum * v + (1 - dampening) * d,   dampening defaulting to momentum
 //     d = nesterov ? d + momentum * v : v
 //   x = x - learningRate / (1 + k * learningRateDecay) * d
-#include "nn/SGD.h"
+#include "nn/optim/SGD.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "nn/Linear.h"
-#include "nn/Random.h"
+#include "nn/core/Random.h"
+#include "nn/modules/Linear.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

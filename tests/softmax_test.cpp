@@ -5,14 +5,14 @@
 // On CUDA devices both modules run through cuDNN, whose results may differ from the CPU's by
 // the bounds of softMaxBound below; a reference value that the CPU meets within t, CUDA meets
 // within t plus that bound.
-#include "nn/SoftMax.h"
+#include "nn/modules/SoftMax.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
 
-#include "nn/LogSoftMax.h"
+#include "nn/modules/LogSoftMax.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/SoftMaxReference.h"

@@ -2,7 +2,7 @@
 // hand and from PyTorch (tests/ActivationReference.h, from tests/make_activation_reference.py),
 // finite differences, clone, save and load, errors; on CPU devices and, where found, CUDA
 // devices.
-#include "nn/SoftPlus.h"
+#include "nn/modules/SoftPlus.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

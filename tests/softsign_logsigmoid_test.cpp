@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "nn/LogSigmoid.h"
-#include "nn/SoftSign.h"
+#include "nn/modules/LogSigmoid.h"
+#include "nn/modules/SoftSign.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -1,12 +1,12 @@
 // nn::SpatialDropout: whole planes dropped and the rest scaled, the fraction of planes, the
 // evaluation mode, the gradient with a fixed mask (finite differences), another device drawing
 // the host's masks, save/load, clone and errors. On every device type.
-#include "nn/SpatialDropout.h"
+#include "nn/modules/SpatialDropout.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "nn/Random.h"
+#include "nn/core/Random.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

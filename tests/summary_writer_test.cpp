@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nn/Error.h"
-#include "nn/SummaryWriter.h"
+#include "nn/core/Error.h"
+#include "nn/io/SummaryWriter.h"
 #include "tests/ExampleRun.h"
 #include "tests/OnnxRuntime.h"
 #include "tests/Skip.h"

@@ -1,16 +1,16 @@
 // nn::Tensor: views, resizing and arithmetic on every device type; copies between logical CPU
 // devices and device names. The transfers, fills and copies of every backend are in
 // backend_test.cpp.
-#include "nn/Tensor.h"
+#include "nn/core/Tensor.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 
-#include "nn/Error.h"
-#include "nn/Parallel.h"
-#include "nn/Random.h"
 #include "nn/backend/Backend.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Error.h"
+#include "nn/core/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

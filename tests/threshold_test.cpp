@@ -3,14 +3,14 @@
 // tests/make_activation_reference.py), on the bounds too; finite differences away from them, in
 // place inside a network; clone, save and load; errors. On CPU devices and, where found, CUDA
 // devices: no libm is involved, so every device gives PyTorch's values to the bit.
-#include "nn/Threshold.h"
+#include "nn/modules/Threshold.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
 
-#include "nn/HardTanh.h"
-#include "nn/ReLU6.h"
+#include "nn/modules/HardTanh.h"
+#include "nn/modules/ReLU6.h"
 #include "tests/ActivationChecks.h"
 #include "tests/ActivationReference.h"
 #include "tests/DeviceTest.h"

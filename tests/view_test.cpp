@@ -1,11 +1,11 @@
 // nn::Identity, nn::View and nn::Reshape: the modules that change how the same elements are
 // seen, on every device type, and on another device with non-contiguous inputs.
-#include "nn/View.h"
+#include "nn/modules/View.h"
 
 #include <catch2/catch.hpp>
 
-#include "nn/Identity.h"
-#include "nn/Reshape.h"
+#include "nn/modules/Identity.h"
+#include "nn/modules/Reshape.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

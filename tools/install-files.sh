@@ -45,7 +45,7 @@ while IFS= read -r header; do
   install -D -m 0644 "$header" "$prefix/include/$header"
   headers=$((headers + 1))
 done < <({
-  find -L nn cunn -maxdepth 2 -name '*.h' ! -path 'cunn/cuda/*' ! -path 'cunn/distributed/*'
+  find -L nn cunn -maxdepth 2 -name '*.h' ! -path 'nn/cpu/*' ! -path 'cunn/cuda/*' ! -path 'cunn/distributed/*'
   [ ${#distributed[@]} -eq 0 ] || printf '%s\n' "${distributed[@]}"
 } | sort)
 [ "$headers" -gt 0 ] || { echo "tools/install-files.sh: no headers under nn/ and cunn/ in $PWD" >&2; exit 1; }

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

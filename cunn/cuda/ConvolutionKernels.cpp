@@ -29,7 +29,7 @@
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Tables.h"
 #include "cunn/cuda/UnfoldedConvolution.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

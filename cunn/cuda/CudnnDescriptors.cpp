@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "cunn/cuda/Check.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

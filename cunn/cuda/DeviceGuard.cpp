@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "cunn/cuda/Check.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

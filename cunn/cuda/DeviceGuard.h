@@ -2,7 +2,7 @@
 // the previous one current again when the scope ends.
 #pragma once
 
-#include "nn/Device.h"
+#include "nn/core/Device.h"
 
 namespace nn {
 

@@ -3,7 +3,7 @@
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn::cuda {
 

@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "nn/Device.h"
 #include "nn/backend/ConvolutionKernels.h"
+#include "nn/core/Device.h"
 
 namespace nn::cuda {
 

@@ -11,8 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "nn/HostDevice.h"
 #include "nn/backend/Backend.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::cuda {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/Tensor.h"
+#include "nn/core/Tensor.h"
 
 namespace nn {
 

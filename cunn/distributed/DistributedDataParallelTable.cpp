@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "cunn/DataParallelTable.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

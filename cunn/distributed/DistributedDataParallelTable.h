@@ -18,13 +18,13 @@
 
 #include "cunn/DataParallelSteps.h"
 #include "cunn/distributed/ProcessGroup.h"
-#include "nn/ActivityModule.h"
-#include "nn/Container.h"
-#include "nn/GradientObserver.h"
+#include "nn/core/Container.h"
+#include "nn/core/GradientObserver.h"
+#include "nn/core/TableModule.h"
 
 namespace nn {
 
-class DistributedDataParallelTable : public ActivityModule<Container>, private GradientObserver {
+class DistributedDataParallelTable : public TableModule<Container>, private GradientObserver {
  public:
   struct Options {
     /// Gradients become what one process computes on the global batch: each process's

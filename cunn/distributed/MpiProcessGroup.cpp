@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "cunn/distributed/NcclGroup.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

@@ -19,7 +19,7 @@
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/HostWait.h"
 #include "cunn/distributed/CollectiveDeadline.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

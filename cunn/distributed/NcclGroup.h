@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "nn/Device.h"
-#include "nn/FunctionRef.h"
-#include "nn/Tensor.h"
+#include "nn/core/Device.h"
+#include "nn/core/FunctionRef.h"
+#include "nn/core/Tensor.h"
 
 namespace nn {
 

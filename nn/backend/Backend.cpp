@@ -6,9 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "nn/Error.h"
 #include "nn/backend/Communicator.h"
-#include "nn/cpu/CpuBackend.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

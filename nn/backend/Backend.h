@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "nn/Device.h"
-#include "nn/FunctionRef.h"
 #include "nn/backend/Kernels.h"
+#include "nn/core/Device.h"
+#include "nn/core/FunctionRef.h"
 #include "nn/math/ValueCheck.h"
 
 namespace nn {
@@ -100,6 +100,8 @@ class Backend {
   /// How many times the host has waited for a device of this type so far, every device and
   /// thread together (Note [Host synchronisations]); 0 for the host's own devices.
   virtual int64_t hostSynchronizations() const { return 0; }
+  /// Told when nn::setNumThreads sets the compute threads of every device of this type.
+  virtual void setComputeThreads(int /*threads*/) {}
 
  private:
   DeviceType type_;
@@ -122,5 +124,8 @@ inline const Kernels& kernelsOf(const Device& device) { return backendOf(device)
 void installBackend(Backend& backend);
 /// The installed backend of `type`, or nullptr (for tests and the test runner).
 Backend* findBackend(DeviceType type);
+/// The CPU backend, built into every program: defined by the CPU backend's folder (nn/cpu),
+/// which the library (//nn) always links, so that this interface includes none of its headers.
+Backend& cpuBackend();
 
 }  // namespace nn

@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-#include "nn/Device.h"
-#include "nn/HostDevice.h"
+#include "nn/core/Device.h"
 #include "nn/math/BatchNorm.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn {
 

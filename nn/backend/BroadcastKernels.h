@@ -1,12 +1,12 @@
 // BroadcastKernels: a parameter broadcast against an input, and sums over the broadcast
 // dimensions, on one device type (nn/math/Broadcast.h): the work of CMul, Mul, Add, Sum and
-// Mean. The views come from nn/Broadcasting.h; the CPU table is in nn/cpu, the CUDA table in
+// Mean. The views come from nn/modules/BroadcastShape.h; the CPU table is in nn/cpu, the CUDA table in
 // cunn/cuda.
 #pragma once
 
 #include <cstdint>
 
-#include "nn/Device.h"
+#include "nn/core/Device.h"
 #include "nn/math/Broadcast.h"
 
 namespace nn {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/Tensor.h"
 #include "nn/backend/Backend.h"
+#include "nn/core/Tensor.h"
 
 namespace nn {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "nn/Device.h"
+#include "nn/core/Device.h"
 
 namespace nn {
 

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "nn/Checked.h"
-#include "nn/Device.h"
-#include "nn/Tensor.h"
+#include "nn/core/Checked.h"
+#include "nn/core/Device.h"
+#include "nn/core/Tensor.h"
 
 namespace nn {
 

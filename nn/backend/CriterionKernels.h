@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdint>
 
-#include "nn/Device.h"
+#include "nn/core/Device.h"
 #include "nn/math/PointwiseLoss.h"
 
 namespace nn {

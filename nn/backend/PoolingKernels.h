@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "nn/Device.h"
+#include "nn/core/Device.h"
 #include "nn/math/Pooling.h"
 
 namespace nn {

@@ -1,10 +1,10 @@
 // SoftMaxKernels: the work of nn::SoftMax and nn::LogSoftMax on one device type, over a
 // contiguous input seen as [outer, classes, inner] (nn/math/SoftMax.h). The CPU table is in
 // nn/cpu (loops over the nn/math formulas), the CUDA table in cunn/cuda (cuDNN); see
-// nn/backend/Backend.h. The modules' side is nn/SoftMaxPasses.h.
+// nn/backend/Backend.h. The modules' side is nn/modules/SoftMaxPasses.h.
 #pragma once
 
-#include "nn/Device.h"
+#include "nn/core/Device.h"
 #include "nn/math/SoftMax.h"
 
 namespace nn {

@@ -1,5 +1,5 @@
 // The CPU table of BatchNormKernels. The features are cut into one part per compute thread of
-// the device (nn/Parallel.h), each feature's work done whole by one thread, so the results do
+// the device (nn/core/ComputeThreads.h), each feature's work done whole by one thread, so the results do
 // not depend on the thread count. A feature's values are summed in kLanes float lanes, which
 // vectorise, a few rows (samples' positions) at a time, and those sums added in double: the
 // training forward takes three passes (sum, sum of squared deviations, output), the training
@@ -8,7 +8,7 @@
 // follows is taken in these passes (Note [Batch normalisation, then ReLU], nn/math/BatchNorm.h).
 #include <algorithm>
 
-#include "nn/Parallel.h"
+#include "nn/core/ComputeThreads.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/BatchNorm.h"

@@ -3,7 +3,7 @@
 
 #include <cblas.h>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn::blas {
 

@@ -3,13 +3,13 @@
 // is narrow (grouped layers, below), except for the weight gradient, which adds sample by
 // sample, as the samples alone would (grouping it measured no faster). The batch is cut into
 // chunks from its first sample, and the chunks into parts, one per compute thread of the device
-// (nn/Parallel.h), so that every sample sees the same products whatever the thread count; each
+// (nn/core/ComputeThreads.h), so that every sample sees the same products whatever the thread count; each
 // part has its own columns in the workspace, and the weight gradients of parts summed apart are
 // added to the module's in part order.
 #include <algorithm>
 #include <cstring>
 
-#include "nn/Parallel.h"
+#include "nn/core/ComputeThreads.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/ConvolutionBias.h"
 #include "nn/cpu/DirectConvolution.h"

@@ -7,8 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "nn/Error.h"
-#include "nn/Parallel.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Error.h"
+#include "nn/cpu/Blas.h"
 #include "nn/cpu/HostCommunicator.h"
 #include "nn/cpu/Strided.h"
 #include "nn/cpu/Tables.h"
@@ -27,7 +28,9 @@ Kernels cpuKernels() {
 
 CpuBackend::CpuBackend() : Backend(DeviceType::CPU, cpuKernels()) {}
 
-CpuBackend& cpuBackend() {
+void CpuBackend::setComputeThreads(int) { blas::setNumThreads(1); }
+
+Backend& cpuBackend() {
   // Never destroyed: tensors destroyed at exit still give their memory back to it.
   static CpuBackend* backend = new CpuBackend();
   return *backend;
@@ -71,7 +74,7 @@ void CpuBackend::copy(float* dst, const Device& dstDevice, const StridedView& ds
     return;
   }
   // nn::Tensor stages copies whose two sides overlap (Note [Overlapping copies] in
-  // nn/Tensor.cpp); memmove keeps a view copied onto itself defined.
+  // nn/core/Tensor.cpp); memmove keeps a view copied onto itself defined.
   if (srcView.isContiguous()) {
     cpu::forEachRun(dstView, count, [&](int64_t e, int64_t offset, int64_t length) {
       std::memmove(dst + offset, src + e, static_cast<size_t>(length) * sizeof(float));

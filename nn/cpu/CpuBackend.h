@@ -23,12 +23,12 @@ class CpuBackend : public Backend {
   void copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src, const Device& srcDevice,
             const StridedView& srcView, int64_t count) override;
   bool copiesStrided(const Device&, const Device&) const override { return true; }
+  /// The compute threads cut the work of each kernel; each part's GEMMs run on one OpenBLAS
+  /// thread, so that the parts do not oversubscribe the cores.
+  void setComputeThreads(int threads) override;
   /// HostCommunicator; NCCL, asked for, is said once on stderr not to run on CPU devices.
   std::unique_ptr<Communicator> communicator(const std::vector<Device>& devices, bool useNCCL,
                                              ParallelFor parallel) override;
 };
-
-/// The process's CPU backend.
-CpuBackend& cpuBackend();
 
 }  // namespace nn

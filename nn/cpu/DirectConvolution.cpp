@@ -9,8 +9,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "nn/Error.h"
-#include "nn/Parallel.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Error.h"
 #include "nn/cpu/Avx2.h"
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/ConvolutionBias.h"

@@ -14,9 +14,9 @@
 // order, and DirectConvolution.cpp calls the form of the kernels' level (Isa.h).
 #pragma once
 
-#include "nn/Device.h"
-#include "nn/Tensor.h"
 #include "nn/backend/ConvolutionKernels.h"
+#include "nn/core/Device.h"
+#include "nn/core/Tensor.h"
 
 namespace nn::cpu {
 

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "nn/Parallel.h"
+#include "nn/core/ComputeThreads.h"
 #include "nn/cpu/Avx2.h"
 #include "nn/cpu/ConvolutionBias.h"
 #include "nn/cpu/DirectConvolutionForms.h"

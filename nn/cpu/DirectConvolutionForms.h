@@ -5,9 +5,9 @@
 // ShallowConvolution.cpp call the one of the kernels' level (Isa.h).
 #pragma once
 
-#include "nn/Device.h"
-#include "nn/Tensor.h"
 #include "nn/backend/ConvolutionKernels.h"
+#include "nn/core/Device.h"
+#include "nn/core/Tensor.h"
 
 #define NN_CONVOLUTION_FORMS(ns)                                                                                  \
   namespace ns {                                                                                                  \

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "nn/Device.h"
-#include "nn/Parallel.h"
-#include "nn/Tensor.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Device.h"
+#include "nn/core/Tensor.h"
 
 namespace nn::cpu::direct {
 

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "nn/Device.h"
-#include "nn/Tensor.h"
+#include "nn/core/Device.h"
+#include "nn/core/Tensor.h"
 
 namespace nn::cpu {
 

@@ -6,8 +6,8 @@
 #include <array>
 #include <utility>
 
-#include "nn/Error.h"
-#include "nn/Parallel.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Error.h"
 #include "nn/cpu/Avx2.h"
 #include "nn/cpu/DirectLinearForms.h"
 

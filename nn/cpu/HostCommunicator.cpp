@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace nn {
 

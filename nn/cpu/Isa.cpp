@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/cpu/Avx512.h"
 
 namespace nn::cpu {

@@ -1,6 +1,6 @@
 // The CPU table of LinearKernels: the narrow route's loops and the direct route's tiles
 // (nn/cpu/DirectLinear.h) where they fit, else OpenBLAS GEMMs; the bias in plain loops.
-#include "nn/Parallel.h"
+#include "nn/core/ComputeThreads.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/DirectLinear.h"
 #include "nn/cpu/Routes.h"
@@ -12,7 +12,7 @@ namespace nn::cpu {
 namespace {
 
 // Each product is cut into parts by rows or by columns of its result, one part per compute
-// thread of the device (nn/Parallel.h): no two parts write the same element, so no sum crosses
+// thread of the device (nn/core/ComputeThreads.h): no two parts write the same element, so no sum crosses
 // parts. The forward and gradInput products are cut by columns (features) where there are at
 // least as many as rows (samples): each part then packs only its share of the weight, which at
 // a batch of 128 costs OpenBLAS about as much as the product itself.

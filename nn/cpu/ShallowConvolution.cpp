@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "nn/Error.h"
-#include "nn/Parallel.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Error.h"
 #include "nn/cpu/Avx2.h"
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/DirectConvolutionForms.h"

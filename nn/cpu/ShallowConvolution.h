@@ -10,9 +10,9 @@
 // leave half of a row's second vector empty), and a first layer needs no gradInput.
 #pragma once
 
-#include "nn/Device.h"
-#include "nn/Tensor.h"
 #include "nn/backend/ConvolutionKernels.h"
+#include "nn/core/Device.h"
+#include "nn/core/Tensor.h"
 
 namespace nn::cpu {
 

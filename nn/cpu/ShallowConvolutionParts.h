@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "nn/Device.h"
-#include "nn/Parallel.h"
-#include "nn/Tensor.h"
 #include "nn/backend/ConvolutionKernels.h"
+#include "nn/core/ComputeThreads.h"
+#include "nn/core/Device.h"
+#include "nn/core/Tensor.h"
 
 namespace nn::cpu::shallow {
 

@@ -1,7 +1,7 @@
 // The CPU table of TensorKernels: plain loops over the nn/math/TensorOps.h formulas.
 #include <algorithm>
 
-#include "nn/Parallel.h"
+#include "nn/core/ComputeThreads.h"
 #include "nn/cpu/Strided.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/TensorOps.h"

@@ -7,9 +7,9 @@
 // blocks, and sums their products over the batch in GEMMs as long as a chunk's blocks.
 #pragma once
 
-#include "nn/Device.h"
-#include "nn/Tensor.h"
 #include "nn/backend/ConvolutionKernels.h"
+#include "nn/core/Device.h"
+#include "nn/core/Tensor.h"
 
 namespace nn::cpu {
 

@@ -13,7 +13,7 @@
 
 #include <math.h>  // tanhf, expf, expm1f, log1pf, fabsf: the float functions of both the host and nvcc device code
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 #include "nn/math/TypeList.h"
 
 namespace nn::math {

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "nn/HostDevice.h"
 #include "nn/math/Activation.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

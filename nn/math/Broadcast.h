@@ -1,14 +1,14 @@
 // Broadcasting, shared by the CPU loops and the CUDA kernels: a parameter applied to every
 // element of an input it is broadcast against (CMul, Mul, Add), and sums over the dimensions
 // it was broadcast along (their parameter gradients, Sum, Mean). Positions go through
-// StridedViews (nn/backend/TensorKernels.h): element e of a view, counted in row-major order,
+// StridedViews (nn/math/StridedView.h): element e of a view, counted in row-major order,
 // lies at stridedOffset(view, e).
 #pragma once
 
 #include <stdint.h>
 
-#include "nn/HostDevice.h"
-#include "nn/backend/TensorKernels.h"
+#include "nn/math/HostDevice.h"
+#include "nn/math/StridedView.h"
 
 namespace nn::math {
 

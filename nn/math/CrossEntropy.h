@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

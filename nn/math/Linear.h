@@ -2,7 +2,7 @@
 // go through OpenBLAS and cuBLAS).
 #pragma once
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

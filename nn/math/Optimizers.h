@@ -9,7 +9,7 @@
 
 #include <math.h>  // sqrtf: the float function of both the host and nvcc device code
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

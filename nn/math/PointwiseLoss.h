@@ -11,7 +11,7 @@
 #include <math.h>  // fabsf, logf, log1pf: the float functions of both the host and nvcc device code
 #include <stdint.h>
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 #include "nn/math/TypeList.h"
 
 namespace nn::math::loss {

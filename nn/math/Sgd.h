@@ -5,7 +5,7 @@
 //   x = x - learningRate * d      (learningRate already decayed for this step)
 #pragma once
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

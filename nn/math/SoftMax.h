@@ -9,7 +9,7 @@
 #include <math.h>  // expf, logf: the float functions of both the host and nvcc device code
 #include <stdint.h>
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

@@ -6,7 +6,7 @@
 #include <math.h>  // floorf: the float function of both the host and nvcc device code
 #include <stdint.h>
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

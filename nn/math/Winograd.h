@@ -23,7 +23,7 @@
 // several blocks: the CPU transforms eight blocks at a time.
 #pragma once
 
-#include "nn/HostDevice.h"
+#include "nn/math/HostDevice.h"
 
 namespace nn::math {
 

@@ -11,8 +11,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "nn/AtomicFile.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
+#include "nn/io/AtomicFile.h"
 #include "nn/onnx/Exporter.h"
 #include "nn/onnx/Onnx.h"
 

@@ -18,8 +18,8 @@
 
 #include <string>
 
-#include "nn/Activity.h"
-#include "nn/Module.h"
+#include "nn/core/Activity.h"
+#include "nn/core/Module.h"
 
 namespace nn {
 

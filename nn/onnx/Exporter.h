@@ -19,8 +19,8 @@
 #include <variant>
 #include <vector>
 
-#include "nn/Activity.h"
-#include "nn/Module.h"
+#include "nn/core/Activity.h"
+#include "nn/core/Module.h"
 
 namespace nn::onnx {
 

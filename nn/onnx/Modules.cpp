@@ -62,7 +62,7 @@ Value reshapeLike(Exporter& e, const Traced& in, const Tensor& out) {
   return e.op("Reshape", {in.value.name, e.int64s(shape)});
 }
 
-// A parameter broadcast against x as nn/Broadcasting.h lines it up: NumPy's rule, or the
+// A parameter broadcast against x as nn/modules/BroadcastShape.h lines it up: NumPy's rule, or the
 // elements of one sample.
 std::string broadcastParameter(Exporter& e, const Tensor& x, const Tensor& parameter) {
   Ints sizes = parameter.sizes();
@@ -111,7 +111,7 @@ int64_t classAxis(Exporter& e, const Tensor& x) {
   return x.dim() == 1 || x.dim() == 3 ? 0 : 1;
 }
 
-// The dimension Sum, Mean and Max reduce (nn/ReducedDimension.h's rule).
+// The dimension Sum, Mean and Max reduce (nn/modules/ReducedDimension.h's rule).
 int64_t reducedAxis(const Tensor& x, int dim, int nInputDims) {
   if (dim < 0) return dim + x.dim();
   return nInputDims >= 0 && x.dim() > nInputDims ? dim + 1 : dim;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/Module.h"
+#include "nn/core/Module.h"
 
 namespace nn::fuzz {
 

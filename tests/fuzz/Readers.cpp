@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "nn/Error.h"
-#include "nn/Image.h"
-#include "nn/IdxFile.h"
-#include "nn/Linear.h"
-#include "nn/ReLU.h"
-#include "nn/Serialize.h"
+#include "nn/core/Error.h"
+#include "nn/data/IdxFile.h"
+#include "nn/data/Image.h"
+#include "nn/io/Serialize.h"
+#include "nn/modules/Linear.h"
+#include "nn/modules/ReLU.h"
 
 namespace nn::fuzz {
 

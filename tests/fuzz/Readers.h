@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "nn/BatchIterator.h"
-#include "nn/Checkpoint.h"
-#include "nn/SGD.h"
-#include "nn/Sequential.h"
+#include "nn/data/BatchIterator.h"
+#include "nn/io/Checkpoint.h"
+#include "nn/modules/Sequential.h"
+#include "nn/optim/SGD.h"
 
 namespace nn::fuzz {
 

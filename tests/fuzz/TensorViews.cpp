@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "nn/Checked.h"
-#include "nn/Error.h"
-#include "nn/Tensor.h"
+#include "nn/core/Checked.h"
+#include "nn/core/Error.h"
+#include "nn/core/Tensor.h"
 #include "tests/fuzz/Bytes.h"
 
 namespace nn::fuzz {

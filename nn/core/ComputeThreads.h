@@ -1,0 +1,53 @@
+// The compute threads of the CPU devices (intra-op parallelism, as torch.set_num_threads):
+// a kernel on a CPU device cuts its work into parts, one per compute thread of that device,
+// runs part 0 on the calling thread and the others on the device's own worker threads, and
+// combines them in part order, so that its results do not depend on which thread ran what.
+// With one thread (the default) every part runs on the calling thread and no worker exists.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/core/Device.h"
+#include "nn/core/FunctionRef.h"
+
+namespace nn {
+
+/// The most compute threads a CPU device may have: far more than any machine's cores, and few
+/// enough that every CPU device's threads together stay within a system's process limits.
+constexpr int kMaxThreads = 256;
+
+/// Sets the compute threads of each CPU device (1 to kMaxThreads). OpenBLAS then runs
+/// single-threaded inside each part, so that the threads do not oversubscribe the cores.
+void setNumThreads(int threads);
+/// The compute threads of each CPU device.
+int numThreads();
+
+/// Parts to cut `work` independent items into on `device`: numThreads(), at most `work`,
+/// at least 1.
+int parallelParts(const Device& device, int64_t work);
+
+/// Runs part(p) for p < parts and returns when all are done; part 0 runs on the calling
+/// thread. The first exception (in part order) is rethrown. Where the device's threads are
+/// busy (a part that itself calls parallelFor, or another thread using the same device),
+/// the parts run one after another on the calling thread.
+void parallelFor(const Device& device, int parts, FunctionRef<void(int)> part);
+
+/// The rows [begin, end) of part p when `rows` rows are cut into `parts` parts whose sizes
+/// differ by at most one, the larger first.
+struct Range {
+  int64_t begin, end;
+};
+Range partRange(int64_t rows, int parts, int p);
+
+/// body(begin, end) over the parts of [0, n), each of at least `grain` items where n allows
+/// (a smaller part costs less than handing it to a thread), one per compute thread.
+template <typename Body>
+void parallelRanges(const Device& device, int64_t n, int64_t grain, Body body) {
+  const int parts = parallelParts(device, n / grain);
+  parallelFor(device, parts, [&](int p) {
+    const Range r = partRange(n, parts, p);
+    body(r.begin, r.end);
+  });
+}
+
+}  // namespace nn

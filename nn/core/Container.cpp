@@ -1,0 +1,129 @@
+// nn::Container: child bookkeeping shared by Sequential, Concat and DataParallelTable.
+#include "nn/core/Container.h"
+
+#include "nn/core/GradientObserver.h"
+#include "nn/core/Numerics.h"
+#include "nn/core/Profiler.h"
+
+namespace nn {
+
+namespace {
+
+// Whether `target` is `root` or lies anywhere below it.
+bool holds(const Module& root, const Module* target) {
+  if (&root == target) return true;
+  for (const ModulePtr& child : root.children())
+    if (holds(*child, target)) return true;
+  return false;
+}
+
+}  // namespace
+
+void Container::checkNewChild(const Module* module, const char* call) const {
+  NN_CHECK(module != nullptr, typeName() << "." << call << ": expected a module, got nullptr");
+  NN_CHECK(!holds(*module, this), typeName() << "." << call << ": the " << module->typeName() << " to add is this "
+                                             << typeName() << " or holds it; a container inside itself has no end");
+}
+
+Container& Container::add(ModulePtr module) {
+  checkNewChild(module.get(), "add");
+  modules_.push_back(std::move(module));
+  return *this;
+}
+
+ModulePtr Container::get(size_t index) const {
+  NN_CHECK(index < modules_.size(), typeName() << ".get: index " << index << " out of range for " << modules_.size()
+                                               << " modules (indices count from 0)");
+  return modules_[index];
+}
+
+namespace {
+
+const Tensor& runUpdateOutput(Module& m, const Tensor& input) { return m.updateOutput(input); }
+const Activity& runUpdateOutput(Module& m, const Activity& input) { return m.updateOutputActivity(input); }
+void runAccGradParameters(Module& m, const Tensor& input, const Tensor& gradOutput, float scale) {
+  m.accGradParameters(input, gradOutput, scale);
+}
+void runAccGradParameters(Module& m, const Activity& input, const Activity& gradOutput, float scale) {
+  m.accGradParametersActivity(input, gradOutput, scale);
+}
+
+}  // namespace
+
+// The timers end before the numerics checks, which are no part of the module's time.
+template <typename T>
+const T& Container::childUpdateOutput(size_t i, const T& input) {
+  return inChild(i, [&]() -> const T& {
+    const T* out;
+    {
+      ScopedTimer timer(modules_[i]->profile.forward);
+      out = &runUpdateOutput(*modules_[i], input);
+    }
+    if (checkNumericsEnabled()) checkFinite(*out, *modules_[i], "forward", "its output");
+    return *out;
+  });
+}
+
+template <typename T>
+const T& Container::childUpdateGradInput(size_t i, const T& input, const T& gradOutput) {
+  return inChild(i, [&]() -> const T& {
+    const T* g;
+    {
+      ScopedTimer timer(modules_[i]->profile.gradInput);
+      g = &modules_[i]->updateGradInputIfNeeded(input, gradOutput);
+    }
+    if (checkNumericsEnabled()) checkFinite(*g, *modules_[i], "backward", "its gradInput");
+    return *g;
+  });
+}
+
+template <typename T>
+void Container::childAccGradParameters(size_t i, const T& input, const T& gradOutput, float scale) {
+  inChild(i, [&] {
+    {
+      ScopedTimer timer(modules_[i]->profile.gradParameters);
+      runAccGradParameters(*modules_[i], input, gradOutput, scale);
+    }
+    if (checkNumericsEnabled()) checkFiniteGradients(*modules_[i]);
+    notifyGradientsDone(*modules_[i]);
+  });
+}
+
+template const Tensor& Container::childUpdateOutput(size_t, const Tensor&);
+template const Activity& Container::childUpdateOutput(size_t, const Activity&);
+template const Tensor& Container::childUpdateGradInput(size_t, const Tensor&, const Tensor&);
+template const Activity& Container::childUpdateGradInput(size_t, const Activity&, const Activity&);
+template void Container::childAccGradParameters(size_t, const Tensor&, const Tensor&, float);
+template void Container::childAccGradParameters(size_t, const Activity&, const Activity&, float);
+
+void Container::checkNotEmpty() const {
+  NN_CHECK(!modules_.empty(), typeName() << ": expected at least one module, got an empty container");
+}
+
+std::string Container::describeChildren(const std::string& header, const std::string& flow) const {
+  std::string s = header + " {\n";
+  if (!flow.empty()) s += "  " + flow + "\n";
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    std::string child = modules_[i]->toString();
+    for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + 1))
+      child.insert(pos + 1, "  ");
+    s += "  (" + std::to_string(i + 1) + "): " + child + "\n";
+  }
+  return s + "}";
+}
+
+std::string Container::describeBranches(const std::string& header) const {
+  std::string s = header + " {\n  input";
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const bool last = i + 1 == modules_.size();
+    // A child's own lines continue its branch, or hang below the last one.
+    const std::string indent = last ? "\n         " : "\n    |    ";
+    std::string child = modules_[i]->toString();
+    for (size_t pos = child.find('\n'); pos != std::string::npos; pos = child.find('\n', pos + indent.size()))
+      child.replace(pos, 1, indent);
+    s += (last ? "\n     `-> (" : "\n    |`-> (") + std::to_string(i + 1) + "): " + child;
+  }
+  return s + "\n     ... -> output\n}";
+}
+
+}  // namespace nn

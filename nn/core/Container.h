@@ -1,0 +1,60 @@
+// nn::Container: a module made of child modules (Sequential, Concat, ...).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nn/core/Module.h"
+
+namespace nn {
+
+class Container : public Module {
+ public:
+  /// Appends a module; returns this container for chaining. The container itself, or a module
+  /// that holds it, is an nn::Error (its forward would never end). A module may be added in two
+  /// places, as in Torch7: its parameters are listed, and its gradients summed, once per place;
+  /// but it keeps only the output and gradInput of its last call, which its neighbours may read
+  /// in backward, so a clone() sharing nothing is the safe way to use a layer twice.
+  Container& add(ModulePtr module);
+  /// Child i, counted from 0 (printed descriptions count from 1, as Torch7's).
+  ModulePtr get(size_t index) const;
+  size_t size() const { return modules_.size(); }
+  const std::vector<ModulePtr>& children() const override { return modules_; }
+
+ protected:
+  /// Runs fn() for child `index`; an nn::Error from it gets the child's place, "(8) ", in front.
+  template <typename Fn>
+  decltype(auto) inChild(size_t index, Fn&& fn) const {
+    try {
+      return fn();
+    } catch (const Error& e) {
+      throw Error("(" + std::to_string(index + 1) + ") " + e.what());
+    }
+  }
+  /// Child i's updateOutput, updateGradInput and accGradParameters, each run in inChild(),
+  /// timed into the child's record when profiling is on (nn/core/Profiler.h) and, when numerics
+  /// checks are on (nn/core/Numerics.h), checked for NaN and Inf. T is Tensor (the tensor passes)
+  /// or Activity (the activity passes). After the child's accGradParameters the thread's
+  /// GradientObserver (nn/core/GradientObserver.h) is told.
+  template <typename T>
+  const T& childUpdateOutput(size_t i, const T& input);
+  template <typename T>
+  const T& childUpdateGradInput(size_t i, const T& input, const T& gradOutput);
+  template <typename T>
+  void childAccGradParameters(size_t i, const T& input, const T& gradOutput, float scale);
+  void checkNotEmpty() const;
+  /// The checks of add() and insert(): `module` is not null, neither this container nor one
+  /// that holds it. `call` names the call in the message ("add").
+  void checkNewChild(const Module* module, const char* call) const;
+  /// Each child's description on its own line, "(i): ", indented below a header and, unless
+  /// `flow` is empty, a line that draws how data flows through them.
+  std::string describeChildren(const std::string& header, const std::string& flow) const;
+  /// Torch7's block of a container whose children all see its input (Concat, ConcatTable,
+  /// ParallelTable): each child on a branch drawn from the input.
+  std::string describeBranches(const std::string& header) const;
+
+  std::vector<ModulePtr> modules_;
+};
+
+}  // namespace nn

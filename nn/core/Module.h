@@ -1,0 +1,270 @@
+// nn::Module: Torch7's module contract.
+//
+// forward = updateOutput; backward = updateGradInput, then accGradParameters(scale).
+// Gradients accumulate until zeroGradParameters(). output and gradInput belong to the
+// module and are resized, not reallocated, from one call to the next.
+//
+// Note [Tensors and activities]
+// What flows between modules is an nn::Activity, a tensor or a table of activities (Torch7's
+// "a Tensor or a table of Tensors"). A module of tensors (Linear, ReLU, ...) overrides the
+// tensor passes, updateOutput(const Tensor&) and the others; the activity passes
+// (updateOutputActivity, ...) then take the tensor out of the activity, with an error naming
+// the module where a table comes, and return the tensor result as an activity that shares the
+// module's output (no copy, no allocation). A module that takes or returns tables (the table
+// modules, Sequential, DataParallelTable) derives from TableModule<> and overrides the
+// activity passes; its tensor passes go through them. forward and backward have both
+// overloads: tensors in, tensors out (an error naming the table where the result is one), and
+// activities in, activities out. Containers pass activities between their children.
+//
+// A module declares its own parameters (with their gradients) and buffers once, in its
+// constructor, by pointer to its members; everything that walks the tree (parameters,
+// getParameters, stateDict, to, clone, save) works from those declarations and from
+// children(), so containers need no code of their own for it.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "nn/core/Activity.h"
+#include "nn/core/Config.h"
+#include "nn/core/Error.h"
+#include "nn/core/Profiler.h"
+#include "nn/core/Tensor.h"
+
+namespace nn {
+
+class Module;
+using ModulePtr = std::shared_ptr<Module>;
+
+/// A new module T(args...) held by a shared pointer, as modules are held:
+/// `nn::Sequential net{nn::make<nn::Linear>(784, 100), nn::make<nn::ReLU>()}`.
+template <typename T, typename... Args>
+std::shared_ptr<T> make(Args&&... args) {
+  static_assert(std::is_base_of_v<Module, T>, "nn::make<T>: T is not an nn::Module");
+  return std::make_shared<T>(std::forward<Args>(args)...);
+}
+
+struct NamedTensor {
+  std::string name;
+  Tensor value;
+};
+
+/// A parameter under its stateDict name, with its gradient.
+struct NamedParameter {
+  std::string name;
+  Tensor value;
+  Tensor gradient;
+};
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  virtual ~Module() = default;
+
+  /// Computes and returns output for input (= updateOutput).
+  const Tensor& forward(const Tensor& input) { return updateOutput(input); }
+  /// updateGradInput (unless gradInput is not needed), then accGradParameters(scale);
+  /// returns gradInput.
+  const Tensor& backward(const Tensor& input, const Tensor& gradOutput, float scale = 1.f);
+  /// The same for an input that is a tensor or a table (Note [Tensors and activities]).
+  const Activity& forward(const Activity& input) { return updateOutputActivity(input); }
+  const Activity& backward(const Activity& input, const Activity& gradOutput, float scale = 1.f);
+
+  virtual const Tensor& updateOutput(const Tensor& input) = 0;
+  virtual const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) = 0;
+  /// Adds scale * dLoss/dParameters to the gradients. Nothing for modules without parameters.
+  virtual void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale);
+
+  /// The passes on activities. The defaults serve modules of tensors: they call the tensor
+  /// passes and return the tensor as an activity; table modules override them.
+  virtual const Activity& updateOutputActivity(const Activity& input);
+  virtual const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput);
+  virtual void accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale);
+  /// The result of the last updateOutputActivity (for a module of tensors, its output).
+  const Activity& outputActivity() const { return outputActivity_; }
+  /// The result of the last updateGradInputActivity (for a module of tensors, its gradInput).
+  const Activity& gradInputActivity() const { return gradInputActivity_; }
+
+  /// Whether backward computes gradInput (true unless switched off). Switch it off for a
+  /// module whose input needs no gradient, such as a network's first layer (Torch7 users set
+  /// `module.gradInput = nil`): backward then only accumulates the parameter gradients and
+  /// leaves gradInput empty. A container passes the setting to the children that see its
+  /// input (Sequential: the first, and on up through modules without parameters or buffers;
+  /// Concat: every branch), DataParallelTable to its replicas;
+  /// clone() keeps it. It is not saved with the model.
+  virtual void setGradInputNeeded(bool needed) { gradInputNeeded_ = needed; }
+  bool gradInputNeeded() const { return gradInputNeeded_; }
+  /// updateGradInput where gradInput is needed or this module has children (whose
+  /// accGradParameters need the gradients inside it); otherwise gradInput, left empty.
+  const Tensor& updateGradInputIfNeeded(const Tensor& input, const Tensor& gradOutput);
+  const Activity& updateGradInputIfNeeded(const Activity& input, const Activity& gradOutput);
+
+  /// Whether this module can apply `next`, the module after it in a Sequential, in its own
+  /// passes, so that the two run as one (a batch normalisation takes an in-place ReLU: Note
+  /// [Batch normalisation, then ReLU] in nn/math/BatchNorm.h). None by default.
+  virtual bool canTakeNext(const Module& next) const {
+    (void)next;
+    return false;
+  }
+  /// Sets (taken) or clears taking `next`'s passes, where canTakeNext(next): a Sequential sets
+  /// it around the pair's passes and clears it after, so that each module alone is unchanged.
+  virtual void takeNext(Module& next, bool taken) {
+    (void)next;
+    (void)taken;
+  }
+
+  /// Sets every gradient to zero.
+  virtual void zeroGradParameters();
+  /// parameter -= learningRate * gradient, for every parameter.
+  virtual void updateParameters(float learningRate);
+  /// All parameters and their gradients, in module order, weight before bias.
+  std::pair<std::vector<Tensor>, std::vector<Tensor>> parameters();
+  /// Appends what parameters() returns to two vectors (whose capacity a caller can reuse).
+  virtual void collectParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients);
+  /// Appends what buffers() returns.
+  void collectBuffers(std::vector<Tensor>& values) const;
+  /// One value buffer and one gradient buffer with identical offsets; every parameter (and
+  /// gradient) becomes a view into them, a module used in two places once. A second call
+  /// returns the same two tensors.
+  virtual std::pair<Tensor, Tensor> getParameters();
+  /// Every buffer of this module and those below it, in stateDict order.
+  virtual std::vector<Tensor> buffers();
+  /// Parameters and buffers under the names PyTorch gives the equivalent module's state
+  /// dict ("0.weight", "7.bias", "running_mean").
+  virtual std::vector<NamedTensor> stateDict();
+  /// The parameters of stateDict(), in its order and under its names, each with its gradient
+  /// (PyTorch's named_parameters; a DataParallelTable's are its first replica's).
+  std::vector<NamedParameter> namedParameters();
+  /// The buffers of stateDict(), in its order and under its names (PyTorch's named_buffers).
+  std::vector<NamedTensor> namedBuffers();
+
+  /// Training mode (the default) or evaluation mode, for this module and its children.
+  virtual void training();
+  virtual void evaluate();
+  bool isTraining() const { return train_; }
+
+  /// A deep copy: same type, configuration, parameters, gradients, buffers and mode. A module
+  /// used in two places of the tree is copied once and used in the same two places of the copy.
+  ModulePtr clone() const;
+  /// Releases output, gradInput and intermediate buffers (they come back on next use).
+  virtual void clearState();
+  /// fn(*this), then apply(fn) on each child.
+  virtual void apply(const std::function<void(Module&)>& fn);
+  /// This module and all below it, depth first. The module must be held by a shared_ptr.
+  std::vector<ModulePtr> listModules();
+  /// Moves parameters, gradients and buffers of the whole tree to `device`, keeping
+  /// tensors that shared storage (flattened parameters) sharing it there. Every module of the
+  /// tree is asked first (checkMovable), so that a refusal leaves the whole tree where it was.
+  /// Not virtual: a parent moves its children's tensors itself, without calling their to().
+  void to(const Device& device);
+  /// Throws an nn::Error if this module cannot go to `device` with its tree. Every module can
+  /// but a DataParallelTable, whose replicas stay on the devices given to its add().
+  virtual void checkMovable(const Device& device) const;
+  /// Device of the first parameter or buffer; cpu:0 for a module without any.
+  Device device();
+  /// True when neither this module nor any below it has parameters or buffers.
+  bool stateDictIsEmpty() const;
+
+  /// "nn.Linear"
+  virtual std::string typeName() const = 0;
+  /// One line for leaves ("nn.Linear(800 -> 500)"), Torch7's block for containers.
+  virtual std::string toString() const { return typeName(); }
+  /// Constructor arguments, enough to rebuild the module with createModule().
+  virtual Config config() const { return Config(); }
+  /// Direct sub-modules, in order.
+  virtual const std::vector<ModulePtr>& children() const;
+
+  Tensor output;
+  Tensor gradInput;
+  /// Time spent in this module's passes while profiling is on, recorded by the container that
+  /// runs it (nn/core/Profiler.h).
+  ModuleTimes profile;
+
+ protected:
+  /// Declares a parameter and its gradient; the pointers are to members of this module.
+  void registerParameter(const std::string& name, Tensor* value, Tensor* gradient);
+  /// Declares state that is saved and moved but not trained (BatchNorm running statistics).
+  void registerBuffer(const std::string& name, Tensor* value);
+  /// Throws unless t lives on `expected`, naming this module.
+  void checkDevice(const Tensor& t, const Device& expected, const char* what) const;
+  /// Throws unless gradOutput has the sizes and device of `like` (the output it is the
+  /// gradient of, or the input of a module whose output has the input's sizes), naming this
+  /// module and both sizes.
+  void checkGradOutput(const Tensor& like, const Tensor& gradOutput) const;
+  /// Throws unless gradOutput has `sizes` (the output's for `input`) and the input's device,
+  /// naming this module, the input and both sizes.
+  void checkGradOutput(const Tensor& input, const std::vector<int64_t>& sizes, const Tensor& gradOutput) const;
+
+  /// For modules that override the activity passes: keep `a` as the result (copied into
+  /// the kept activity, which reuses its memory), and a tensor result also in output
+  /// (gradInput); return the kept activity.
+  const Activity& setOutput(const Activity& a);
+  const Activity& setGradInput(const Activity& a);
+  /// Releases output and gradInput, and the activities that hold them (clearState's part for
+  /// this module alone).
+  void clearResults();
+  /// input.tensor(), or an nn::Error naming this module and the table that came instead.
+  const Tensor& tensorInput(const Activity& input, const char* what) const;
+  /// input.table(), or an nn::Error naming this module and the tensor that came instead.
+  const Table& tableInput(const Activity& input, const char* what) const;
+  /// Throws unless `got` is alike `like` (sameShape), naming this module, `what` and both.
+  void checkAlike(const Activity& like, const Activity& got, const char* what) const;
+
+  bool train_ = true;
+  bool gradInputNeeded_ = true;
+  Activity outputActivity_{output};
+  Activity gradInputActivity_{gradInput};
+
+ private:
+  struct Parameter {
+    std::string name;
+    Tensor* value;
+    Tensor* gradient;
+  };
+  struct Buffer {
+    std::string name;
+    Tensor* value;
+  };
+  void copyLocalStateFrom(const Module& other);
+  /// clone() below the generator's save: `copies` maps each module copied so far to its copy.
+  ModulePtr cloneTree(std::unordered_map<const Module*, ModulePtr>& copies) const;
+  std::vector<Tensor*> localTensors();
+
+  std::vector<Parameter> parameters_;
+  std::vector<Buffer> buffers_;
+  Tensor flatParameters_;
+  Tensor flatGradients_;
+};
+
+/// True when `tensors` are, in order, contiguous back-to-back views covering all of `flat`.
+bool isFlatView(const std::vector<Tensor>& tensors, const Tensor& flat);
+/// Drops from `values`, and at the same places from `gradients`, each tensor listed a second
+/// time (Tensor::is): parameters() lists a module used in two places once per place, and
+/// getParameters, updateParameters and DataParallelTable hold, step and sum its tensors once.
+void dropRepeatedParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients);
+
+/// Rebuilds a module from its type name, configuration and (for containers) children.
+using ModuleFactory = std::function<ModulePtr(const Config& config, std::vector<ModulePtr> children)>;
+void registerModuleType(const std::string& typeName, ModuleFactory factory);
+ModulePtr createModule(const std::string& typeName, const Config& config, std::vector<ModulePtr> children = {});
+/// The type names registered so far, sorted ("nn.Linear", ...): what createModule and nn::load build.
+std::vector<std::string> registeredModuleTypes();
+
+struct ModuleRegistration {
+  ModuleRegistration(const std::string& typeName, ModuleFactory factory) {
+    registerModuleType(typeName, std::move(factory));
+  }
+};
+
+/// Writes module.toString(): one line for a leaf, Torch7's block for a container.
+std::ostream& operator<<(std::ostream& out, const Module& module);
+
+}  // namespace nn

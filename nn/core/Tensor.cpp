@@ -1,0 +1,714 @@
+// nn::Tensor and nn::Storage, and the tensor helpers for training and evaluation code.
+#include "nn/core/Tensor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <ostream>
+#include <vector>
+
+#include "nn/backend/Backend.h"
+#include "nn/core/Error.h"
+#include "nn/core/Random.h"
+
+namespace nn {
+
+namespace {
+
+std::atomic<int64_t> gStorageAllocations{0};
+
+// The innermost StorageLimit alive on this thread, or none, and the last serial number given.
+thread_local StorageLimit* tStorageLimit = nullptr;
+thread_local uint64_t tStorageLimitSerials = 0;
+
+size_t storageBytes(int64_t count) { return static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float); }
+
+// Sizes of at least 0 that hold at most kMaxElements elements, counting each size of 0 as 1
+// (as the strides do), so that neither the element count nor a stride can overflow.
+void checkSizes(const int64_t* sizes, size_t dims, const char* op) {
+  int64_t extent = 0;
+  if (extentOf(sizes, dims, extent)) return;
+  bool negative = false;
+  for (size_t i = 0; i < dims; ++i) negative = negative || sizes[i] < 0;
+  NN_CHECK(!negative,
+           "nn.Tensor." << op << ": expected sizes of at least 0, got " << nn::shapeString({sizes, sizes + dims}));
+  NN_CHECK(false, "nn.Tensor." << op << ": sizes " << nn::shapeString({sizes, sizes + dims}) << " hold more than "
+                               << kMaxElements << " elements");
+}
+
+// What every view of a storage satisfies, checked where one is made (makeView, set_): sizes as
+// checkSizes wants them, strides and offset of at least 0, and, where the view holds an element,
+// its last element inside the storage, all computed without overflow. A view made from such a
+// view (narrow, select, transpose, view) lies inside too, and no kernel stepping through it
+// overflows. An empty view may point anywhere from the storage's start on.
+void checkView(const Storage* storage, int64_t offset, const std::vector<int64_t>& sizes,
+               const std::vector<int64_t>& strides, const char* op) {
+  NN_CHECK(strides.size() == sizes.size(), "nn.Tensor." << op << ": expected a stride for each of the sizes "
+                                                        << nn::shapeString(sizes) << ", got " << strides.size()
+                                                        << " strides");
+  checkSizes(sizes.data(), sizes.size(), op);
+  bool empty = false, strided = true, inside = true;
+  int64_t last = offset;  // the last element the view reaches
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    int64_t step = 0;
+    strided = strided && strides[d] >= 0;
+    if (sizes[d] == 0)
+      empty = true;
+    else
+      inside = inside && mulInto(sizes[d] - 1, strides[d], step) && addInto(last, step, last);
+  }
+  const int64_t count = storage != nullptr ? storage->count() : 0;
+  NN_CHECK(offset >= 0 && strided && (empty || (inside && last < count)),
+           "nn.Tensor." << op << ": sizes " << nn::shapeString(sizes) << " with strides " << nn::shapeString(strides)
+                        << " at offset " << offset << " reach outside a storage of " << count << " elements");
+}
+
+// The tensor as its backend sees it (nn/backend/TensorKernels.h).
+StridedView stridedView(const Tensor& t) {
+  StridedView v;
+  for (int d = 0; d < t.dim(); ++d)
+    NN_CHECK(v.push(t.size(d), t.stride(d)), "nn.Tensor: a strided tensor on "
+                                                 << t.device().str() << " takes at most " << StridedView::kMaxDims
+                                                 << " dimensions that cannot be merged, got sizes " << t.shapeString()
+                                                 << " with strides " << nn::shapeString(t.strides()));
+  return v;
+}
+
+// Note [Overlapping copies]
+// A copy between two views of one storage whose elements overlap (copy_ between such views,
+// copyAlong within one tensor) copies as if the source were read whole before the first write,
+// on every device: the source goes through a contiguous copy of its own first. The backends
+// then never see overlapping ranges, for which a CUDA copy or kernel is undefined, except a view
+// copied onto itself, which changes nothing on any of them. Such copies are rare (no training
+// step makes one), so the staging copy may allocate.
+
+// The storage elements [first, last] that a non-empty view reaches (strides are at least 0).
+struct Reach {
+  int64_t first, last;
+};
+Reach reachOf(const Tensor& t) {
+  int64_t last = t.storageOffset();
+  for (int d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);  // inside the storage (checkView)
+  return {t.storageOffset(), last};
+}
+bool reachesMeet(const Reach& a, const Reach& b) { return a.first <= b.last && b.first <= a.last; }
+
+// True where `dst` and `src`, both non-empty, are views of one storage whose reaches meet and
+// are not the same view (interleaved views that share no element are staged too: rare, and
+// correct either way).
+bool overlapping(const Tensor& dst, const Tensor& src) {
+  if (dst.storage() != src.storage() || !reachesMeet(reachOf(dst), reachOf(src))) return false;
+  return dst.storageOffset() != src.storageOffset() || dst.sizes() != src.sizes() || dst.strides() != src.strides();
+}
+
+}  // namespace
+
+int64_t storageAllocationCount() { return gStorageAllocations.load(); }
+
+Storage::Storage(int64_t count, const Device& device) : count_(count), device_(device) {
+  NN_CHECK(count >= 0 && count <= kMaxElements,
+           "nn.Storage: expected a size from 0 to " << kMaxElements << " floats, got " << count);
+  checkDeviceExists(device);
+  gStorageAllocations.fetch_add(1);
+  const size_t bytes = storageBytes(count);
+  if (StorageLimit* limit = tStorageLimit) {
+    const auto wanted = static_cast<int64_t>(bytes);
+    NN_CHECK(wanted <= limit->bytesLeft(), "nn.Storage: " << wanted << " bytes on " << device.str()
+                                                          << " would exceed the limit of " << limit->bytesLeft()
+                                                          << " bytes left to " << limit->purpose());
+    limit->bytesLeft_ -= wanted;
+    limitSerial_ = limit->serial_;
+  }
+  data_ = static_cast<float*>(backendOf(device).allocate(device, bytes));
+}
+
+StorageLimit::StorageLimit(int64_t bytes, std::string purpose)
+    : bytesLeft_(bytes), purpose_(std::move(purpose)), outer_(tStorageLimit), serial_(++tStorageLimitSerials) {
+  tStorageLimit = this;
+}
+
+StorageLimit::~StorageLimit() { tStorageLimit = outer_; }
+
+Storage::~Storage() {
+  // Temporaries (the values a parameter is initialised from) give their bytes back.
+  if (limitSerial_ != 0 && tStorageLimit != nullptr && tStorageLimit->serial_ == limitSerial_)
+    tStorageLimit->bytesLeft_ += static_cast<int64_t>(storageBytes(count_));
+  // The backend exists: this storage was allocated from it.
+  findBackend(device_.type())->deallocate(device_, data_);
+}
+
+void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t srcStart, int dim, int64_t length) {
+  bool same = dst.dim() == src.dim() && dim >= 0 && dim < dst.dim();
+  for (int d = 0; same && d < dst.dim(); ++d) same = d == dim || dst.size(d) == src.size(d);
+  NN_CHECK(same, "nn::copyAlong: expected tensors of equal sizes but along dimension "
+                     << dim << ", got " << dst.shapeString() << " and " << src.shapeString());
+  NN_CHECK(dst.isContiguous() && src.isContiguous(), "nn::copyAlong: expected contiguous tensors");
+  NN_CHECK(rangeWithin(srcStart, length, src.size(dim)) && rangeWithin(dstStart, length, dst.size(dim)),
+           "nn::copyAlong: indices " << rangeString(srcStart, length) << " of " << src.shapeString() << " to "
+                                     << rangeString(dstStart, length) << " of " << dst.shapeString()
+                                     << " along dimension " << dim << " are out of bounds");
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= dst.size(d);
+  for (int d = dim + 1; d < dst.dim(); ++d) inner *= dst.size(d);
+  const int64_t run = length * inner;
+  if (outer == 0 || run == 0) return;
+  const int64_t dstRow = dst.size(dim) * inner, srcRow = src.size(dim) * inner;
+  if (dst.storage() == src.storage()) {  // Note [Overlapping copies]
+    const int64_t to = dst.storageOffset() + dstStart * inner, from = src.storageOffset() + srcStart * inner;
+    const Reach written{to, to + (outer - 1) * dstRow + run - 1}, read{from, from + (outer - 1) * srcRow + run - 1};
+    if (reachesMeet(written, read) && (to != from || dstRow != srcRow)) {
+      copyAlong(dst, dstStart, src.narrow(dim, srcStart, length).clone(), 0, dim, length);
+      return;
+    }
+  }
+  float* to = dst.rawData() + dstStart * inner;
+  const float* from = src.rawData() + srcStart * inner;
+  Backend& dstBackend = backendOf(dst.device());
+  Backend& backend = dstBackend.isHost() ? backendOf(src.device()) : dstBackend;
+  // `outer` runs of `run` floats, a row apart on each side: one strided copy where the
+  // backend takes one, else a contiguous copy per run.
+  if (outer == 1 || backend.copiesStrided(dst.device(), src.device())) {
+    StridedView dstView = StridedView::contiguous(outer * run), srcView = dstView;
+    if (outer > 1) {
+      dstView.dims = srcView.dims = 2;
+      dstView.sizes[0] = srcView.sizes[0] = outer;
+      dstView.sizes[1] = srcView.sizes[1] = run;
+      dstView.strides[0] = dstRow;
+      srcView.strides[0] = srcRow;
+      dstView.strides[1] = srcView.strides[1] = 1;
+    }
+    backend.copy(to, dst.device(), dstView, from, src.device(), srcView, outer * run);
+    return;
+  }
+  const StridedView runView = StridedView::contiguous(run);
+  for (int64_t o = 0; o < outer; ++o)
+    backend.copy(to + o * dstRow, dst.device(), runView, from + o * srcRow, src.device(), runView, run);
+}
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (int d = static_cast<int>(sizes.size()) - 2; d >= 0; --d)
+    NN_CHECK(mulInto(strides[d + 1], std::max<int64_t>(sizes[d + 1], 1), strides[d]),
+             "nn::contiguousStrides: sizes " << nn::shapeString(sizes) << " give strides beyond 64-bit integers");
+  return strides;
+}
+
+int64_t product(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes)
+    if (s == 0) return 0;
+  for (int64_t s : sizes)
+    NN_CHECK(mulInto(n, s, n), "nn::product: sizes " << nn::shapeString(sizes) << " hold more than 2^63 elements");
+  return n;
+}
+
+Tensor::Tensor() : impl_(std::make_shared<TensorImpl>()) { impl_->storage = nullptr; }
+
+Tensor Tensor::empty(const std::vector<int64_t>& sizes, const Device& device) {
+  Tensor t;
+  t.resize_(sizes, device);
+  return t;
+}
+
+Tensor Tensor::zeros(const std::vector<int64_t>& sizes, const Device& device) { return full(sizes, 0.f, device); }
+
+Tensor Tensor::full(const std::vector<int64_t>& sizes, float value, const Device& device) {
+  Tensor t = empty(sizes, device);
+  t.fill_(value);
+  return t;
+}
+
+Tensor Tensor::fromVector(const std::vector<int64_t>& sizes, const std::vector<float>& values, const Device& device) {
+  NN_CHECK(product(sizes) == static_cast<int64_t>(values.size()),
+           "nn.Tensor.fromVector: sizes " << nn::shapeString(sizes) << " hold " << product(sizes) << " values, got "
+                                          << values.size());
+  Tensor host = empty(sizes);
+  std::copy(values.begin(), values.end(), host.data());
+  return host.to(device);
+}
+
+int64_t Tensor::size(int d) const {
+  NN_CHECK(d >= 0 && d < dim(),
+           "nn.Tensor.size: dimension " << d << " out of range for a tensor of sizes " << shapeString());
+  return impl_->sizes[d];
+}
+
+int64_t Tensor::stride(int d) const {
+  NN_CHECK(d >= 0 && d < dim(),
+           "nn.Tensor.stride: dimension " << d << " out of range for a tensor of sizes " << shapeString());
+  return impl_->strides[d];
+}
+
+int64_t Tensor::numel() const { return product(impl_->sizes); }
+
+Device Tensor::device() const { return impl_->storage ? impl_->storage->device() : Device(); }
+
+bool Tensor::isContiguous() const {
+  int64_t expected = 1;
+  for (int d = dim() - 1; d >= 0; --d) {
+    if (impl_->sizes[d] == 1) continue;
+    if (impl_->strides[d] != expected) return false;
+    expected *= impl_->sizes[d];
+  }
+  return true;
+}
+
+std::string Tensor::shapeString() const { return nn::shapeString(impl_->sizes); }
+
+float* Tensor::rawData() const { return impl_->storage ? impl_->storage->data() + impl_->offset : nullptr; }
+
+float* Tensor::data() const {
+  NN_CHECK(device().isCpu(), "nn.Tensor.data: the tensor lives on " << device().str() << "; data() is for CPU tensors");
+  return rawData();
+}
+
+Tensor Tensor::makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                        const char* op) const {
+  checkView(impl_->storage.get(), offset, sizes, strides, op);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = impl_->storage;
+  impl->offset = offset;
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  return Tensor(std::move(impl));
+}
+
+int64_t Tensor::offsetAlong(int d, int64_t index, const char* op) const {
+  int64_t step = 0, offset = 0;
+  NN_CHECK(mulInto(index, impl_->strides[d], step) && addInto(impl_->offset, step, offset),
+           "nn.Tensor." << op << ": index " << index << " along dimension " << d << " (stride " << impl_->strides[d]
+                        << ") at offset " << impl_->offset << " gives an offset beyond 64-bit integers");
+  return offset;
+}
+
+Tensor Tensor::narrow(int d, int64_t start, int64_t length) const {
+  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.narrow: dimension " << d << " out of range for sizes " << shapeString());
+  NN_CHECK(rangeWithin(start, length, impl_->sizes[d]),
+           "nn.Tensor.narrow: range " << rangeString(start, length) << " out of bounds for dimension " << d
+                                      << " of sizes " << shapeString());
+  auto sizes = impl_->sizes;
+  sizes[d] = length;
+  return makeView(offsetAlong(d, start, "narrow"), sizes, impl_->strides, "narrow");
+}
+
+Tensor Tensor::select(int d, int64_t index) const {
+  NN_CHECK(d >= 0 && d < dim(), "nn.Tensor.select: dimension " << d << " out of range for sizes " << shapeString());
+  NN_CHECK(rangeWithin(index, 1, impl_->sizes[d]), "nn.Tensor.select: index "
+                                                       << index << " out of bounds for dimension " << d << " of sizes "
+                                                       << shapeString());
+  auto sizes = impl_->sizes;
+  auto strides = impl_->strides;
+  sizes.erase(sizes.begin() + d);
+  strides.erase(strides.begin() + d);
+  return makeView(offsetAlong(d, index, "select"), sizes, strides, "select");
+}
+
+Tensor Tensor::view(std::vector<int64_t> sizes) const {
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      NN_CHECK(inferred < 0, "nn.Tensor.view: at most one size may be -1, got " << nn::shapeString(sizes));
+      inferred = static_cast<int>(i);
+    } else {
+      NN_CHECK(sizes[i] >= 0 && mulInto(known, sizes[i], known) && known <= kMaxElements,
+               "nn.Tensor.view: expected sizes of at least 0 (or -1) that hold at most "
+                   << kMaxElements << " elements, got " << nn::shapeString(sizes));
+    }
+  }
+  if (inferred >= 0) {
+    NN_CHECK(known > 0 && numel() % known == 0, "nn.Tensor.view: cannot view " << shapeString() << " (" << numel()
+                                                                               << " elements) as "
+                                                                               << nn::shapeString(sizes));
+    sizes[inferred] = numel() / known;
+  }
+  NN_CHECK(known == numel() || inferred >= 0, "nn.Tensor.view: cannot view " << shapeString() << " (" << numel()
+                                                                             << " elements) as "
+                                                                             << nn::shapeString(sizes));
+  NN_CHECK(isContiguous(), "nn.Tensor.view: needs a contiguous tensor, got sizes " << shapeString() << " with strides "
+                                                                                   << nn::shapeString(strides()));
+  // Sizes of 0 hide the others from the count: checkView bounds their extent too.
+  checkSizes(sizes.data(), sizes.size(), "view");
+  return makeView(impl_->offset, sizes, contiguousStrides(sizes), "view");
+}
+
+Tensor Tensor::transpose(int d0, int d1) const {
+  NN_CHECK(d0 >= 0 && d0 < dim() && d1 >= 0 && d1 < dim(),
+           "nn.Tensor.transpose: dimensions " << d0 << ", " << d1 << " out of range for sizes " << shapeString());
+  auto sizes = impl_->sizes;
+  auto strides = impl_->strides;
+  std::swap(sizes[d0], sizes[d1]);
+  std::swap(strides[d0], strides[d1]);
+  return makeView(impl_->offset, sizes, strides, "transpose");
+}
+
+Tensor Tensor::contiguous() const { return isContiguous() ? *this : clone(); }
+
+void joinAlong(const std::vector<const Tensor*>& parts, int dim, const Device& device, Tensor& into,
+               std::vector<int64_t>& sizes, FunctionRef<std::string(size_t)> partName) {
+  NN_CHECK(!parts.empty(), "nn::joinAlong: expected at least one part to join, got none");
+  const Tensor& first = *parts[0];
+  NN_CHECK(dim >= 0 && first.dim() > dim,
+           partName(0) << ": cannot join along dimension " << dim << " parts of size " << first.shapeString());
+  int64_t total = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Tensor& p = *parts[i];
+    bool same = p.dim() == first.dim();
+    for (int d = 0; same && d < p.dim(); ++d) same = d == dim || p.size(d) == first.size(d);
+    NN_CHECK(same, partName(i) << " has size " << p.shapeString() << ", which does not match " << first.shapeString()
+                               << " except along dimension " << dim);
+    NN_CHECK(addInto(total, p.size(dim), total),
+             partName(i) << ": the parts' sizes along dimension " << dim << " add up beyond 64-bit integers");
+  }
+  sizes = first.sizes();
+  sizes[dim] = total;
+  into.resize_(sizes, device);
+  int64_t start = 0;
+  for (const Tensor* p : parts) {
+    copyAlong(into, start, p->contiguous(), 0, dim, p->size(dim));
+    start += p->size(dim);
+  }
+}
+
+const Tensor& contiguousIn(const Tensor& t, Tensor& buffer) {
+  if (t.isContiguous()) return t;
+  buffer.resizeAs_(t);
+  buffer.copy_(t);
+  return buffer;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(sizes(), device());
+  t.copy_(*this);
+  return t;
+}
+
+Tensor Tensor::to(const Device& d) const {
+  if (d == device()) return *this;
+  Tensor t = empty(sizes(), d);
+  t.copy_(*this);
+  return t;
+}
+
+std::vector<float> Tensor::toVector() const {
+  Tensor host = device().isCpu() ? contiguous() : to(Device());
+  return std::vector<float>(host.rawData(), host.rawData() + host.numel());
+}
+
+float Tensor::at(std::initializer_list<int64_t> index) const {
+  NN_CHECK(static_cast<int>(index.size()) == dim(),
+           "nn.Tensor.at: expected " << dim() << " indices, got " << index.size());
+  int64_t offset = impl_->offset;
+  int d = 0;
+  for (int64_t i : index) {
+    NN_CHECK(i >= 0 && i < impl_->sizes[d],
+             "nn.Tensor.at: index " << i << " out of bounds for dimension " << d << " of sizes " << shapeString());
+    offset += i * impl_->strides[d++];
+  }
+  NN_CHECK(device().isCpu(), "nn.Tensor.at: the tensor lives on " << device().str());
+  return impl_->storage->data()[offset];
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  NN_CHECK(src.numel() == numel(), "nn.Tensor.copy_: expected a source of " << numel() << " elements (sizes "
+                                                                            << shapeString() << "), got " << src.numel()
+                                                                            << " (sizes " << src.shapeString() << ")");
+  if (numel() == 0) return *this;
+  if (overlapping(*this, src)) return copy_(src.clone());  // Note [Overlapping copies]
+  // Between the host and another device type, that type's backend copies.
+  Backend& dstBackend = backendOf(device());
+  Backend& backend = dstBackend.isHost() ? backendOf(src.device()) : dstBackend;
+  if ((isContiguous() && src.isContiguous()) || backend.copiesStrided(device(), src.device())) {
+    backend.copy(rawData(), device(), stridedView(*this), src.rawData(), src.device(), stridedView(src), numel());
+    return *this;
+  }
+  // This backend moves contiguous blocks between these devices: a strided side goes through a
+  // contiguous copy on its own device.
+  if (!src.isContiguous()) return copy_(src.contiguous());
+  Tensor staged = empty(sizes(), device());
+  staged.copy_(src);
+  return copy_(staged);
+}
+
+Tensor& Tensor::fill_(float value) {
+  if (numel() == 0) return *this;
+  kernelsOf(device()).tensor.fill(device(), rawData(), stridedView(*this), numel(), value);
+  return *this;
+}
+
+Tensor& Tensor::resize_(const std::vector<int64_t>& sizes) { return resizeImpl(sizes.data(), sizes.size(), device()); }
+
+Tensor& Tensor::resize_(const std::vector<int64_t>& sizes, const Device& d) {
+  return resizeImpl(sizes.data(), sizes.size(), d);
+}
+
+Tensor& Tensor::resize_(std::initializer_list<int64_t> sizes, const Device& d) {
+  return resizeImpl(sizes.begin(), sizes.size(), d);
+}
+
+Tensor& Tensor::resizeImpl(const int64_t* sizes, size_t dims, const Device& d) {
+  checkSizes(sizes, dims, "resize_");
+  int64_t needed = 1;
+  for (size_t i = 0; i < dims; ++i) needed *= sizes[i];  // at most the extent: no overflow
+  const bool fits =
+      impl_->storage && impl_->storage->device() == d && rangeWithin(impl_->offset, needed, impl_->storage->count());
+  if (!fits) {
+    impl_->storage = std::make_shared<Storage>(needed, d);
+    impl_->offset = 0;
+  }
+  impl_->sizes.assign(sizes, sizes + dims);
+  setContiguousStrides();
+  return *this;
+}
+
+void Tensor::setContiguousStrides() {
+  // In place: the strides vector keeps its capacity, so a steady step allocates nothing.
+  const size_t dims = impl_->sizes.size();
+  impl_->strides.resize(dims);
+  int64_t stride = 1;
+  for (size_t i = dims; i-- > 0;) {
+    impl_->strides[i] = stride;
+    stride *= std::max<int64_t>(impl_->sizes[i], 1);
+  }
+}
+
+bool Tensor::hasSizes(std::initializer_list<int64_t> sizes) const {
+  return std::equal(sizes.begin(), sizes.end(), impl_->sizes.begin(), impl_->sizes.end());
+}
+
+Tensor& Tensor::set_(const Tensor& src) {
+  if (src.impl_ == impl_) return *this;
+  impl_->storage = src.impl_->storage;
+  impl_->offset = src.impl_->offset;
+  impl_->sizes = src.impl_->sizes;
+  impl_->strides = src.impl_->strides;
+  return *this;
+}
+
+Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes) {
+  checkSizes(sizes.data(), sizes.size(), "set_");
+  // Contiguous: the view reaches its element count from the offset.
+  const int64_t count = storage != nullptr ? storage->count() : 0, n = product(sizes);
+  NN_CHECK(offset >= 0 && (n == 0 || rangeWithin(offset, n, count)),
+           "nn.Tensor.set_: sizes " << nn::shapeString(sizes) << " at offset " << offset
+                                    << " reach outside a storage of " << count << " elements");
+  impl_->storage = storage;
+  impl_->offset = offset;
+  impl_->sizes = sizes;
+  setContiguousStrides();
+  return *this;
+}
+
+Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes,
+                     const std::vector<int64_t>& strides) {
+  checkView(storage.get(), offset, sizes, strides, "set_");
+  impl_->storage = storage;
+  impl_->offset = offset;
+  impl_->sizes = sizes;
+  impl_->strides = strides;
+  return *this;
+}
+
+void Tensor::checkElementwise(const char* op, const Tensor& other) const {
+  NN_CHECK(sizes() == other.sizes(),
+           "nn.Tensor." << op << ": expected sizes " << shapeString() << ", got " << other.shapeString());
+  NN_CHECK(device() == other.device(),
+           "nn.Tensor." << op << ": expected a tensor on " << device().str() << ", got " << other.device().str());
+  NN_CHECK(isContiguous() && other.isContiguous(), "nn.Tensor." << op << ": needs contiguous tensors, got strides "
+                                                                << nn::shapeString(strides()) << " and "
+                                                                << nn::shapeString(other.strides()));
+}
+
+Tensor& Tensor::add_(const Tensor& other, float alpha) {
+  checkElementwise("add_", other);
+  kernelsOf(device()).tensor.addScaled(device(), rawData(), rawData(), other.rawData(), numel(), alpha);
+  return *this;
+}
+
+Tensor& Tensor::add_(const Tensor& a, const Tensor& b) {
+  a.checkElementwise("add_", b);
+  resize_(a.sizes(), a.device());
+  kernelsOf(device()).tensor.addScaled(device(), rawData(), a.rawData(), b.rawData(), numel(), 1.f);
+  return *this;
+}
+
+Tensor& Tensor::mul_(float value) {
+  NN_CHECK(isContiguous(), "nn.Tensor.mul_: needs a contiguous tensor, got sizes " << shapeString() << " with strides "
+                                                                                   << nn::shapeString(strides()));
+  kernelsOf(device()).tensor.scale(device(), rawData(), numel(), value);
+  return *this;
+}
+
+Tensor& Tensor::cmul_(const Tensor& other) {
+  checkElementwise("cmul_", other);
+  kernelsOf(device()).tensor.multiply(device(), rawData(), rawData(), other.rawData(), numel());
+  return *this;
+}
+
+Tensor& Tensor::cmul_(const Tensor& a, const Tensor& b) {
+  a.checkElementwise("cmul_", b);
+  resize_(a.sizes(), a.device());
+  kernelsOf(device()).tensor.multiply(device(), rawData(), a.rawData(), b.rawData(), numel());
+  return *this;
+}
+
+Tensor& Tensor::cdiv_(const Tensor& other) {
+  checkElementwise("cdiv_", other);
+  kernelsOf(device()).tensor.divide(device(), rawData(), other.rawData(), numel());
+  return *this;
+}
+
+Tensor& Tensor::uniform_(Generator& generator, float low, float high) {
+  Tensor host = empty(sizes());
+  float* d = host.rawData();
+  for (int64_t i = 0, n = numel(); i < n; ++i) d[i] = generator.uniform(low, high);
+  return copy_(host);
+}
+
+Tensor& Tensor::normal_(Generator& generator, float mean, float stddev) {
+  Tensor host = empty(sizes());
+  float* d = host.rawData();
+  for (int64_t i = 0, n = numel(); i < n; ++i) d[i] = generator.normal(mean, stddev);
+  return copy_(host);
+}
+
+double Tensor::sum() const {
+  const std::vector<float> v = toVector();
+  double s = 0;
+  for (float x : v) s += x;
+  return s;
+}
+
+std::ostream& operator<<(std::ostream& out, const Tensor& t) {
+  out << "nn.Tensor " << t.shapeString() << " on " << t.device().str() << " {";
+  const std::vector<float> values = t.numel() > 0 ? t.toVector() : std::vector<float>();
+  const size_t shown = values.size() > 8 ? 6 : values.size();
+  for (size_t i = 0; i < shown; ++i) out << (i ? ", " : "") << values[i];
+  if (shown < values.size()) out << ", ..., " << values.back();
+  return out << "}";
+}
+
+// The helpers for training and evaluation code: random tensors, item(), reductions along a
+// dimension and element-wise comparisons. Each makes a new tensor; the formulas are
+// nn/math/TensorOps.h's, the loops the device's TensorKernels.
+
+namespace {
+
+const char* reductionName(math::Reduction op) {
+  switch (op) {
+    case math::Reduction::kSum:
+      return "sum";
+    case math::Reduction::kMean:
+      return "mean";
+    case math::Reduction::kMax:
+      return "max";
+    case math::Reduction::kArgmax:
+      return "argmax";
+  }
+  return "reduce";
+}
+
+const char* comparisonName(math::Comparison op) {
+  switch (op) {
+    case math::Comparison::kEq:
+      return "eq";
+    case math::Comparison::kNe:
+      return "ne";
+    case math::Comparison::kLt:
+      return "lt";
+    case math::Comparison::kLe:
+      return "le";
+    case math::Comparison::kGt:
+      return "gt";
+    case math::Comparison::kGe:
+      return "ge";
+  }
+  return "compare";
+}
+
+Tensor reduceAlong(const Tensor& t, int dim, bool keepDim, math::Reduction op) {
+  const char* name = reductionName(op);
+  const int dims = t.dim();
+  NN_CHECK(dim >= -dims && dim < dims, "nn.Tensor." << name << ": dimension " << dim
+                                                    << " out of range for a tensor of sizes " << t.shapeString()
+                                                    << " (expected " << -dims << " to " << dims - 1 << ")");
+  const int d = dim < 0 ? dim + dims : dim;
+  const int64_t size = t.size(d);
+  NN_CHECK(size > 0 || op == math::Reduction::kSum || op == math::Reduction::kMean,
+           "nn.Tensor." << name << ": dimension " << d << " of sizes " << t.shapeString()
+                        << " is empty, and an empty dimension has no " << name);
+  int64_t outer = 1, inner = 1;
+  std::vector<int64_t> sizes;
+  for (int k = 0; k < dims; ++k) {
+    if (k < d) outer *= t.size(k);
+    if (k > d) inner *= t.size(k);
+    if (k != d || keepDim) sizes.push_back(k == d ? 1 : t.size(k));
+  }
+  Tensor result = Tensor::empty(sizes, t.device());
+  if (result.numel() == 0) return result;
+  const Tensor source = t.contiguous();
+  kernelsOf(t.device()).tensor.reduce(t.device(), result.rawData(), source.rawData(), outer, size, inner, op);
+  return result;
+}
+
+Tensor compareWith(const Tensor& t, const Tensor* other, float value, math::Comparison op) {
+  if (other != nullptr) {
+    NN_CHECK(other->sizes() == t.sizes(), "nn.Tensor." << comparisonName(op) << ": expected sizes " << t.shapeString()
+                                                       << ", got " << other->shapeString());
+    NN_CHECK(other->device() == t.device(), "nn.Tensor." << comparisonName(op) << ": expected a tensor on "
+                                                         << t.device().str() << ", got one on "
+                                                         << other->device().str());
+  }
+  Tensor result = Tensor::empty(t.sizes(), t.device());
+  if (result.numel() == 0) return result;
+  const Tensor x = t.contiguous();
+  const Tensor y = other != nullptr ? other->contiguous() : Tensor();
+  kernelsOf(t.device())
+      .tensor.compare(t.device(), result.rawData(), x.rawData(), other != nullptr ? y.rawData() : nullptr, value,
+                      t.numel(), op);
+  return result;
+}
+
+}  // namespace
+
+Tensor Tensor::rand(const std::vector<int64_t>& sizes, Generator& generator, const Device& device) {
+  Tensor t = empty(sizes, device);
+  t.uniform_(generator, 0.f, 1.f);
+  return t;
+}
+
+Tensor Tensor::randn(const std::vector<int64_t>& sizes, Generator& generator, const Device& device) {
+  Tensor t = empty(sizes, device);
+  t.normal_(generator, 0.f, 1.f);
+  return t;
+}
+
+double Tensor::mean() const { return sum() / static_cast<double>(numel()); }
+
+float Tensor::item() const {
+  NN_CHECK(numel() == 1, "nn.Tensor.item: expected a tensor of one element, got sizes " << shapeString());
+  return toVector()[0];
+}
+
+Tensor Tensor::sum(int dim, bool keepDim) const { return reduceAlong(*this, dim, keepDim, math::Reduction::kSum); }
+Tensor Tensor::mean(int dim, bool keepDim) const { return reduceAlong(*this, dim, keepDim, math::Reduction::kMean); }
+Tensor Tensor::max(int dim, bool keepDim) const { return reduceAlong(*this, dim, keepDim, math::Reduction::kMax); }
+Tensor Tensor::argmax(int dim, bool keepDim) const {
+  return reduceAlong(*this, dim, keepDim, math::Reduction::kArgmax);
+}
+
+Tensor Tensor::eq(const Tensor& other) const { return compareWith(*this, &other, 0.f, math::Comparison::kEq); }
+Tensor Tensor::ne(const Tensor& other) const { return compareWith(*this, &other, 0.f, math::Comparison::kNe); }
+Tensor Tensor::lt(const Tensor& other) const { return compareWith(*this, &other, 0.f, math::Comparison::kLt); }
+Tensor Tensor::le(const Tensor& other) const { return compareWith(*this, &other, 0.f, math::Comparison::kLe); }
+Tensor Tensor::gt(const Tensor& other) const { return compareWith(*this, &other, 0.f, math::Comparison::kGt); }
+Tensor Tensor::ge(const Tensor& other) const { return compareWith(*this, &other, 0.f, math::Comparison::kGe); }
+Tensor Tensor::eq(float value) const { return compareWith(*this, nullptr, value, math::Comparison::kEq); }
+Tensor Tensor::ne(float value) const { return compareWith(*this, nullptr, value, math::Comparison::kNe); }
+Tensor Tensor::lt(float value) const { return compareWith(*this, nullptr, value, math::Comparison::kLt); }
+Tensor Tensor::le(float value) const { return compareWith(*this, nullptr, value, math::Comparison::kLe); }
+Tensor Tensor::gt(float value) const { return compareWith(*this, nullptr, value, math::Comparison::kGt); }
+Tensor Tensor::ge(float value) const { return compareWith(*this, nullptr, value, math::Comparison::kGe); }
+
+}  // namespace nn

@@ -1,0 +1,245 @@
+// nn::Tensor: a float32 strided view of a Storage that lives on one Device.
+//
+// A Tensor is a handle: copies of it share one TensorImpl (storage, offset, sizes,
+// strides), as in libtorch, so `Tensor w = layer->weight; w.set_(...)` rebinds the
+// layer's weight too. narrow/select/view/transpose make new handles that share storage.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/core/Checked.h"
+#include "nn/core/Device.h"
+#include "nn/core/FunctionRef.h"
+
+namespace nn {
+
+class Generator;
+
+/// A block of floats on one device. Allocated once, never resized in place.
+class Storage {
+ public:
+  Storage(int64_t count, const Device& device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  float* data() const { return data_; }
+  int64_t count() const { return count_; }
+  const Device& device() const { return device_; }
+
+ private:
+  float* data_ = nullptr;
+  int64_t count_ = 0;
+  Device device_;
+  // The serial number of the StorageLimit that counts this storage, 0 for none.
+  uint64_t limitSerial_ = 0;
+};
+
+/// Number of Storage allocations made so far by this process (all devices).
+int64_t storageAllocationCount();
+
+/// While it lives, the CPU storage that this thread allocates and still holds may take at
+/// most `bytes`: a Storage that would go over is an nn::Error naming `purpose`. nn::load
+/// builds a file's modules under one, so that a few bytes of corrupted module tree cannot ask
+/// for gigabytes before its parameters are compared with the file's tensors. The innermost of
+/// nested limits counts.
+class StorageLimit {
+ public:
+  StorageLimit(int64_t bytes, std::string purpose);
+  ~StorageLimit();
+  StorageLimit(const StorageLimit&) = delete;
+  StorageLimit& operator=(const StorageLimit&) = delete;
+
+  int64_t bytesLeft() const { return bytesLeft_; }
+  const std::string& purpose() const { return purpose_; }
+
+ private:
+  friend class Storage;
+  int64_t bytesLeft_;
+  std::string purpose_;
+  StorageLimit* outer_;
+  // Tells this limit from an earlier one at the same address, for Storage's destructor.
+  uint64_t serial_;
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;
+  std::vector<int64_t> sizes{0};
+  std::vector<int64_t> strides{1};
+};
+
+class Tensor {
+ public:
+  /// An empty tensor (sizes [0]) on cpu:0.
+  Tensor();
+  /// Uninitialised memory of the given sizes.
+  static Tensor empty(const std::vector<int64_t>& sizes, const Device& device = Device());
+  static Tensor zeros(const std::vector<int64_t>& sizes, const Device& device = Device());
+  static Tensor full(const std::vector<int64_t>& sizes, float value, const Device& device = Device());
+  /// Row-major values; values.size() must equal the product of sizes.
+  static Tensor fromVector(const std::vector<int64_t>& sizes, const std::vector<float>& values,
+                           const Device& device = Device());
+  /// Uniform in [0, 1) from `generator` (torch.rand): the same values on every device.
+  static Tensor rand(const std::vector<int64_t>& sizes, Generator& generator, const Device& device = Device());
+  /// Standard normal from `generator` (torch.randn): the same values on every device.
+  static Tensor randn(const std::vector<int64_t>& sizes, Generator& generator, const Device& device = Device());
+
+  int dim() const { return static_cast<int>(impl_->sizes.size()); }
+  int64_t size(int d) const;
+  int64_t stride(int d) const;
+  const std::vector<int64_t>& sizes() const { return impl_->sizes; }
+  const std::vector<int64_t>& strides() const { return impl_->strides; }
+  int64_t numel() const;
+  int64_t storageOffset() const { return impl_->offset; }
+  const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  Device device() const;
+  bool isContiguous() const;
+  /// Same TensorImpl (not just the same storage).
+  bool is(const Tensor& other) const { return impl_ == other.impl_; }
+  /// "[4, 1, 28, 28]"
+  std::string shapeString() const;
+  /// sizes() == sizes, without building a vector.
+  bool hasSizes(std::initializer_list<int64_t> sizes) const;
+
+  /// Pointer to the first element. Only for tensors on a CPU device.
+  float* data() const;
+  /// Device pointer to the first element, for kernels of any device.
+  float* rawData() const;
+
+  // Views (share storage). Every view is checked to lie inside its storage, its sizes and
+  // strides at least 0 and its extent at most kMaxElements, all without overflow: a size, start
+  // or index out of range is an nn::Error, never a view that reaches outside (nn/core/Checked.h).
+  Tensor narrow(int dim, int64_t start, int64_t length) const;
+  Tensor select(int dim, int64_t index) const;
+  /// Sizes may hold one -1, inferred. Needs a contiguous tensor.
+  Tensor view(std::vector<int64_t> sizes) const;
+  Tensor transpose(int dim0, int dim1) const;
+
+  // Copies.
+  Tensor contiguous() const;
+  Tensor clone() const;
+  /// This tensor if already there, else a contiguous copy on `device`.
+  Tensor to(const Device& device) const;
+  std::vector<float> toVector() const;
+  /// Element at a full index, for tests and small reads (CPU only).
+  float at(std::initializer_list<int64_t> index) const;
+
+  // In place.
+  /// Copies src (same number of elements, any device, any strides) into this tensor.
+  Tensor& copy_(const Tensor& src);
+  Tensor& fill_(float value);
+  Tensor& zero_() { return fill_(0.f); }
+  /// Contiguous sizes; keeps the storage when it is large enough and on `device`.
+  /// Allocates nothing when the storage already fits: steady training steps resize freely.
+  Tensor& resize_(const std::vector<int64_t>& sizes);
+  Tensor& resize_(const std::vector<int64_t>& sizes, const Device& device);
+  Tensor& resize_(std::initializer_list<int64_t> sizes, const Device& device);
+  Tensor& resizeAs_(const Tensor& other) { return resize_(other.sizes(), other.device()); }
+  /// Makes this handle view `src`'s storage with src's offset, sizes and strides.
+  Tensor& set_(const Tensor& src);
+  /// Contiguous sizes at `offset` (at least 0) of `storage`: an nn::Error where they reach outside.
+  Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes);
+  /// The same with the given strides (at least 0): a view with no new handle, so that a module
+  /// that copies through a strided view of its own buffer allocates nothing in a steady step.
+  Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes,
+               const std::vector<int64_t>& strides);
+  /// this += alpha * other (same sizes, same device, both contiguous).
+  Tensor& add_(const Tensor& other, float alpha = 1.f);
+  /// this = a + b, resized (contiguous) to a's sizes on a's device (Torch7's z:add(x, y); a and
+  /// b: same sizes, same device, both contiguous), the same floats as a copy of a and add_(b) in
+  /// one pass over memory where those take two.
+  Tensor& add_(const Tensor& a, const Tensor& b);
+  /// this *= value (contiguous).
+  Tensor& mul_(float value);
+  /// this *= other, element by element (Torch7's cmul; same sizes, same device, both contiguous).
+  Tensor& cmul_(const Tensor& other);
+  /// this = a * b, element by element, resized (contiguous) to a's sizes on a's device (Torch7's
+  /// z:cmul(x, y); a and b: same sizes, same device, both contiguous). One pass over memory
+  /// where a copy and cmul_ would take two.
+  Tensor& cmul_(const Tensor& a, const Tensor& b);
+  /// this /= other, element by element (Torch7's cdiv; same sizes, same device, both contiguous).
+  Tensor& cdiv_(const Tensor& other);
+  Tensor& uniform_(Generator& generator, float low, float high);
+  Tensor& normal_(Generator& generator, float mean, float stddev);
+
+  /// Sum of all elements, accumulated in double.
+  double sum() const;
+  /// Mean of all elements, accumulated in double (NaN for no element).
+  double mean() const;
+  /// The value of a tensor of one element, of any dimension (copied to the host).
+  float item() const;
+
+  // Reductions along dimension `dim` (from 0; negative counts from the end, -1 the last), as
+  // torch's: the result drops that dimension, or keeps it with size 1 where keepDim. New
+  // contiguous tensors on this tensor's device; sums accumulate in double, in order.
+  Tensor sum(int dim, bool keepDim = false) const;
+  Tensor mean(int dim, bool keepDim = false) const;
+  /// The greatest values along dim (a NaN is greater than every number, as in torch).
+  Tensor max(int dim, bool keepDim = false) const;
+  /// The index, from 0, of the first greatest value along dim, as a float: `output.argmax(1)`
+  /// gives a batch's predicted classes, comparable with ClassNLLCriterion's targets.
+  Tensor argmax(int dim, bool keepDim = false) const;
+
+  // Element-wise comparisons with a tensor of the same sizes on the same device, or with a
+  // number: a new tensor of these sizes holding 1 where the comparison holds and 0 where not
+  // (NaN equals nothing). `prediction.eq(target).mean()` is an accuracy.
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor eq(float value) const;
+  Tensor ne(float value) const;
+  Tensor lt(float value) const;
+  Tensor le(float value) const;
+  Tensor gt(float value) const;
+  Tensor ge(float value) const;
+
+ private:
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  void setContiguousStrides();
+  Tensor& resizeImpl(const int64_t* sizes, size_t dims, const Device& device);
+  /// A view of this tensor's storage, checked to lie inside it; `op` names the caller in errors.
+  Tensor makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides, const char* op) const;
+  /// The storage offset of index `index` along dimension `d`, checked not to overflow.
+  int64_t offsetAlong(int d, int64_t index, const char* op) const;
+  /// Throws unless `other` has this tensor's sizes and device and both are contiguous (add_, cmul_, cdiv_).
+  void checkElementwise(const char* op, const Tensor& other) const;
+
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+/// Copies `length` indices along dimension `dim`: dst[..., dstStart + k, ...] = src[...,
+/// srcStart + k, ...] for k < length. Both contiguous, of equal sizes in every other dimension,
+/// on any devices. Unlike narrow() and copy_(), it makes no view, so that a training step that
+/// splits and joins batches (DataParallelTable) allocates nothing.
+void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t srcStart, int dim, int64_t length);
+
+/// `into` = `parts` joined along `dim` in order, resized on `device`, by copyAlong (the parts on
+/// any devices). The parts must agree in every other size: an nn::Error otherwise, which names
+/// parts by `partName(i)` ("nn.JoinTable(dim=1): input[2]"). `sizes` is the caller's scratch,
+/// so that a steady step allocates nothing.
+void joinAlong(const std::vector<const Tensor*>& parts, int dim, const Device& device, Tensor& into,
+               std::vector<int64_t>& sizes, FunctionRef<std::string(size_t)> partName);
+
+/// `t` itself when contiguous, else `buffer` resized to hold a contiguous copy of it (a module's
+/// scratch tensor: a steady step allocates nothing).
+const Tensor& contiguousIn(const Tensor& t, Tensor& buffer);
+
+/// Contiguous strides for sizes.
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
+/// Product of sizes.
+int64_t product(const std::vector<int64_t>& sizes);
+
+/// "nn.Tensor [2, 3] on cpu:0 {1, 2, 3, 4, 5, 6}": the sizes, the device and the values in
+/// order, the first six and the last where there are more than eight (copied to the host).
+std::ostream& operator<<(std::ostream& out, const Tensor& t);
+
+}  // namespace nn

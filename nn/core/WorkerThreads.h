@@ -1,0 +1,61 @@
+// WorkerThreads: a fixed set of long-lived worker threads that run one round of tasks at a
+// time: run() hands task i to worker i and returns when every task of the round is done,
+// with the first exception (in task order) for the caller to rethrow. DataParallelTable's
+// threads (one per device, cunn/DeviceThreads.h) and the compute threads of a CPU device
+// (nn/core/ComputeThreads.h) are both this.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "nn/core/FunctionRef.h"
+
+namespace nn {
+
+class WorkerThreads {
+ public:
+  /// Starts `count` workers; worker i calls start(i), where given, before its first task.
+  /// Where the system cannot start one, an nn::Error saying so, with those started joined.
+  explicit WorkerThreads(size_t count, std::function<void(size_t)> start = nullptr);
+  ~WorkerThreads();
+  WorkerThreads(const WorkerThreads&) = delete;
+  WorkerThreads& operator=(const WorkerThreads&) = delete;
+
+  /// Runs task(i) for i < count and waits for all of them. Without callerFirst worker i runs
+  /// task i (count <= size()); with it the calling thread runs task 0 meanwhile and worker i
+  /// runs task i + 1 (count <= size() + 1). Returns the exception of the first task, in index
+  /// order, that threw (null if none) and sets *failed to its index. One round at a time: the
+  /// caller serialises calls.
+  std::exception_ptr run(size_t count, FunctionRef<void(size_t)> task, bool callerFirst = false,
+                         size_t* failed = nullptr);
+
+  size_t size() const { return errors_.size(); }
+
+ private:
+  void loop(size_t index);
+  /// Stops and joins every worker started.
+  void stop();
+
+  std::vector<std::thread> threads_;
+  std::vector<std::exception_ptr> errors_;  // of each worker's task in the current round
+  std::function<void(size_t)> start_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const FunctionRef<void(size_t)>* task_ = nullptr;
+  size_t workerTasks_ = 0;  // workers with a task this round
+  size_t offset_ = 0;       // worker i runs task i + offset_
+  // Written under mutex_; atomic so that workers watching for the next task, and the caller
+  // watching for the last worker, may read them without it.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<size_t> pending_{0};
+  bool stopping_ = false;
+};
+
+}  // namespace nn

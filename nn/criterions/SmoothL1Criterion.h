@@ -1,0 +1,17 @@
+// nn::SmoothL1Criterion: loss = sum of 0.5 d^2 where |d| < 1 and |d| - 0.5 elsewhere, d = input -
+// target, divided by the number of elements when sizeAverage (Torch7's SmoothL1Criterion,
+// PyTorch's smooth_l1_loss with beta 1); the formula is math::loss::SmoothL1.
+#pragma once
+
+#include "nn/criterions/PointwiseCriterion.h"
+
+namespace nn {
+
+class SmoothL1Criterion : public PointwiseCriterion {
+ public:
+  explicit SmoothL1Criterion(bool sizeAverage = true)
+      : PointwiseCriterion(Entry::of<math::loss::SmoothL1>(), sizeAverage) {}
+  std::string toString() const override { return "nn.SmoothL1Criterion"; }
+};
+
+}  // namespace nn

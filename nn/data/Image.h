@@ -1,0 +1,46 @@
+// PNG and JPEG pictures decoded with Debian's libpng and libjpeg-turbo into 8-bit samples, and
+// made [channels, height, width] float tensors in [0, 1] (nn::ImageFolder's samples). Every
+// size comes from the file and is checked before memory is asked for it: a small file declaring
+// a huge picture (a decompression bomb) is refused, as are truncated and corrupted files, each
+// with an nn::Error naming the file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/core/Tensor.h"
+
+namespace nn {
+
+/// The most pixels (width x height) a picture may declare by default: 8192 x 8192.
+constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
+
+/// A decoded picture: 8-bit samples, row-major [height, width, channels]: 1 grey, 2 grey and
+/// alpha, 3 RGB, 4 RGBA.
+struct Image {
+  int64_t height = 0, width = 0, channels = 0;
+  std::vector<uint8_t> pixels;
+};
+
+/// The bytes of a PNG (any bit depth and colour type: 16-bit samples keep their high byte,
+/// palettes and transparency become RGB or RGBA, 1- to 4-bit grey becomes 8-bit) or a JPEG
+/// (grey or colour; CMYK is refused). `name` names the file in errors; a picture of more than
+/// `maxPixels` pixels is refused before it is decoded.
+Image decodeImage(const std::string& bytes, const std::string& name, int64_t maxPixels = kMaxImagePixels);
+
+/// The picture's sizes and channels from its header alone (what decodeImage would give).
+Image decodeImageHeader(const std::string& bytes, const std::string& name, int64_t maxPixels = kMaxImagePixels);
+
+/// The file at `path`, read and decoded.
+Image readImage(const std::string& path, int64_t maxPixels = kMaxImagePixels);
+
+/// `image` with `channels` channels: 1 (grey: ITU-R 601 luma, 0.299 R + 0.587 G + 0.114 B, in
+/// PIL's 16-bit fixed point, so that it equals PIL's convert("L")) or 3 (grey repeated); alpha
+/// dropped.
+Image convertChannels(const Image& image, int64_t channels);
+
+/// [channels, height, width] floats, each sample / 255.
+Tensor imageTensor(const Image& image);
+
+}  // namespace nn

@@ -1,0 +1,46 @@
+// Checkpoints: a model, its optimizer's state and the data order in one safetensors file,
+// so that a resumed run continues exactly as an uninterrupted one would.
+//
+// The file is an nn::save file (nn::load reads the model from it, other tools read every
+// tensor) with the training state added: a tensor "training.NAME" for each state buffer NAME
+// of the optimizer that has one ("training.momentum": SGD's velocity; "training.adam.m", ...),
+// "training.permutation" (the data order of the epoch in progress), and metadata
+// "training.optimizer" (its typeName(); files without it are SGD's), "training.steps" (its
+// step count; "training.sgd_steps" in files of earlier versions), "training.epochs_done",
+// "training.data_epoch",
+// "training.data_position", "training.generator" (nn::defaultGenerator's state) and, for the
+// epoch in progress, "training.epoch_loss_sum" and "training.epoch_steps" (files without them
+// load with 0).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nn/core/Module.h"
+#include "nn/data/BatchIterator.h"
+#include "nn/optim/Optimizer.h"
+
+namespace nn {
+
+/// What a training loop needs to go on where it stopped.
+struct TrainingState {
+  Module* model = nullptr;
+  Optimizer* optimizer = nullptr;
+  BatchIterator* batches = nullptr;
+  /// Whole epochs finished.
+  int64_t epochsDone = 0;
+  /// The sum of the training losses and the number of steps of the epoch in progress, so that
+  /// a run resumed in the middle of an epoch reports the loss of the whole epoch.
+  double epochLossSum = 0.0;
+  int64_t epochSteps = 0;
+};
+
+/// Writes model, optimizer and data order atomically to `path`.
+void saveCheckpoint(const TrainingState& state, const std::string& path);
+/// Restores model (all or nothing), optimizer, data order and the default generator from
+/// `path` into `state`, and returns the epochs the file had finished. The model may be laid
+/// out differently from the one saved (a DataParallelTable on other devices, or none) as
+/// long as its parameters have the same names and shapes.
+int64_t loadCheckpoint(TrainingState& state, const std::string& path);
+
+}  // namespace nn

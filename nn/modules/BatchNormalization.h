@@ -1,0 +1,94 @@
+// nn::BatchNormalization: per-feature normalisation of an input [batch, features] by the
+// batch statistics in training mode and by running statistics in evaluation mode.
+#pragma once
+
+#include "nn/backend/BatchNormKernels.h"
+#include "nn/core/Options.h"
+
+namespace nn {
+
+/// nOutput features; eps is added to the variance; momentum weighs the batch statistics in the
+/// running ones; affine adds a learnt weight and bias per feature.
+struct BatchNormalizationOptions {
+  int64_t nOutput = 0;
+  float eps = 1e-5f;
+  float momentum = 0.1f;
+  bool affine = true;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("nOutput", nOutput);
+    field("eps", eps);
+    field("momentum", momentum);
+    field("affine", affine);
+  }
+};
+
+class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
+ public:
+  explicit BatchNormalization(int64_t nOutput, float eps = 1e-5f, float momentum = 0.1f, bool affine = true)
+      : BatchNormalization(Options{nOutput, eps, momentum, affine}) {}
+  explicit BatchNormalization(const Options& options);
+
+  /// Torch7's reset: weight uniform in [0, 1) from the default generator, bias zero,
+  /// running mean zero, running variance one.
+  void reset();
+
+  /// Training mode normalises with the batch mean and biased variance and moves the running
+  /// statistics towards the batch ones (the variance unbiased); evaluate() uses the running ones.
+  const Tensor& updateOutput(const Tensor& input) override;
+  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  /// Right after a training-mode updateGradInput of the same input and gradOutput (as backward
+  /// calls them), takes the per-feature sums that pass computed instead of reading both again.
+  void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
+
+  /// Also releases the saved batch statistics.
+  void clearState() override;
+
+  /// An in-place ReLU after this module is taken into its passes (Note [Batch normalisation,
+  /// then ReLU], nn/math/BatchNorm.h): the output is then ReLU(y) and gradOutput is the ReLU's.
+  bool canTakeNext(const Module& next) const override;
+  void takeNext(Module& next, bool taken) override;
+
+  std::string typeName() const override { return typeName_; }
+  /// "nn.BatchNormalization(20)", with ", eps=...", ", momentum=..." and ", affine=false"
+  /// where they differ from the defaults.
+  std::string toString() const override;
+
+  int64_t nOutput() const { return options_.nOutput; }
+  float eps() const { return options_.eps; }
+  float momentum() const { return options_.momentum; }
+  bool affine() const { return options_.affine; }
+
+  /// [nOutput] each; weight, bias and their gradients are empty when the module is not affine.
+  Tensor weight, bias, gradWeight, gradBias;
+  /// Buffers "running_mean" and "running_var", [nOutput] each.
+  Tensor runningMean, runningVar;
+
+ protected:
+  /// For SpatialBatchNormalization (name "nn.SpatialBatchNormalization", inputDim 4): input
+  /// [batch, nOutput, height, width], the statistics of a feature over batch and positions.
+  BatchNormalization(const char* name, const Options& options, int inputDim);
+
+ private:
+  void checkInput(const Tensor& input) const;
+  void checkGradOutput(const Tensor& input, const Tensor& gradOutput) const;
+  /// The input as the kernels see it: [batch, nOutput, height * width].
+  BatchNormShape shapeOf(const Tensor& input) const;
+  /// This module's tensors and settings for the kernels.
+  BatchNormState state();
+
+  const char* typeName_;
+  int inputDim_;
+  // The batch mean and 1 / sqrt(biased var + eps) of the last training-mode forward.
+  Tensor saveMean_, saveInvstd_;
+  // [2, nOutput]: the sums of the gradients (BatchNormState::gradSums) of the last training
+  // updateGradInput, for the input and gradOutput data it read (null when there are none to take).
+  Tensor gradSums_;
+  const float* gradSumsInput_ = nullptr;
+  const float* gradSumsGradOutput_ = nullptr;
+  bool gradSumsReLUAfter_ = false;
+  bool reluAfter_ = false;
+};
+
+}  // namespace nn

@@ -1,0 +1,52 @@
+// nn::LookupTable: an embedding (Torch7's LookupTable(nIndex, nOutput), PyTorch's Embedding),
+// with indices from 0: input [n] or [batch, n] of indices (floats holding integers in
+// [0, nIndex)), output [n, nOutput] or [batch, n, nOutput], each row the weight's row of its
+// index. The weight's gradient adds each gradOutput row into its index's row, in input order;
+// the input gets no gradient (zeros, as Torch7's). Weights start normal(0, 1). Torch7's
+// paddingValue and maxNorm are not offered. The indices are checked on the host: on a CUDA
+// device that copies them there.
+#pragma once
+
+#include <vector>
+
+#include "nn/core/Options.h"
+
+namespace nn {
+
+struct LookupTableOptions {
+  int64_t nIndex = 0, nOutput = 0;
+
+  template <typename F>
+  void visit(F&& field) {
+    field("nIndex", nIndex);
+    field("nOutput", nOutput);
+  }
+};
+
+class LookupTable : public WithOptions<LookupTableOptions> {
+ public:
+  LookupTable(int64_t nIndex, int64_t nOutput) : LookupTable(Options{nIndex, nOutput}) {}
+  explicit LookupTable(const Options& options);
+
+  /// Normal(0, 1) from the default generator (Torch7's reset).
+  void reset();
+
+  const Tensor& updateOutput(const Tensor& input) override;
+  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
+  void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
+  void clearState() override;
+
+  std::string typeName() const override { return "nn.LookupTable"; }
+
+  /// [nIndex, nOutput].
+  Tensor weight, gradWeight;
+
+ private:
+  // Checks `input` (sizes, device, every index), naming the module; sets outputSizes_.
+  void checkInput(const Tensor& input);
+
+  std::vector<int64_t> outputSizes_;
+  Tensor contiguousInput_, contiguousGradOutput_;
+};
+
+}  // namespace nn

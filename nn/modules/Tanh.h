@@ -1,0 +1,14 @@
+// nn::Tanh: y = tanh(x), element-wise; the backward reads the output, as Torch7's.
+#pragma once
+
+#include "nn/modules/ActivationModule.h"
+
+namespace nn {
+
+class Tanh : public ActivationModule {
+ public:
+  Tanh() : ActivationModule(Entry::of<math::activation::Tanh>(), math::ActivationArgs{}, false) {}
+  std::string typeName() const override { return "nn.Tanh"; }
+};
+
+}  // namespace nn

@@ -1,0 +1,40 @@
+// nn::Adagrad: Torch7's optim.adagrad (Duchi et al.), step for step, over a module's flat
+// parameter and gradient buffers (see nn::Optimizer); the same formula as PyTorch's
+// torch.optim.Adagrad, whose default learning rate is 1e-2 where Torch7's is 1e-3.
+#pragma once
+
+#include <utility>
+
+#include "nn/optim/Optimizer.h"
+
+namespace nn {
+
+/// Torch7's optim.adagrad configuration, with its defaults (doubles, as in nn::AdamOptions).
+struct AdagradOptions {
+  double learningRate = 1e-3;
+  /// The step k (counted from 0) uses learningRate / (1 + k * learningRateDecay).
+  double learningRateDecay = 0;
+  double weightDecay = 0;
+  /// Added to sqrt of the sum of squares (Torch7 fixes it at 1e-10, PyTorch's default).
+  double epsilon = 1e-10;
+};
+
+class Adagrad : public Optimizer {
+ public:
+  explicit Adagrad(std::pair<Tensor, Tensor> parameters, AdagradOptions options = {});
+
+  /// Allocates its buffer ("adagrad.sum": Torch7's state.paramVariance, the sum of the squared
+  /// gradients) at the first step, nothing after.
+  void step() override;
+  std::string typeName() const override { return "adagrad"; }
+
+  AdagradOptions& options() { return options_; }
+  const AdagradOptions& options() const { return options_; }
+
+ private:
+  void checkOptions() const;
+
+  AdagradOptions options_;
+};
+
+}  // namespace nn

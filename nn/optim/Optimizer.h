@@ -1,0 +1,77 @@
+// nn::Optimizer: what nn::SGD, nn::Adam, nn::Adagrad and nn::RMSprop share. Each works over
+// Module::getParameters(): one contiguous value buffer and one gradient buffer of the same
+// size on one device, and each step runs there (ElementwiseKernels). Its state is a step count
+// and named buffers of the parameters' size ("momentum", "adam.m", ...), empty until the first
+// step that needs them; checkpoints save and restore both (nn/io/Checkpoint.h), so that a resumed
+// run goes on bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nn/core/Tensor.h"
+
+namespace nn {
+
+class Optimizer {
+ public:
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+  virtual ~Optimizer() = default;
+
+  /// Updates the parameters from the current gradients (the gradient buffer is left as it
+  /// was). Allocates only the state buffers, at the first step.
+  virtual void step() = 0;
+  /// The name of Torch7's optim function: "sgd", "adam", "adagrad", "rmsprop"; checkpoints
+  /// record it.
+  virtual std::string typeName() const = 0;
+
+  /// The steps taken (Torch7's state.t or state.evalCounter), which drive decays and bias
+  /// corrections.
+  int64_t stepCount() const { return stepCount_; }
+  void setStepCount(int64_t count);
+
+  /// The state buffers by name, in a fixed order; empty where not yet made.
+  const std::vector<std::pair<std::string, Tensor>>& state() const { return state_; }
+  /// Restores the buffer `name` (copied in, any shape with the parameters' number of
+  /// elements); an empty tensor forgets it, so that the next step starts it again.
+  void setState(const std::string& name, const Tensor& value);
+
+  const Tensor& parameters() const { return parameters_; }
+  const Tensor& gradients() const { return gradients_; }
+
+ protected:
+  /// module: the name errors give ("nn.Adam"); stateNames: the buffers of state().
+  Optimizer(std::string module, std::pair<Tensor, Tensor> parameters, std::vector<std::string> stateNames);
+
+  /// State buffer i, made the parameters' size and zeroed where it was empty; *created says
+  /// whether it was.
+  Tensor& stateBuffer(size_t i, bool* created = nullptr);
+  /// "nn.Adam"
+  const std::string& module() const { return module_; }
+  // Note [Optimizer options]: one rule for every optimizer's options. A value is refused
+  // where it has no meaning: NaN or infinite; beyond a float's range, which the step computes
+  // in; below 0 for a learning rate, its decay (whose negative values divide by zero and
+  // below), a weight decay or an epsilon; outside [0, 1] for a momentum, a dampening or a
+  // smoothing constant ([0, 1) for Adam's betas). Each optimizer checks its options with these
+  // at construction and before every step, as they may be changed between steps.
+
+  /// Throws "nn.Adam: expected a learning rate >= 0, got nan" unless value is finite, >= 0 and
+  /// at most a float's largest value.
+  void checkNonNegative(const char* what, double value) const;
+  /// Throws "nn.SGD: expected a momentum in [0, 1], got -1" unless value is in [0, 1], or in
+  /// [0, 1) where `oneIncluded` is false.
+  void checkFraction(const char* what, double value, bool oneIncluded = true) const;
+
+  Tensor parameters_;
+  Tensor gradients_;
+  int64_t stepCount_ = 0;
+
+ private:
+  std::string module_;
+  std::vector<std::pair<std::string, Tensor>> state_;
+};
+
+}  // namespace nn
