@@ -180,6 +180,12 @@ void accGradParameters(const Device& device, const float* x, const float* g, flo
 
 }  // namespace
 
-BatchNormKernels cuda::batchNormKernels() { return {&updateOutput, &updateGradInput, &accGradParameters}; }
+BatchNormKernels cuda::batchNormKernels() {
+  BatchNormKernels k{};
+  k.updateOutput = &updateOutput;
+  k.updateGradInput = &updateGradInput;
+  k.accGradParameters = &accGradParameters;
+  return k;
+}
 
 }  // namespace nn

@@ -79,6 +79,13 @@ void maxGradient(const Device& device, const float* g, const float* indices, con
 
 }  // namespace
 
-BroadcastKernels cuda::broadcastKernels() { return {&apply, &reduce, &max, &maxGradient}; }
+BroadcastKernels cuda::broadcastKernels() {
+  BroadcastKernels k{};
+  k.apply = &apply;
+  k.reduce = &reduce;
+  k.max = &max;
+  k.maxGradient = &maxGradient;
+  return k;
+}
 
 }  // namespace nn

@@ -21,6 +21,10 @@ void copyRuns(const Device& device, float* dst, int64_t dstStride, const float* 
 
 }  // namespace
 
-ConcatKernels cuda::concatKernels() { return {&copyRuns}; }
+ConcatKernels cuda::concatKernels() {
+  ConcatKernels k{};
+  k.copyRuns = &copyRuns;
+  return k;
+}
 
 }  // namespace nn

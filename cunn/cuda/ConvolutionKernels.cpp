@@ -259,6 +259,12 @@ void accGradParameters(const Device& device, const ConvolutionShape& s, const fl
 
 }  // namespace
 
-ConvolutionKernels cuda::convolutionKernels() { return {&updateOutput, &updateGradInput, &accGradParameters}; }
+ConvolutionKernels cuda::convolutionKernels() {
+  ConvolutionKernels k{};
+  k.updateOutput = &updateOutput;
+  k.updateGradInput = &updateGradInput;
+  k.accGradParameters = &accGradParameters;
+  return k;
+}
 
 }  // namespace nn

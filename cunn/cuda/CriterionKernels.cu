@@ -185,17 +185,33 @@ void pointwiseGradient(const Device& device, const float* x, const float* t, con
   CUDA_CHECK(cudaGetLastError());
 }
 
+// The entry of loss L: its kernels, by field.
+template <typename L>
+constexpr PointwiseLossKernels pointwiseEntry() {
+  PointwiseLossKernels k{};
+  k.loss = &pointwiseLoss<L>;
+  k.gradient = &pointwiseGradient<L>;
+  return k;
+}
+
 // The table of the losses of `list`, in its order.
 template <typename... L>
 std::array<PointwiseLossKernels, sizeof...(L)> pointwise(math::loss::List<L...>) {
-  return {PointwiseLossKernels{&pointwiseLoss<L>, &pointwiseGradient<L>}...};
+  return {pointwiseEntry<L>()...};
 }
 
 }  // namespace
 
 CriterionKernels cuda::criterionKernels() {
-  return {&classNllLoss,    &classNllGradient,    &crossEntropyLoss,           &crossEntropyGradient,
-          &multiMarginLoss, &multiMarginGradient, pointwise(math::loss::All{})};
+  CriterionKernels k{};
+  k.classNllLoss = &classNllLoss;
+  k.classNllGradient = &classNllGradient;
+  k.crossEntropyLoss = &crossEntropyLoss;
+  k.crossEntropyGradient = &crossEntropyGradient;
+  k.multiMarginLoss = &multiMarginLoss;
+  k.multiMarginGradient = &multiMarginGradient;
+  k.pointwise = pointwise(math::loss::All{});
+  return k;
 }
 
 }  // namespace nn

@@ -30,9 +30,19 @@ struct Installation {
 } installation;
 
 Kernels cudaKernels() {
-  return Kernels{cuda::tensorKernels(),  cuda::elementwiseKernels(), cuda::linearKernels(),  cuda::convolutionKernels(),
-                 cuda::poolingKernels(), cuda::batchNormKernels(),   cuda::softMaxKernels(), cuda::criterionKernels(),
-                 cuda::concatKernels(),  cuda::broadcastKernels(),   cuda::lookupKernels()};
+  Kernels k{};
+  k.tensor = cuda::tensorKernels();
+  k.elementwise = cuda::elementwiseKernels();
+  k.linear = cuda::linearKernels();
+  k.convolution = cuda::convolutionKernels();
+  k.pooling = cuda::poolingKernels();
+  k.batchNorm = cuda::batchNormKernels();
+  k.softMax = cuda::softMaxKernels();
+  k.criterion = cuda::criterionKernels();
+  k.concat = cuda::concatKernels();
+  k.broadcast = cuda::broadcastKernels();
+  k.lookup = cuda::lookupKernels();
+  return k;
 }
 
 void enablePeerAccess(int from, int to) {

@@ -73,6 +73,12 @@ void accGradParameters(const Device& device, const float* x, const float* gradY,
 
 }  // namespace
 
-LinearKernels cuda::linearKernels() { return {&updateOutput, &updateGradInput, &accGradParameters}; }
+LinearKernels cuda::linearKernels() {
+  LinearKernels k{};
+  k.updateOutput = &updateOutput;
+  k.updateGradInput = &updateGradInput;
+  k.accGradParameters = &accGradParameters;
+  return k;
+}
 
 }  // namespace nn

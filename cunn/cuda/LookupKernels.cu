@@ -56,6 +56,11 @@ void accumulate(const Device& device, const float* index, const float* gradOutpu
 
 }  // namespace
 
-LookupKernels cuda::lookupKernels() { return {&gather, &accumulate}; }
+LookupKernels cuda::lookupKernels() {
+  LookupKernels k{};
+  k.gather = &gather;
+  k.accumulate = &accumulate;
+  return k;
+}
 
 }  // namespace nn

@@ -185,12 +185,16 @@ void upSamplingNearestGradInput(const Device& device, const PoolingShape& s, con
 }  // namespace
 
 PoolingKernels cuda::poolingKernels() {
-  return {&maxUpdateOutput,
-          &maxUpdateGradInput,
-          &averageUpdateOutput,
-          &averageUpdateGradInput,
-          {&adaptiveAverageOutput, &adaptiveAverageGradInput},
-          {&upSamplingNearestOutput, &upSamplingNearestGradInput}};
+  PoolingKernels k{};
+  k.maxUpdateOutput = &maxUpdateOutput;
+  k.maxUpdateGradInput = &maxUpdateGradInput;
+  k.averageUpdateOutput = &averageUpdateOutput;
+  k.averageUpdateGradInput = &averageUpdateGradInput;
+  k.adaptiveAverage.forward = &adaptiveAverageOutput;
+  k.adaptiveAverage.backward = &adaptiveAverageGradInput;
+  k.upSamplingNearest.forward = &upSamplingNearestOutput;
+  k.upSamplingNearest.backward = &upSamplingNearestGradInput;
+  return k;
 }
 
 }  // namespace nn

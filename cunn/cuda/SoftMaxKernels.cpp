@@ -43,6 +43,11 @@ void updateGradInput(const Device& device, bool log, const float* y, const float
 
 }  // namespace
 
-SoftMaxKernels cuda::softMaxKernels() { return {&updateOutput, &updateGradInput}; }
+SoftMaxKernels cuda::softMaxKernels() {
+  SoftMaxKernels k{};
+  k.updateOutput = &updateOutput;
+  k.updateGradInput = &updateGradInput;
+  return k;
+}
 
 }  // namespace nn

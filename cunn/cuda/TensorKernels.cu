@@ -151,7 +151,17 @@ void reduce(const Device& device, float* dst, const float* src, int64_t outer, i
 
 }  // namespace
 
-TensorKernels cuda::tensorKernels() { return {&fill, &addScaled, &scale, &multiply, &divide, &compare, &reduce}; }
+TensorKernels cuda::tensorKernels() {
+  TensorKernels k{};
+  k.fill = &fill;
+  k.addScaled = &addScaled;
+  k.scale = &scale;
+  k.multiply = &multiply;
+  k.divide = &divide;
+  k.compare = &compare;
+  k.reduce = &reduce;
+  return k;
+}
 
 void launchAdd(float* dst, const float* src, size_t count, cudaStream_t stream) {
   if (count == 0) return;

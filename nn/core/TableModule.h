@@ -37,4 +37,9 @@ class TableModule : public Base {
   }
 };
 
+/// The name of TableModule before the library's folders by layer; kept for one release.
+template <typename Base>
+using ActivityModule [[deprecated("nn::ActivityModule is now nn::TableModule, in nn/core/TableModule.h")]] =
+    TableModule<Base>;
+
 }  // namespace nn

@@ -276,6 +276,12 @@ void cpuAccGradParameters(const Device& device, const float* x, const float* g, 
 
 }  // namespace
 
-BatchNormKernels batchNormKernels() { return {&cpuUpdateOutput, &cpuUpdateGradInput, &cpuAccGradParameters}; }
+BatchNormKernels batchNormKernels() {
+  BatchNormKernels k{};
+  k.updateOutput = &cpuUpdateOutput;
+  k.updateGradInput = &cpuUpdateGradInput;
+  k.accGradParameters = &cpuAccGradParameters;
+  return k;
+}
 
 }  // namespace nn::cpu

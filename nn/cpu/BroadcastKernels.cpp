@@ -42,6 +42,13 @@ void cpuMaxGradient(const Device&, const float* g, const float* indices, const S
 
 }  // namespace
 
-BroadcastKernels broadcastKernels() { return {&cpuApply, &cpuReduce, &cpuMax, &cpuMaxGradient}; }
+BroadcastKernels broadcastKernels() {
+  BroadcastKernels k{};
+  k.apply = &cpuApply;
+  k.reduce = &cpuReduce;
+  k.max = &cpuMax;
+  k.maxGradient = &cpuMaxGradient;
+  return k;
+}
 
 }  // namespace nn::cpu

@@ -14,6 +14,10 @@ void cpuCopyRuns(const Device&, float* dst, int64_t dstStride, const float* src,
 
 }  // namespace
 
-ConcatKernels concatKernels() { return {&cpuCopyRuns}; }
+ConcatKernels concatKernels() {
+  ConcatKernels k{};
+  k.copyRuns = &cpuCopyRuns;
+  return k;
+}
 
 }  // namespace nn::cpu

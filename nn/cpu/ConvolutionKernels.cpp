@@ -492,6 +492,12 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
 
 }  // namespace
 
-ConvolutionKernels convolutionKernels() { return {&cpuUpdateOutput, &cpuUpdateGradInput, &cpuAccGradParameters}; }
+ConvolutionKernels convolutionKernels() {
+  ConvolutionKernels k{};
+  k.updateOutput = &cpuUpdateOutput;
+  k.updateGradInput = &cpuUpdateGradInput;
+  k.accGradParameters = &cpuAccGradParameters;
+  return k;
+}
 
 }  // namespace nn::cpu

@@ -19,9 +19,19 @@ namespace nn {
 namespace {
 
 Kernels cpuKernels() {
-  return Kernels{cpu::tensorKernels(),  cpu::elementwiseKernels(), cpu::linearKernels(),  cpu::convolutionKernels(),
-                 cpu::poolingKernels(), cpu::batchNormKernels(),   cpu::softMaxKernels(), cpu::criterionKernels(),
-                 cpu::concatKernels(),  cpu::broadcastKernels(),   cpu::lookupKernels()};
+  Kernels k{};
+  k.tensor = cpu::tensorKernels();
+  k.elementwise = cpu::elementwiseKernels();
+  k.linear = cpu::linearKernels();
+  k.convolution = cpu::convolutionKernels();
+  k.pooling = cpu::poolingKernels();
+  k.batchNorm = cpu::batchNormKernels();
+  k.softMax = cpu::softMaxKernels();
+  k.criterion = cpu::criterionKernels();
+  k.concat = cpu::concatKernels();
+  k.broadcast = cpu::broadcastKernels();
+  k.lookup = cpu::lookupKernels();
+  return k;
 }
 
 }  // namespace

@@ -83,17 +83,33 @@ void pointwiseGradient(const Device&, const float* x, const float* t, const floa
   for (int64_t i = 0; i < n; ++i) gradIn[i] = math::loss::weightedGradient<L>(x, t, weights, period, i, norm);
 }
 
+// The entry of loss L: its kernels, by field.
+template <typename L>
+constexpr PointwiseLossKernels pointwiseEntry() {
+  PointwiseLossKernels k{};
+  k.loss = &pointwiseLoss<L>;
+  k.gradient = &pointwiseGradient<L>;
+  return k;
+}
+
 // The table of the losses of `list`, in its order.
 template <typename... L>
 std::array<PointwiseLossKernels, sizeof...(L)> pointwise(math::loss::List<L...>) {
-  return {PointwiseLossKernels{&pointwiseLoss<L>, &pointwiseGradient<L>}...};
+  return {pointwiseEntry<L>()...};
 }
 
 }  // namespace
 
 CriterionKernels criterionKernels() {
-  return {&cpuClassNllLoss,    &cpuClassNllGradient,    &cpuCrossEntropyLoss,         &cpuCrossEntropyGradient,
-          &cpuMultiMarginLoss, &cpuMultiMarginGradient, pointwise(math::loss::All{})};
+  CriterionKernels k{};
+  k.classNllLoss = &cpuClassNllLoss;
+  k.classNllGradient = &cpuClassNllGradient;
+  k.crossEntropyLoss = &cpuCrossEntropyLoss;
+  k.crossEntropyGradient = &cpuCrossEntropyGradient;
+  k.multiMarginLoss = &cpuMultiMarginLoss;
+  k.multiMarginGradient = &cpuMultiMarginGradient;
+  k.pointwise = pointwise(math::loss::All{});
+  return k;
 }
 
 }  // namespace nn::cpu

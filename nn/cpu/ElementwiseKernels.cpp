@@ -56,10 +56,19 @@ void backward(const Device& device, const math::ActivationArgs& args, const floa
   forParts(device, n, [&](int64_t b, int64_t e) { backwardLoop(f, in + b, out + b, gradOut + b, gradIn + b, e - b); });
 }
 
+// The entry of activation F: its kernels, by field.
+template <typename F>
+constexpr ActivationKernels activationEntry() {
+  ActivationKernels k{};
+  k.forward = &forward<F>;
+  k.backward = &backward<F>;
+  return k;
+}
+
 // The table of the activations of `list`, in its order.
 template <typename... F>
 constexpr std::array<ActivationKernels, sizeof...(F)> activations(math::activation::List<F...>) {
-  return {ActivationKernels{&forward<F>, &backward<F>}...};
+  return {activationEntry<F>()...};
 }
 
 void sgdLoop(float* x, const float* gradient, float* velocity, int64_t n, const math::SgdStep& constants) {
@@ -98,11 +107,13 @@ void optimizerStep(const Device& device, float* x, const float* gradient, float*
 }  // namespace
 
 ElementwiseKernels elementwiseKernels() {
-  return {activations(math::activation::All{}),
-          &sgdStep,
-          &optimizerStep<math::AdamUpdate>,
-          &optimizerStep<math::AdagradUpdate>,
-          &optimizerStep<math::RmspropUpdate>};
+  ElementwiseKernels k{};
+  k.activations = activations(math::activation::All{});
+  k.sgdStep = &sgdStep;
+  k.adamStep = &optimizerStep<math::AdamUpdate>;
+  k.adagradStep = &optimizerStep<math::AdagradUpdate>;
+  k.rmspropStep = &optimizerStep<math::RmspropUpdate>;
+  return k;
 }
 
 }  // namespace nn::cpu

@@ -103,6 +103,12 @@ void cpuAccGradParameters(const Device& device, const float* x, const float* gra
 
 }  // namespace
 
-LinearKernels linearKernels() { return {&cpuUpdateOutput, &cpuUpdateGradInput, &cpuAccGradParameters}; }
+LinearKernels linearKernels() {
+  LinearKernels k{};
+  k.updateOutput = &cpuUpdateOutput;
+  k.updateGradInput = &cpuUpdateGradInput;
+  k.accGradParameters = &cpuAccGradParameters;
+  return k;
+}
 
 }  // namespace nn::cpu

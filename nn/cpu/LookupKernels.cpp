@@ -25,6 +25,11 @@ void cpuAccumulate(const Device& device, const float* index, const float* gradOu
 
 }  // namespace
 
-LookupKernels lookupKernels() { return {&cpuGather, &cpuAccumulate}; }
+LookupKernels lookupKernels() {
+  LookupKernels k{};
+  k.gather = &cpuGather;
+  k.accumulate = &cpuAccumulate;
+  return k;
+}
 
 }  // namespace nn::cpu

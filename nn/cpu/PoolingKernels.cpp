@@ -259,12 +259,16 @@ void cpuUpSamplingNearestGradInput(const Device& device, const PoolingShape& s, 
 }  // namespace
 
 PoolingKernels poolingKernels() {
-  return {&cpuMaxUpdateOutput,
-          &cpuMaxUpdateGradInput,
-          &cpuAverageUpdateOutput,
-          &cpuAverageUpdateGradInput,
-          {&cpuAdaptiveAverageOutput, &cpuAdaptiveAverageGradInput},
-          {&cpuUpSamplingNearestOutput, &cpuUpSamplingNearestGradInput}};
+  PoolingKernels k{};
+  k.maxUpdateOutput = &cpuMaxUpdateOutput;
+  k.maxUpdateGradInput = &cpuMaxUpdateGradInput;
+  k.averageUpdateOutput = &cpuAverageUpdateOutput;
+  k.averageUpdateGradInput = &cpuAverageUpdateGradInput;
+  k.adaptiveAverage.forward = &cpuAdaptiveAverageOutput;
+  k.adaptiveAverage.backward = &cpuAdaptiveAverageGradInput;
+  k.upSamplingNearest.forward = &cpuUpSamplingNearestOutput;
+  k.upSamplingNearest.backward = &cpuUpSamplingNearestGradInput;
+  return k;
 }
 
 }  // namespace nn::cpu

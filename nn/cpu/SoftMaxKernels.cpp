@@ -74,6 +74,11 @@ void cpuUpdateGradInput(const Device&, bool log, const float* y, const float* gr
 
 }  // namespace
 
-SoftMaxKernels softMaxKernels() { return {&cpuUpdateOutput, &cpuUpdateGradInput}; }
+SoftMaxKernels softMaxKernels() {
+  SoftMaxKernels k{};
+  k.updateOutput = &cpuUpdateOutput;
+  k.updateGradInput = &cpuUpdateGradInput;
+  return k;
+}
 
 }  // namespace nn::cpu

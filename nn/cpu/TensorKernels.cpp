@@ -67,6 +67,16 @@ void reduce(const Device&, float* dst, const float* src, int64_t outer, int64_t 
 
 }  // namespace
 
-TensorKernels tensorKernels() { return {&fill, &addScaled, &scale, &multiply, &divide, &compare, &reduce}; }
+TensorKernels tensorKernels() {
+  TensorKernels k{};
+  k.fill = &fill;
+  k.addScaled = &addScaled;
+  k.scale = &scale;
+  k.multiply = &multiply;
+  k.divide = &divide;
+  k.compare = &compare;
+  k.reduce = &reduce;
+  return k;
+}
 
 }  // namespace nn::cpu
