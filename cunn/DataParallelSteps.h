@@ -16,7 +16,9 @@ namespace nn {
 
 /// One device's rows of a batch: [start, start + length) along the split dimension.
 struct Slice {
+  /// The first row, counted from 0.
   int64_t start = 0;
+  /// The number of rows, at least 1 in a split.
   int64_t length = 0;
 };
 
@@ -52,6 +54,8 @@ void gatherParts(const std::vector<const Tensor*>& parts, int dim, const std::ve
 /// a steady step allocates nothing.
 class ActivityGather {
  public:
+  /// Gathers `parts` (parts[i] from devices[i], all tables of one shape, or all tensors) into `into`, on
+  /// devices[0]; an nn::Error naming the device whose part differs in shape.
   void operator()(const std::vector<const Activity*>& parts, int dim, const std::vector<Device>& devices,
                   Activity& into);
 

@@ -20,6 +20,7 @@ namespace nn {
 /// A buffer policy as files have always held it: 0 (BroadcastFirst) or 1 (Average).
 template <>
 struct FieldCodec<BufferPolicy> {
+  /// 0 for BroadcastFirst, 1 for Average.
   static Config::Value write(BufferPolicy policy);
   /// An nn::Error naming `who` and the value for any integer but 0 and 1.
   static BufferPolicy read(const Config& config, const std::string& key, const std::string& who);
@@ -52,6 +53,19 @@ struct DataParallelTableOptions {
   }
 };
 
+/// Torch7's cunn DataParallelTable: one module trained on several devices at once, each device running a
+/// replica of it on its slice of the batch.
+///
+/// forward splits the input along dim() into one slice per device (scatter), runs every replica on its
+/// slice on its device's own thread and concatenates their outputs on the first device (gather); backward
+/// does the same with gradOutput and gradInput, then sums every replica's gradients into the first
+/// replica's (reduce). The first replica is the table's only child: its parameters are the table's, the
+/// ones an optimizer updates, and the others are refreshed from them before the next forward (broadcast).
+///
+///     auto dpt = std::make_shared<nn::DataParallelTable>(0);
+///     dpt->add(model, {nn::Device::cuda(0), nn::Device::cuda(1)});
+///
+/// A table is used by one thread at a time; calls from another thread while one runs are an nn::Error.
 class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModule<Container>> {
  public:
   /// What happens to buffers (BatchNorm running statistics) of the replicas; the first

@@ -12,8 +12,10 @@
 
 namespace nn {
 
+/// One worker thread per device, each with its device current, for running a step's parts in parallel.
 class DeviceThreads {
  public:
+  /// Starts one thread per device of `devices` (thread i for devices[i]); they live as long as this object.
   explicit DeviceThreads(std::vector<Device> devices);
 
   /// Runs task(i) on the thread of device i, for i < count, and waits for all of them.
@@ -22,7 +24,9 @@ class DeviceThreads {
   /// run() on every device.
   void runAll(FunctionRef<void(size_t)> task) { run(devices_.size(), task); }
 
+  /// The number of devices (and threads).
   size_t size() const { return devices_.size(); }
+  /// The devices, in the order given; task(i) runs on devices()[i]'s thread.
   const std::vector<Device>& devices() const { return devices_; }
 
  private:

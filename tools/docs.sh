@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Browsable API pages of the public headers (nn/ and its folders, cunn/, cunn/distributed's
+# Browsable API pages of the public headers (nn/ and its layers' folders, cunn/, cunn/distributed's
 # public three), made by Doxygen from their /// comments with docs/Doxyfile, into DIR (default
 # build/docs, which git ignores); open DIR/html/index.html. Installs Debian's doxygen if missing
-# (tools/install-deps.sh). Fails, after printing them all, on any warning of Doxygen's: a broken
-# reference, an unknown command, a parameter documented that does not exist.
+# (tools/install-deps.sh). Fails, after printing them all, on any warning of Doxygen's: a public
+# member without a /// comment, a broken reference, an unknown command, a parameter documented
+# that does not exist.
 # Usage: tools/docs.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."

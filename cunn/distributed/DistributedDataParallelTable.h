@@ -24,8 +24,11 @@
 
 namespace nn {
 
+/// PyTorch's DistributedDataParallel: one model trained by the processes of a ProcessGroup, gradients
+/// summed (or averaged) over them in backward; see the file comment.
 class DistributedDataParallelTable : public TableModule<Container>, private GradientObserver {
  public:
+  /// How gradients and buffers are combined across the processes, and what the ranks must agree on.
   struct Options {
     /// Gradients become what one process computes on the global batch: each process's
     /// weighted by its share of the batch (its input's size along dimension 0), which is the
@@ -52,12 +55,15 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   /// every rank naming the first difference), and every rank's parameters and buffers become
   /// rank 0's.
   DistributedDataParallelTable(ModulePtr module, std::shared_ptr<ProcessGroup> group, Options options);
+  /// Wraps `module` with the default Options (a collective, as above).
   DistributedDataParallelTable(ModulePtr module, std::shared_ptr<ProcessGroup> group)
       : DistributedDataParallelTable(std::move(module), std::move(group), Options()) {}
 
   /// The wrapped module (the table's only child), for saving and evaluation.
   ModulePtr module() const { return modules_[0]; }
+  /// The processes the gradients are summed over.
   ProcessGroup& group() const { return *group_; }
+  /// The options given at construction.
   const Options& options() const { return options_; }
 
   const Activity& updateOutputActivity(const Activity& input) override;

@@ -16,6 +16,8 @@
 
 namespace nn {
 
+/// The processes of a distributed training and the collectives among them (over MPI, and NCCL for CUDA
+/// tensors); see the file comment. ProcessGroup::world() or mpiProcessGroup() makes one.
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
@@ -52,6 +54,7 @@ class ProcessGroup {
 
   /// How long a collective waits for the other ranks before the job is ended (default 600 s).
   double timeoutSeconds() const { return timeoutSeconds_; }
+  /// Sets timeoutSeconds(), in seconds; it should be positive and finite (it is not checked).
   void setTimeoutSeconds(double seconds) { timeoutSeconds_ = seconds; }
 
   /// All processes of the job (MPI_COMM_WORLD), MPI initialised on first use if the program

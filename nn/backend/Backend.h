@@ -42,20 +42,26 @@ class Communicator;
 /// A check of a tensor's values (Note [Host synchronisations]): each value must be of `kind`
 /// (nn/math/ValueCheck.h), below `limit` for the index kinds.
 struct ValueCheck {
+  /// What each value must be: a class index, an index or a probability.
   math::ValueKind kind;
+  /// One past the largest index allowed (ClassTarget and Index: the values lie in [0, limit)); unused otherwise.
   int64_t limit = 0;
 };
 
+/// One device type's implementation of the library (Note [Backends]): its devices' memory, copies,
+/// communicators and value checks, and its kernel tables. One object per type, found by backendOf.
 class Backend {
  public:
   /// Runs task(i) for i < count at once and returns when all are done.
   using ParallelFor = std::function<void(size_t count, FunctionRef<void(size_t)> task)>;
 
+  /// The backend of `type`'s devices, with a copy of `kernels`, the tables its folder filled in.
   Backend(DeviceType type, const Kernels& kernels) : type_(type), kernels_(kernels) {}
   virtual ~Backend() = default;
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
 
+  /// The device type this backend serves.
   DeviceType type() const { return type_; }
   /// The kernels of every module and tensor operation on this type's devices.
   const Kernels& kernels() const { return kernels_; }

@@ -11,6 +11,8 @@
 
 namespace nn {
 
+/// The broadcasting passes on one device type, over strided views of contiguous arrays: n or m elements, each
+/// reduced output j gathering k elements at stridedOffset(base, j) + stridedOffset(reduced, r), r < k.
 struct BroadcastKernels {
   /// y[e] = math::broadcastApply(op, x[e], p[stridedOffset(pView, e)]) for e < n; y may be x.
   void (*apply)(const Device& device, math::BroadcastOp op, const float* x, const float* p, const StridedView& pView,

@@ -19,6 +19,8 @@
 
 namespace nn {
 
+/// The collectives over one tensor per device of a fixed list of devices, rank i being devices[i]; made by
+/// makeCommunicator from the devices' backend.
 class Communicator {
  public:
   virtual ~Communicator() = default;

@@ -9,6 +9,7 @@
 
 namespace nn {
 
+/// nn::Concat's copies on one device type.
 struct ConcatKernels {
   /// Copies `runs` runs of `length` floats: run r from src + r * srcStride to dst + r * dstStride.
   void (*copyRuns)(const Device& device, float* dst, int64_t dstStride, const float* src, int64_t srcStride,

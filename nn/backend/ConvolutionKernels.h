@@ -16,11 +16,36 @@ namespace nn {
 
 /// The sizes of one call.
 struct ConvolutionShape {
-  int64_t batch, inPlanes, height, width;
-  int64_t outPlanes, kH, kW, dH, dW, padH, padW;
-  int64_t outHeight, outWidth;
+  /// Samples; 1 for a 3-D input.
+  int64_t batch;
+  /// Input planes (nInputPlane).
+  int64_t inPlanes;
+  /// Input height, without the padding.
+  int64_t height;
+  /// Input width, without the padding.
+  int64_t width;
+  /// Output planes (nOutputPlane).
+  int64_t outPlanes;
+  /// Kernel height, in taps.
+  int64_t kH;
+  /// Kernel width, in taps.
+  int64_t kW;
+  /// Stride along the height.
+  int64_t dH;
+  /// Stride along the width.
+  int64_t dW;
+  /// Zero rows added above and below the input.
+  int64_t padH;
+  /// Zero columns added left and right of the input.
+  int64_t padW;
+  /// Output height: math::convOutputSize(height, kH, dH, padH, dilH).
+  int64_t outHeight;
+  /// Output width: math::convOutputSize(width, kW, dW, padW, dilW).
+  int64_t outWidth;
   /// Kernel taps dilH rows and dilW columns apart (SpatialDilatedConvolution).
-  int64_t dilH = 1, dilW = 1;
+  int64_t dilH = 1;
+  /// Kernel taps dilW columns apart; 1 without dilation.
+  int64_t dilW = 1;
 };
 
 /// Whether each buffer that a backend derives from the shape holds at most kMaxElements floats
@@ -43,6 +68,7 @@ inline bool convolutionFits(const ConvolutionShape& s) {
          within({positions, s.outPlanes, s.batch}, output) && within({rows, s.outPlanes + 1, s.batch}, weights);
 }
 
+/// The convolution's passes on one device type, over the NCHW arrays of the file comment.
 struct ConvolutionKernels {
   /// output = bias (where not null) + the cross-correlation of input with weight. `workspace`
   /// is the module's scratch tensor on `device`, which the kernel resizes as it needs (a steady

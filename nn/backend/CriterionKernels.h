@@ -1,8 +1,9 @@
 // CriterionKernels: the work of the criterions (nn::ClassNLLCriterion, nn::CrossEntropyCriterion,
 // nn::MultiMarginCriterion and the point-wise ones) on one device type, over contiguous raw
 // arrays: scores x [batch, classes] with class targets [batch] (indices from 0 as floats,
-// already checked), or input and target of n elements. A loss is written to one float in the device's memory. The CPU table is in
-// nn/cpu, the CUDA table in cunn/cuda; see nn/backend/Backend.h.
+// already checked), or input and target of n elements. A loss is written to one float in the
+// device's memory. The CPU table is in nn/cpu, the CUDA table in cunn/cuda; see
+// nn/backend/Backend.h.
 #pragma once
 
 #include <array>
@@ -24,6 +25,8 @@ struct PointwiseLossKernels {
                    float* gradIn, int64_t n, bool sizeAverage);
 };
 
+/// The criterions' passes on one device type: each loss written to one float in the device's memory, each
+/// gradient overwriting gradIn, the input's shape.
 struct CriterionKernels {
   /// *loss = -sum_i x[i][t_i], divided by batch where sizeAverage.
   void (*classNllLoss)(const Device& device, const float* x, const float* target, int64_t batch, int64_t classes,
@@ -42,6 +45,8 @@ struct CriterionKernels {
   /// where sizeAverage.
   void (*multiMarginLoss)(const Device& device, const float* x, const float* target, const float* weights,
                           int64_t batch, int64_t classes, int p, float margin, bool sizeAverage, float* loss);
+  /// gradIn [batch, classes]: each row's math::multiMarginRowGradient, with norm 1 / classes, or
+  /// 1 / (batch * classes) where sizeAverage (math::multiMarginNorm).
   void (*multiMarginGradient)(const Device& device, const float* x, const float* target, const float* weights,
                               float* gradIn, int64_t batch, int64_t classes, int p, float margin, bool sizeAverage);
   /// The passes of each point-wise loss of nn/math/PointwiseLoss.h's All, in its order: a

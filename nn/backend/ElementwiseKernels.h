@@ -29,6 +29,8 @@ template <typename U>
 using OptimizerStep = void (*)(const Device& device, float* x, const float* gradient, float* s0, float* s1, int64_t n,
                                const U& update);
 
+/// The element-wise passes on one device type: the activations and the optimizers' steps, over n contiguous
+/// floats each, the parameters x and their gradient updated in place.
 struct ElementwiseKernels {
   /// The passes of each activation of math::activation::All, in its order: a backend builds the
   /// list from All, and activation F's entry is activations[math::activation::indexOf<F>()].
@@ -36,8 +38,11 @@ struct ElementwiseKernels {
   /// One SGD step over n elements; velocity is null without momentum.
   void (*sgdStep)(const Device& device, float* x, const float* gradient, float* velocity, int64_t n,
                   const math::SgdStep& step);
+  /// One Adam step: s0 is the first moment m, s1 the second moment v.
   OptimizerStep<math::AdamUpdate> adamStep;
+  /// One Adagrad step: s0 is the sum of squared gradients, s1 null.
   OptimizerStep<math::AdagradUpdate> adagradStep;
+  /// One RMSprop step: s0 is the mean square, s1 null.
   OptimizerStep<math::RmspropUpdate> rmspropStep;
 };
 

@@ -18,17 +18,29 @@
 
 namespace nn {
 
+/// Every kernel table of one device type (Backend::kernels(), kernelsOf(device)).
 struct Kernels {
+  /// nn::Tensor's fill_, arithmetic, comparisons and reductions along a dimension.
   TensorKernels tensor;
+  /// The activations' passes and the optimizers' steps.
   ElementwiseKernels elementwise;
+  /// nn::Linear's products.
   LinearKernels linear;
+  /// nn::SpatialConvolution's passes (SpatialFullConvolution runs them the other way round).
   ConvolutionKernels convolution;
+  /// Max, average and adaptive average pooling, and nearest-neighbour up-sampling.
   PoolingKernels pooling;
+  /// nn::BatchNormalization and nn::SpatialBatchNormalization.
   BatchNormKernels batchNorm;
+  /// nn::SoftMax and nn::LogSoftMax.
   SoftMaxKernels softMax;
+  /// The criterions' losses and gradients.
   CriterionKernels criterion;
+  /// nn::Concat's copies of its parts.
   ConcatKernels concat;
+  /// Parameters broadcast against an input, and sums and maxima over dimensions (CMul, Add, PReLU, Sum, Max, ...).
   BroadcastKernels broadcast;
+  /// nn::LookupTable's rows.
   LookupKernels lookup;
 };
 

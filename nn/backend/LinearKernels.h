@@ -10,6 +10,7 @@
 
 namespace nn {
 
+/// nn::Linear's passes on one device type, over the row-major matrices of the file comment.
 struct LinearKernels {
   /// y = x W^T, plus b on every row where bias is not null. `workspace` is the module's, for the
   /// kernels to size and use (the CPU's rearranged operands).

@@ -9,6 +9,7 @@
 
 namespace nn {
 
+/// nn::LookupTable's passes on one device type, over the arrays of the file comment.
 struct LookupKernels {
   /// output[i] = weight[index[i]], row by row.
   void (*gather)(const Device& device, const float* index, const float* weight, int64_t n, int64_t nOutput,

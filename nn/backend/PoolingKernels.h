@@ -15,8 +15,28 @@ namespace nn {
 
 /// The sizes of one call.
 struct PoolingShape {
-  int64_t planes, height, width, outHeight, outWidth;
-  int64_t kH, kW, dH, dW, padH, padW;
+  /// Planes: samples times channels (the channels of a 3-D input).
+  int64_t planes;
+  /// Input height, without the padding.
+  int64_t height;
+  /// Input width, without the padding.
+  int64_t width;
+  /// Output height.
+  int64_t outHeight;
+  /// Output width.
+  int64_t outWidth;
+  /// Window height.
+  int64_t kH;
+  /// Window width.
+  int64_t kW;
+  /// Step between windows along the height.
+  int64_t dH;
+  /// Step between windows along the width.
+  int64_t dW;
+  /// Padding rows above and below the input.
+  int64_t padH;
+  /// Padding columns left and right of the input.
+  int64_t padW;
 };
 
 /// The shape of `planes` planes of height x width cells under kH x kW windows moved by dH, dW over
@@ -59,10 +79,13 @@ inline bool disjointWindows(const PoolingShape& s) {
 /// outWidth] (the shape's window fields unused): forward writes every output cell, backward
 /// every gradInput cell, each from the cells it depends on (no scatter, no atomics).
 struct ResamplingKernels {
+  /// Writes output [planes, outHeight, outWidth] from input [planes, height, width].
   void (*forward)(const Device& device, const PoolingShape& shape, const float* input, float* output);
+  /// Writes gradInput [planes, height, width] from gradOutput [planes, outHeight, outWidth] (overwrites, adds nothing).
   void (*backward)(const Device& device, const PoolingShape& shape, const float* gradOutput, float* gradInput);
 };
 
+/// The pooling and resampling modules' passes on one device type, over the planes of the file comment.
 struct PoolingKernels {
   /// output = the maximum of each window, indices = its plane index (y * width + x) as a float;
   /// the first of equal maxima wins.
@@ -77,7 +100,8 @@ struct PoolingKernels {
   /// output = the mean of each window, over math::avgPoolDivisor's count.
   void (*averageUpdateOutput)(const Device& device, const PoolingShape& shape, bool countIncludePad, const float* input,
                               float* output);
-  /// gradInput = each window's gradOutput spread evenly over its cells, summed over windows.
+  /// gradInput = each window's gradOutput over math::avgPoolDivisor's count, added to each of its cells inside
+  /// the input, summed over windows.
   void (*averageUpdateGradInput)(const Device& device, const PoolingShape& shape, bool countIncludePad,
                                  const float* gradOutput, float* gradInput);
   /// SpatialAdaptiveAveragePooling: math::adaptiveAvgPoolOutput and adaptiveAvgPoolGradient.

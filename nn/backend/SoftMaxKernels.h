@@ -9,6 +9,8 @@
 
 namespace nn {
 
+/// nn::SoftMax's and nn::LogSoftMax's passes on one device type, x, y, gradOut and gradIn contiguous
+/// [outer, classes, inner].
 struct SoftMaxKernels {
   /// y = softmax(x) or, where log is true, log-softmax(x), over the classes of each column.
   /// columns: scratch of 2 * inner floats on the device (the CPU loops keep each column's

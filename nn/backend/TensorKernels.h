@@ -10,6 +10,8 @@
 
 namespace nn {
 
+/// nn::Tensor's element-wise operations and reductions on one device type, over contiguous arrays (fill takes
+/// a strided view).
 struct TensorKernels {
   /// Element e of the tensor at ptr (seen as view) = value, for e < count.
   void (*fill)(const Device& device, float* ptr, const StridedView& view, int64_t count, float value);

@@ -32,20 +32,29 @@ constexpr size_t kMaxActivityDepth = 1000;
 /// An ordered list of activities (Torch7's table, indexed from 0 here).
 class Table {
  public:
+  /// An empty table, `{}`.
   Table() = default;
+  /// The given items in order: `nn::Table{x, y}` (the tensors shared, not copied).
   Table(std::initializer_list<Activity> items);
+  /// The given items in order.
   explicit Table(std::vector<Activity> items);
 
+  /// Number of items (Torch7's `#t`).
   size_t size() const { return items_.size(); }
+  /// True for a table of no items.
   bool empty() const { return items_.empty(); }
   /// Item i; an nn::Error naming the index and the size where there is none.
   const Activity& operator[](size_t i) const;
+  /// Item i, writable; an nn::Error naming the index and the size where there is none.
   Activity& operator[](size_t i);
+  /// Appends an item (Torch7's table.insert(t, item)).
   void push_back(Activity item);
   /// Keeps the first n items, or adds empty tensors up to n.
   void resize(size_t n);
 
+  /// The first item, for range-for loops: `for (const nn::Activity& item : table)`.
   std::vector<Activity>::const_iterator begin() const { return items_.begin(); }
+  /// Past the last item.
   std::vector<Activity>::const_iterator end() const { return items_.end(); }
 
  private:
@@ -53,33 +62,45 @@ class Table {
   std::vector<Activity> items_;
 };
 
+/// What flows between modules: a tensor or a table of activities (see the top of this file).
 class Activity {
  public:
   /// An empty tensor.
   Activity() = default;
+  /// A handle of `tensor` (shares it; implicit, so a tensor passes where an activity is taken).
   Activity(Tensor tensor) : tensor_(std::move(tensor)) {}              // NOLINT: implicit, as a Torch7 value
+  /// The table `table` (implicit, as from a tensor).
   Activity(Table table) : table_(std::move(table)), isTable_(true) {}  // NOLINT: likewise
   /// Shares the tensors and copies the lists; an nn::Error where tables nest deeper than
   /// kMaxActivityDepth.
   Activity(const Activity& other);
+  /// Shares other's tensors and copies its lists, reusing this activity's own lists where it can;
+  /// an nn::Error where tables nest deeper than kMaxActivityDepth.
   Activity& operator=(const Activity& other);
+  /// Takes other's tensor or table; `other` is left valid but unspecified.
   Activity(Activity&&) noexcept = default;
+  /// Takes other's tensor or table; `other` is left valid but unspecified.
   Activity& operator=(Activity&&) noexcept = default;
   /// Iterative: tables nested any depth deep.
   ~Activity();
 
+  /// True where this holds a tensor (possibly empty), false for a table.
   bool isTensor() const { return !isTable_; }
+  /// True where this holds a table.
   bool isTable() const { return isTable_; }
   /// The tensor; an nn::Error describing the table where this is one.
   const Tensor& tensor() const;
+  /// The tensor, writable (assigning rebinds this activity's handle); an nn::Error for a table.
   Tensor& tensor();
   /// The table; an nn::Error naming the tensor's sizes where this is a tensor.
   const Table& table() const;
+  /// The table, writable; an nn::Error naming the tensor's sizes where this is a tensor.
   Table& table();
   /// A table's number of items; an nn::Error for a tensor.
   size_t size() const { return table().size(); }
   /// A table's item i; an nn::Error for a tensor or an index past its end.
   const Activity& operator[](size_t i) const { return table()[i]; }
+  /// A table's item i, writable; an nn::Error for a tensor or an index past its end.
   Activity& operator[](size_t i) { return table()[i]; }
 
   /// For messages: a tensor's sizes, "[2, 3]", a table's items in braces, "{[2, 3], {[4]}}";

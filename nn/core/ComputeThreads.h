@@ -32,11 +32,15 @@ int parallelParts(const Device& device, int64_t work);
 /// the parts run one after another on the calling thread.
 void parallelFor(const Device& device, int parts, FunctionRef<void(int)> part);
 
+/// A half-open range of rows, [begin, end).
+struct Range {
+  /// The first row.
+  int64_t begin;
+  /// One past the last row.
+  int64_t end;
+};
 /// The rows [begin, end) of part p when `rows` rows are cut into `parts` parts whose sizes
 /// differ by at most one, the larger first.
-struct Range {
-  int64_t begin, end;
-};
 Range partRange(int64_t rows, int parts, int p);
 
 /// body(begin, end) over the parts of [0, n), each of at least `grain` items where n allows

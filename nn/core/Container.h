@@ -9,6 +9,8 @@
 
 namespace nn {
 
+/// The base of the modules that hold child modules in order (Torch7's nn.Container): the children
+/// are what children() returns, so parameters, stateDict, to(), clone() and the rest walk them.
 class Container : public Module {
  public:
   /// Appends a module; returns this container for chaining. The container itself, or a module
@@ -19,6 +21,7 @@ class Container : public Module {
   Container& add(ModulePtr module);
   /// Child i, counted from 0 (printed descriptions count from 1, as Torch7's).
   ModulePtr get(size_t index) const;
+  /// Number of children (Torch7's `container:size()`).
   size_t size() const { return modules_.size(); }
   const std::vector<ModulePtr>& children() const override { return modules_; }
 
@@ -39,10 +42,15 @@ class Container : public Module {
   /// GradientObserver (nn/core/GradientObserver.h) is told.
   template <typename T>
   const T& childUpdateOutput(size_t i, const T& input);
+  /// Child i's updateGradInputIfNeeded (a child whose gradInput is not needed leaves it empty),
+  /// run, timed and checked as childUpdateOutput.
   template <typename T>
   const T& childUpdateGradInput(size_t i, const T& input, const T& gradOutput);
+  /// Child i's accGradParameters (accGradParametersActivity for T = Activity), run, timed and
+  /// checked as the above; then the thread's GradientObserver is told that its gradients are done.
   template <typename T>
   void childAccGradParameters(size_t i, const T& input, const T& gradOutput, float scale);
+  /// Throws an nn::Error naming this container where it has no child (a pass needs one).
   void checkNotEmpty() const;
   /// The checks of add() and insert(): `module` is not null, neither this container nor one
   /// that holds it. `call` names the call in the message ("add").
@@ -54,6 +62,7 @@ class Container : public Module {
   /// ParallelTable): each child on a branch drawn from the input.
   std::string describeBranches(const std::string& header) const;
 
+  /// The children, in order (Torch7's `container.modules`); add() appends to it.
   std::vector<ModulePtr> modules_;
 };
 

@@ -13,6 +13,7 @@ namespace nn {
 /// The message names the module (or file) and says what was expected and what was given.
 class Error : public std::runtime_error {
  public:
+  /// An error whose what() is `message`.
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 

@@ -8,6 +8,8 @@ namespace nn {
 
 class Module;
 
+/// The interface told when a module's gradients are final for this backward (see the top of
+/// this file); installed on a thread with ScopedGradientObserver.
 class GradientObserver {
  public:
   virtual ~GradientObserver() = default;
@@ -22,6 +24,7 @@ class GradientObserver {
 /// once the table has summed them.
 class ScopedGradientObserver {
  public:
+  /// Makes `observer` (null for none) the calling thread's observer until this object is destroyed.
   explicit ScopedGradientObserver(GradientObserver* observer);
   ~ScopedGradientObserver();
   ScopedGradientObserver(const ScopedGradientObserver&) = delete;

@@ -40,6 +40,8 @@
 namespace nn {
 
 class Module;
+/// How modules are held and passed: by shared pointer, so that a container shares its children with the
+/// code that built it (and a module may sit in two places of a tree).
 using ModulePtr = std::shared_ptr<Module>;
 
 /// A new module T(args...) held by a shared pointer, as modules are held:
@@ -50,18 +52,25 @@ std::shared_ptr<T> make(Args&&... args) {
   return std::make_shared<T>(std::forward<Args>(args)...);
 }
 
+/// A parameter or buffer under its stateDict name (what stateDict() and namedBuffers() list).
 struct NamedTensor {
+  /// The PyTorch state-dict name, dotted by child index: "0.weight", "3.running_mean".
   std::string name;
+  /// The module's own tensor (a handle that shares it, not a copy).
   Tensor value;
 };
 
 /// A parameter under its stateDict name, with its gradient.
 struct NamedParameter {
+  /// The PyTorch state-dict name, dotted by child index: "0.weight".
   std::string name;
+  /// The parameter, the module's own tensor (a handle that shares it, not a copy).
   Tensor value;
+  /// Its gradient, of the same sizes, as accGradParameters accumulates it.
   Tensor gradient;
 };
 
+/// The base of every module: Torch7's nn.Module contract (see the top of this file).
 class Module : public std::enable_shared_from_this<Module> {
  public:
   Module() = default;
@@ -74,11 +83,22 @@ class Module : public std::enable_shared_from_this<Module> {
   /// updateGradInput (unless gradInput is not needed), then accGradParameters(scale);
   /// returns gradInput.
   const Tensor& backward(const Tensor& input, const Tensor& gradOutput, float scale = 1.f);
-  /// The same for an input that is a tensor or a table (Note [Tensors and activities]).
+  /// forward for an input that is a tensor or a table (Note [Tensors and activities]):
+  /// updateOutputActivity; returns outputActivity().
   const Activity& forward(const Activity& input) { return updateOutputActivity(input); }
+  /// backward for activities: updateGradInputActivity (unless gradInput is not needed), then
+  /// accGradParametersActivity(scale); returns gradInputActivity(). `input` must be the input
+  /// of the last forward.
   const Activity& backward(const Activity& input, const Activity& gradOutput, float scale = 1.f);
 
+  /// Computes output from input, stores it in output and returns it (Torch7's updateOutput).
+  /// Keeps what backward needs of this input (masks, statistics); an nn::Error naming the module
+  /// for an input of the wrong sizes or on a device other than the parameters'.
   virtual const Tensor& updateOutput(const Tensor& input) = 0;
+  /// Computes gradInput, the gradient of the loss with respect to input, from gradOutput, the
+  /// gradient with respect to output (of output's sizes); stores it in gradInput and returns it.
+  /// `input` must be the input of the last updateOutput; the parameters' gradients are left as
+  /// they are (accGradParameters adds to them).
   virtual const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) = 0;
   /// Adds scale * dLoss/dParameters to the gradients. Nothing for modules without parameters.
   virtual void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale);
@@ -86,7 +106,11 @@ class Module : public std::enable_shared_from_this<Module> {
   /// The passes on activities. The defaults serve modules of tensors: they call the tensor
   /// passes and return the tensor as an activity; table modules override them.
   virtual const Activity& updateOutputActivity(const Activity& input);
+  /// updateGradInput on activities; the default takes the tensors out of `input` and `gradOutput`
+  /// (an nn::Error for a table) and returns gradInput as an activity that shares it.
   virtual const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput);
+  /// accGradParameters on activities; the default takes the tensors out of `input` and
+  /// `gradOutput` (an nn::Error for a table).
   virtual void accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale);
   /// The result of the last updateOutputActivity (for a module of tensors, its output).
   const Activity& outputActivity() const { return outputActivity_; }
@@ -101,10 +125,13 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Concat: every branch), DataParallelTable to its replicas;
   /// clone() keeps it. It is not saved with the model.
   virtual void setGradInputNeeded(bool needed) { gradInputNeeded_ = needed; }
+  /// Whether backward computes gradInput (setGradInputNeeded); true by default.
   bool gradInputNeeded() const { return gradInputNeeded_; }
   /// updateGradInput where gradInput is needed or this module has children (whose
   /// accGradParameters need the gradients inside it); otherwise gradInput, left empty.
   const Tensor& updateGradInputIfNeeded(const Tensor& input, const Tensor& gradOutput);
+  /// The same on activities: updateGradInputActivity, or gradInputActivity() holding the empty
+  /// gradInput.
   const Activity& updateGradInputIfNeeded(const Activity& input, const Activity& gradOutput);
 
   /// Whether this module can apply `next`, the module after it in a Sequential, in its own
@@ -146,9 +173,14 @@ class Module : public std::enable_shared_from_this<Module> {
   /// The buffers of stateDict(), in its order and under its names (PyTorch's named_buffers).
   std::vector<NamedTensor> namedBuffers();
 
-  /// Training mode (the default) or evaluation mode, for this module and its children.
+  /// Puts this module and every module below it in training mode, the default (Torch7's
+  /// training()): Dropout drops, BatchNormalization normalises by the batch's statistics and
+  /// updates its running ones.
   virtual void training();
+  /// Puts this module and every module below it in evaluation mode (Torch7's evaluate()):
+  /// Dropout passes its input through, BatchNormalization uses its running statistics.
   virtual void evaluate();
+  /// True in training mode (training()), false in evaluation mode (evaluate()).
   bool isTraining() const { return train_; }
 
   /// A deep copy: same type, configuration, parameters, gradients, buffers and mode. A module
@@ -182,7 +214,14 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Direct sub-modules, in order.
   virtual const std::vector<ModulePtr>& children() const;
 
+  /// The result of the last updateOutput (Torch7's `module.output`). The module's own tensor,
+  /// resized and overwritten by the next forward (read or copy it before then); a few modules
+  /// (Identity, View, Reshape, an in-place activation) make it share the input's storage where
+  /// they can. Empty before the first forward and after clearState().
   Tensor output;
+  /// The result of the last updateGradInput (Torch7's `module.gradInput`): dLoss/dInput, of the
+  /// input's sizes, overwritten by the next backward. Empty before the first backward, after
+  /// clearState(), and where gradInput is not needed (setGradInputNeeded(false)).
   Tensor gradInput;
   /// Time spent in this module's passes while profiling is on, recorded by the container that
   /// runs it (nn/core/Profiler.h).
@@ -207,6 +246,8 @@ class Module : public std::enable_shared_from_this<Module> {
   /// the kept activity, which reuses its memory), and a tensor result also in output
   /// (gradInput); return the kept activity.
   const Activity& setOutput(const Activity& a);
+  /// The same for the result of updateGradInputActivity: kept in gradInputActivity_, a tensor
+  /// also in gradInput.
   const Activity& setGradInput(const Activity& a);
   /// Releases output and gradInput, and the activities that hold them (clearState's part for
   /// this module alone).
@@ -218,9 +259,13 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Throws unless `got` is alike `like` (sameShape), naming this module, `what` and both.
   void checkAlike(const Activity& like, const Activity& got, const char* what) const;
 
+  /// Training mode (true, the default) or evaluation mode; set by training() and evaluate().
   bool train_ = true;
+  /// What gradInputNeeded() returns; set by setGradInputNeeded().
   bool gradInputNeeded_ = true;
+  /// What outputActivity() returns: for a module of tensors, a handle of output.
   Activity outputActivity_{output};
+  /// What gradInputActivity() returns: for a module of tensors, a handle of gradInput.
   Activity gradInputActivity_{gradInput};
 
  private:
@@ -253,12 +298,21 @@ void dropRepeatedParameters(std::vector<Tensor>& values, std::vector<Tensor>& gr
 
 /// Rebuilds a module from its type name, configuration and (for containers) children.
 using ModuleFactory = std::function<ModulePtr(const Config& config, std::vector<ModulePtr> children)>;
+/// Makes `typeName` ("nn.Linear") known to createModule, built by `factory`; a second
+/// registration of the name replaces the first. Thread-safe. NN_REGISTER_MODULE
+/// (nn/core/Options.h) calls it at static initialisation.
 void registerModuleType(const std::string& typeName, ModuleFactory factory);
+/// A new module of the registered type `typeName`, built from `config` and, for a container,
+/// `children` (what clone() and nn::load do). An nn::Error for a type never registered (its .cpp
+/// not linked into the program), and the factory's for a config or children it refuses.
 ModulePtr createModule(const std::string& typeName, const Config& config, std::vector<ModulePtr> children = {});
 /// The type names registered so far, sorted ("nn.Linear", ...): what createModule and nn::load build.
 std::vector<std::string> registeredModuleTypes();
 
+/// A static object that registers a module type when the program starts (what NN_REGISTER_MODULE
+/// defines in a module's .cpp).
 struct ModuleRegistration {
+  /// registerModuleType(typeName, factory).
   ModuleRegistration(const std::string& typeName, ModuleFactory factory) {
     registerModuleType(typeName, std::move(factory));
   }

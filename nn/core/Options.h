@@ -47,7 +47,10 @@ struct FieldCodec {};
 /// A list of devices as one text, "cpu:0,cpu:1" ("" for none).
 template <>
 struct FieldCodec<std::vector<Device>> {
+  /// The devices' names joined by commas: {cpu:0, cuda:1} as "cpu:0,cuda:1".
   static Config::Value write(const std::vector<Device>& devices);
+  /// Parses entry `key` (text) back into devices, each checked to exist on this machine
+  /// (Device::parse); an nn::Error naming `who` for an entry that is no text or names no device.
   static std::vector<Device> read(const Config& config, const std::string& key, const std::string& who);
 };
 
@@ -138,19 +141,24 @@ std::string describe(const Options& options) {
 template <typename OptionsT, typename Base = Module>
 class WithOptions : public Base {
  public:
+  /// The module's options struct (LinearOptions for Linear): `nn::Linear::Options{784, 100}`.
   using Options = OptionsT;
 
   /// The arguments the module was made with.
   const Options& options() const { return options_; }
+  /// Every field of options() by name (toConfig): what nn::save writes and clone() rebuilds from.
   Config config() const override { return toConfig(options_); }
   /// "nn.LeakyReLU(negval=0.01, inplace=false)"
   std::string toString() const override { return this->typeName() + "(" + describe(options_) + ")"; }
 
  protected:
+  /// Keeps `options`; `baseArgs` go to Base's constructor.
   template <typename... BaseArgs>
   explicit WithOptions(const Options& options, BaseArgs&&... baseArgs)
       : Base(std::forward<BaseArgs>(baseArgs)...), options_(options) {}
 
+  /// The arguments the module was made with (what options() returns); a setter of the module's
+  /// (ceil(), setBufferPolicy()) changes its field, so that config() and clone() keep the change.
   Options options_;
 };
 

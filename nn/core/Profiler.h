@@ -13,7 +13,9 @@ class Module;
 
 /// Time spent in one pass, and the number of calls.
 struct PassTime {
+  /// Total time of the calls, in seconds of a steady clock.
   double seconds = 0;
+  /// Number of calls timed.
   int64_t calls = 0;
 };
 
@@ -22,20 +24,25 @@ struct PassTime {
 /// DataParallelTable are distinct modules, each on its device's thread). Read it while no
 /// pass runs, e.g. between training steps.
 struct ModuleTimes {
-  PassTime forward;         // updateOutput
-  PassTime gradInput;       // updateGradInput
-  PassTime gradParameters;  // accGradParameters
+  /// Time in updateOutput (or updateOutputActivity).
+  PassTime forward;
+  /// Time in updateGradInput (or updateGradInputActivity).
+  PassTime gradInput;
+  /// Time in accGradParameters (or accGradParametersActivity).
+  PassTime gradParameters;
 };
 
 /// Turns profiling on or off for the whole process (off by default). Off, a timed call costs
 /// one flag read.
 void setProfiling(bool on);
+/// Whether profiling is on (setProfiling).
 bool profilingEnabled();
 
 /// Adds the time of its scope and one call to `into` when profiling was on at its
 /// construction; does nothing otherwise. Allocates nothing.
 class ScopedTimer {
  public:
+  /// Starts timing into `into` where profiling is on.
   explicit ScopedTimer(PassTime& into) : into_(profilingEnabled() ? &into : nullptr), start_(into_ ? now() : 0) {}
   ~ScopedTimer();
   ScopedTimer(const ScopedTimer&) = delete;
@@ -53,7 +60,9 @@ void resetProfile(Module& root);
 
 /// A part of the training step that the caller timed itself (data copy, criterion, SGD step).
 struct ProfileSection {
+  /// The row's label ("criterion").
   std::string name;
+  /// Its time over all the steps, and its number of calls.
   PassTime time;
 };
 

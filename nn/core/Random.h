@@ -8,10 +8,15 @@
 
 namespace nn {
 
+/// A seeded stream of random numbers (Torch7's torch.Generator): std::mt19937 and the conversions
+/// below. Not thread-safe: one thread draws from a generator at a time.
 class Generator {
  public:
+  /// A generator seeded with `seed`; only its low 32 bits count (std::mt19937's seed).
   explicit Generator(uint64_t seed = 0) : engine_(static_cast<std::mt19937::result_type>(seed)) {}
+  /// Restarts the stream from `seed` (its low 32 bits), as a new Generator(seed) would.
   void seed(uint64_t seed) { engine_.seed(static_cast<std::mt19937::result_type>(seed)); }
+  /// The next 32 random bits; every other draw is made from these.
   uint32_t nextU32() { return static_cast<uint32_t>(engine_()); }
   /// Uniform in [0, 1) with 24 random bits.
   float uniform() { return static_cast<float>(nextU32() >> 8) * (1.0f / 16777216.0f); }
@@ -30,6 +35,8 @@ class Generator {
   }
   /// Uniform integer in [0, n).
   uint64_t below(uint64_t n);
+  /// The underlying engine, to save and restore the stream's state (Module::clone() puts the
+  /// default generator back this way) or to draw from it directly.
   std::mt19937& engine() { return engine_; }
 
  private:

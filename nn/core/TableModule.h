@@ -8,20 +8,31 @@
 
 namespace nn {
 
+/// The base of a module whose input or output may be a table (see the top of this file): it
+/// implements the activity passes, and the tensor passes go through them.
 template <typename Base = Module>
 class TableModule : public Base {
  public:
+  /// updateOutputActivity on the tensor; returns the result where it is a tensor, an nn::Error
+  /// where it is a table (pass an nn::Activity to forward instead).
   const Tensor& updateOutput(const Tensor& input) final {
     return tensorResult(this->updateOutputActivity(Activity(input)), "output");
   }
+  /// updateGradInputActivity on the tensors; returns the result where it is a tensor, an
+  /// nn::Error where it is a table.
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) final {
     return tensorResult(this->updateGradInputActivity(Activity(input), Activity(gradOutput)), "gradInput");
   }
+  /// accGradParametersActivity on the tensors.
   void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) final {
     this->accGradParametersActivity(Activity(input), Activity(gradOutput), scale);
   }
 
+  /// The module's forward on a tensor or a table: computes the result, keeps it as
+  /// outputActivity() and returns it. Every table module defines it.
   const Activity& updateOutputActivity(const Activity& input) override = 0;
+  /// The module's updateGradInput on a tensor or a table: gradInput of `input`'s shape from
+  /// gradOutput of the output's, kept as gradInputActivity() and returned. Every table module defines it.
   const Activity& updateGradInputActivity(const Activity& input, const Activity& gradOutput) override = 0;
   /// Nothing, for a module without parameters (Module's would call the tensor pass above).
   void accGradParametersActivity(const Activity&, const Activity&, float) override {}

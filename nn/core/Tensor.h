@@ -23,13 +23,18 @@ class Generator;
 /// A block of floats on one device. Allocated once, never resized in place.
 class Storage {
  public:
+  /// Allocates `count` floats, uninitialised, on `device`. An nn::Error for a count outside
+  /// [0, kMaxElements], a device that does not exist, or one over the thread's StorageLimit.
   Storage(int64_t count, const Device& device);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
+  /// The first float: host memory on a CPU device, device memory on a CUDA device.
   float* data() const { return data_; }
+  /// Number of floats.
   int64_t count() const { return count_; }
+  /// Where the floats live.
   const Device& device() const { return device_; }
 
  private:
@@ -43,19 +48,25 @@ class Storage {
 /// Number of Storage allocations made so far by this process (all devices).
 int64_t storageAllocationCount();
 
-/// While it lives, the CPU storage that this thread allocates and still holds may take at
-/// most `bytes`: a Storage that would go over is an nn::Error naming `purpose`. nn::load
+/// While it lives, the storage (on any device) that this thread allocates and still holds may
+/// take at most `bytes`: a Storage that would go over is an nn::Error naming `purpose`. nn::load
 /// builds a file's modules under one, so that a few bytes of corrupted module tree cannot ask
 /// for gigabytes before its parameters are compared with the file's tensors. The innermost of
 /// nested limits counts.
 class StorageLimit {
  public:
+  /// Makes this the calling thread's innermost limit, allowing `bytes`; `purpose` says in the
+  /// error what the storage is for ("the module tree, which needs ...").
   StorageLimit(int64_t bytes, std::string purpose);
+  /// Makes the limit around this one (or none) the thread's limit again.
   ~StorageLimit();
   StorageLimit(const StorageLimit&) = delete;
   StorageLimit& operator=(const StorageLimit&) = delete;
 
+  /// The bytes still allowed: `bytes` less the storage allocated under this limit and still
+  /// held (each storage counts at least 4 bytes).
   int64_t bytesLeft() const { return bytesLeft_; }
+  /// What the limited storage is for, as given to the constructor.
   const std::string& purpose() const { return purpose_; }
 
  private:
@@ -67,20 +78,32 @@ class StorageLimit {
   uint64_t serial_;
 };
 
+/// What a Tensor handle points to, shared by all its copies: set_() and resize_() change it for
+/// every one of them.
 struct TensorImpl {
+  /// The floats viewed; null for a tensor that never had any (Tensor()).
   std::shared_ptr<Storage> storage;
+  /// Index of the first element in storage, in floats.
   int64_t offset = 0;
+  /// Size of each dimension, outermost first; [0] for Tensor().
   std::vector<int64_t> sizes{0};
+  /// Distance between neighbours along each dimension, in floats (at least 0).
   std::vector<int64_t> strides{1};
 };
 
+/// A float32 tensor on one device (Torch7's torch.FloatTensor and torch.CudaTensor in one type):
+/// a handle whose copies share one view (see the top of this file). Sizes, strides, offsets and
+/// indices count elements; a size, dimension or index out of range is an nn::Error.
 class Tensor {
  public:
   /// An empty tensor (sizes [0]) on cpu:0.
   Tensor();
-  /// Uninitialised memory of the given sizes.
+  /// Uninitialised memory of the given sizes, contiguous, on `device`. An nn::Error for a
+  /// negative size, more than kMaxElements elements or a device that does not exist.
   static Tensor empty(const std::vector<int64_t>& sizes, const Device& device = Device());
+  /// Zeros of the given sizes, contiguous, on `device` (torch.zeros).
   static Tensor zeros(const std::vector<int64_t>& sizes, const Device& device = Device());
+  /// `value` in every element, of the given sizes, contiguous, on `device` (torch.full).
   static Tensor full(const std::vector<int64_t>& sizes, float value, const Device& device = Device());
   /// Row-major values; values.size() must equal the product of sizes.
   static Tensor fromVector(const std::vector<int64_t>& sizes, const std::vector<float>& values,
@@ -90,15 +113,28 @@ class Tensor {
   /// Standard normal from `generator` (torch.randn): the same values on every device.
   static Tensor randn(const std::vector<int64_t>& sizes, Generator& generator, const Device& device = Device());
 
+  /// Number of dimensions: 1 for Tensor() (sizes [0]), 0 for the one element that select()
+  /// takes from a 1-D tensor.
   int dim() const { return static_cast<int>(impl_->sizes.size()); }
+  /// Size of dimension d, from 0 to dim() - 1 (no negative d); an nn::Error otherwise.
   int64_t size(int d) const;
+  /// Distance in floats between neighbours along dimension d (0 to dim() - 1); an nn::Error
+  /// otherwise.
   int64_t stride(int d) const;
+  /// Size of every dimension, outermost first.
   const std::vector<int64_t>& sizes() const { return impl_->sizes; }
+  /// Stride of every dimension, in floats.
   const std::vector<int64_t>& strides() const { return impl_->strides; }
+  /// Number of elements: the product of sizes() (0 where a size is 0, 1 for no dimension).
   int64_t numel() const;
+  /// Index in storage() of the first element, in floats.
   int64_t storageOffset() const { return impl_->offset; }
+  /// The storage viewed, shared with every view of it; null for a tensor that never had any.
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  /// The storage's device; cpu:0 for a tensor without storage.
   Device device() const;
+  /// True where the elements lie row-major and without gaps from storageOffset() (a dimension of
+  /// size 1 may have any stride): what view(), mul_() and the element-wise operations need.
   bool isContiguous() const;
   /// Same TensorImpl (not just the same storage).
   bool is(const Tensor& other) const { return impl_ == other.impl_; }
@@ -115,17 +151,28 @@ class Tensor {
   // Views (share storage). Every view is checked to lie inside its storage, its sizes and
   // strides at least 0 and its extent at most kMaxElements, all without overflow: a size, start
   // or index out of range is an nn::Error, never a view that reaches outside (nn/core/Checked.h).
+  /// View of indices [start, start + length) along dimension `dim`, sharing storage (Torch7's
+  /// narrow): this tensor's sizes with `length` at `dim`. An nn::Error for dim or the range out
+  /// of bounds.
   Tensor narrow(int dim, int64_t start, int64_t length) const;
+  /// View of index `index` along dimension `dim`, without that dimension, sharing storage
+  /// (Torch7's select; a 1-D tensor gives a tensor of no dimension and one element). An
+  /// nn::Error for dim or index out of range.
   Tensor select(int dim, int64_t index) const;
   /// Sizes may hold one -1, inferred. Needs a contiguous tensor.
   Tensor view(std::vector<int64_t> sizes) const;
+  /// View with dimensions dim0 and dim1 swapped (their sizes and strides), sharing storage and
+  /// in general not contiguous. An nn::Error for a dimension out of range.
   Tensor transpose(int dim0, int dim1) const;
 
   // Copies.
+  /// This tensor (a handle of the same view) where it is contiguous, else clone().
   Tensor contiguous() const;
+  /// A contiguous copy in new storage, of the same sizes and on the same device.
   Tensor clone() const;
   /// This tensor if already there, else a contiguous copy on `device`.
   Tensor to(const Device& device) const;
+  /// The elements in row-major order, copied to the host from any device and any strides.
   std::vector<float> toVector() const;
   /// Element at a full index, for tests and small reads (CPU only).
   float at(std::initializer_list<int64_t> index) const;
@@ -133,13 +180,23 @@ class Tensor {
   // In place.
   /// Copies src (same number of elements, any device, any strides) into this tensor.
   Tensor& copy_(const Tensor& src);
+  /// Sets every element (any strides) to `value`; returns this tensor.
   Tensor& fill_(float value);
+  /// fill_(0).
   Tensor& zero_() { return fill_(0.f); }
-  /// Contiguous sizes; keeps the storage when it is large enough and on `device`.
-  /// Allocates nothing when the storage already fits: steady training steps resize freely.
+  /// Contiguous sizes on this tensor's device; keeps the storage when it is large enough from the
+  /// offset, else allocates new, uninitialised storage. Allocates nothing when the storage
+  /// already fits: steady training steps resize freely.
   Tensor& resize_(const std::vector<int64_t>& sizes);
+  /// resize_ on `device`: a tensor whose storage lies elsewhere, or is too small from the offset,
+  /// gets new, uninitialised storage there (nothing is copied). Every handle of this tensor sees
+  /// the new sizes; other views of a kept storage see what is written. An nn::Error for a
+  /// negative size or more than kMaxElements elements.
   Tensor& resize_(const std::vector<int64_t>& sizes, const Device& device);
+  /// The same with the sizes as a braced list, `t.resize_({batch, 10}, device)`, without building
+  /// a vector.
   Tensor& resize_(std::initializer_list<int64_t> sizes, const Device& device);
+  /// resize_ to other's sizes on other's device (Torch7's resizeAs); the values are not copied.
   Tensor& resizeAs_(const Tensor& other) { return resize_(other.sizes(), other.device()); }
   /// Makes this handle view `src`'s storage with src's offset, sizes and strides.
   Tensor& set_(const Tensor& src);
@@ -165,7 +222,13 @@ class Tensor {
   Tensor& cmul_(const Tensor& a, const Tensor& b);
   /// this /= other, element by element (Torch7's cdiv; same sizes, same device, both contiguous).
   Tensor& cdiv_(const Tensor& other);
+  /// Fills with values uniform in [low, high) from `generator`, drawn on the host in row-major
+  /// order and copied in: the same values on every device. An nn::Error for bounds that
+  /// Generator::uniform refuses.
   Tensor& uniform_(Generator& generator, float low, float high);
+  /// Fills with normal values of `mean` and `stddev` from `generator`, drawn on the host in
+  /// row-major order and copied in: the same values on every device. An nn::Error for a mean or
+  /// stddev that Generator::normal refuses.
   Tensor& normal_(Generator& generator, float mean, float stddev);
 
   /// Sum of all elements, accumulated in double.
@@ -178,7 +241,11 @@ class Tensor {
   // Reductions along dimension `dim` (from 0; negative counts from the end, -1 the last), as
   // torch's: the result drops that dimension, or keeps it with size 1 where keepDim. New
   // contiguous tensors on this tensor's device; sums accumulate in double, in order.
+  /// Sum along `dim` (torch.sum(t, dim, keepDim)); an empty dimension sums to 0. An nn::Error
+  /// for dim out of range.
   Tensor sum(int dim, bool keepDim = false) const;
+  /// Mean along `dim` (torch.mean(t, dim, keepDim)): the double sum divided by the size, NaN for
+  /// an empty dimension. An nn::Error for dim out of range.
   Tensor mean(int dim, bool keepDim = false) const;
   /// The greatest values along dim (a NaN is greater than every number, as in torch).
   Tensor max(int dim, bool keepDim = false) const;
@@ -189,17 +256,29 @@ class Tensor {
   // Element-wise comparisons with a tensor of the same sizes on the same device, or with a
   // number: a new tensor of these sizes holding 1 where the comparison holds and 0 where not
   // (NaN equals nothing). `prediction.eq(target).mean()` is an accuracy.
+  /// 1 where this == other, element by element, else 0. An nn::Error for other sizes or device.
   Tensor eq(const Tensor& other) const;
+  /// 1 where this != other (and where either is NaN), else 0.
   Tensor ne(const Tensor& other) const;
+  /// 1 where this < other, else 0.
   Tensor lt(const Tensor& other) const;
+  /// 1 where this <= other, else 0.
   Tensor le(const Tensor& other) const;
+  /// 1 where this > other, else 0.
   Tensor gt(const Tensor& other) const;
+  /// 1 where this >= other, else 0.
   Tensor ge(const Tensor& other) const;
+  /// 1 where an element equals `value`, else 0.
   Tensor eq(float value) const;
+  /// 1 where an element differs from `value` (or is NaN), else 0.
   Tensor ne(float value) const;
+  /// 1 where an element is less than `value`, else 0.
   Tensor lt(float value) const;
+  /// 1 where an element is at most `value`, else 0.
   Tensor le(float value) const;
+  /// 1 where an element is greater than `value`, else 0.
   Tensor gt(float value) const;
+  /// 1 where an element is at least `value`, else 0.
   Tensor ge(float value) const;
 
  private:

@@ -18,6 +18,7 @@
 
 namespace nn {
 
+/// A fixed set of worker threads that run rounds of tasks (see the top of this file).
 class WorkerThreads {
  public:
   /// Starts `count` workers; worker i calls start(i), where given, before its first task.
@@ -35,6 +36,7 @@ class WorkerThreads {
   std::exception_ptr run(size_t count, FunctionRef<void(size_t)> task, bool callerFirst = false,
                          size_t* failed = nullptr);
 
+  /// Number of workers, as given to the constructor.
   size_t size() const { return errors_.size(); }
 
  private:

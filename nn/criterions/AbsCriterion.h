@@ -7,8 +7,10 @@
 
 namespace nn {
 
+/// Torch7's nn.AbsCriterion (PyTorch's L1Loss): the mean (or sum) absolute difference.
 class AbsCriterion : public PointwiseCriterion {
  public:
+  /// sizeAverage: divide the sum by the number of elements (the default) or not.
   explicit AbsCriterion(bool sizeAverage = true) : PointwiseCriterion(Entry::of<math::loss::Abs>(), sizeAverage) {}
   std::string toString() const override { return "nn.AbsCriterion"; }
 };

@@ -9,10 +9,14 @@
 
 namespace nn {
 
+/// Torch7's nn.BCECriterion (PyTorch's BCELoss): binary cross-entropy of probabilities in [0, 1].
 class BCECriterion : public PointwiseCriterion {
  public:
-  /// weights: empty, or a weight for each index of the input's last dimension.
+  /// weights: empty, or a 1-D tensor of finite weights (checked here), one for each index of the input's
+  /// last dimension (checked at each call); the tensor is shared, not copied, so later changes to it take
+  /// effect. sizeAverage: divide the sum by the number of elements (the default) or not.
   explicit BCECriterion(Tensor weights = Tensor(), bool sizeAverage = true);
+  /// Without weights: Torch7's BCECriterion(nil, sizeAverage).
   explicit BCECriterion(bool sizeAverage) : BCECriterion(Tensor(), sizeAverage) {}
   std::string toString() const override { return "nn.BCECriterion"; }
 

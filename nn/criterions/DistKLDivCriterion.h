@@ -9,8 +9,10 @@
 
 namespace nn {
 
+/// Torch7's nn.DistKLDivCriterion (PyTorch's KLDivLoss): input log-probabilities, target probabilities.
 class DistKLDivCriterion : public PointwiseCriterion {
  public:
+  /// sizeAverage: divide the sum by the number of elements (the default) or not.
   explicit DistKLDivCriterion(bool sizeAverage = true)
       : PointwiseCriterion(Entry::of<math::loss::DistKLDiv>(), sizeAverage) {}
   std::string toString() const override { return "nn.DistKLDivCriterion"; }

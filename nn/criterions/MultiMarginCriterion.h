@@ -9,9 +9,12 @@
 
 namespace nn {
 
+/// Torch7's nn.MultiMarginCriterion (PyTorch's MultiMarginLoss): the multi-class hinge loss.
 class MultiMarginCriterion : public Criterion {
  public:
-  /// p: 1 or 2. weights: empty, or one per class.
+  /// p: 1 or 2 (the hinge's power). weights: empty, or a 1-D tensor of one weight per class, shared (changes
+  /// to it take effect). margin: finite. sizeAverage: divide by the batch size (the default) or not. A value
+  /// out of range is an nn::Error.
   explicit MultiMarginCriterion(int p = 1, Tensor weights = Tensor(), float margin = 1.f, bool sizeAverage = true);
 
   float updateOutput(const Tensor& input, const Tensor& target) override;
@@ -19,8 +22,11 @@ class MultiMarginCriterion : public Criterion {
   /// "nn.MultiMarginCriterion(p=1, margin=1)"
   std::string toString() const override;
 
+  /// The hinge's power, 1 or 2.
   int p() const { return p_; }
+  /// The margin the target's score must exceed the others' by (default 1).
   float margin() const { return margin_; }
+  /// The class weights given at construction (empty without them).
   const Tensor& weights() const { return weights_; }
 
  private:

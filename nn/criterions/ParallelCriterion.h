@@ -11,18 +11,25 @@
 
 namespace nn {
 
+/// Torch7's nn.ParallelCriterion: the weighted sum of criterions over the items of a table input.
 class ParallelCriterion : public Criterion {
  public:
+  /// repeatTarget: give every criterion the whole target, instead of item i of a target table.
+  /// The inherited sizeAverage is unused: each criterion has its own.
   explicit ParallelCriterion(bool repeatTarget = false) : repeatTarget_(repeatTarget) {}
 
   /// Appends a criterion with its weight; returns this criterion for chaining.
   ParallelCriterion& add(std::shared_ptr<Criterion> criterion, float weight = 1.f);
+  /// The number of criterions added.
   size_t size() const { return criterions_.size(); }
 
   /// For tables; tensors are an nn::Error that says so.
   float updateOutput(const Tensor& input, const Tensor& target) override;
+  /// For tables, as updateOutput; a tensor input is an nn::Error.
   const Tensor& updateGradInput(const Tensor& input, const Tensor& target) override;
+  /// The sum over i of weight_i times criterion i's loss of input item i (summed in double, in order).
   float updateOutputActivity(const Activity& input, const Activity& target) override;
+  /// A table of one item per criterion: criterion i's gradient for input item i, times weight_i.
   const Activity& updateGradInputActivity(const Activity& input, const Activity& target) override;
 
   /// "nn.ParallelCriterion {(1): nn.MSECriterion, weight 0.5; ...}" over lines, as Torch7's.

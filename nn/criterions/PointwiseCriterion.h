@@ -10,6 +10,7 @@
 
 namespace nn {
 
+/// The base of the element-wise losses: checks, weights and one kernel call each way; see the file comment.
 class PointwiseCriterion : public Criterion {
  public:
   float updateOutput(const Tensor& input, const Tensor& target) final;
@@ -22,7 +23,9 @@ class PointwiseCriterion : public Criterion {
   /// The loss's entry in CriterionKernels::pointwise, by its formula's type:
   /// Entry::of<math::loss::Mse>().
   struct Entry {
+    /// The loss's position in math::loss::All, which indexes CriterionKernels::pointwise.
     int index;
+    /// The entry of the loss formula L, a struct listed in math::loss::All (a compile error otherwise).
     template <typename L>
     static constexpr Entry of() {
       return Entry{math::loss::indexOf<L>()};

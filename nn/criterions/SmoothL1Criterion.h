@@ -7,8 +7,10 @@
 
 namespace nn {
 
+/// Torch7's nn.SmoothL1Criterion (PyTorch's SmoothL1Loss, beta 1): the Huber loss of input - target.
 class SmoothL1Criterion : public PointwiseCriterion {
  public:
+  /// sizeAverage: divide the sum by the number of elements (the default) or not.
   explicit SmoothL1Criterion(bool sizeAverage = true)
       : PointwiseCriterion(Entry::of<math::loss::SmoothL1>(), sizeAverage) {}
   std::string toString() const override { return "nn.SmoothL1Criterion"; }

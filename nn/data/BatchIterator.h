@@ -33,6 +33,7 @@ using BatchTransform = std::function<void(Tensor& input, Tensor& target, int64_t
 /// How a BatchIterator orders, cuts and prepares the data: `BatchOptions{shuffle, dropLast,
 /// seed}`, then the other fields by name.
 struct BatchOptions {
+  /// The three fields most set, in order; the others keep their defaults.
   BatchOptions(bool shuffle = true, bool dropLast = false, uint64_t seed = 0)
       : shuffle(shuffle), dropLast(dropLast), seed(seed) {}
 
@@ -54,9 +55,13 @@ struct BatchOptions {
   /// processes, with the same seed, cover each epoch once; position() counts the samples of
   /// all shards, so that a checkpoint resumes on any number of processes.
   int shard = 0;
+  /// The number of processes the data is cut among (1: no sharding); at most the data set's size.
   int shards = 1;
 };
 
+/// Mini-batches of a Dataset, epoch after epoch, in a reproducible (resumable) order; see the file comment.
+///
+/// `while (it.next(x, y)) { ... }` is one epoch; the next loop is the next epoch.
 class BatchIterator {
  public:
   /// Batches of `batchSize` samples of `dataset`, on the host's cpu:0.
@@ -78,9 +83,11 @@ class BatchIterator {
   /// next() into the member tensors input and target.
   bool next() { return next(input, target); }
 
+  /// The data set the batches are cut from.
   const Dataset& dataset() const { return *dataset_; }
   /// Number of samples N.
   int64_t size() const { return static_cast<int64_t>(given_.permutation.size()); }
+  /// Samples of a batch (of this shard), as given; the last batch of an epoch may have fewer.
   int64_t batchSize() const { return batchSize_; }
   /// Batches next() gives in one epoch.
   int64_t batchesPerEpoch() const;

@@ -21,6 +21,7 @@
 
 namespace nn {
 
+/// A map-style data set (torch.utils.data.Dataset): size() samples of fixed-size float input and target.
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -30,6 +31,7 @@ class Dataset {
   /// The sizes of one sample's input ({1, 28, 28} for an image) and target ({} for a class
   /// index): a batch of b samples is [b, inputSizes...] and [b, targetSizes...].
   virtual std::vector<int64_t> inputSizes() const = 0;
+  /// The sizes of one sample's target ({} for a class index, {k} for k values), as inputSizes().
   virtual std::vector<int64_t> targetSizes() const = 0;
   /// Writes sample `index` (0 <= index < size()): product(inputSizes()) floats at `input` and
   /// product(targetSizes()) at `target`, row-major. A BatchIterator calls it from one thread at
@@ -41,6 +43,7 @@ class Dataset {
 /// being sample i. Keeps contiguous copies of views that are not.
 class TensorDataset : public Dataset {
  public:
+  /// inputs [N, ...] and targets [N, ...], N > 0, on one CPU device; shared where contiguous, else copied.
   TensorDataset(const Tensor& inputs, const Tensor& targets);
 
   int64_t size() const override { return inputs_.size(0); }

@@ -9,6 +9,7 @@
 
 namespace nn {
 
+/// The Fashion-MNIST training or test split, loaded whole into two tensors (see TensorDataset to batch it).
 class FashionMnist {
  public:
   /// The 60000 training or the 10000 test pictures.
@@ -18,8 +19,9 @@ class FashionMnist {
   static constexpr const char* kDefaultFolder = "/usr/share/datasets/fashion-mnist";
   /// Labels are 0 .. kClasses - 1.
   static constexpr int64_t kClasses = 10;
-  /// Picture size in pixels.
+  /// Picture height in pixels.
   static constexpr int64_t kHeight = 28;
+  /// Picture width in pixels.
   static constexpr int64_t kWidth = 28;
 
   /// Loads train-images-idx3-ubyte(.gz) and train-labels-idx1-ubyte(.gz), or the t10k-

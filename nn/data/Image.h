@@ -19,7 +19,14 @@ constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
 /// A decoded picture: 8-bit samples, row-major [height, width, channels]: 1 grey, 2 grey and
 /// alpha, 3 RGB, 4 RGBA.
 struct Image {
-  int64_t height = 0, width = 0, channels = 0;
+  /// Rows of pixels.
+  int64_t height = 0;
+  /// Pixels in a row.
+  int64_t width = 0;
+  /// Samples per pixel, 1 to 4.
+  int64_t channels = 0;
+  /// height * width * channels samples, row-major [height, width, channels]; empty for a header only
+  /// (decodeImageHeader).
   std::vector<uint8_t> pixels;
 };
 

@@ -21,22 +21,30 @@
 
 namespace nn {
 
+/// How an ImageFolder makes its samples: channels, size, crop, and what it does with unreadable files.
 struct ImageFolderOptions {
   /// 1 (grey) or 3 (RGB): every picture converted (nn::convertChannels); 0: the first
   /// picture's, which every other must then have.
   int64_t channels = 0;
   /// Every picture resized to height x width; 0 and 0: their own size, which they must share.
-  int64_t height = 0, width = 0;
+  int64_t height = 0;
+  /// The width pictures are resized to, with height (0 with it: none).
+  int64_t width = 0;
   /// Then its central cropHeight x cropWidth; 0 and 0: no crop.
-  int64_t cropHeight = 0, cropWidth = 0;
+  int64_t cropHeight = 0;
+  /// The width of the central crop, with cropHeight (0 with it: no crop).
+  int64_t cropWidth = 0;
   /// Skip (and count) files that cannot be decoded instead of refusing the folder.
   bool skipUnreadable = false;
   /// Pictures of more pixels are refused before they are decoded.
   int64_t maxPixels = kMaxImagePixels;
 };
 
+/// torchvision's ImageFolder as an nn::Dataset: input [channels, height, width] in [0, 1], target the class.
 class ImageFolder : public Dataset {
  public:
+  /// Lists and checks every picture below `root` (its sub-folders are the classes); an nn::Error names a
+  /// problem: no sub-folder, no picture, a bad option or file, sizes that differ where no option fixes them.
   explicit ImageFolder(const std::string& root, ImageFolderOptions options = {});
 
   int64_t size() const override { return static_cast<int64_t>(samples_.size()); }

@@ -14,6 +14,7 @@
 
 namespace nn {
 
+/// A file written whole or not at all: write() to a temporary file, commit() to put it in place.
 class AtomicFile {
  public:
   /// Creates the temporary file beside `path`'s target; throws nn::Error naming path if it
@@ -23,6 +24,8 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
+  /// Appends `bytes` bytes at `data` to the temporary file, all of them; an nn::Error naming the path where
+  /// the system refuses (a full disk, say).
   void write(const void* data, size_t bytes);
   /// Makes the data durable, puts it in place of the target (mode 0644), then makes the
   /// rename durable.

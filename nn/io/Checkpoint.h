@@ -24,14 +24,19 @@ namespace nn {
 
 /// What a training loop needs to go on where it stopped.
 struct TrainingState {
+  /// The model whose parameters and buffers are saved (not owned; required).
   Module* model = nullptr;
+  /// The optimizer over the model's parameters, whose step count and state buffers are saved (not owned;
+  /// required; a checkpoint loads only into an optimizer of the type that saved it).
   Optimizer* optimizer = nullptr;
+  /// The training data's iterator, whose epoch, position and order are saved (not owned; required).
   BatchIterator* batches = nullptr;
   /// Whole epochs finished.
   int64_t epochsDone = 0;
   /// The sum of the training losses and the number of steps of the epoch in progress, so that
   /// a run resumed in the middle of an epoch reports the loss of the whole epoch.
   double epochLossSum = 0.0;
+  /// The steps of the epoch in progress that epochLossSum sums.
   int64_t epochSteps = 0;
 };
 

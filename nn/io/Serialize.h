@@ -52,6 +52,7 @@ ModulePtr buildModuleTree(const std::string& description, const std::string& sou
 /// Tensors named "training.*" hold a checkpoint's training state (nn/io/Checkpoint.h), not a
 /// module's: loading a module skips them.
 constexpr const char* kTrainingStatePrefix = "training.";
+/// Whether a tensor name starts with kTrainingStatePrefix.
 bool isTrainingState(const std::string& tensorName);
 
 /// module.stateDict() with each tensor once, under the name of its first place: the tensors of

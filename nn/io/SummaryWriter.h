@@ -1,11 +1,11 @@
 // nn::SummaryWriter: training curves in TensorBoard's event files (PyTorch's
 // torch.utils.tensorboard.SummaryWriter, for scalars): `tensorboard --logdir DIR` draws them.
-// Each call appends one record to a new file events.out.tfevents.<seconds>.<host>.<pid> in the
-// folder: an Event protobuf (wall time, step, a Summary of one tagged simple_value) framed as
-// TensorBoard reads it, its length and its bytes each followed by a masked CRC-32C. The file
-// starts with the event TensorBoard expects first, file_version "brain.Event:2". Records are
-// written whole with one write each; a run stopped between two leaves every earlier one
-// readable.
+// Each addScalar appends one record to the writer's file, made new in the folder as
+// events.out.tfevents.<seconds>.<host>.<pid>: an Event protobuf (wall time, step, a Summary of
+// one tagged simple_value) framed as TensorBoard reads it, its length and its bytes each followed
+// by a masked CRC-32C. The file starts with the event TensorBoard expects first, file_version
+// "brain.Event:2". Records are written whole with one write each; a run stopped between two
+// leaves every earlier one readable.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 
 namespace nn {
 
+/// Writes scalars to a new TensorBoard event file (PyTorch's SummaryWriter.add_scalar).
 class SummaryWriter {
  public:
   /// Creates `logdir` (and the folders above it) where missing and a new event file in it; an
@@ -25,6 +26,7 @@ class SummaryWriter {
   /// Appends `value` under `tag` ("train/loss") at `step`, stamped with the time now (or
   /// `wallTime`, seconds since the epoch). Stored as a float, as TensorBoard's scalars are.
   void addScalar(const std::string& tag, double value, int64_t step);
+  /// The same, stamped with `wallTime` (seconds since the epoch) instead of the time now.
   void addScalar(const std::string& tag, double value, int64_t step, double wallTime);
 
   /// The event file.

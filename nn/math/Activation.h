@@ -20,7 +20,9 @@ namespace nn::math {
 
 /// The parameters of an activation, as its module holds them; each struct says which it reads.
 struct ActivationArgs {
+  /// The first parameter: LeakyReLU's negval, ELU's alpha, Threshold's th, HardTanh's min, SoftPlus's beta.
   float a = 0.f;
+  /// The second parameter: Threshold's v, HardTanh's max, SoftPlus's threshold.
   float b = 0.f;
 };
 
@@ -30,49 +32,90 @@ namespace activation {
 /// not <= 0. As PyTorch's relu and threshold_backward, NaN stays NaN and its gradient passes
 /// (a NaN weight shows in the loss rather than training on unseen); -0 and +0 give +0.
 struct ReLU {
+  /// Whether backward gives the same gradient when passed the output y for x, so that the module may work in
+  /// place (ActivationModule: its input then holds the output). Every activation has it; true here, as the
+  /// backward reads only whether x <= 0.
   static constexpr bool kInPlace = true;  // y <= 0 exactly where x <= 0 (y = +0), NaN where x is
-  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
+  /// Whether forward calls exp, log or tanh, whose last bit the host's libm and CUDA may round differently: the
+  /// formula probe (tests/FormulaProbe.h) then compares the devices' results within a small relative tolerance,
+  /// where it otherwise compares them bit for bit. Every activation has it; false here.
+  static constexpr bool kForwardLibm = false;
+  /// The same as kForwardLibm, for backward; false here.
+  static constexpr bool kBackwardLibm = false;
+  /// Reads no parameter.
   NN_HD explicit ReLU(const ActivationArgs&) {}
+  /// y = x where x > 0 or x is NaN, else +0.
   NN_HD float forward(float x) const { return x <= 0.f ? 0.f : x; }
+  /// gradInput = gradOutput where x > 0 or x is NaN, else 0; reads x (or y in its place) only.
   NN_HD float backward(float x, float, float gradOutput) const { return x <= 0.f ? 0.f : gradOutput; }
 };
 
 /// Tanh. As in Torch7, the backward reads the output y = tanh(x): dy/dx = 1 - y^2.
 struct Tanh {
+  /// True: the backward reads y only (ReLU::kInPlace says what the flag means).
   static constexpr bool kInPlace = true;
-  static constexpr bool kForwardLibm = true, kBackwardLibm = false;
+  /// True: tanhf (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = true;
+  /// False: arithmetic only.
+  static constexpr bool kBackwardLibm = false;
+  /// Reads no parameter.
   NN_HD explicit Tanh(const ActivationArgs&) {}
+  /// y = tanh(x).
   NN_HD float forward(float x) const { return tanhf(x); }
+  /// gradInput = gradOutput (1 - y^2), from the output y.
   NN_HD float backward(float, float y, float gradOutput) const { return gradOutput * (1.f - y * y); }
 };
 
 /// Sigmoid 1 / (1 + e^-x). As in Torch7, the backward reads the output y: dy/dx = y (1 - y).
 struct Sigmoid {
+  /// True: the backward reads y only (ReLU::kInPlace says what the flag means).
   static constexpr bool kInPlace = true;
-  static constexpr bool kForwardLibm = true, kBackwardLibm = false;
+  /// True: expf (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = true;
+  /// False: arithmetic only.
+  static constexpr bool kBackwardLibm = false;
+  /// Reads no parameter.
   NN_HD explicit Sigmoid(const ActivationArgs&) {}
+  /// y = 1 / (1 + e^-x).
   NN_HD float forward(float x) const { return 1.f / (1.f + expf(-x)); }
+  /// gradInput = gradOutput (1 - y) y, from the output y.
   NN_HD float backward(float, float y, float gradOutput) const { return gradOutput * (1.f - y) * y; }
 };
 
 /// LeakyReLU (Torch7's nn.LeakyReLU(negval)): x where x > 0, else negval x. a = negval.
 struct LeakyReLU {
+  /// True: the backward reads only whether x > 0, which y tells alike (ReLU::kInPlace says what the flag means).
   static constexpr bool kInPlace = true;  // y > 0 exactly where x > 0 while negval >= 0 (the module checks)
-  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
+  /// False: arithmetic only (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = false;
+  /// False: arithmetic only.
+  static constexpr bool kBackwardLibm = false;
+  /// The slope below 0 (args.a).
   float negval;
+  /// negval = args.a.
   NN_HD explicit LeakyReLU(const ActivationArgs& args) : negval(args.a) {}
+  /// y = x where x > 0, else negval x.
   NN_HD float forward(float x) const { return x > 0.f ? x : negval * x; }
+  /// gradInput = gradOutput where x > 0, else negval gradOutput.
   NN_HD float backward(float x, float, float gradOutput) const { return x > 0.f ? gradOutput : negval * gradOutput; }
 };
 
 /// ELU (Torch7's nn.ELU(alpha)): x where x > 0, else alpha (e^x - 1), through expm1 as PyTorch.
 /// As in Torch7, the backward reads the output: dy/dx = y + alpha where y <= 0. a = alpha.
 struct ELU {
+  /// True: the backward reads y only (ReLU::kInPlace says what the flag means).
   static constexpr bool kInPlace = true;  // y > 0 exactly where x > 0 while alpha >= 0 (the module checks)
-  static constexpr bool kForwardLibm = true, kBackwardLibm = false;
+  /// True: expm1f (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = true;
+  /// False: arithmetic only.
+  static constexpr bool kBackwardLibm = false;
+  /// The scale of the negative part (args.a): y tends to -alpha as x goes to -infinity.
   float alpha;
+  /// alpha = args.a.
   NN_HD explicit ELU(const ActivationArgs& args) : alpha(args.a) {}
+  /// y = x where x > 0, else alpha (e^x - 1).
   NN_HD float forward(float x) const { return x > 0.f ? x : alpha * expm1f(x); }
+  /// gradInput = gradOutput where y > 0, else gradOutput (y + alpha), from the output y.
   NN_HD float backward(float, float y, float gradOutput) const {
     return y > 0.f ? gradOutput : gradOutput * (y + alpha);
   }
@@ -81,11 +124,21 @@ struct ELU {
 /// Threshold (Torch7's nn.Threshold(th, v)): v where x <= th, else x; the gradient passes where
 /// x is not <= th. NaN stays NaN and its gradient passes, as PyTorch's threshold. a = th, b = v.
 struct Threshold {
+  /// True: the backward reads only whether x <= th, which y tells alike (ReLU::kInPlace says what the flag means).
   static constexpr bool kInPlace = true;  // y <= th exactly where x <= th while v <= th (the module checks)
-  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
-  float threshold, value;
+  /// False: arithmetic only (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = false;
+  /// False: arithmetic only.
+  static constexpr bool kBackwardLibm = false;
+  /// th (args.a): values at or below it are replaced.
+  float threshold;
+  /// v (args.b): what replaces them.
+  float value;
+  /// threshold = args.a, value = args.b.
   NN_HD explicit Threshold(const ActivationArgs& args) : threshold(args.a), value(args.b) {}
+  /// y = value where x <= threshold, else x.
   NN_HD float forward(float x) const { return x <= threshold ? value : x; }
+  /// gradInput = 0 where x <= threshold, else gradOutput.
   NN_HD float backward(float x, float, float gradOutput) const { return x <= threshold ? 0.f : gradOutput; }
 };
 
@@ -93,11 +146,21 @@ struct Threshold {
 /// The gradient passes strictly inside, and, as PyTorch's hardtanh_backward, where x is NaN.
 /// a = min, b = max.
 struct HardTanh {
+  /// True: the backward reads only whether x lies strictly inside (ReLU::kInPlace says what the flag means).
   static constexpr bool kInPlace = true;  // y lies strictly inside exactly where x does
-  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
-  float low, high;
+  /// False: arithmetic only (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = false;
+  /// False: arithmetic only.
+  static constexpr bool kBackwardLibm = false;
+  /// min (args.a), the lower clamp.
+  float low;
+  /// max (args.b), the upper clamp.
+  float high;
+  /// low = args.a, high = args.b.
   NN_HD explicit HardTanh(const ActivationArgs& args) : low(args.a), high(args.b) {}
+  /// y = x clamped to [low, high]; NaN stays NaN.
   NN_HD float forward(float x) const { return x < low ? low : (x > high ? high : x); }
+  /// gradInput = gradOutput where low < x < high or x is NaN, else 0.
   NN_HD float backward(float x, float, float gradOutput) const {
     return x <= low || x >= high ? 0.f : gradOutput;
   }
@@ -107,11 +170,21 @@ struct HardTanh {
 /// where beta x > threshold (PyTorch's formula). The backward reads x, as PyTorch's:
 /// dy/dx = z / (z + 1) with z = e^(beta x), 1 above the threshold. a = beta, b = threshold.
 struct SoftPlus {
+  /// False: the backward reads x (ReLU::kInPlace says what the flag means).
   static constexpr bool kInPlace = false;
-  static constexpr bool kForwardLibm = true, kBackwardLibm = true;
-  float beta, threshold;
+  /// True: expf and log1pf (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = true;
+  /// True: expf.
+  static constexpr bool kBackwardLibm = true;
+  /// The sharpness beta (args.a).
+  float beta;
+  /// Where beta x exceeds it (args.b), y = x and the gradient passes unchanged.
+  float threshold;
+  /// beta = args.a, threshold = args.b.
   NN_HD explicit SoftPlus(const ActivationArgs& args) : beta(args.a), threshold(args.b) {}
+  /// y = log(1 + e^(beta x)) / beta, or x where beta x > threshold.
   NN_HD float forward(float x) const { return x * beta > threshold ? x : log1pf(expf(x * beta)) / beta; }
+  /// gradInput = gradOutput z / (z + 1) with z = e^(beta x), or gradOutput where beta x > threshold.
   NN_HD float backward(float x, float, float gradOutput) const {
     if (x * beta > threshold) return gradOutput;
     const float z = expf(x * beta);
@@ -121,10 +194,17 @@ struct SoftPlus {
 
 /// SoftSign (Torch7's nn.SoftSign): x / (1 + |x|). The backward reads x: dy/dx = 1 / (1 + |x|)^2.
 struct SoftSign {
+  /// False: the backward reads x (ReLU::kInPlace says what the flag means).
   static constexpr bool kInPlace = false;
-  static constexpr bool kForwardLibm = false, kBackwardLibm = false;
+  /// False: arithmetic only (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = false;
+  /// False: arithmetic only.
+  static constexpr bool kBackwardLibm = false;
+  /// Reads no parameter.
   NN_HD explicit SoftSign(const ActivationArgs&) {}
+  /// y = x / (1 + |x|).
   NN_HD float forward(float x) const { return x / (1.f + fabsf(x)); }
+  /// gradInput = gradOutput / (1 + |x|)^2.
   NN_HD float backward(float x, float, float gradOutput) const {
     const float d = 1.f + fabsf(x);
     return gradOutput / (d * d);
@@ -135,16 +215,24 @@ struct SoftSign {
 /// overflow: min(x, 0) - log(1 + e^-|x|). The backward reads x: dy/dx = 1 - sigmoid(x), which
 /// with z = e^-|x| is 1 / (1 + z) below 0 and z / (1 + z) from 0 on.
 struct LogSigmoid {
+  /// False: the backward reads x (ReLU::kInPlace says what the flag means).
   static constexpr bool kInPlace = false;
-  static constexpr bool kForwardLibm = true, kBackwardLibm = true;
+  /// True: expf and log1pf (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = true;
+  /// True: expf.
+  static constexpr bool kBackwardLibm = true;
+  /// Reads no parameter.
   NN_HD explicit LogSigmoid(const ActivationArgs&) {}
+  /// y = min(x, 0) - log(1 + e^-|x|).
   NN_HD float forward(float x) const { return (x < 0.f ? x : 0.f) - log1pf(expf(-fabsf(x))); }
+  /// gradInput = gradOutput (1 - sigmoid(x)), through z = e^-|x|.
   NN_HD float backward(float x, float, float gradOutput) const {
     const float z = expf(-fabsf(x));
     return gradOutput * (x < 0.f ? 1.f : z) / (1.f + z);
   }
 };
 
+/// A list of activations; the backends' table builders take a `List<F...>` to unpack All.
 template <typename... A>
 using List = TypeList<A...>;
 

@@ -19,6 +19,7 @@ NN_HD inline float batchNormAverage(double sum, int64_t m) { return static_cast<
 /// 1 / sqrt(variance + eps).
 NN_HD inline float batchNormInvstd(float variance, float eps) { return 1.f / sqrtf(variance + eps); }
 
+/// y = (x - mean) * invstd * weight + bias: the output of one value.
 NN_HD inline float batchNormOutput(float x, float mean, float invstd, float weight, float bias) {
   return (x - mean) * invstd * weight + bias;
 }
@@ -49,6 +50,7 @@ NN_HD inline T batchNormSquaredDeviation(T x, T mean) {
   const T d = x - mean;
   return d * d;
 }
+/// (x - mean) * g: a term of dotp.
 template <typename T>
 NN_HD inline T batchNormDotTerm(T x, T mean, T g) {
   return (x - mean) * g;
@@ -61,6 +63,7 @@ NN_HD inline void batchNormSaveGradSums(float* sums, int64_t features, int64_t c
   sums[c] = static_cast<float>(dotp);
   sums[features + c] = static_cast<float>(gsum);
 }
+/// Feature c's dotp and gsum as batchNormSaveGradSums stored them.
 NN_HD inline void batchNormLoadGradSums(const float* sums, int64_t features, int64_t c, double* dotp, double* gsum) {
   *dotp = sums[c];
   *gsum = sums[features + c];
@@ -71,17 +74,22 @@ NN_HD inline float batchNormProjection(double dotp, float invstd, int64_t m) {
   return static_cast<float>(dotp / static_cast<double>(m)) * invstd * invstd;
 }
 
+/// Training-mode gradInput of one value: (g - gradMean - (x - mean) * projection) * invstd * weight, with
+/// gradMean = gsum / m and projection from batchNormProjection.
 NN_HD inline float batchNormGradInputTraining(float g, float x, float mean, float invstd, float weight, float gradMean,
                                               float projection) {
   return (g - gradMean - (x - mean) * projection) * invstd * weight;
 }
 
+/// Evaluation-mode gradInput of one value: g * invstd * weight (the running statistics do not depend on x).
 NN_HD inline float batchNormGradInputEvaluate(float g, float invstd, float weight) { return g * invstd * weight; }
 
+/// What accGradParameters adds to a feature's gradWeight: scale * dotp * invstd.
 NN_HD inline float batchNormGradWeight(double dotp, float invstd, float scale) {
   return scale * static_cast<float>(dotp) * invstd;
 }
 
+/// What accGradParameters adds to a feature's gradBias: scale * gsum.
 NN_HD inline float batchNormGradBias(double gsum, float scale) { return scale * static_cast<float>(gsum); }
 
 // Note [Batch normalisation, then ReLU]
@@ -105,9 +113,18 @@ NN_HD inline float batchNormUnrectify(float g, float y) { return activation::ReL
 /// The gradient at y of one feature from the gradOutput g at x: g itself, or where a ReLU
 /// follows, the ReLU's gradInput.
 struct BatchNormGradientAtY {
+  /// A ReLU follows (BatchNormState::rectified).
   bool rectified;
-  float mean, invstd, weight, bias;
+  /// The feature's mean as the backward uses it (batchNormStatistics).
+  float mean;
+  /// The feature's 1 / sqrt(variance + eps) as the backward uses it.
+  float invstd;
+  /// The feature's weight; 1 without affine parameters.
+  float weight;
+  /// The feature's bias; 0 without affine parameters.
+  float bias;
 
+  /// The gradient at y of the value x, given the gradOutput g there.
   NN_HD float operator()(float x, float g) const { return rectified ? rectifiedGradient(x, g) : g; }
   /// The ReLU's gradInput, whatever `rectified` says.
   NN_HD float rectifiedGradient(float x, float g) const {

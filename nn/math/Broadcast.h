@@ -12,6 +12,7 @@
 
 namespace nn::math {
 
+/// Where element e of v (counted in row-major order) lies, in floats from v's first element.
 NN_HD inline int64_t stridedOffset(const StridedView& v, int64_t e) {
   int64_t offset = 0;
   for (int d = v.dims - 1; d >= 0; --d) {

@@ -13,7 +13,9 @@ namespace nn::math {
 
 /// log(sum_j exp(x_j)) = max + logSum.
 struct LogSumExp {
+  /// The largest score.
   float max;
+  /// log(sum_j exp(x_j - max)).
   float logSum;
 };
 

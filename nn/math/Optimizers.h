@@ -13,6 +13,8 @@
 
 namespace nn::math {
 
+/// d = gradient + weightDecay * x: the gradient with the weight decay (an L2 penalty) added; the gradient itself
+/// where weightDecay is 0.
 NN_HD inline float decayed(float x, float gradient, float weightDecay) {
   return weightDecay != 0.f ? gradient + weightDecay * x : gradient;
 }
@@ -23,13 +25,24 @@ NN_HD inline float decayed(float x, float gradient, float weightDecay) {
 /// divisor = sqrt(1 - beta2^t) and uses stepSize = lr / (1 - beta1^t), so that its epsilon
 /// meets the bias-corrected sqrt(v).
 struct AdamUpdate {
+  /// The learning rate of this step (decayed) with the bias corrections in it, as above.
   float stepSize;
-  float beta1, oneMinusBeta1;
-  float beta2, oneMinusBeta2;
+  /// The decay of the first moment m.
+  float beta1;
+  /// 1 - beta1, computed in double.
+  float oneMinusBeta1;
+  /// The decay of the second moment v.
+  float beta2;
+  /// 1 - beta2, computed in double.
+  float oneMinusBeta2;
+  /// Added to the denominator, against a division by 0.
   float epsilon;
+  /// 1 (Torch7), or sqrt(1 - beta2^t) (PyTorch's, AdamOptions::pytorchEpsilon).
   float divisor;
+  /// The L2 penalty added to the gradient (decayed); 0 for none.
   float weightDecay;
 
+  /// Returns the new x; updates the element's first moment *m and second moment *v.
   NN_HD float update(float x, float gradient, float* m, float* v) const {
     const float d = decayed(x, gradient, weightDecay);
     const float mean = *m * beta1 + oneMinusBeta1 * d;
@@ -43,10 +56,14 @@ struct AdamUpdate {
 /// Adagrad: s = s + d^2, x = x - learningRate d / (sqrt(s) + epsilon), learningRate already
 /// decayed for this step.
 struct AdagradUpdate {
+  /// learningRate / (1 + k * learningRateDecay) at step k, counted from 0.
   float learningRate;
+  /// Added to the denominator, against a division by 0.
   float epsilon;
+  /// The L2 penalty added to the gradient (decayed); 0 for none.
   float weightDecay;
 
+  /// Returns the new x; adds d^2 to the element's sum of squares *sum. The second state is unused (null).
   NN_HD float update(float x, float gradient, float* sum, float*) const {
     const float d = decayed(x, gradient, weightDecay);
     const float s = *sum + d * d;
@@ -57,11 +74,19 @@ struct AdagradUpdate {
 
 /// RMSprop: m = alpha m + (1 - alpha) d^2, x = x - learningRate d / (sqrt(m) + epsilon).
 struct RmspropUpdate {
+  /// The learning rate, the same at every step.
   float learningRate;
-  float alpha, oneMinusAlpha;
+  /// The decay of the mean square m.
+  float alpha;
+  /// 1 - alpha, computed in double.
+  float oneMinusAlpha;
+  /// Added to the denominator, against a division by 0.
   float epsilon;
+  /// The L2 penalty added to the gradient (decayed); 0 for none.
   float weightDecay;
 
+  /// Returns the new x; updates the element's mean square *square (RmspropOptions::initialMean before the first
+  /// step). The second state is unused (null).
   NN_HD float update(float x, float gradient, float* square, float*) const {
     const float d = decayed(x, gradient, weightDecay);
     const float m = *square * alpha + oneMinusAlpha * d * d;

@@ -27,6 +27,7 @@ NN_HD inline int64_t poolWindowStart(int64_t out, int64_t stride, int64_t pad) {
 
 /// The window [start, start + kernel) clipped to the input: [first, end).
 NN_HD inline int64_t poolClippedFirst(int64_t start) { return start > 0 ? start : 0; }
+/// The end of the clipped window: min(start + kernel, input).
 NN_HD inline int64_t poolClippedEnd(int64_t start, int64_t kernel, int64_t input) {
   return start + kernel < input ? start + kernel : input;
 }
@@ -34,8 +35,20 @@ NN_HD inline int64_t poolClippedEnd(int64_t start, int64_t kernel, int64_t input
 /// Window (oy, ox) of a height x width plane: where it starts (negative in the padding), and its
 /// cells clipped to the input, [y0, y1) x [x0, x1).
 struct PoolWindow {
-  int64_t startY, startX, y0, y1, x0, x1;
+  /// The window's first input row; negative in the padding.
+  int64_t startY;
+  /// The window's first input column; negative in the padding.
+  int64_t startX;
+  /// The first row of the window inside the input.
+  int64_t y0;
+  /// One past the last row of the window inside the input.
+  int64_t y1;
+  /// The first column of the window inside the input.
+  int64_t x0;
+  /// One past the last column of the window inside the input.
+  int64_t x1;
 };
+/// Window (oy, ox) of kH x kW cells, moved by dH, dW, over a height x width plane padded by padH, padW.
 NN_HD inline PoolWindow poolWindow(int64_t oy, int64_t ox, int64_t kH, int64_t kW, int64_t dH, int64_t dW, int64_t padH,
                                    int64_t padW, int64_t height, int64_t width) {
   const int64_t startY = poolWindowStart(oy, dH, padH), startX = poolWindowStart(ox, dW, padW);
@@ -60,6 +73,7 @@ NN_HD inline int64_t poolFirstWindowOver(int64_t in, int64_t kernel, int64_t str
   const int64_t last = in + pad - kernel;  // windows starting here or before end before `in`
   return last < 0 ? 0 : last / stride + 1;
 }
+/// The end of that range: one past the last window that holds `in`, at most outputSize.
 NN_HD inline int64_t poolEndWindowOver(int64_t in, int64_t stride, int64_t pad, int64_t outputSize) {
   const int64_t end = (in + pad) / stride + 1;
   return end < outputSize ? end : outputSize;
@@ -133,6 +147,7 @@ NN_HD inline float avgPoolWindow(const float* plane, int64_t width, int64_t y0, 
 /// functions give the outputs whose windows hold input cell i: [adaptiveStart(i, out, in),
 /// adaptiveEnd(i, out, in)).
 NN_HD inline int64_t adaptiveStart(int64_t o, int64_t in, int64_t out) { return o * in / out; }
+/// ceil((o + 1) in / out): one past the last cell of output o's window.
 NN_HD inline int64_t adaptiveEnd(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
 
 /// A window's value over its rows, then over its columns (PyTorch's order of the divisions).

@@ -11,10 +11,15 @@ namespace nn::math {
 
 /// The constants of one step, for every element.
 struct SgdStep {
+  /// The learning rate of this step, already decayed (SgdOptions::learningRateDecay).
   float learningRate;
+  /// The L2 penalty added to the gradient: d = gradient + weightDecay * x; 0 for none.
   float weightDecay;
+  /// The velocity's decay; 0: no velocity, and sgdUpdate reads no buffer.
   float momentum;
+  /// The share of d held back from the velocity: v = momentum * v + (1 - dampening) * d.
   float dampening;
+  /// Nesterov's momentum: the step takes d + momentum * v instead of v.
   bool nesterov;
   /// The velocity is not yet set: it becomes a copy of d.
   bool firstMomentumStep;

@@ -15,8 +15,11 @@ namespace nn::math {
 
 /// The input seen as [outer, classes, inner]; the softmax runs over `classes`.
 struct SoftMaxShape {
+  /// The product of the sizes before the class dimension (the batch of a [N, C] or [N, C, H, W] input).
   int64_t outer = 0;
+  /// The size of the class dimension, which each softmax runs over.
   int64_t classes = 0;
+  /// The product of the sizes after it (H * W of an image), 1 for none: a column's classes lie `inner` floats apart.
   int64_t inner = 0;
 };
 

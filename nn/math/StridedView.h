@@ -11,9 +11,13 @@ namespace nn {
 /// contiguous tensor has one dimension of stride 1, however many it had (none if it holds
 /// one element).
 struct StridedView {
+  /// The most dimensions a view holds, after dropping and merging (push fails beyond).
   static constexpr int kMaxDims = 16;
+  /// The dimensions in use, sizes[0, dims) and strides[0, dims); 0 for one element.
   int dims = 0;
+  /// The size of each dimension in use, outermost first.
   int64_t sizes[kMaxDims] = {};
+  /// The stride of each dimension in use, in floats.
   int64_t strides[kMaxDims] = {};
 
   /// The view of `count` contiguous elements.

@@ -7,8 +7,10 @@
 
 namespace nn::math {
 
+/// The types T..., in order, as a type: a value of it is passed only to deduce T... from.
 template <typename... T>
 struct TypeList {
+  /// How many types the list holds.
   static constexpr int kCount = sizeof...(T);
 };
 

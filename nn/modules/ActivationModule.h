@@ -9,12 +9,15 @@
 
 namespace nn {
 
+/// The base of the element-wise activation modules; a subclass names its formula and arguments.
 class ActivationModule : public Module {
  public:
   /// The activation's entry in ElementwiseKernels::activations, by its formula's type:
-  /// Entry::of<math::activation::ReLU>().
+  /// `Entry::of<math::activation::ReLU>()`.
   struct Entry {
+    /// The formula's place in math::activation::All, and so in ElementwiseKernels::activations.
     int index;
+    /// The entry of formula F (a type of math::activation, listed in All).
     template <typename F>
     static constexpr Entry of() {
       return Entry{math::activation::indexOf<F>()};
@@ -28,6 +31,7 @@ class ActivationModule : public Module {
   /// module after its gradInput.
   const Tensor& updateOutput(const Tensor& input) final;
   const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) final;
+  /// Whether the module works in place (its constructor's `inplace`; see updateOutput).
   bool inplace() const { return inplace_; }
   /// In place only: whether the module before applies this module's formula in its own passes
   /// (a batch normalisation before ReLU, Note [Batch normalisation, then ReLU] in

@@ -9,7 +9,10 @@
 
 namespace nn {
 
+/// The arguments of Add.
 struct AddOptions {
+  /// The bias's sizes, lined up with the input's last dimensions (nn/modules/BroadcastShape.h): {n}, {1} for one
+  /// scalar, {1, C, 1, 1} for one per plane; not empty, each positive. Torch7 gives inputSize (or scalar).
   std::vector<int64_t> sizes;
 
   template <typename F>
@@ -18,17 +21,23 @@ struct AddOptions {
   }
 };
 
+/// Torch7's nn.Add: adds a learned bias, broadcast against the input.
 class Add : public WithOptions<AddOptions, BroadcastParameterModule> {
  public:
   /// A bias of inputSize elements, or of one where scalar.
   explicit Add(int64_t inputSize, bool scalar = false)
       : Add(Options{std::vector<int64_t>{scalar ? 1 : inputSize}}) {}
+  /// A bias of `sizes` (AddOptions::sizes).
   explicit Add(std::vector<int64_t> sizes) : Add(Options{std::move(sizes)}) {}
+  /// A bias of options.sizes, which must be non-empty and positive (else an nn::Error).
   explicit Add(const Options& options);
 
   std::string typeName() const override { return "nn.Add"; }
 
+  /// b, of AddOptions::sizes; starts uniform in +-1/sqrt(its number of elements).
   Tensor& bias = parameter_;
+  /// Gradient of the loss with respect to b, of b's sizes: gradOutput summed over the dimensions b is broadcast
+  /// along, accumulated (times scale) by accGradParameters; zeroed by zeroGradParameters.
   Tensor& gradBias = gradParameter_;
 };
 

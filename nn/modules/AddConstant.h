@@ -10,9 +10,12 @@
 
 namespace nn {
 
+/// The arguments of AddConstant.
 struct AddConstantOptions {
-  /// A finite number.
+  /// The number added to every element (Torch7's constant_scalar). A finite number.
   float constant = 0.f;
+  /// Adds to the input itself, which the output then shares, and subtracts the constant from it again in
+  /// updateGradInput; needs a contiguous input. Default false; files written without it load as false.
   bool inplace = false;
 
   template <typename F>
@@ -22,9 +25,12 @@ struct AddConstantOptions {
   }
 };
 
+/// Torch7's nn.AddConstant: adds a fixed number to every element.
 class AddConstant : public WithOptions<AddConstantOptions> {
  public:
+  /// Adds `constant`, in place where `inplace`.
   explicit AddConstant(float constant, bool inplace = false) : AddConstant(Options{constant, inplace}) {}
+  /// The module of `options`; an nn::Error unless the constant is finite.
   explicit AddConstant(const Options& options);
 
   const Tensor& updateOutput(const Tensor& input) override;

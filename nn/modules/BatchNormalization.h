@@ -10,9 +10,15 @@ namespace nn {
 /// nOutput features; eps is added to the variance; momentum weighs the batch statistics in the
 /// running ones; affine adds a learnt weight and bias per feature.
 struct BatchNormalizationOptions {
+  /// The number of features, the input's dimension 1 (SpatialBatchNormalization: its planes); positive.
   int64_t nOutput = 0;
+  /// Added to the variance, the batch's or the running one, before its inverse square root; at least 0.
+  /// Default 1e-5.
   float eps = 1e-5f;
+  /// Each training forward sets running = (1 - momentum) * running + momentum * batch statistic. Default 0.1.
   float momentum = 0.1f;
+  /// Learns a weight and a bias per feature (y = normalised x * weight + bias); without them the output is the
+  /// normalised input. Default true.
   bool affine = true;
 
   template <typename F>
@@ -24,10 +30,14 @@ struct BatchNormalizationOptions {
   }
 };
 
+/// Torch7's nn.BatchNormalization (PyTorch's BatchNorm1d), for an input [batch, nOutput].
 class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
  public:
+  /// A module of `nOutput` features; the other arguments are those of BatchNormalizationOptions.
   explicit BatchNormalization(int64_t nOutput, float eps = 1e-5f, float momentum = 0.1f, bool affine = true)
       : BatchNormalization(Options{nOutput, eps, momentum, affine}) {}
+  /// The module of `options`, its parameters and buffers as reset() sets them; an nn::Error unless nOutput is
+  /// positive and eps at least 0.
   explicit BatchNormalization(const Options& options);
 
   /// Torch7's reset: weight uniform in [0, 1) from the default generator, bias zero,
@@ -55,15 +65,29 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   /// where they differ from the defaults.
   std::string toString() const override;
 
+  /// The number of features (BatchNormalizationOptions::nOutput).
   int64_t nOutput() const { return options_.nOutput; }
+  /// The number added to the variance (BatchNormalizationOptions::eps).
   float eps() const { return options_.eps; }
+  /// The weight of a batch's statistics in the running ones (BatchNormalizationOptions::momentum).
   float momentum() const { return options_.momentum; }
+  /// Whether the module has a weight and a bias (BatchNormalizationOptions::affine).
   bool affine() const { return options_.affine; }
 
-  /// [nOutput] each; weight, bias and their gradients are empty when the module is not affine.
-  Tensor weight, bias, gradWeight, gradBias;
-  /// Buffers "running_mean" and "running_var", [nOutput] each.
-  Tensor runningMean, runningVar;
+  /// The scale per feature, [nOutput]; empty when the module is not affine.
+  Tensor weight;
+  /// The shift per feature, [nOutput]; empty when the module is not affine.
+  Tensor bias;
+  /// Gradient of the loss with respect to weight, [nOutput], summed over the batch (and positions);
+  /// zeroed by zeroGradParameters; empty when the module is not affine.
+  Tensor gradWeight;
+  /// Gradient of the loss with respect to bias, [nOutput], summed over the batch (and positions);
+  /// zeroed by zeroGradParameters; empty when the module is not affine.
+  Tensor gradBias;
+  /// Buffer "running_mean", [nOutput]: the mean evaluation mode normalises with; starts at 0.
+  Tensor runningMean;
+  /// Buffer "running_var", [nOutput]: the (unbiased) variance evaluation mode normalises with; starts at 1.
+  Tensor runningVar;
 
  protected:
   /// For SpatialBatchNormalization (name "nn.SpatialBatchNormalization", inputDim 4): input

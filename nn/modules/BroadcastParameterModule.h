@@ -13,6 +13,7 @@
 
 namespace nn {
 
+/// The base of CMul, Mul and Add: one learned parameter broadcast against the input.
 class BroadcastParameterModule : public Module {
  public:
   const Tensor& updateOutput(const Tensor& input) final;
@@ -25,10 +26,13 @@ class BroadcastParameterModule : public Module {
   void reset();
 
  protected:
-  /// op: multiply or add; sizes: the parameter's; names: "weight", "gradWeight" or "bias", ...
+  /// op: multiply or add; sizes: the parameter's; name: its stateDict name, "weight" or "bias".
   BroadcastParameterModule(math::BroadcastOp op, const std::vector<int64_t>& sizes, const char* name);
 
+  /// The parameter, of the sizes given to the constructor: CMul's and Mul's weight, Add's bias.
   Tensor parameter_;
+  /// Its gradient, of its sizes: gradOutput (times the input, for a product) summed over the dimensions the
+  /// parameter is broadcast along, accumulated (times scale) by accGradParameters.
   Tensor gradParameter_;
 
  private:

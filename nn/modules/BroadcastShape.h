@@ -15,13 +15,16 @@
 
 namespace nn {
 
+/// How a parameter lines up with an input (CMul, Mul, Add), as the StridedViews that BroadcastKernels take.
 struct BroadcastShape {
   /// The parameter's element of each input element: input element e reads stridedOffset(parameter, e).
   StridedView parameter;
   /// Parameter element j gathers the input elements stridedOffset(base, j) +
   /// stridedOffset(reduced, r) for r < reducedCount.
   StridedView base;
+  /// The input elements one parameter element gathers, relative to its base: along the broadcast dimensions.
   StridedView reduced;
+  /// The number of input elements each parameter element gathers: the product of the broadcast dimensions.
   int64_t reducedCount = 1;
 };
 

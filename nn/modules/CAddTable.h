@@ -7,6 +7,7 @@
 
 namespace nn {
 
+/// The arguments of CAddTable.
 struct CAddTableOptions {
   /// Torch7's nn.CAddTable(true) (fb.resnet's residual blocks): the output is input[0], the
   /// others added into it, and every gradInput item is gradOutput itself. It saves a copy each
@@ -22,9 +23,12 @@ struct CAddTableOptions {
   }
 };
 
+/// Torch7's nn.CAddTable: the element-wise sum of a table of tensors of one size (one or more).
 class CAddTable : public WithOptions<CAddTableOptions, ElementwiseTable> {
  public:
+  /// Sums in place where `inplace` (CAddTableOptions::inplace).
   explicit CAddTable(bool inplace = false) : CAddTable(Options{inplace}) {}
+  /// The module of `options`.
   explicit CAddTable(const Options& options) : WithOptions(options, 0) {}
 
   const Activity& updateOutputActivity(const Activity& input) override;

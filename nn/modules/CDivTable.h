@@ -7,6 +7,7 @@
 
 namespace nn {
 
+/// Torch7's nn.CDivTable: input[0] / input[1], element by element, for a table of two tensors of one size.
 class CDivTable : public ElementwiseTable {
  public:
   CDivTable() : ElementwiseTable(2) {}

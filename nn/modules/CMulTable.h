@@ -7,6 +7,7 @@
 
 namespace nn {
 
+/// Torch7's nn.CMulTable: the element-wise product of a table of tensors of one size (one or more).
 class CMulTable : public ElementwiseTable {
  public:
   CMulTable() : ElementwiseTable(0) {}

@@ -6,6 +6,7 @@
 
 namespace nn {
 
+/// Torch7's nn.CSubTable: input[0] - input[1], element by element, for a table of two tensors of one size.
 class CSubTable : public ElementwiseTable {
  public:
   CSubTable() : ElementwiseTable(2) {}

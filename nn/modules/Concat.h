@@ -7,8 +7,10 @@
 
 namespace nn {
 
+/// The arguments of Concat.
 struct ConcatOptions {
-  /// The dimension of the children's outputs (counted from 0) along which they are joined.
+  /// The dimension of the children's outputs (counted from 0) along which they are joined; at least 0.
+  /// Torch7's dimension counts from 1.
   int dim = 0;
 
   template <typename F>
@@ -17,9 +19,12 @@ struct ConcatOptions {
   }
 };
 
+/// Torch7's nn.Concat: runs every child on the same input and joins their outputs along one dimension.
 class Concat : public WithOptions<ConcatOptions, Container> {
  public:
+  /// Joins along `dim` (from 0); the branches come with add().
   explicit Concat(int dim) : Concat(Options{dim}) {}
+  /// The module of `options`, without branches; an nn::Error unless dim is at least 0.
   explicit Concat(const Options& options);
   /// The module of a saved config, with its branches.
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
@@ -36,6 +41,7 @@ class Concat : public WithOptions<ConcatOptions, Container> {
   /// Torch7's block, the children drawn as branches from the input.
   std::string toString() const override { return describeBranches(typeName()); }
 
+  /// The dimension along which the outputs are joined, from 0 (ConcatOptions::dim).
   int dim() const { return options_.dim; }
 
  private:

@@ -8,6 +8,7 @@
 
 namespace nn {
 
+/// Torch7's nn.ConcatTable: runs every child on the same input; the output is the table of their outputs.
 class ConcatTable : public TableModule<Container> {
  public:
   ConcatTable() = default;

@@ -7,8 +7,9 @@
 
 namespace nn {
 
+/// The arguments of Dropout.
 struct DropoutOptions {
-  /// The probability of zeroing each element, in [0, 1).
+  /// The probability of zeroing each element, in [0, 1). Default 0.5.
   float p = 0.5f;
 
   template <typename F>
@@ -17,9 +18,12 @@ struct DropoutOptions {
   }
 };
 
+/// Torch7's nn.Dropout (v2): in training, kept elements are scaled by 1 / (1 - p); in evaluation, output = input.
 class Dropout : public WithOptions<DropoutOptions> {
  public:
+  /// Zeroes each element with probability `p` in training.
   explicit Dropout(float p = 0.5f) : Dropout(Options{p}) {}
+  /// The module of `options`, its generator() seeded from defaultGenerator(); an nn::Error unless p is in [0, 1).
   explicit Dropout(const Options& options) : Dropout(options, "nn.Dropout") {}
 
   const Tensor& updateOutput(const Tensor& input) override;
@@ -30,6 +34,7 @@ class Dropout : public WithOptions<DropoutOptions> {
   /// "nn.Dropout(0.5)"
   std::string toString() const override;
 
+  /// The probability of zeroing an element (DropoutOptions::p).
   float p() const { return options_.p; }
   /// The source of this module's masks, its own so that threads never share one; seeded at
   /// construction from defaultGenerator(). Each training forward takes the key of its mask

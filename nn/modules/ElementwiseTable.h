@@ -8,6 +8,7 @@
 
 namespace nn {
 
+/// The base of the element-wise table modules (CAddTable, CSubTable, CMulTable, CDivTable).
 class ElementwiseTable : public TableModule<> {
  protected:
   /// count: the number of tensors the module takes, or 0 for any number from 1.

@@ -6,6 +6,7 @@
 
 namespace nn {
 
+/// Torch7's nn.FlattenTable: the tensors of a nested table, depth first, as one flat table.
 class FlattenTable : public TableModule<> {
  public:
   FlattenTable() = default;

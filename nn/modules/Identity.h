@@ -6,6 +6,7 @@
 
 namespace nn {
 
+/// Torch7's nn.Identity: passes the input forward and gradOutput back, shared, tensors or tables.
 class Identity : public TableModule<> {
  public:
   Identity() = default;

@@ -7,7 +7,10 @@
 
 namespace nn {
 
+/// The arguments of JoinTable.
 struct JoinTableOptions {
+  /// The dimension along which the tensors are joined, from 0 (Torch7's dimension counts from 1); at least 0.
+  /// The tensors must have it and agree in size on every other dimension. Torch7's nInputDims is not offered.
   int dim = 0;
 
   template <typename F>
@@ -16,9 +19,12 @@ struct JoinTableOptions {
   }
 };
 
+/// Torch7's nn.JoinTable: the tensors of a table joined along one dimension into one tensor.
 class JoinTable : public WithOptions<JoinTableOptions, TableModule<>> {
  public:
+  /// Joins along `dim` (from 0).
   explicit JoinTable(int dim) : JoinTable(Options{dim}) {}
+  /// The module of `options`; an nn::Error unless dim is at least 0.
   explicit JoinTable(const Options& options);
 
   const Activity& updateOutputActivity(const Activity& input) override;

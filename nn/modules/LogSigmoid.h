@@ -6,6 +6,7 @@
 
 namespace nn {
 
+/// Torch7's nn.LogSigmoid: log(1 / (1 + exp(-x))), element-wise.
 class LogSigmoid : public ActivationModule {
  public:
   LogSigmoid() : ActivationModule(Entry::of<math::activation::LogSigmoid>(), math::ActivationArgs{}, false) {}

@@ -6,6 +6,7 @@
 
 namespace nn {
 
+/// Torch7's nn.LogSoftMax: the log of the softmax over the class dimension.
 class LogSoftMax : public Module {
  public:
   LogSoftMax() = default;

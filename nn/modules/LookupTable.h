@@ -13,8 +13,12 @@
 
 namespace nn {
 
+/// The arguments of LookupTable.
 struct LookupTableOptions {
-  int64_t nIndex = 0, nOutput = 0;
+  /// The number of rows: indices run over [0, nIndex); positive.
+  int64_t nIndex = 0;
+  /// The size of each row, the output's last dimension; positive.
+  int64_t nOutput = 0;
 
   template <typename F>
   void visit(F&& field) {
@@ -23,9 +27,12 @@ struct LookupTableOptions {
   }
 };
 
+/// Torch7's nn.LookupTable (PyTorch's Embedding): a learned row of nOutput values per index.
 class LookupTable : public WithOptions<LookupTableOptions> {
  public:
+  /// nIndex rows of nOutput values, initialised by reset().
   LookupTable(int64_t nIndex, int64_t nOutput) : LookupTable(Options{nIndex, nOutput}) {}
+  /// The module of `options`; an nn::Error unless both sizes are positive.
   explicit LookupTable(const Options& options);
 
   /// Normal(0, 1) from the default generator (Torch7's reset).
@@ -38,8 +45,11 @@ class LookupTable : public WithOptions<LookupTableOptions> {
 
   std::string typeName() const override { return "nn.LookupTable"; }
 
-  /// [nIndex, nOutput].
-  Tensor weight, gradWeight;
+  /// The rows, [nIndex, nOutput]: row i is index i's.
+  Tensor weight;
+  /// Gradient of the loss with respect to weight, [nIndex, nOutput]: each gradOutput row added (times scale)
+  /// into its index's row; zeroed by zeroGradParameters.
+  Tensor gradWeight;
 
  private:
   // Checks `input` (sizes, device, every index), naming the module; sets outputSizes_.

@@ -10,8 +10,13 @@
 
 namespace nn {
 
+/// The arguments of Max.
 struct MaxOptions {
+  /// The dimension reduced, from 0 (Torch7's dimension counts from 1); a negative one counts from the end
+  /// (-1 is the last). Checked against each input.
   int dim = 0;
+  /// Where at least 0, the number of dimensions of one sample: an input with more is a batch, and a dim of at
+  /// least 0 counts from its second dimension. Default -1: no batch dimension is assumed.
   int nInputDims = -1;
 
   template <typename F>
@@ -21,9 +26,12 @@ struct MaxOptions {
   }
 };
 
+/// Torch7's nn.Max: the largest element along one dimension.
 class Max : public WithOptions<MaxOptions> {
  public:
+  /// The maximum along `dim`, with `nInputDims` as MaxOptions describes them.
   explicit Max(int dim, int nInputDims = -1) : Max(Options{dim, nInputDims}) {}
+  /// The module of `options`.
   explicit Max(const Options& options) : WithOptions(options) {}
 
   const Tensor& updateOutput(const Tensor& input) override;

@@ -11,9 +11,13 @@
 
 namespace nn {
 
+/// The arguments of MulConstant.
 struct MulConstantOptions {
-  /// A finite number.
+  /// The factor (Torch7's constant_scalar). A finite number, and not 0 in place.
   float constant = 1.f;
+  /// Scales the input itself, which the output shares, and gradOutput itself, which gradInput shares, then
+  /// scales the input back by 1 / constant; needs contiguous tensors. Default false; files written without it
+  /// load as false.
   bool inplace = false;
 
   template <typename F>
@@ -23,9 +27,12 @@ struct MulConstantOptions {
   }
 };
 
+/// Torch7's nn.MulConstant: the input times a fixed number.
 class MulConstant : public WithOptions<MulConstantOptions> {
  public:
+  /// Multiplies by `constant`, in place where `inplace`.
   explicit MulConstant(float constant, bool inplace = false) : MulConstant(Options{constant, inplace}) {}
+  /// The module of `options`; an nn::Error unless the constant is finite, and not 0 in place.
   explicit MulConstant(const Options& options);
 
   const Tensor& updateOutput(const Tensor& input) override;

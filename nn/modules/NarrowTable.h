@@ -10,8 +10,13 @@
 
 namespace nn {
 
+/// The arguments of NarrowTable.
 struct NarrowTableOptions {
+  /// The first item kept, from 0 (Torch7's offset counts from 1); a negative one counts from the end (-1 is the
+  /// last item).
   int64_t offset = 0;
+  /// The number of items kept, at least 1 once resolved; a negative one ends that many items before the end plus
+  /// one (-1 reaches the last item). Default 1.
   int64_t length = 1;
 
   template <typename F>
@@ -21,9 +26,12 @@ struct NarrowTableOptions {
   }
 };
 
+/// Torch7's nn.NarrowTable: a range of items of the input table.
 class NarrowTable : public WithOptions<NarrowTableOptions, TableModule<>> {
  public:
+  /// Items [offset, offset + length), as NarrowTableOptions describes them.
   explicit NarrowTable(int64_t offset, int64_t length = 1) : NarrowTable(Options{offset, length}) {}
+  /// The module of `options`; the range is checked against each input.
   explicit NarrowTable(const Options& options);
 
   const Activity& updateOutputActivity(const Activity& input) override;

@@ -11,6 +11,7 @@
 
 namespace nn {
 
+/// The base of Narrow and Select: a copy of a range of indices along one dimension.
 class NarrowingModule : public Module {
  public:
   const Tensor& updateOutput(const Tensor& input) final;
@@ -20,8 +21,11 @@ class NarrowingModule : public Module {
  protected:
   /// Indices [offset, offset + length) along `dim`, within the input's sizes.
   struct Slice {
+    /// The dimension, from 0.
     int dim = 0;
+    /// The first index, from 0 (resolved: not negative).
     int64_t offset = 0;
+    /// The number of indices, at least 1.
     int64_t length = 0;
     /// Whether the output keeps `dim` (Narrow) or drops it (Select).
     bool keepsDim = true;

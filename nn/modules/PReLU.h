@@ -12,7 +12,10 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::PReLU.
 struct PReLUOptions {
+  /// The number of planes, each with its own slope (the size of the input's dimension 1, or of a
+  /// vector's dimension 0); 0 (the default) for one slope shared by every element.
   int64_t nOutputPlane = 0;
 
   template <typename F>
@@ -21,9 +24,12 @@ struct PReLUOptions {
   }
 };
 
+/// Parametric ReLU with learned slopes (Torch7's nn.PReLU, PyTorch's PReLU).
 class PReLU : public WithOptions<PReLUOptions> {
  public:
+  /// `nOutputPlane` slopes (one shared where 0), each 0.25; throws where it is negative.
   explicit PReLU(int64_t nOutputPlane = 0) : PReLU(Options{nOutputPlane}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit PReLU(const Options& options);
 
   const Tensor& updateOutput(const Tensor& input) override;
@@ -33,8 +39,11 @@ class PReLU : public WithOptions<PReLUOptions> {
 
   std::string typeName() const override { return "nn.PReLU"; }
 
-  /// [nOutputPlane], or [1] where it is 0.
-  Tensor weight, gradWeight;
+  /// The slopes a, [nOutputPlane], or [1] where nOutputPlane is 0; 0.25 to begin with.
+  Tensor weight;
+  /// Gradient of the loss with respect to weight, same shape, summed over the elements each slope
+  /// applies to (the batch and the plane's positions); zeroed by zeroGradParameters.
+  Tensor gradWeight;
 
  private:
   // The slopes' broadcasting against `input`, checked, naming the module.

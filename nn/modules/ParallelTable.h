@@ -7,6 +7,7 @@
 
 namespace nn {
 
+/// Torch7's nn.ParallelTable: child i applied to item i of the input table.
 class ParallelTable : public TableModule<Container> {
  public:
   ParallelTable() = default;

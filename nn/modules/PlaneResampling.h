@@ -12,6 +12,7 @@
 
 namespace nn {
 
+/// The base of the modules that resize every plane by one PoolingKernels entry.
 class PlaneResampling : public Module {
  public:
   const Tensor& updateOutput(const Tensor& input) final;
@@ -19,7 +20,10 @@ class PlaneResampling : public Module {
   void clearState() override;
 
  protected:
+  /// A member of PoolingKernels that holds the forward and backward of a resampling
+  /// (`&PoolingKernels::upSamplingNearest`), taken from the input device's kernels at each pass.
   using Entry = ResamplingKernels PoolingKernels::*;
+  /// A module whose passes call `entry`.
   explicit PlaneResampling(Entry entry) : entry_(entry) {}
 
   /// The output's {height, width} for an input of height x width (both positive); throws,

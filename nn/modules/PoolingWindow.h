@@ -14,7 +14,18 @@ namespace nn {
 
 /// kW x kH windows moved by dW, dH over an input padded by padW, padH cells on each side.
 struct PoolingWindow {
-  int64_t kW = 0, kH = 0, dW = 1, dH = 1, padW = 0, padH = 0;
+  /// Window width in columns; positive (the 0 default must be replaced).
+  int64_t kW = 0;
+  /// Window height in rows; positive (the 0 default must be replaced).
+  int64_t kH = 0;
+  /// Horizontal stride in columns, 1 by default (SpatialMaxPooling's constructor makes 0 mean kW).
+  int64_t dW = 1;
+  /// Vertical stride in rows, 1 by default (SpatialMaxPooling's constructor makes 0 mean kH).
+  int64_t dH = 1;
+  /// Columns of padding on the left and on the right, 0 by default; at most kW / 2.
+  int64_t padW = 0;
+  /// Rows of padding at the top and at the bottom, 0 by default; at most kH / 2.
+  int64_t padH = 0;
   /// Output sizes rounded up (Torch7's :ceil()) rather than down.
   bool ceilMode = false;
 

@@ -6,6 +6,7 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::ReLU.
 struct ReLUOptions {
   /// Works in place (ActivationModule), as Torch7's nn.ReLU(true).
   bool inplace = false;
@@ -17,9 +18,12 @@ struct ReLUOptions {
   }
 };
 
+/// Rectified linear unit, max(0, x) element-wise (Torch7's nn.ReLU, PyTorch's ReLU).
 class ReLU : public WithOptions<ReLUOptions, ActivationModule> {
  public:
+  /// In place where `inplace`, as Torch7's nn.ReLU(true).
   explicit ReLU(bool inplace = false) : ReLU(Options{inplace}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit ReLU(const Options& options);
 
   std::string typeName() const override { return "nn.ReLU"; }

@@ -6,6 +6,7 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::ReLU6.
 struct ReLU6Options {
   /// Works in place (ActivationModule).
   bool inplace = false;
@@ -16,9 +17,12 @@ struct ReLU6Options {
   }
 };
 
+/// min(max(0, x), 6) element-wise (Torch7's nn.ReLU6, PyTorch's ReLU6).
 class ReLU6 : public WithOptions<ReLU6Options, ActivationModule> {
  public:
+  /// In place where `inplace`, as Torch7's nn.ReLU6(true).
   explicit ReLU6(bool inplace = false) : ReLU6(Options{inplace}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit ReLU6(const Options& options);
 
   std::string typeName() const override { return "nn.ReLU6"; }

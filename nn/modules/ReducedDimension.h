@@ -13,13 +13,28 @@
 
 namespace nn {
 
+/// The dimension a reduction runs along, resolved for one input, with its views (see above).
 struct ReducedDimension {
   /// Resolves `dim` for `input`; throws, naming `who`, where the input has no such dimension.
   void resolve(const Tensor& input, int dim, int nInputDims, bool squeeze, const Module& who);
 
-  std::vector<int64_t> sizes;  // the output's
-  StridedView base, reduced, spread;
-  int64_t outer = 0, size = 0, inner = 0;
+  /// The output's sizes: the input's without the dimension where squeezed (and the input has more
+  /// than one dimension), else with it as 1.
+  std::vector<int64_t> sizes;
+  /// Over the outer x inner output elements: the offset in the contiguous input of the first
+  /// element that each output element reduces.
+  StridedView base;
+  /// Over the `size` elements of one reduction: their offsets from that first element (stride inner).
+  StridedView reduced;
+  /// Over the input's elements, in order: the offset of the output element each goes to (stride 0
+  /// along the dimension), for passes that spread the output back over the input.
+  StridedView spread;
+  /// The product of the input's sizes before the dimension.
+  int64_t outer = 0;
+  /// The input's size along the dimension: the elements each output element reduces.
+  int64_t size = 0;
+  /// The product of the input's sizes after the dimension.
+  int64_t inner = 0;
 };
 
 }  // namespace nn

@@ -8,6 +8,7 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::Reshape.
 struct ReshapeOptions {
   /// Positive sizes of one sample.
   std::vector<int64_t> sizes;
@@ -23,21 +24,27 @@ struct ReshapeOptions {
   }
 };
 
+/// Torch7's nn.Reshape: one sample's elements under `sizes`, a leading batch dimension kept.
 class Reshape : public WithOptions<ReshapeOptions, ReshapingModule> {
  public:
+  /// Reshape({2, 8}) as Torch7's nn.Reshape(2, 8), Reshape({2, 8}, true) as nn.Reshape(2, 8, true);
+  /// throws unless the sizes are positive and there is at least one.
   explicit Reshape(std::vector<int64_t> sizes, bool batchMode = false)
       : Reshape(Options{std::move(sizes), batchMode}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit Reshape(const Options& options);
 
   std::string typeName() const override { return "nn.Reshape"; }
   /// "nn.Reshape(2x8)", as Torch7 prints it.
   std::string toString() const override;
 
+  /// The sizes of one sample, as given.
   const std::vector<int64_t>& sizes() const { return options_.sizes; }
+  /// Whether the first dimension is always the batch (ReshapeOptions::batchMode).
   bool batchMode() const { return options_.batchMode; }
 
  protected:
-  /// sizes_, or [N, sizes_...] for a batch of N (kept in resolved_).
+  /// sizes(), or [N, sizes()...] for a batch of N (kept in resolved_).
   const std::vector<int64_t>& outputSizes(const Tensor& input) override;
 
  private:

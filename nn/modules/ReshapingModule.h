@@ -10,6 +10,7 @@
 
 namespace nn {
 
+/// The base of View and Reshape: output and gradInput are views under other sizes.
 class ReshapingModule : public Module {
  public:
   const Tensor& updateOutput(const Tensor& input) final;

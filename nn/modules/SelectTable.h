@@ -8,7 +8,10 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::SelectTable.
 struct SelectTableOptions {
+  /// The item of the input table, from 0 (Torch7's from 1); negative counts from the end (-1 is the
+  /// last).
   int64_t index = 0;
 
   template <typename F>
@@ -17,9 +20,12 @@ struct SelectTableOptions {
   }
 };
 
+/// Torch7's nn.SelectTable: one item of the input table.
 class SelectTable : public WithOptions<SelectTableOptions, TableModule<>> {
  public:
+  /// Item `index`, from 0: SelectTable(0) is Torch7's nn.SelectTable(1), SelectTable(-1) the last.
   explicit SelectTable(int64_t index) : SelectTable(Options{index}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit SelectTable(const Options& options) : WithOptions(options) {}
 
   const Activity& updateOutputActivity(const Activity& input) override;

@@ -10,6 +10,7 @@
 
 namespace nn {
 
+/// Torch7's nn.Sequential: its modules applied one after the other.
 class Sequential : public TableModule<Container> {
  public:
   Sequential() = default;
@@ -17,7 +18,9 @@ class Sequential : public TableModule<Container> {
   /// std::make_shared<nn::LogSoftMax>()}, or std::make_shared<nn::Sequential>(modules) from a
   /// std::vector<nn::ModulePtr>.
   Sequential(std::initializer_list<ModulePtr> modules) : Sequential(std::vector<ModulePtr>(modules)) {}
+  /// The modules of `modules`, in order.
   explicit Sequential(const std::vector<ModulePtr>& modules);
+  /// The module of a saved config (which holds nothing), with its children in order.
   static ModulePtr create(const Config& config, std::vector<ModulePtr> children);
 
   /// Inserts a module before position `index` (0 .. size()).

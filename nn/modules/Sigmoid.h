@@ -5,6 +5,7 @@
 
 namespace nn {
 
+/// The logistic function element-wise (Torch7's nn.Sigmoid, PyTorch's Sigmoid); never in place.
 class Sigmoid : public ActivationModule {
  public:
   Sigmoid() : ActivationModule(Entry::of<math::activation::Sigmoid>(), math::ActivationArgs{}, false) {}

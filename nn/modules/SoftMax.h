@@ -6,6 +6,7 @@
 
 namespace nn {
 
+/// Torch7's nn.SoftMax: exponentials normalised to sum to 1 along the class dimension (see above).
 class SoftMax : public Module {
  public:
   SoftMax() = default;

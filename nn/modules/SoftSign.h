@@ -6,6 +6,7 @@
 
 namespace nn {
 
+/// x / (1 + |x|) element-wise (Torch7's nn.SoftSign, PyTorch's Softsign); never in place.
 class SoftSign : public ActivationModule {
  public:
   SoftSign() : ActivationModule(Entry::of<math::activation::SoftSign>(), math::ActivationArgs{}, false) {}

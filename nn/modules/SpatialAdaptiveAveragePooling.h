@@ -10,8 +10,12 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::SpatialAdaptiveAveragePooling.
 struct SpatialAdaptiveAveragePoolingOptions {
-  int64_t oW = 1, oH = 1;
+  /// Output width in cells (Torch7's `W`), 1 by default; positive.
+  int64_t oW = 1;
+  /// Output height in cells (Torch7's `H`), 1 by default; positive.
+  int64_t oH = 1;
 
   template <typename F>
   void visit(F&& field) {
@@ -20,10 +24,12 @@ struct SpatialAdaptiveAveragePoolingOptions {
   }
 };
 
+/// Average pooling to a fixed output size, whatever the input's (Torch7's nn.SpatialAdaptiveAveragePooling).
 class SpatialAdaptiveAveragePooling : public WithOptions<SpatialAdaptiveAveragePoolingOptions, PlaneResampling> {
  public:
   /// Width first, as Torch7's. Planes smaller than oH x oW repeat cells.
   SpatialAdaptiveAveragePooling(int64_t oW, int64_t oH) : SpatialAdaptiveAveragePooling(Options{oW, oH}) {}
+  /// The same from options (what nn::load rebuilds from); throws unless oW and oH are positive.
   explicit SpatialAdaptiveAveragePooling(const Options& options);
 
   std::string typeName() const override { return "nn.SpatialAdaptiveAveragePooling"; }

@@ -10,9 +10,26 @@ namespace nn {
 /// kW x kH kernel, stride dW, dH, zero padding padW, padH on each side, taps dilW, dilH apart
 /// (SpatialDilatedConvolution; 1 in files of earlier versions).
 struct SpatialConvolutionOptions {
-  int64_t nInputPlane = 0, nOutputPlane = 0;
-  int64_t kW = 0, kH = 0, dW = 1, dH = 1, padW = 0, padH = 0;
-  int64_t dilW = 1, dilH = 1;
+  /// Planes of the input, its dimension 1 ([N, C, H, W]) or 0 ([C, H, W]); positive.
+  int64_t nInputPlane = 0;
+  /// Planes of the output, one filter each; positive.
+  int64_t nOutputPlane = 0;
+  /// Kernel width in columns; positive.
+  int64_t kW = 0;
+  /// Kernel height in rows; positive.
+  int64_t kH = 0;
+  /// Horizontal stride, 1 by default; positive.
+  int64_t dW = 1;
+  /// Vertical stride, 1 by default; positive.
+  int64_t dH = 1;
+  /// Zero columns added on the left and on the right, 0 by default.
+  int64_t padW = 0;
+  /// Zero rows added at the top and at the bottom, 0 by default.
+  int64_t padH = 0;
+  /// Columns between kernel taps (Torch7's dilationW), 1 (none) by default; positive.
+  int64_t dilW = 1;
+  /// Rows between kernel taps (Torch7's dilationH), 1 (none) by default; positive.
+  int64_t dilH = 1;
 
   template <typename F>
   void visit(F&& field) {
@@ -29,11 +46,15 @@ struct SpatialConvolutionOptions {
   }
 };
 
+/// Torch7's nn.SpatialConvolution (PyTorch's Conv2d): a learned 2-D convolution with a bias per output plane.
 class SpatialConvolution : public WithOptions<SpatialConvolutionOptions> {
  public:
+  /// As Torch7's nn.SpatialConvolution(nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH), undilated;
+  /// weight and bias drawn by reset(). Throws unless the sizes are positive and the padding non-negative.
   SpatialConvolution(int64_t nInputPlane, int64_t nOutputPlane, int64_t kW, int64_t kH, int64_t dW = 1, int64_t dH = 1,
                      int64_t padW = 0, int64_t padH = 0)
       : SpatialConvolution(Options{nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH}) {}
+  /// The same from options (what nn::load rebuilds from), dilated where dilW or dilH is above 1.
   explicit SpatialConvolution(const Options& options) : SpatialConvolution(options, "nn.SpatialConvolution") {}
 
   /// Weight, then bias, uniform in +-1/sqrt(kW * kH * nInputPlane) from the default
@@ -51,8 +72,16 @@ class SpatialConvolution : public WithOptions<SpatialConvolutionOptions> {
   /// ", padW,padH" if padded or dilated, then ", dilW,dilH" if dilated.
   std::string toString() const override;
 
-  /// [nOutputPlane, nInputPlane, kH, kW] and [nOutputPlane].
-  Tensor weight, bias, gradWeight, gradBias;
+  /// The filters, [nOutputPlane, nInputPlane, kH, kW] (Torch7's and PyTorch's layout).
+  Tensor weight;
+  /// The bias added to each output plane, [nOutputPlane].
+  Tensor bias;
+  /// Gradient of the loss with respect to weight, [nOutputPlane, nInputPlane, kH, kW], summed over the batch;
+  /// zeroed by zeroGradParameters.
+  Tensor gradWeight;
+  /// Gradient of the loss with respect to bias, [nOutputPlane], summed over the batch and positions; zeroed
+  /// by zeroGradParameters.
+  Tensor gradBias;
 
  protected:
   /// `module` names the subclass in the errors of the constructor.
@@ -72,9 +101,12 @@ class SpatialConvolution : public WithOptions<SpatialConvolutionOptions> {
 /// kernel of k taps spans dil (k - 1) + 1 cells.
 class SpatialDilatedConvolution : public SpatialConvolution {
  public:
+  /// As Torch7's nn.SpatialDilatedConvolution(nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH,
+  /// dilationW, dilationH).
   SpatialDilatedConvolution(int64_t nInputPlane, int64_t nOutputPlane, int64_t kW, int64_t kH, int64_t dW = 1,
                             int64_t dH = 1, int64_t padW = 0, int64_t padH = 0, int64_t dilW = 1, int64_t dilH = 1)
       : SpatialDilatedConvolution(Options{nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH, dilW, dilH}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit SpatialDilatedConvolution(const Options& options)
       : SpatialConvolution(options, "nn.SpatialDilatedConvolution") {}
 

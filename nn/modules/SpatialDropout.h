@@ -9,9 +9,12 @@
 
 namespace nn {
 
+/// Torch7's nn.SpatialDropout (PyTorch's Dropout2d): each plane dropped whole, with probability p.
 class SpatialDropout : public Dropout {
  public:
+  /// Planes zeroed with probability `p`, in [0, 1).
   explicit SpatialDropout(float p = 0.5f) : SpatialDropout(Options{p}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit SpatialDropout(const Options& options) : Dropout(options, "nn.SpatialDropout") {}
 
   std::string typeName() const override { return "nn.SpatialDropout"; }

@@ -10,6 +10,7 @@
 
 namespace nn {
 
+/// Torch7's nn.SpatialMaxPooling (PyTorch's MaxPool2d): the maximum of each window of every plane.
 class SpatialMaxPooling : public WithOptions<PoolingWindow> {
  public:
   /// kW x kH windows moved by dW, dH (0 means by the kernel size, Torch7's default), over an
@@ -24,6 +25,7 @@ class SpatialMaxPooling : public WithOptions<PoolingWindow> {
   SpatialMaxPooling& ceil();
   /// Output sizes rounded down, the default (Torch7's :floor()). Returns this module.
   SpatialMaxPooling& floor();
+  /// Whether output sizes are rounded up (ceil()) rather than down.
   bool ceilMode() const { return options_.ceilMode; }
 
   const Tensor& updateOutput(const Tensor& input) override;

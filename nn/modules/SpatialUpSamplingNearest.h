@@ -9,7 +9,9 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::SpatialUpSamplingNearest.
 struct SpatialUpSamplingNearestOptions {
+  /// The factor of both height and width, from 1 to 65536; 2 by default.
   int64_t scale = 2;
 
   template <typename F>
@@ -18,9 +20,13 @@ struct SpatialUpSamplingNearestOptions {
   }
 };
 
+/// Torch7's nn.SpatialUpSamplingNearest: nearest-neighbour enlargement of every plane by an integer factor.
 class SpatialUpSamplingNearest : public WithOptions<SpatialUpSamplingNearestOptions, PlaneResampling> {
  public:
+  /// Planes enlarged `scale` times in height and width, as Torch7's nn.SpatialUpSamplingNearest(scale);
+  /// throws unless it is from 1 to 65536.
   explicit SpatialUpSamplingNearest(int64_t scale) : SpatialUpSamplingNearest(Options{scale}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit SpatialUpSamplingNearest(const Options& options);
 
   std::string typeName() const override { return "nn.SpatialUpSamplingNearest"; }

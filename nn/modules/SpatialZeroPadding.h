@@ -11,10 +11,15 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::SpatialZeroPadding; a negative count crops instead of padding.
 struct SpatialZeroPaddingOptions {
+  /// Zero columns added on the left (Torch7's pad_l), 0 by default.
   int64_t padLeft = 0;
+  /// Zero columns added on the right (Torch7's pad_r), 0 by default.
   int64_t padRight = 0;
+  /// Zero rows added at the top (Torch7's pad_t), 0 by default.
   int64_t padTop = 0;
+  /// Zero rows added at the bottom (Torch7's pad_b), 0 by default.
   int64_t padBottom = 0;
 
   template <typename F>
@@ -26,12 +31,16 @@ struct SpatialZeroPaddingOptions {
   }
 };
 
+/// Torch7's nn.SpatialZeroPadding (PyTorch's ZeroPad2d): zeros around each plane, or a crop.
 class SpatialZeroPadding : public WithOptions<SpatialZeroPaddingOptions> {
  public:
   /// As Torch7: the counts not given are padLeft.
   explicit SpatialZeroPadding(int64_t padLeft) : SpatialZeroPadding(padLeft, padLeft, padLeft, padLeft) {}
+  /// Columns added on the left and right, rows at the top and bottom (negative: removed), as Torch7's
+  /// nn.SpatialZeroPadding(pad_l, pad_r, pad_t, pad_b).
   SpatialZeroPadding(int64_t padLeft, int64_t padRight, int64_t padTop, int64_t padBottom)
       : SpatialZeroPadding(Options{padLeft, padRight, padTop, padBottom}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit SpatialZeroPadding(const Options& options);
 
   const Tensor& updateOutput(const Tensor& input) override;

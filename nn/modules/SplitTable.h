@@ -8,7 +8,9 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::SplitTable.
 struct SplitTableOptions {
+  /// The dimension to split along, from 0 (Torch7's `dimension`, from 1); at least 0.
   int dim = 0;
 
   template <typename F>
@@ -17,9 +19,12 @@ struct SplitTableOptions {
   }
 };
 
+/// Torch7's nn.SplitTable: a tensor split into the table of its slices along one dimension.
 class SplitTable : public WithOptions<SplitTableOptions, TableModule<>> {
  public:
+  /// Slices along dimension `dim`, from 0: SplitTable(0) is Torch7's nn.SplitTable(1).
   explicit SplitTable(int dim) : SplitTable(Options{dim}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit SplitTable(const Options& options);
 
   const Activity& updateOutputActivity(const Activity& input) override;

@@ -13,10 +13,17 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::Sum and nn::Mean, named as Torch7's but for `dim`.
 struct SumOptions {
+  /// The dimension summed over, from 0 (Torch7's `dimension`, from 1); negative counts from the end.
   int dim = 0;
+  /// The dimensions of one sample, or -1 (the default): an input of more has a batch dimension
+  /// first, and a non-negative `dim` counts after it.
   int nInputDims = -1;
+  /// Divides by the size of the dimension: the mean (nn::Mean). False by default.
   bool sizeAverage = false;
+  /// Drops the summed dimension from the output (true, the default) or keeps it with size 1; an input
+  /// of one dimension always keeps it.
   bool squeeze = true;
 
   template <typename F>
@@ -28,10 +35,13 @@ struct SumOptions {
   }
 };
 
+/// Torch7's nn.Sum: the sum (or mean) of the input along one dimension.
 class Sum : public WithOptions<SumOptions> {
  public:
+  /// As Torch7's nn.Sum(dimension, nInputDims, sizeAverage, squeeze) with `dim` from 0.
   explicit Sum(int dim, int nInputDims = -1, bool sizeAverage = false, bool squeeze = true)
       : Sum(Options{dim, nInputDims, sizeAverage, squeeze}) {}
+  /// The same from options (what nn::load rebuilds from).
   explicit Sum(const Options& options);
 
   const Tensor& updateOutput(const Tensor& input) override;
@@ -49,7 +59,9 @@ class Sum : public WithOptions<SumOptions> {
 /// nn::Mean: Sum with sizeAverage (Torch7's Mean(dimension, nInputDims)).
 class Mean : public Sum {
  public:
+  /// As Torch7's nn.Mean(dimension, nInputDims) with `dim` from 0; the dimension is dropped.
   explicit Mean(int dim, int nInputDims = -1) : Sum(Options{dim, nInputDims, true, true}) {}
+  /// The same from options (what nn::load rebuilds from), as they are: sizeAverage is not forced.
   explicit Mean(const Options& options) : Sum(options) {}
 
   std::string typeName() const override { return "nn.Mean"; }

@@ -5,6 +5,7 @@
 
 namespace nn {
 
+/// The hyperbolic tangent element-wise (Torch7's nn.Tanh, PyTorch's Tanh); never in place.
 class Tanh : public ActivationModule {
  public:
   Tanh() : ActivationModule(Entry::of<math::activation::Tanh>(), math::ActivationArgs{}, false) {}

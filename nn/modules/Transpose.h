@@ -12,6 +12,7 @@
 
 namespace nn {
 
+/// The constructor arguments of nn::Transpose.
 struct TransposeOptions {
   /// The pairs, flattened: {d1, d2, d3, d4} swaps d1 with d2, then d3 with d4.
   std::vector<int64_t> pairs;
@@ -22,11 +23,14 @@ struct TransposeOptions {
   }
 };
 
+/// Torch7's nn.Transpose: dimensions swapped pair by pair, the result copied to a contiguous output.
 class Transpose : public WithOptions<TransposeOptions> {
  public:
   /// Transpose({{0, 1}, {2, 3}}), as Torch7's nn.Transpose({1, 2}, {3, 4}) counted from 0.
   Transpose(std::initializer_list<std::pair<int, int>> pairs) : Transpose(std::vector<std::pair<int, int>>(pairs)) {}
+  /// The same from a vector of pairs; throws unless there is at least one and every dimension is at least 0.
   explicit Transpose(const std::vector<std::pair<int, int>>& pairs);
+  /// The same from options (what nn::load rebuilds from), the pairs flattened.
   explicit Transpose(const Options& options);
 
   const Tensor& updateOutput(const Tensor& input) override;

@@ -23,15 +23,19 @@
 
 namespace nn {
 
+/// How exportOnnx names and shapes the graph (the defaults suit most uses).
 struct OnnxOptions {
   /// Dimension 0 of every input and output is the batch, of any size, named batchName in the
   /// file; where false, every size is the example's.
   bool dynamicBatch = true;
+  /// The name of the symbolic batch dimension (ONNX's dim_param), where dynamicBatch.
   std::string batchName = "batch";
   /// The graph's inputs and outputs: "input" for a tensor, "input.0", "input.1", ... (and
   /// "input.1.0" below) for the items of a table; the same for "output".
   std::string inputName = "input";
+  /// The graph's outputs' name (or prefix, for a table), as inputName; the two must differ.
   std::string outputName = "output";
+  /// The name of the ONNX graph (GraphProto.name).
   std::string graphName = "nn";
 };
 

@@ -28,26 +28,38 @@ namespace nn::onnx {
 /// in the graph).
 struct Value {
   Value() = default;
+  /// The tensor of the graph named `tensorName`.
   Value(std::string tensorName) : name(std::move(tensorName)) {}  // NOLINT: implicit, as a tensor
+  /// A table of `items`, in order.
   static Value table(std::vector<Value> items);
 
+  /// Whether this is a table (items) rather than a tensor (name).
   bool isTable = false;
+  /// The tensor's name in the graph (a node output, an input or an initializer); empty for a table.
   std::string name;
+  /// A table's values, in order; empty for a tensor.
   std::vector<Value> items;
 };
 
 /// A value with what it holds when the model runs on the example input.
 struct Traced {
+  /// Its name (or names) in the graph.
   Value value;
+  /// What it holds on the example input: tensors or tables of the same structure as value.
   Activity example;
 };
 
+/// A node attribute's value: ONNX's INT, FLOAT, STRING, INTS or FLOATS.
 using Attribute = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>>;
+/// A node's attributes, as (name, value) pairs in order.
 using Attributes = std::vector<std::pair<std::string, Attribute>>;
 
+/// What an export function writes the graph with: nodes, constants, initializers, and its children's
+/// exports (module()). Made by exportOnnx for one export.
 class Exporter {
  public:
   class Graph;
+  /// Writes into `graph` (exportOnnx's) the export of `root`, whose stateDict names the initializers.
   Exporter(Graph& graph, Module& root, bool dynamicBatch);
 
   /// Adds a node of operator `opType` (ONNX's default domain) and returns the name of its one
@@ -61,8 +73,11 @@ class Exporter {
   std::string tensor(const Tensor& t);
   /// Constant tensors: int64 of shape [n] (or a scalar), float of the given shape.
   std::string int64s(const std::vector<int64_t>& values);
+  /// A constant int64 scalar (shape []).
   std::string int64Scalar(int64_t value);
+  /// A constant float tensor of `shape`, `values` in row-major order.
   std::string floats(const std::vector<float>& values, const std::vector<int64_t>& shape);
+  /// A constant float scalar (shape []).
   std::string floatScalar(float value);
 
   /// Exports `module` on `input`: its nodes, its output's value and example. Refuses a module
@@ -95,7 +110,9 @@ void registerExport(const std::string& typeName, ExportFunction function);
 /// Whether modules of `typeName` can be exported.
 bool hasExport(const std::string& typeName);
 
+/// Registers an export when constructed: a static one registers it before main() (see the file comment).
 struct ExportRegistration {
+  /// Calls registerExport(typeName, function).
   ExportRegistration(const std::string& typeName, ExportFunction function) {
     registerExport(typeName, std::move(function));
   }

@@ -12,12 +12,16 @@ namespace nn {
 /// Torch7's optim.adam configuration, with its defaults. Doubles, as Torch7's Lua numbers and
 /// PyTorch's Python floats: a step's constants are computed in double and rounded to float once.
 struct AdamOptions {
+  /// The step size, before decay and bias corrections.
   double learningRate = 1e-3;
   /// The step k (counted from 0) uses learningRate / (1 + k * learningRateDecay) (Torch7's;
   /// PyTorch's Adam has none).
   double learningRateDecay = 0;
+  /// The decay of the mean of the gradients (m), in [0, 1).
   double beta1 = 0.9;
+  /// The decay of the mean of the squared gradients (v), in [0, 1).
   double beta2 = 0.999;
+  /// Added to the denominator for stability (where, see pytorchEpsilon).
   double epsilon = 1e-8;
   /// Adds weightDecay * x to the gradient (L2, as both Torch7 and PyTorch's Adam; not AdamW).
   double weightDecay = 0;
@@ -28,8 +32,10 @@ struct AdamOptions {
   bool pytorchEpsilon = false;
 };
 
+/// Torch7's optim.adam (or PyTorch's torch.optim.Adam, with pytorchEpsilon) as an nn::Optimizer.
 class Adam : public Optimizer {
  public:
+  /// Over Module::getParameters() (see nn::Optimizer); an option out of range is an nn::Error.
   explicit Adam(std::pair<Tensor, Tensor> parameters, AdamOptions options = {});
 
   /// Allocates its two buffers ("adam.m", "adam.v": Torch7's state.m and state.v) at the first
@@ -39,6 +45,7 @@ class Adam : public Optimizer {
 
   /// May be changed between steps.
   AdamOptions& options() { return options_; }
+  /// The options, read-only.
   const AdamOptions& options() const { return options_; }
 
  private:

@@ -15,6 +15,14 @@
 
 namespace nn {
 
+/// The base of the optimizers (Torch7's optim functions as objects): step() updates a module's flat
+/// parameters from its flat gradients.
+///
+/// Built from Module::getParameters(), whose two buffers it shares as handles: Module::to moves them with
+/// the module, but not the state buffers a step has made, so move the module before the first step; and
+/// build the optimizer once the tree is final (a changed tree gets new buffers from getParameters()).
+/// The step only reads the gradients: zero them (Module::zeroGradParameters) before each backward.
+/// Not copyable.
 class Optimizer {
  public:
   Optimizer(const Optimizer&) = delete;
@@ -31,6 +39,7 @@ class Optimizer {
   /// The steps taken (Torch7's state.t or state.evalCounter), which drive decays and bias
   /// corrections.
   int64_t stepCount() const { return stepCount_; }
+  /// Sets the step count (a restored run's); a negative count is an nn::Error.
   void setStepCount(int64_t count);
 
   /// The state buffers by name, in a fixed order; empty where not yet made.
@@ -39,7 +48,9 @@ class Optimizer {
   /// elements); an empty tensor forgets it, so that the next step starts it again.
   void setState(const std::string& name, const Tensor& value);
 
+  /// The parameter buffer the steps update, contiguous (Module::getParameters().first, 1-D).
   const Tensor& parameters() const { return parameters_; }
+  /// The flat gradient buffer the steps read (Module::getParameters().second), the parameters' size and device.
   const Tensor& gradients() const { return gradients_; }
 
  protected:
@@ -65,8 +76,11 @@ class Optimizer {
   /// [0, 1) where `oneIncluded` is false.
   void checkFraction(const char* what, double value, bool oneIncluded = true) const;
 
+  /// The parameter buffer; a handle that shares the module's storage.
   Tensor parameters_;
+  /// The gradient buffer; a handle that shares the module's storage.
   Tensor gradients_;
+  /// The steps taken; a subclass's step() adds 1 after its update.
   int64_t stepCount_ = 0;
 
  private:

@@ -13,11 +13,15 @@ namespace nn {
 
 /// Torch7's optim.sgd configuration, with its defaults.
 struct SgdOptions {
+  /// The step size, before decay (default 1e-3, Torch7's).
   float learningRate = 1e-3f;
   /// The step k (counted from 0) uses learningRate / (1 + k * learningRateDecay).
   float learningRateDecay = 0;
   /// Adds weightDecay * x to the gradient.
   float weightDecay = 0;
+  /// The velocity's decay, in [0, 1]; 0 for none. With d the gradient plus weight decay, the velocity is
+  /// v = momentum v + (1 - dampening) d (v = d at the first step) and the step x -= lr v
+  /// (with nesterov, x -= lr (d + momentum v)).
   float momentum = 0;
   /// Unset means equal to momentum, as in Torch7 (`config.dampening or mom`); PyTorch's
   /// torch.optim.SGD defaults it to 0 instead, so set it to 0 to reproduce PyTorch.
@@ -26,6 +30,7 @@ struct SgdOptions {
   bool nesterov = false;
 };
 
+/// Torch7's optim.sgd as an nn::Optimizer (PyTorch's torch.optim.SGD where options().dampening is 0).
 class SGD : public Optimizer {
  public:
   /// Over Module::getParameters() (see nn::Optimizer).
@@ -37,6 +42,7 @@ class SGD : public Optimizer {
 
   /// May be changed between steps (a learning rate schedule).
   SgdOptions& options() { return options_; }
+  /// The options, read-only.
   const SgdOptions& options() const { return options_; }
   /// The dampening the steps use: options().dampening, or the momentum when unset.
   float dampening() const;
