@@ -63,6 +63,24 @@ NN_DEVICE_TEST_CASE("ELU gradients agree with finite differences, in place insid
              nn::test::AgreesWithin(1e-3));
 }
 
+NN_DEVICE_TEST_CASE("ELU with a negative alpha takes its gradient's branch from x, not y", "[ELU]") {
+  // alpha = -0.5: at x = -1, y = -0.5 (e^-1 - 1) = 0.3160603 > 0, yet the slope is alpha e^x =
+  // -0.5 e^-1 = -0.1839397 (y + alpha), not 1 as where x > 0; at x = 2, y = 2 and the slope is 1.
+  nn::ELU elu(-0.5f);
+  elu.to(kind.device());
+  const Tensor x = kind.on(Tensor::fromVector({2}, {-1.f, 2.f}));
+  const std::vector<float> y = elu.forward(x).toVector();
+  CHECK(y[0] > 0.f);
+  CHECK(std::fabs(y[0] - 0.5 * (1.0 - std::exp(-1.0))) < 1e-7);
+  CHECK(y[1] == 2.f);
+  const std::vector<float> gi = elu.backward(x, kind.on(Tensor::fromVector({2}, {3.f, 3.f}))).toVector();
+  CHECK(gi[0] == 3.f * (y[0] + -0.5f));
+  CHECK(std::fabs(gi[0] - 3.0 * -0.5 * std::exp(-1.0)) < 1e-6);
+  CHECK(gi[1] == 3.f);
+  CHECK_THAT(nn::test::checkInputGradient(elu, kind.on(nn::test::awayFromZero(6, -2.f, 2.f))),
+             nn::test::AgreesWithin(1e-3));
+}
+
 NN_DEVICE_TEST_CASE("ELU keeps its alpha and in-place setting through clone, save and load", "[ELU]") {
   nn::ELU elu(0.5f, true);
   CHECK(elu.toString() == "nn.ELU(alpha=0.5, inplace=true)");

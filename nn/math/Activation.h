@@ -103,8 +103,9 @@ struct LeakyReLU {
 /// ELU (Torch7's nn.ELU(alpha)): x where x > 0, else alpha (e^x - 1), through expm1 as PyTorch.
 /// As in Torch7, the backward reads the output: dy/dx = y + alpha where y <= 0. a = alpha.
 struct ELU {
-  /// True: the backward reads y only (ReLU::kInPlace says what the flag means).
-  static constexpr bool kInPlace = true;  // y > 0 exactly where x > 0 while alpha >= 0 (the module checks)
+  /// True where alpha >= 0, which the module checks in place (ReLU::kInPlace says what the flag means): y > 0
+  /// exactly where x > 0 then, so the backward given y for x takes the same branch.
+  static constexpr bool kInPlace = true;
   /// True: expm1f (ReLU::kForwardLibm says what the flag means).
   static constexpr bool kForwardLibm = true;
   /// False: arithmetic only.
@@ -115,9 +116,10 @@ struct ELU {
   NN_HD explicit ELU(const ActivationArgs& args) : alpha(args.a) {}
   /// y = x where x > 0, else alpha (e^x - 1).
   NN_HD float forward(float x) const { return x > 0.f ? x : alpha * expm1f(x); }
-  /// gradInput = gradOutput where y > 0, else gradOutput (y + alpha), from the output y.
-  NN_HD float backward(float, float y, float gradOutput) const {
-    return y > 0.f ? gradOutput : gradOutput * (y + alpha);
+  /// gradInput = gradOutput where x > 0, else gradOutput (y + alpha) = gradOutput alpha e^x. The branch is
+  /// x's: with a negative alpha, y is positive where x is negative.
+  NN_HD float backward(float x, float y, float gradOutput) const {
+    return x > 0.f ? gradOutput : gradOutput * (y + alpha);
   }
 };
 

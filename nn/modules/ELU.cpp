@@ -10,7 +10,7 @@ NN_REGISTER_MODULE(ELU);
 ELU::ELU(const Options& options)
     : WithOptions(options, Entry::of<math::activation::ELU>(), math::ActivationArgs{options.alpha}, options.inplace) {
   NN_CHECK(std::isfinite(options.alpha), "nn.ELU: expected a finite alpha, got " << options.alpha);
-  // In place, the backward tells the sign of x from y, which a negative alpha would flip.
+  // In place, the backward reads y for x, whose sign a negative alpha would flip.
   NN_CHECK(!options.inplace || options.alpha >= 0.f, "nn.ELU: in place needs alpha >= 0, got " << options.alpha);
 }
 
