@@ -216,6 +216,31 @@ NN_DEVICE_TEST_CASE("Adam, Adagrad and RMSprop restored after two steps take the
   }
 }
 
+NN_DEVICE_TEST_CASE("Adam's state follows its module to another device and goes on as it was", "[Adam]") {
+  // Two steps on the kind's device, the module moved to another device (a CPU device for a
+  // CUDA kind), three more there: the state made by the first step moves with the parameters,
+  // and the floats are those of a run that stayed (the updates round alike on every device).
+  auto run = [&](bool move) {
+    nn::manualSeed(5);
+    nn::Linear model(3, 2);
+    model.to(kind.device());
+    nn::Adam adam(model.getParameters());
+    for (int k = 0; k < 5; ++k) {
+      if (move && k == 2) model.to(kind.other());
+      Tensor gradients = model.getParameters().second;
+      gradients.copy_(nn::test::randomTensor(gradients.sizes(), 10 + k));
+      adam.step();
+    }
+    for (const auto& [name, buffer] : adam.state()) {
+      CAPTURE(name);
+      CHECK(buffer.device() == (move ? kind.other() : kind.device()));
+    }
+    return model.getParameters().first.toVector();
+  };
+  const std::vector<float> moved = run(true);
+  CHECK(moved == run(false));
+}
+
 NN_DEVICE_TEST_CASE("a checkpoint keeps Adam's state and step count, and refuses another optimizer",
                     "[Adam][checkpoint]") {
   nn::test::TempDir dir;

@@ -61,6 +61,9 @@ Tensor& Optimizer::stateBuffer(size_t i, bool* created) {
   Tensor& buffer = state_.at(i).second;
   const bool empty = !buffer.storage();
   if (empty) buffer.resize_(parameters_.sizes(), parameters_.device()).zero_();
+  // The module moved since the buffer was made (Module::to moves the parameters, which this
+  // shares, but not the state): the state follows them, as it was.
+  if (!empty && buffer.device() != parameters_.device()) buffer = buffer.to(parameters_.device());
   if (created) *created = empty;
   return buffer;
 }

@@ -19,8 +19,8 @@ namespace nn {
 /// parameters from its flat gradients.
 ///
 /// Built from Module::getParameters(), whose two buffers it shares as handles: Module::to moves them with
-/// the module, but not the state buffers a step has made, so move the module before the first step; and
-/// build the optimizer once the tree is final (a changed tree gets new buffers from getParameters()).
+/// the module, and the next step moves the state buffers after them (one copy each); build the optimizer
+/// once the tree is final (a changed tree gets new buffers from getParameters()).
 /// The step only reads the gradients: zero them (Module::zeroGradParameters) before each backward.
 /// Not copyable.
 class Optimizer {
