@@ -142,3 +142,16 @@ TEST_CASE("around a DataParallelTable: the buckets start once the table has summ
   expectedLog.push_back("wait");
   CHECK(log == expectedLog);
 }
+
+TEST_CASE("a process group refuses a timeout that is not positive and finite", "[distributed]") {
+  std::vector<std::string> log;
+  MirrorGroup group(log);
+  group.setTimeoutSeconds(2.5);
+  CHECK(group.timeoutSeconds() == 2.5);
+  for (double bad : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(group.setTimeoutSeconds(bad),
+                      Catch::Contains("nn.ProcessGroup: expected a positive, finite timeout in seconds, got"));
+  }
+  CHECK(group.timeoutSeconds() == 2.5);
+}

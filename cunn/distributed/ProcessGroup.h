@@ -7,11 +7,13 @@
 //   group->allReduceSum(gradients);           // every rank ends with the sum
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "nn/core/Error.h"
 #include "nn/core/Tensor.h"
 
 namespace nn {
@@ -54,8 +56,12 @@ class ProcessGroup {
 
   /// How long a collective waits for the other ranks before the job is ended (default 600 s).
   double timeoutSeconds() const { return timeoutSeconds_; }
-  /// Sets timeoutSeconds(), in seconds; it should be positive and finite (it is not checked).
-  void setTimeoutSeconds(double seconds) { timeoutSeconds_ = seconds; }
+  /// Sets timeoutSeconds(); an nn::Error unless `seconds` is positive and finite.
+  void setTimeoutSeconds(double seconds) {
+    NN_CHECK(std::isfinite(seconds) && seconds > 0,
+             "nn.ProcessGroup: expected a positive, finite timeout in seconds, got " << seconds);
+    timeoutSeconds_ = seconds;
+  }
 
   /// All processes of the job (MPI_COMM_WORLD), MPI initialised on first use if the program
   /// has not done it, and finalised at exit. An nn::Error in a build without MPI.
