@@ -142,6 +142,8 @@ NN_DEVICE_TEST_CASE("MultiMarginCriterion rejects bad settings, targets and weig
                       Catch::Contains("nn.MultiMarginCriterion") && Catch::Contains("finite margin"));
   REQUIRE_THROWS_WITH(nn::MultiMarginCriterion(1, Tensor::zeros({2, 2})),
                       Catch::Contains("nn.MultiMarginCriterion") && Catch::Contains("1-D") && Catch::Contains("[2, 2]"));
+  REQUIRE_THROWS_WITH(nn::MultiMarginCriterion(1, Tensor::fromVector({3}, {1, NAN, 1})),
+                      Catch::Contains("nn.MultiMarginCriterion: expected finite weights, got nan at 1"));
   nn::MultiMarginCriterion criterion;
   REQUIRE(criterion.toString() == "nn.MultiMarginCriterion(p=1, margin=1)");
   const Tensor x = Tensor::zeros({2, 3}, device);

@@ -1,6 +1,8 @@
 // nn::Criterion: checks shared by the criterions.
 #include "nn/criterions/Criterion.h"
 
+#include <cmath>
+
 #include "nn/backend/Backend.h"
 
 namespace nn {
@@ -44,6 +46,14 @@ const Activity& Criterion::updateGradInputActivity(const Activity& input, const 
 float* Criterion::lossOn(const Device& device) {
   loss_.resize_({1}, device);
   return loss_.rawData();
+}
+
+void Criterion::checkWeights(const Tensor& weights, const char* who) {
+  if (weights.numel() == 0) return;
+  NN_CHECK(weights.dim() == 1, who << ": expected 1-D weights, got " << weights.shapeString());
+  const Tensor host = weights.to(Device());
+  for (int64_t i = 0; i < host.numel(); ++i)
+    NN_CHECK(std::isfinite(host.data()[i]), who << ": expected finite weights, got " << host.data()[i] << " at " << i);
 }
 
 const float* Criterion::weightsOn(const Tensor& weights, const Device& device) {

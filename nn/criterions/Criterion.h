@@ -79,6 +79,9 @@ class Criterion {
   float* lossOn(const Device& device);
   /// The loss written there, read on the host; sets `output` to it.
   float readLoss();
+  /// Checks a criterion's weights as its constructor gets them: empty (none), or 1-D and finite;
+  /// an nn::Error naming `who` ("nn.BCECriterion") otherwise.
+  static void checkWeights(const Tensor& weights, const char* who);
   /// A criterion's weights (kept on the host, shared with the tensor the user gave) on
   /// `device`, contiguous: copied at every call, so that changes to the weights take effect.
   const float* weightsOn(const Tensor& weights, const Device& device);

@@ -12,8 +12,7 @@ MultiMarginCriterion::MultiMarginCriterion(int p, Tensor weights, float margin, 
     : Criterion(sizeAverage), p_(p), margin_(margin), weights_(std::move(weights)) {
   NN_CHECK(p == 1 || p == 2, "nn.MultiMarginCriterion: expected p 1 or 2, got " << p);
   NN_CHECK(std::isfinite(margin), "nn.MultiMarginCriterion: expected a finite margin, got " << margin);
-  NN_CHECK(weights_.numel() == 0 || weights_.dim() == 1,
-           "nn.MultiMarginCriterion: expected 1-D weights, got " << weights_.shapeString());
+  checkWeights(weights_, "nn.MultiMarginCriterion");
 }
 
 std::string MultiMarginCriterion::toString() const {
