@@ -20,7 +20,8 @@
 // as Torch7's DataParallelTable does.
 // forward:  broadcast (where replicas are stale), scatter the input, run, gather the outputs.
 // backward: scatter gradOutput (once: Note [One scatter per backward]), run updateGradInput,
-//           gather the gradInputs; run accGradParameters, reduce.
+//           gather the gradInputs; run accGradParameters, reduce. backward() does both runs
+//           in one round (Note [One round per backward]).
 // The first replica thus holds exactly the whole batch's gradient, also over several backward
 // calls, and the optimizer works on its parameters alone: they are the table's, and the first
 // replica is the table's only child (Container), so that a state dict has the plain module's
@@ -44,6 +45,14 @@
 // tensor as a plain module's two passes share one: a replica's updateGradInput that writes into
 // its gradOutput (an in-place ReLU at the end) is seen by its accGradParameters, as a plain
 // module's would be; values the caller writes into gradOutput between the two calls are not.
+//
+// Note [One round per backward]
+// backward() (Module::backwardPassesActivity) runs each replica's updateGradInput and then its
+// accGradParameters on its device's thread in one round, as Torch7's DataParallelTable:backward
+// does, rather than a round for each pass: the two calls one by one wait twice a step for the
+// slowest device, and backward once. What each replica computes, and in which order, is the
+// same (so are the floats); the table then gathers the gradInputs and reduces the gradients as
+// the two calls do. updateGradInput and accGradParameters called one by one keep their rounds.
 //
 // Note [A table in two places]
 // A module may sit in two places of a tree (README, "A module in two places"), and so may a
@@ -79,6 +88,18 @@
 // a table inside a moved tree would be left with its replicas apart and a communicator for
 // devices they are no longer on. to() asks every module first (checkMovable), and the table
 // refuses any device but its first replica's, before anything in the tree moves.
+// Note [Device threads' profile]
+// With profiling on (nn::setProfiling, --profile), the table times each round of its device
+// threads as its caller sees it (from handing out the tasks until the last is done), and each
+// device thread's task in it, per part of the step: the parameters' broadcast, forward (with the
+// input's scatter), updateGradInput (with gradOutput's), accGradParameters and the gradients'
+// reduce. A device thread's wait in a round is the round less its task: the time it sat idle
+// while another device's task ran, and its wake-up. The caller's time in the table's calls
+// less the rounds is what the caller did alone meanwhile (the checks, the batch made
+// contiguous, the gathers, the collectives' lists), with every device thread idle.
+// profileDetail prints these per step; the module rows of profileTable are the first replica's
+// modules, the compute inside its tasks.
+//
 // Note [One call at a time]
 // A module is used by one thread at a time (README, "What the library promises"). A table
 // would not merely compute garbage when two threads call it at once: its step plan and its
@@ -89,6 +110,8 @@
 // nest (forward syncs stale replicas).
 #include "cunn/DataParallelTable.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <set>
 #include <utility>
 
@@ -160,10 +183,10 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   stale_.assign(devices.size(), false);
   plan_.inputs.resize(devices.size());
   plan_.gradOutputs.resize(devices.size());
+  resetProfileDetail();
   threads_ = std::make_unique<DeviceThreads>(devices);
-  DeviceThreads* threads = threads_.get();
-  communicator_ = makeCommunicator(devices, options_.useNCCL, [threads](size_t count, FunctionRef<void(size_t)> task) {
-    threads->run(count, task);
+  communicator_ = makeCommunicator(devices, options_.useNCCL, [this](size_t count, FunctionRef<void(size_t)> task) {
+    runTimed(collectivePart_, count, task);
   });
   return *this;
 }
@@ -180,16 +203,18 @@ DataParallelTable::OneCall::OneCall(DataParallelTable& table, const char* what) 
                                     << "from inside its step, such as threads()'s init function): a module, a table "
                                     << "included, is used by one thread at a time");
   table.callDepth_ = 1;
+  timer_.emplace(table.profileTimes_.calls);
 }
 
 DataParallelTable::OneCall::~OneCall() {
+  timer_.reset();  // the call's time is written while the call still holds the table
   if (--table_.callDepth_ == 0) table_.caller_.store(std::thread::id(), std::memory_order_release);
 }
 
 DataParallelTable& DataParallelTable::threads(const std::function<void(const Device&)>& init) {
   OneCall call(*this, "threads");
   checkReady();
-  runReplicas(devices().size(), [&](size_t i) { init(devices()[i]); });
+  runReplicas(kUntimed, devices().size(), [&](size_t i) { init(devices()[i]); });
   return *this;
 }
 
@@ -215,12 +240,25 @@ void DataParallelTable::markStale() {
   for (size_t i = 1; i < stale_.size(); ++i) stale_[i] = true;
 }
 
-void DataParallelTable::runReplicas(size_t count, FunctionRef<void(size_t)> task) {
+void DataParallelTable::runReplicas(Part part, size_t count, FunctionRef<void(size_t)> task) {
   try {
-    threads_->run(count, task);
+    runTimed(part, count, task);
   } catch (const Error& e) {
     throw Error(std::string("nn.DataParallelTable: replica ") + e.what());
   }
+}
+
+void DataParallelTable::runTimed(Part part, size_t count, FunctionRef<void(size_t)> task) {
+  if (part == kUntimed || !profilingEnabled()) {
+    threads_->run(count, task);
+    return;
+  }
+  ScopedTimer round(profileTimes_.rounds[part]);
+  std::vector<PassTime>& tasks = profileTimes_.tasks[part];
+  threads_->run(count, [&](size_t i) {
+    ScopedTimer timer(tasks[i]);
+    task(i);
+  });
 }
 
 // --- broadcast ------------------------------------------------------------------------
@@ -231,6 +269,7 @@ void DataParallelTable::syncParameters() {
   // Buffers unchanged since they were last averaged are equal on every replica already, and
   // the first replica's may have been loaded since: copying the first's is then exact.
   const bool average = bufferPolicy() == BufferPolicy::Average && buffersChanged_;
+  collectivePart_ = kBroadcast;
   broadcastParameters(replicas_, *communicator_, plan_.collectives,
                       average ? BufferPolicy::Average : BufferPolicy::BroadcastFirst);
   for (size_t i = 1; i < replicas_.size(); ++i) {
@@ -255,6 +294,11 @@ void DataParallelTable::mirrorModes(const Module& from, Module& to) {
 }
 
 // --- scatter, run, gather -------------------------------------------------------------
+
+const Activity& DataParallelTable::scatterTo(size_t i, Activity& into) {
+  ScopedTimer timer(profileTimes_.scatters[i]);
+  return scatterActivity(plan_.source, dim(), plan_.slices[i], devices()[i], into);
+}
 
 void DataParallelTable::gather(const Activity& (Module::*part)() const, Activity& into) {
   plan_.parts.clear();
@@ -286,9 +330,7 @@ const Activity& DataParallelTable::updateOutputActivity(const Activity& input) {
   plan_.input.forget();
   plan_.gradOutput.forget();
   splitBatch(rows, replicas_.size(), plan_.slices);
-  runReplicas(plan_.active(), [&](size_t i) {
-    replicas_[i]->forward(scatterActivity(plan_.source, dim(), plan_.slices[i], devices()[i], plan_.inputs[i]));
-  });
+  runReplicas(kForward, plan_.active(), [&](size_t i) { replicas_[i]->forward(scatterTo(i, plan_.inputs[i])); });
   plan_.input.remember(input);
   if (train_) buffersChanged_ = true;
   gather(&Module::outputActivity, outputActivity_);
@@ -348,12 +390,11 @@ void DataParallelTable::scatterInputIfNew(const Activity& input) {
   // Remembered only once every slice is copied: a failure leaves the next call to scatter.
   plan_.input.forget();
   contiguousActivity(input, plan_.source);
-  runReplicas(plan_.active(),
-              [&](size_t i) { scatterActivity(plan_.source, dim(), plan_.slices[i], devices()[i], plan_.inputs[i]); });
+  runReplicas(kGradInput, plan_.active(), [&](size_t i) { scatterTo(i, plan_.inputs[i]); });
   plan_.input.remember(input);
 }
 
-void DataParallelTable::withGradOutputSlices(const Activity& gradOutput, bool everyReplica,
+void DataParallelTable::withGradOutputSlices(Part part, const Activity& gradOutput, bool everyReplica,
                                              FunctionRef<void(size_t)> then) {
   const bool scatter = !plan_.gradOutput.holds(gradOutput, plan_.scratchTensors);
   // Remembered only once every slice is copied: a failure leaves the next call to scatter.
@@ -361,9 +402,8 @@ void DataParallelTable::withGradOutputSlices(const Activity& gradOutput, bool ev
     plan_.gradOutput.forget();
     contiguousActivity(gradOutput, plan_.source);
   }
-  runReplicas(everyReplica ? replicas_.size() : plan_.active(), [&](size_t i) {
-    if (scatter && i < plan_.active())
-      scatterActivity(plan_.source, dim(), plan_.slices[i], devices()[i], plan_.gradOutputs[i]);
+  runReplicas(part, everyReplica ? replicas_.size() : plan_.active(), [&](size_t i) {
+    if (scatter && i < plan_.active()) scatterTo(i, plan_.gradOutputs[i]);
     then(i);
   });
   if (scatter) plan_.gradOutput.remember(gradOutput);
@@ -374,8 +414,12 @@ const Activity& DataParallelTable::updateGradInputActivity(const Activity& input
   checkReady();
   checkGradOutput(gradOutput);
   scatterInputIfNew(input);
-  withGradOutputSlices(gradOutput, false,
+  withGradOutputSlices(kGradInput, gradOutput, false,
                        [&](size_t i) { replicas_[i]->updateGradInputIfNeeded(plan_.inputs[i], plan_.gradOutputs[i]); });
+  return gatherGradInput();
+}
+
+const Activity& DataParallelTable::gatherGradInput() {
   // A replica whose input needs no gradient (setGradInputNeeded(false) on it or on its
   // first layer) leaves its gradInput empty, and so does the table.
   const Activity& first = replicas_[0]->gradInputActivity();
@@ -393,11 +437,31 @@ void DataParallelTable::accGradParametersActivity(const Activity& input, const A
   checkGradOutput(gradOutput);
   scatterInputIfNew(input);
   markStale();
-  withGradOutputSlices(gradOutput, true, [&](size_t i) {
+  withGradOutputSlices(kGradParameters, gradOutput, true, [&](size_t i) {
     if (i > 0) replicas_[i]->zeroGradParameters();  // Note [Counted gradients]
     if (i < plan_.active()) replicas_[i]->accGradParametersActivity(plan_.inputs[i], plan_.gradOutputs[i], scale);
   });
+  collectivePart_ = kReduce;
   reduceGradients(replicas_, *communicator_, plan_.collectives);
+}
+
+const Activity& DataParallelTable::backwardPassesActivity(const Activity& input, const Activity& gradOutput,
+                                                          float scale) {
+  OneCall call(*this, "backward");
+  checkReady();
+  checkGradOutput(gradOutput);
+  scatterInputIfNew(input);
+  markStale();
+  withGradOutputSlices(kBackward, gradOutput, true, [&](size_t i) {
+    const bool active = i < plan_.active();
+    if (active) replicas_[i]->updateGradInputIfNeeded(plan_.inputs[i], plan_.gradOutputs[i]);
+    if (i > 0) replicas_[i]->zeroGradParameters();  // Note [Counted gradients]
+    if (active) replicas_[i]->accGradParametersActivity(plan_.inputs[i], plan_.gradOutputs[i], scale);
+  });
+  const Activity& result = gatherGradInput();
+  collectivePart_ = kReduce;
+  reduceGradients(replicas_, *communicator_, plan_.collectives);
+  return result;
 }
 
 // --- the rest of the module contract ------------------------------------------------
@@ -430,6 +494,7 @@ std::pair<Tensor, Tensor> DataParallelTable::getParameters() {
 std::vector<NamedTensor> DataParallelTable::stateDict() {
   if (replicas_.empty()) return {};
   if (bufferPolicy() == BufferPolicy::Average && buffersChanged_) {
+    collectivePart_ = kBroadcast;
     averageBuffers(replicas_, *communicator_, plan_.collectives);
     buffersChanged_ = false;
   }
@@ -475,6 +540,60 @@ void DataParallelTable::checkMovable(const Device& device) const {
   NN_CHECK(replicas_.empty() || device == devices()[0],
            header() << ": cannot move to " << device.str() << "; its replicas stay on the devices given to add(), "
                     << "the first on " << devices()[0].str());
+}
+
+// --- the profile (Note [Device threads' profile]) -------------------------------------
+
+void DataParallelTable::resetProfileDetail() {
+  const size_t count = options_.devices.size();
+  for (size_t part = 0; part < kParts; ++part) {
+    profileTimes_.rounds[part] = PassTime();
+    profileTimes_.tasks[part].assign(count, PassTime());
+  }
+  profileTimes_.scatters.assign(count, PassTime());
+  profileTimes_.calls = PassTime();
+}
+
+std::string DataParallelTable::profileDetail(const PassTime& step) const {
+  const ProfileTimes& t = profileTimes_;
+  if (t.calls.calls == 0) return {};
+  const double perStep = 1e3 / static_cast<double>(std::max<int64_t>(step.calls, 1));
+  std::string out = header() + ", ms per step: the rounds of its device threads by part of the step, each\n" +
+                    "device thread's task and its wait for the others in them, and the caller alone in the table\n";
+  char cell[64];
+  auto add = [&](const char* format, auto... values) {
+    std::snprintf(cell, sizeof cell, format, values...);
+    out += cell;
+  };
+  add("%-18s %8s", "part", "rounds");
+  for (const Device& d : devices()) add(" %11s %7s", (d.str() + " task").c_str(), "wait");
+  out += "\n";
+  static const char* const kNames[kParts] = {"broadcast", "forward", "gradInput", "gradParameters", "backward",
+                                             "reduce"};
+  double rounds = 0;
+  std::vector<double> tasks(devices().size(), 0.);
+  for (size_t part = 0; part < kParts; ++part) {
+    if (t.rounds[part].calls == 0) continue;
+    const double round = t.rounds[part].seconds;
+    rounds += round;
+    add("%-18s %8.3f", kNames[part], perStep * round);
+    for (size_t i = 0; i < devices().size(); ++i) {
+      const double task = t.tasks[part][i].seconds;
+      tasks[i] += task;
+      add(" %11.3f %7.3f", perStep * task, perStep * std::max(0., round - task));
+    }
+    out += "\n";
+  }
+  add("%-18s %8.3f", "all rounds", perStep * rounds);
+  for (const double task : tasks) add(" %11.3f %7.3f", perStep * task, perStep * std::max(0., rounds - task));
+  out += "\n";
+  add("%-18s %8s", "of which scatters", "");
+  for (const PassTime& scatter : t.scatters) add(" %11.3f %7s", perStep * scatter.seconds, "");
+  out += "\n";
+  add("%-18s %8.3f", "the caller alone", perStep * std::max(0., t.calls.seconds - rounds));
+  out += "  (checks, the batch made contiguous, the gathers, small collectives: every device thread idle)\n";
+  add("%-18s %8.3f\n", "the table's calls", perStep * t.calls.seconds);
+  return out;
 }
 
 std::string DataParallelTable::header() const {

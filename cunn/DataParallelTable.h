@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -138,6 +139,10 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   void clearState() override;
   /// fn on this table, then on the first replica's tree; marks the others stale.
   void apply(const std::function<void(Module&)>& fn) override;
+  /// Per step, each device thread's work and wait in each part of the step, and the caller's time
+  /// in the table outside the device threads' rounds (Note [Device threads' profile]).
+  std::string profileDetail(const PassTime& step) const override;
+  void resetProfileDetail() override;
   /// Refuses any device but the first replica's: the replicas stay on the devices given to
   /// add(), so a parent's to() cannot leave them apart.
   void checkMovable(const Device& device) const override;
@@ -158,16 +163,30 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
 
    private:
     DataParallelTable& table_;
+    std::optional<ScopedTimer> timer_;  // the outermost call's time, where profiling is on
   };
 
   void checkReady() const;
   void checkGradOutput(const Activity& gradOutput) const;
   /// "nn.DataParallelTable(dim 0, cpu:0, cpu:1)": the first line of toString(), for messages.
   std::string header() const;
-  /// DeviceThreads::run, with failures named as this table's.
-  void runReplicas(size_t count, FunctionRef<void(size_t)> task);
+  /// The parts of a step that run on the device threads, as the profile names them; kUntimed
+  /// for rounds outside training steps (threads()).
+  enum Part : size_t { kBroadcast, kForward, kGradInput, kGradParameters, kBackward, kReduce, kParts, kUntimed = kParts };
+  /// DeviceThreads::run for `part` of the step, with failures named as this table's.
+  void runReplicas(Part part, size_t count, FunctionRef<void(size_t)> task);
+  /// DeviceThreads::run, timed as `part` where profiling is on (Note [Device threads' profile]).
+  void runTimed(Part part, size_t count, FunctionRef<void(size_t)> task);
+  /// Scatters device i's slice of the plan's source into `into`, on device i's thread.
+  const Activity& scatterTo(size_t i, Activity& into);
   /// Gathers the replicas' `part` (outputActivity or gradInputActivity) of this step into `into`.
   void gather(const Activity& (Module::*part)() const, Activity& into);
+  /// The gradInput of the replicas' updateGradInput just run: gathered, or empty where the
+  /// replicas made none (setGradInputNeeded(false)).
+  const Activity& gatherGradInput();
+  /// Both passes of backward in one round of the devices: each replica's updateGradInput and
+  /// then its accGradParameters, as the two calls one by one do in two (Note [One round per backward]).
+  const Activity& backwardPassesActivity(const Activity& input, const Activity& gradOutput, float scale) override;
   /// Scatters `input` into the plan's input slices unless they hold it already: backward given
   /// another input than the last forward's (a table in two places of a tree) works on that
   /// input's rows, as a plain module would (Note [A table in two places]).
@@ -175,7 +194,7 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   /// Scatters gradOutput into the plan's slices unless they hold it already; runs `then(i)`
   /// on device i's thread after its slice is there, for every replica (those without rows
   /// too, when `everyReplica`).
-  void withGradOutputSlices(const Activity& gradOutput, bool everyReplica, FunctionRef<void(size_t)> then);
+  void withGradOutputSlices(Part part, const Activity& gradOutput, bool everyReplica, FunctionRef<void(size_t)> then);
   void markStale();
   static void mirrorModes(const Module& from, Module& to);
 
@@ -221,6 +240,18 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   // The thread of the call running on this table, and how deeply it nests (Note [One call at a time]).
   std::atomic<std::thread::id> caller_{};
   int callDepth_ = 0;
+
+  // Note [Device threads' profile]: the rounds of each part as the caller saw them, each
+  // device's tasks in them (tasks[part][i], written by device i's thread alone) and its scatters,
+  // and the caller's time in the table's calls.
+  struct ProfileTimes {
+    PassTime rounds[kParts];
+    std::vector<PassTime> tasks[kParts];
+    std::vector<PassTime> scatters;
+    PassTime calls;
+  };
+  ProfileTimes profileTimes_;
+  Part collectivePart_ = kReduce;  // what the communicator's rounds are part of
 
   std::vector<ModulePtr> replicas_;  // modules_ (the table's children) holds the first alone
   std::vector<bool> stale_;

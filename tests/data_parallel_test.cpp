@@ -1080,6 +1080,53 @@ NN_MULTI_DEVICE_TEST_CASE("updateGradInput and accGradParameters called on their
   REQUIRE(relDiff(linearTable->get(0)->parameters().second[1], plainLinear->gradBias) < bound(kind, 1e-5));
 }
 
+// Profiling on for one test case (process-wide), off again whatever happens in it.
+struct ProfilingOn {
+  ProfilingOn() { nn::setProfiling(true); }
+  ~ProfilingOn() { nn::setProfiling(false); }
+};
+
+NN_MULTI_DEVICE_TEST_CASE("backward runs both passes in one round, with the floats of the two calls one by one",
+                          "[DataParallelTable]") {
+  const int n = upTo(kind, 3);
+  ProfilingOn on;
+  for (bool gradInputNeeded : {true, false}) {
+    CAPTURE(gradInputNeeded);
+    auto together = std::make_shared<DataParallelTable>(0, true, false);
+    together->add(makeNet(11), kind.devices(n));
+    auto apart = std::make_shared<DataParallelTable>(0, true, false);
+    apart->add(makeNet(11), kind.devices(n));
+    for (const auto& t : {together, apart}) {
+      t->setGradInputNeeded(gradInputNeeded);
+      t->zeroGradParameters();
+      nn::resetProfile(*t);
+    }
+    // Two steps of 9 rows (uneven over the devices), the second's gradients added to the
+    // first's, at scale 0.5.
+    for (uint64_t step = 0; step < 2; ++step) {
+      const Tensor x = nn::test::randomTensor({9, 6}, 20 + step);
+      const Tensor g = nn::test::randomTensor({9, 3}, 30 + step);
+      together->forward(x);
+      apart->forward(x);
+      together->backward(x, g, 0.5f);
+      apart->updateGradInput(x, g);
+      apart->accGradParameters(x, g, 0.5f);
+      REQUIRE(together->gradInput.toVector() == apart->gradInput.toVector());
+      REQUIRE(together->gradInput.numel() == (gradInputNeeded ? 9 * 6 : 0));
+      auto [tv, tg] = together->parameters();
+      auto [av, ag] = apart->parameters();
+      for (size_t i = 0; i < tg.size(); ++i) REQUIRE(tg[i].toVector() == ag[i].toVector());
+    }
+    // The rounds that ran: one a backward for the one, two for the other.
+    const nn::PassTime steps{1, 2};
+    const std::string one = together->profileDetail(steps), two = apart->profileDetail(steps);
+    CHECK_THAT(one, Catch::Contains("\nbackward ") && !Catch::Contains("\ngradInput ") &&
+                        !Catch::Contains("\ngradParameters "));
+    CHECK_THAT(two, Catch::Contains("\ngradInput ") && Catch::Contains("\ngradParameters ") &&
+                        !Catch::Contains("\nbackward "));
+  }
+}
+
 NN_MULTI_DEVICE_TEST_CASE("two threads calling forward on one table at once get an error, never a wrong table",
                           "[DataParallelTable]") {
   // Note [One call at a time]: of two overlapping calls one is refused with an nn::Error

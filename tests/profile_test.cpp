@@ -1,6 +1,9 @@
 // The per-module time profile (nn/core/Profiler.h): what containers record, its table, and that it
 // stays off unless asked for.
 #include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "cunn/cunn.h"
 #include "tests/GradCheck.h"
@@ -129,4 +132,75 @@ TEST_CASE("below a DataParallelTable the profile records the first replica's mod
   nn::resetProfile(*table);
   CHECK_FALSE(table->isStale(1));
   CHECK(replica.children()[0]->profile.forward.calls == 0);
+}
+
+namespace {
+
+// The numbers of the row of `table` whose label is `label` (the label's words, then numbers).
+std::vector<double> rowOf(const std::string& table, const std::string& label) {
+  std::istringstream lines(table);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.compare(0, label.size() + 1, label + " ") != 0) continue;
+    std::istringstream cells(line.substr(label.size()));
+    std::vector<double> numbers;
+    double x;
+    while (cells >> x) numbers.push_back(x);
+    return numbers;
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("a DataParallelTable's profile gives each device thread's task and wait in each part of the step",
+          "[profile]") {
+  // 22,510 parameters: enough that the broadcast and the reduce spread over the device threads.
+  nn::manualSeed(2);
+  auto net = std::make_shared<nn::Sequential>();
+  net->add(std::make_shared<nn::Linear>(64, 300))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(300, 10))
+      .add(std::make_shared<nn::LogSoftMax>());
+  auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
+  table->add(net, {nn::Device::cpu(0), nn::Device::cpu(1)});
+  run(*table, 2, 2);  // warm: no profile yet
+  CHECK(table->profileDetail(nn::PassTime{1, 1}).empty());
+
+  ProfilingOn on;
+  nn::resetProfile(*table);
+  nn::PassTime step;
+  for (int i = 0; i < 3; ++i) {
+    nn::ScopedTimer timer(step);
+    run(*table, 1, 1);
+  }
+  const std::string detail = table->profileDetail(step);
+  INFO(detail);
+  CHECK_THAT(detail, Catch::Contains("cpu:0 task") && Catch::Contains("cpu:1 task"));
+  // Each part: its rounds, then each device's task and wait; a task lies inside its round.
+  for (const char* part : {"broadcast", "forward", "backward", "reduce", "all rounds"}) {
+    const std::vector<double> row = rowOf(detail, part);
+    INFO(part);
+    REQUIRE(row.size() == 5);
+    CHECK(row[0] > 0);
+    for (size_t device = 0; device < 2; ++device) {
+      CHECK(row[1 + 2 * device] > 0);
+      CHECK(row[1 + 2 * device] <= row[0]);
+      CHECK(row[1 + 2 * device] + row[2 + 2 * device] == Approx(row[0]).margin(0.0015));
+    }
+  }
+  // The input's scatter is part of the forward task, the table's calls hold every round, and
+  // the step (timed here) holds the calls.
+  const std::vector<double> scatters = rowOf(detail, "of which scatters");
+  REQUIRE(scatters.size() == 2);
+  CHECK(scatters[0] > 0);
+  CHECK(scatters[0] <= rowOf(detail, "forward")[1] + rowOf(detail, "backward")[1]);
+  const double calls = rowOf(detail, "the table's calls").at(0);
+  CHECK(calls >= rowOf(detail, "all rounds")[0]);
+  CHECK(calls <= 1e3 * step.seconds / 3 + 0.0015);
+  CHECK(rowOf(detail, "the caller alone").at(0) == Approx(calls - rowOf(detail, "all rounds")[0]).margin(0.0015));
+  // profileTable prints it after the modules' rows; resetProfile clears it.
+  CHECK_THAT(nn::profileTable(*table, {}, step), Catch::EndsWith(detail));
+  nn::resetProfile(*table);
+  CHECK(table->profileDetail(step).empty());
 }

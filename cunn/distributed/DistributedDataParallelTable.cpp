@@ -2,9 +2,21 @@
 // them: at construction a check that every rank has the same model and rank 0's state for all;
 // at each training forward rank 0's buffers; in each backward the gradients' sum, bucket by
 // bucket as the module's children finish their gradients.
+//
+// Note [One wait per step]
+// A rank waits for the others once a step, after backward, for the gradients' last sums. The
+// step's check (every rank at the same step, the global batch) is a sum started with backward
+// and waited for with the gradients': averaging needs no global batch before the sums, since
+// each rank multiplies its gradients by its own batch size before them and the sum is divided
+// by the global batch after them (for shards of a power of two, the floats of weighting each
+// rank by its share first). Waiting for the check before the first bucket, as this table once
+// did, made every rank wait for the slowest at that point too: a second meeting a step. A rank
+// out of step is still an nn::Error on every rank, after the sums and before any optimizer
+// step.
 #include "cunn/distributed/DistributedDataParallelTable.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -169,7 +181,6 @@ void DistributedDataParallelTable::accGradParametersActivity(const Activity& inp
                                                              float scale) {
   if (!stepBegun_) beginStep();
   stepBegun_ = false;
-  checkStep();
   {
     // Told of each child whose gradients are done (and last of the module itself).
     ScopedGradientObserver observer(this);
@@ -178,7 +189,12 @@ void DistributedDataParallelTable::accGradParametersActivity(const Activity& inp
   // Whatever no module reported (parameters used twice): now final.
   for (Bucket& bucket : buckets_) bucket.remaining = 0;
   startReadyBuckets();
-  group_->wait();
+  {
+    ScopedTimer timer(sumWait_);
+    group_->wait();
+  }
+  checkStep();
+  if (options_.average && flatGradients_.numel() > 0) flatGradients_.mul_(1.f / meta_.data()[0]);
   if (options_.buffers == BufferPolicy::Average)
     for (Tensor& b : buffers_)
       if (b.numel() > 0) {
@@ -202,7 +218,6 @@ void DistributedDataParallelTable::beginStep() {
 }
 
 void DistributedDataParallelTable::checkStep() {
-  group_->wait();
   const float* meta = meta_.data();
   const auto step = static_cast<float>(steps_ % 1024);
   const auto ranks = static_cast<float>(group_->size());
@@ -215,9 +230,6 @@ void DistributedDataParallelTable::checkStep() {
   NN_CHECK(meta[0] > 0, "nn.DistributedDataParallelTable: the batch of every rank is empty (0 samples over "
                             << group_->size() << " ranks) at training step " << steps_
                             << ": a step needs a sample on some rank");
-  // Averaged: rank r's gradient is the mean over its batch of n_r samples; weighted by
-  // n_r / sum(n), their sum is the mean over the global batch.
-  weight_ = options_.average ? static_cast<float>(batch_) / meta[0] : 1.f;
 }
 
 void DistributedDataParallelTable::gradientsDone(const Module& m) {
@@ -236,7 +248,9 @@ void DistributedDataParallelTable::gradientsDone(const Module& m) {
 void DistributedDataParallelTable::startReadyBuckets() {
   for (; nextBucket_ < buckets_.size() && buckets_[nextBucket_].remaining == 0; ++nextBucket_) {
     Tensor& gradients = buckets_[nextBucket_].gradients;
-    if (weight_ != 1.f) gradients.mul_(weight_);
+    // Averaged: rank r's gradient is the mean over its batch of n_r samples; their sum
+    // weighted by n_r, divided by sum(n) after the sums, is the mean over the global batch.
+    if (options_.average && batch_ != 1) gradients.mul_(static_cast<float>(batch_));
     group_->startAllReduceSum(gradients);
   }
 }
@@ -245,6 +259,17 @@ void DistributedDataParallelTable::setGradInputNeeded(bool needed) {
   Module::setGradInputNeeded(needed);
   module()->setGradInputNeeded(needed);
 }
+
+std::string DistributedDataParallelTable::profileDetail(const PassTime& step) const {
+  if (sumWait_.calls == 0) return {};
+  const double perStep = 1e3 / static_cast<double>(std::max<int64_t>(step.calls, 1));
+  char line[256];
+  std::snprintf(line, sizeof line, "%s(rank %d of %d), ms per step: %.3f waiting after backward ", typeName().c_str(),
+                group_->rank(), group_->size(), perStep * sumWait_.seconds);
+  return std::string(line) + "for the gradients' last sums (the other ranks' backward, then the sums)\n";
+}
+
+void DistributedDataParallelTable::resetProfileDetail() { sumWait_ = PassTime(); }
 
 std::string DistributedDataParallelTable::toString() const {
   std::ostringstream header;

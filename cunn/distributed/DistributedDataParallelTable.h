@@ -32,7 +32,8 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   struct Options {
     /// Gradients become what one process computes on the global batch: each process's
     /// weighted by its share of the batch (its input's size along dimension 0), which is the
-    /// plain average where the shards are equal. False sums them.
+    /// plain average where the shards are equal: multiplied by its batch size before the sums,
+    /// divided by the global batch after them. False sums them.
     bool average = true;
     /// The buffers (BatchNorm's running statistics): rank 0's broadcast before each forward in
     /// training mode (BroadcastFirst, as PyTorch's), or averaged over the processes after each
@@ -79,6 +80,10 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   std::string typeName() const override { return "nn.DistributedDataParallelTable"; }
   /// "nn.DistributedDataParallelTable(rank 0 of 2)", then the module as a child block.
   std::string toString() const override;
+  /// Per step, this rank's wait for the others after backward, for the gradients' last sums
+  /// (profiling on; nn/core/Profiler.h).
+  std::string profileDetail(const PassTime& step) const override;
+  void resetProfileDetail() override;
 
   /// The text every rank compares at construction: the module's description and each tensor of
   /// its state with its sizes and the kind of its device (CPU or CUDA).
@@ -105,7 +110,8 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   void takeGradients();
   // Starts the step's check (the meta sum) and makes every bucket wait for all its gradients.
   void beginStep();
-  // Waits for the meta sum: every rank at the same step, and this rank's share of the batch.
+  // Reads the meta sum, once waited for with the gradients': every rank at the same step, and
+  // a global batch of some samples.
   void checkStep();
   void gradientsDone(const Module& module) override;
   // Starts the buckets, in order, whose gradients are all final.
@@ -133,9 +139,9 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   // Training forwards so far: the step every process must agree on.
   int64_t steps_ = 0;
   int64_t batch_ = 0;
-  // This rank's gradients are multiplied by it before the sum (Options::average).
-  float weight_ = 1;
   bool stepBegun_ = false;
+  // Where profiling is on: the wait for the gradients' last sums (Note [One wait per step]).
+  PassTime sumWait_;
 };
 
 }  // namespace nn

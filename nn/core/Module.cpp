@@ -10,13 +10,13 @@
 
 namespace nn {
 
-const Tensor& Module::backward(const Tensor& input, const Tensor& gradOutput, float scale) {
+const Tensor& Module::backwardPasses(const Tensor& input, const Tensor& gradOutput, float scale) {
   updateGradInputIfNeeded(input, gradOutput);
   accGradParameters(input, gradOutput, scale);
   return gradInput;
 }
 
-const Activity& Module::backward(const Activity& input, const Activity& gradOutput, float scale) {
+const Activity& Module::backwardPassesActivity(const Activity& input, const Activity& gradOutput, float scale) {
   updateGradInputIfNeeded(input, gradOutput);
   accGradParametersActivity(input, gradOutput, scale);
   return gradInputActivity_;

@@ -81,15 +81,19 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Computes and returns output for input (= updateOutput).
   const Tensor& forward(const Tensor& input) { return updateOutput(input); }
   /// updateGradInput (unless gradInput is not needed), then accGradParameters(scale);
-  /// returns gradInput.
-  const Tensor& backward(const Tensor& input, const Tensor& gradOutput, float scale = 1.f);
+  /// returns gradInput. (backwardPasses, which a module may do better in one go.)
+  const Tensor& backward(const Tensor& input, const Tensor& gradOutput, float scale = 1.f) {
+    return backwardPasses(input, gradOutput, scale);
+  }
   /// forward for an input that is a tensor or a table (Note [Tensors and activities]):
   /// updateOutputActivity; returns outputActivity().
   const Activity& forward(const Activity& input) { return updateOutputActivity(input); }
   /// backward for activities: updateGradInputActivity (unless gradInput is not needed), then
   /// accGradParametersActivity(scale); returns gradInputActivity(). `input` must be the input
-  /// of the last forward.
-  const Activity& backward(const Activity& input, const Activity& gradOutput, float scale = 1.f);
+  /// of the last forward. (backwardPassesActivity.)
+  const Activity& backward(const Activity& input, const Activity& gradOutput, float scale = 1.f) {
+    return backwardPassesActivity(input, gradOutput, scale);
+  }
 
   /// Computes output from input, stores it in output and returns it (Torch7's updateOutput).
   /// Keeps what backward needs of this input (masks, statistics); an nn::Error naming the module
@@ -226,8 +230,23 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Time spent in this module's passes while profiling is on, recorded by the container that
   /// runs it (nn/core/Profiler.h).
   ModuleTimes profile;
+  /// Lines that profileTable prints after its table, for the time this module spends beside its
+  /// children's passes (a DataParallelTable's device threads, a DistributedDataParallelTable's
+  /// waits for the other ranks); `step` is the caller's step time and its count of steps.
+  /// Empty by default.
+  virtual std::string profileDetail(const PassTime& /*step*/) const { return {}; }
+  /// Zeroes what profileDetail reports; resetProfile calls it with `profile`'s reset.
+  virtual void resetProfileDetail() {}
 
  protected:
+  /// What backward runs: updateGradInputIfNeeded, then accGradParameters. A module that does
+  /// the two passes better together overrides it (a DataParallelTable runs both on its devices
+  /// in one round, as Torch7's does); what it returns and leaves must be what the two calls
+  /// give, so that callers of the passes one by one see the same module.
+  virtual const Tensor& backwardPasses(const Tensor& input, const Tensor& gradOutput, float scale);
+  /// backwardPasses for activities: updateGradInputIfNeeded, then accGradParametersActivity.
+  virtual const Activity& backwardPassesActivity(const Activity& input, const Activity& gradOutput, float scale);
+
   /// Declares a parameter and its gradient; the pointers are to members of this module.
   void registerParameter(const std::string& name, Tensor* value, Tensor* gradient);
   /// Declares state that is saved and moved but not trained (BatchNorm running statistics).

@@ -46,6 +46,12 @@ std::string formatRow(const std::string& label, int width, const char* forward, 
   return line;
 }
 
+// Each module's profileDetail, the root's first, then its children's, depth first.
+void appendDetails(const Module& m, const PassTime& step, std::string& out) {
+  out += m.profileDetail(step);
+  for (const ModulePtr& child : m.children()) appendDetails(*child, step, out);
+}
+
 }  // namespace
 
 void setProfiling(bool on) { gProfiling = on; }
@@ -65,6 +71,7 @@ ScopedTimer::~ScopedTimer() {
 // Walks children() rather than apply(): a DataParallelTable's apply marks its replicas stale.
 void resetProfile(Module& root) {
   root.profile = ModuleTimes();
+  root.resetProfileDetail();
   for (const ModulePtr& child : root.children()) resetProfile(*child);
 }
 
@@ -105,6 +112,7 @@ std::string profileTable(Module& root, const std::vector<ProfileSection>& sectio
   const double other = std::max(0., step.seconds - accounted);
   out += formatRow("other", width, "", "", ms(other), share(other));
   out += formatRow("step", width, "", "", stepMs, step.seconds > 0 ? 100. : 0.);
+  appendDetails(root, step, out);
   return out;
 }
 

@@ -72,7 +72,8 @@ struct ProfileSection {
 /// "(i) description" by its place in its parent; then `sections`, and "other", the part of the
 /// step in no row above. Below a DataParallelTable these are the first replica's modules, on
 /// the first device's thread, so "other" holds the scatter, gather and reductions and any wait
-/// for the other devices.
+/// for the other devices. After the table, every module's profileDetail (the table's per device
+/// thread), the root's first.
 std::string profileTable(Module& root, const std::vector<ProfileSection>& sections, const PassTime& step);
 
 }  // namespace nn

@@ -40,6 +40,13 @@ class TableModule : public Base {
  protected:
   using Base::Base;
 
+  /// The activity passes together (backwardPassesActivity, which a table may override), as
+  /// backward on a tensor; returns gradInput.
+  const Tensor& backwardPasses(const Tensor& input, const Tensor& gradOutput, float scale) final {
+    tensorResult(this->backwardPassesActivity(Activity(input), Activity(gradOutput), scale), "gradInput");
+    return this->gradInput;
+  }
+
  private:
   const Tensor& tensorResult(const Activity& result, const char* what) const {
     NN_CHECK(result.isTensor(), this->toString() << ": its " << what << " is the table " << result.describe()
