@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Data-parallel speed-up on the CPU: LeNet training images/s with a DataParallelTable on
-# cpu:0,cpu:1 (one compute thread each) against cpu:0 alone (one thread), global batch 256
-# (BATCH), in alternating rounds of one epoch each (the example's images/s over the epoch, first
-# step included). Prints each round, the medians and their ratio.
-# ROUNDS (3), LIMIT (training images per round; the whole set, 60000, if unset) and BATCH (256)
-# may be set in the environment.
+# Data-parallel training on the CPU against what two cores give with nothing shared: LeNet
+# training images/s, one compute thread a device or process, in alternating rounds of one epoch
+# each (the example's images/s over the epoch, first step included). Each round runs
+#   one    - cpu:0 alone at the global batch (BATCH, 256);
+#   two    - two independent processes at once, each on cpu:0 at half the batch: their images/s
+#            summed, the measure of the next two;
+#   table  - a DataParallelTable on cpu:0,cpu:1 at the global batch (half of it a replica);
+#   ranks  - two ranks under mpirun (DistributedDataParallelTable), half the batch each, where
+#            mpirun is installed (RANKS=0 leaves them out).
+# Prints each round, the medians, the table's speed-up over one device, and the table's and the
+# ranks' share of the two processes' images/s, each round's and the medians'.
+# ROUNDS (3), LIMIT (training images per round; the whole set, 60000, if unset), BATCH (256) and
+# LENET (the example's binary, to measure another build; bazel-bin/examples/lenet) may be set in
+# the environment. `--profile` of the example shows where a step of each goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,28 +22,65 @@ bazel build -c opt //examples:lenet >&2
 # OpenBLAS picks its kernels unless ISA=same keeps the environment's OPENBLAS_CORETYPE.
 [ "${ISA:-native}" = same ] || unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 rounds=${ROUNDS:-3}
+batch=${BATCH:-256}
+half=$((batch / 2))
 limit=()
 [ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")
+lenet=${LENET:-bazel-bin/examples/lenet}
+ranks=${RANKS:-1}
+command -v mpirun >/dev/null || ranks=0
+launch=(mpirun -np 2 --oversubscribe --bind-to none)
+[ "$(id -u)" -eq 0 ] && launch+=(--allow-run-as-root)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-run() {  # devices -> images per second of the training pass
-  rm -f "$work/m.jsonl"  # the example appends to its metrics file
-  bazel-bin/examples/lenet --epochs 1 --batch-size "${BATCH:-256}" --threads 1 "${limit[@]}" --devices "$1" \
-    --metrics "$work/m.jsonl" >/dev/null 2>&1
-  sed -E 's/.*"images_per_second": ([0-9.]+).*/\1/' "$work/m.jsonl"
+# train NAME BATCH [example arguments...]: one epoch, its metrics in $work/NAME.jsonl
+train() {
+  local name=$1 size=$2
+  shift 2
+  rm -f "$work/$name.jsonl"  # the example appends to its metrics file
+  "$lenet" --epochs 1 --batch-size "$size" --threads 1 "${limit[@]}" --metrics "$work/$name.jsonl" \
+    "$@" >/dev/null 2>&1
 }
-
+speed() { sed -E 's/.*"images_per_second": ([0-9.]+).*/\1/' "$work/$1.jsonl"; }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+ratio() { echo "$1 $2" | awk '{printf "%.2f", $1 / $2}'; }
 
-echo "round  cpu:0 (1 thread)  cpu:0,cpu:1 (1 thread each)   images/s"
+printf "%5s %10s %16s %10s %10s   %-12s %s\n" round "one" "two processes" "table" "ranks" "table/two" "ranks/two"
 for r in $(seq "$rounds"); do
-  one=$(run cpu:0)
-  two=$(run cpu:0,cpu:1)
-  echo "$one" >>"$work/one"
-  echo "$two" >>"$work/two"
-  printf "%5d  %16.0f  %27.0f\n" "$r" "$one" "$two"
+  train one "$batch" --devices cpu:0
+  train a "$half" --devices cpu:0 &
+  train b "$half" --devices cpu:0 --seed 2 &
+  wait
+  train table "$batch" --devices cpu:0,cpu:1
+  one=$(speed one)
+  two=$(echo "$(speed a) $(speed b)" | awk '{print $1 + $2}')
+  table=$(speed table)
+  echo "$one" >>"$work/ones"
+  echo "$two" >>"$work/twos"
+  echo "$table" >>"$work/tables"
+  echo "$(ratio "$table" "$two")" >>"$work/table-shares"
+  rank="-" rankShare="-"
+  if [ "$ranks" != 0 ]; then
+    rm -f "$work/ranks.jsonl"
+    "${launch[@]}" "$lenet" --epochs 1 --batch-size "$half" --threads 1 "${limit[@]}" \
+      --devices cpu:0 --metrics "$work/ranks.jsonl" >/dev/null 2>&1
+    rank=$(printf "%.0f" "$(speed ranks)")
+    rankShare=$(ratio "$rank" "$two")
+    echo "$rank" >>"$work/rankss"
+    echo "$rankShare" >>"$work/rank-shares"
+  fi
+  printf "%5d %10.0f %16.0f %10.0f %10s   %-12s %s\n" "$r" "$one" "$two" "$table" "$rank" "$(ratio "$table" "$two")" \
+    "$rankShare"
 done
-m1=$(median <"$work/one")
-m2=$(median <"$work/two")
-printf "median %15.0f  %27.0f   speed-up %.2fx\n" "$m1" "$m2" "$(echo "$m2 $m1" | awk '{print $1 / $2}')"
+m1=$(median <"$work/ones")
+m2=$(median <"$work/twos")
+mt=$(median <"$work/tables")
+mr="-" shareRanks="-"
+if [ "$ranks" != 0 ]; then
+  mr=$(printf "%.0f" "$(median <"$work/rankss")")
+  shareRanks="$(ratio "$mr" "$m2") (rounds $(median <"$work/rank-shares"))"
+fi
+printf "%5s %10.0f %16.0f %10.0f %10s   %-12s %s\n" median "$m1" "$m2" "$mt" "$mr" \
+  "$(ratio "$mt" "$m2") (rounds $(median <"$work/table-shares"))" "$shareRanks"
+echo "speed-up of the table over one device: $(ratio "$mt" "$m1")x"
