@@ -64,7 +64,10 @@ constexpr auto tilesOf(TileOf tileOf, std::index_sequence<R...>) {
 template <int Rows>
 NN_AVX512_KERNEL void forwardTile(const float* xb, const float* w, int64_t in, const float* bias, float* y, int64_t out,
                                   int64_t samples) {
+  // Every loop over the sums unrolled whole, so that they live in registers: where one was
+  // left a loop, GCC 12 kept the sums in memory and stored all 24 at every input.
   __m512 sums[Rows][2];
+#pragma GCC unroll 12
   for (int r = 0; r < Rows; ++r) sums[r][0] = sums[r][1] = bias ? _mm512_set1_ps(bias[r]) : _mm512_setzero_ps();
   // One pointer along the rows and each row's offset from the first: 12 offsets, 11 registers.
   for (const float* wk = w; wk != w + in; ++wk, xb += kTileLanes) {
@@ -76,10 +79,11 @@ NN_AVX512_KERNEL void forwardTile(const float* xb, const float* w, int64_t in, c
       sums[r][1] = _mm512_fmadd_ps(x1, wr, sums[r][1]);
     }
   }
+#pragma GCC unroll 2
   for (int v = 0; v < 2; ++v) {
     __m512 t[16];
-    for (int i = 0; i < 16; ++i) t[i] = _mm512_setzero_ps();
-    for (int r = 0; r < Rows; ++r) t[r] = sums[r][v];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) t[i] = i < Rows ? sums[i][v] : _mm512_setzero_ps();
     transpose16(t);
     for (int64_t j = 0; j < 16 && 16 * v + j < samples; ++j)
       _mm512_mask_storeu_ps(y + (16 * v + j) * out, firstLanes(Rows), t[j]);

@@ -36,7 +36,11 @@ constexpr auto tilesOf(TileOf tileOf, std::index_sequence<R...>) {
 template <int Rows>
 void forwardTile(const float* xb, const float* w, int64_t in, const float* bias, float* y, int64_t out,
                  int64_t samples) {
+  // Every loop over the sums unrolled whole, so that they live in registers: where one was
+  // left a loop, GCC 12 kept the sums in memory and stored all 12 at every input (twice as slow
+  // as OpenBLAS on Zen 3, which stores one 256-bit vector a cycle).
   __m256 sums[Rows][2];
+#pragma GCC unroll 6
   for (int r = 0; r < Rows; ++r) sums[r][0] = sums[r][1] = bias ? _mm256_set1_ps(bias[r]) : _mm256_setzero_ps();
   for (const float* wk = w; wk != w + in; ++wk, xb += kTileLanes) {
     const __m256 x0 = _mm256_loadu_ps(xb), x1 = _mm256_loadu_ps(xb + 8);
@@ -48,10 +52,11 @@ void forwardTile(const float* xb, const float* w, int64_t in, const float* bias,
     }
   }
   const __m256i rows = firstLanes8(Rows);
+#pragma GCC unroll 2
   for (int v = 0; v < 2; ++v) {
     __m256 t[8];
-    for (int i = 0; i < 8; ++i) t[i] = _mm256_setzero_ps();
-    for (int r = 0; r < Rows; ++r) t[r] = sums[r][v];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) t[i] = i < Rows ? sums[i][v] : _mm256_setzero_ps();
     transpose8(t);
     for (int64_t j = 0; j < 8 && 8 * v + j < samples; ++j) _mm256_maskstore_ps(y + (8 * v + j) * out, rows, t[j]);
   }
@@ -63,6 +68,13 @@ constexpr auto kForwardTiles =
 // strip[o][16] = w[o][c] (c < cols; zeros after) for the strip's `rows` rows (w: its first row and
 // column; rows `in` apart).
 void copyStrip(const float* w, int64_t in, int64_t rows, int64_t cols, float* strip) {
+  if (cols == kTileLanes) {
+    for (int64_t o = 0; o < rows; ++o, w += in, strip += kTileLanes) {
+      _mm256_storeu_ps(strip, _mm256_loadu_ps(w));
+      _mm256_storeu_ps(strip + 8, _mm256_loadu_ps(w + 8));
+    }
+    return;
+  }
   const __m256i low = firstLanes8(cols), high = firstLanes8(cols - 8);
   for (int64_t o = 0; o < rows; ++o, w += in, strip += kTileLanes) {
     _mm256_storeu_ps(strip, _mm256_maskload_ps(w, low));
@@ -76,12 +88,22 @@ void copyStrip(const float* w, int64_t in, int64_t rows, int64_t cols, float* st
 template <int Rows>
 void gradInputTile(const float* strip, const float* g, int64_t rows, float* gx, int64_t in, int64_t cols,
                    bool first) {
+  // A whole strip of 16 inputs reads and writes gx with plain loads and stores: a masked store
+  // takes several times as long as a plain one on Zen 3.
+  const bool whole = cols == kTileLanes;
   const __m256i low = firstLanes8(cols), high = firstLanes8(cols - 8);
   __m256 sums[Rows][2];
 #pragma GCC unroll 6
   for (int r = 0; r < Rows; ++r) {
-    sums[r][0] = first ? _mm256_setzero_ps() : _mm256_maskload_ps(gx + r * in, low);
-    sums[r][1] = first ? _mm256_setzero_ps() : _mm256_maskload_ps(gx + r * in + 8, high);
+    if (first) {
+      sums[r][0] = sums[r][1] = _mm256_setzero_ps();
+    } else if (whole) {
+      sums[r][0] = _mm256_loadu_ps(gx + r * in);
+      sums[r][1] = _mm256_loadu_ps(gx + r * in + 8);
+    } else {
+      sums[r][0] = _mm256_maskload_ps(gx + r * in, low);
+      sums[r][1] = _mm256_maskload_ps(gx + r * in + 8, high);
+    }
   }
   for (int64_t o = 0; o < rows; ++o, strip += kTileLanes, g += kTileRows) {
     const __m256 w0 = _mm256_loadu_ps(strip), w1 = _mm256_loadu_ps(strip + 8);
@@ -94,8 +116,13 @@ void gradInputTile(const float* strip, const float* g, int64_t rows, float* gx, 
   }
 #pragma GCC unroll 6
   for (int r = 0; r < Rows; ++r) {
-    _mm256_maskstore_ps(gx + r * in, low, sums[r][0]);
-    _mm256_maskstore_ps(gx + r * in + 8, high, sums[r][1]);
+    if (whole) {
+      _mm256_storeu_ps(gx + r * in, sums[r][0]);
+      _mm256_storeu_ps(gx + r * in + 8, sums[r][1]);
+    } else {
+      _mm256_maskstore_ps(gx + r * in, low, sums[r][0]);
+      _mm256_maskstore_ps(gx + r * in + 8, high, sums[r][1]);
+    }
   }
 }
 
@@ -171,10 +198,16 @@ inline __attribute__((always_inline)) void narrowGradInput(const float* gy, cons
       sums[s][1] = _mm256_fmadd_ps(w1, g, sums[s][1]);
     }
   }
+  // Plain stores but for the last inputs: a masked store takes several times as long on Zen 3.
 #pragma GCC unroll 4
   for (int s = 0; s < S; ++s) {
-    _mm256_maskstore_ps(gx + s * in + k, low, sums[s][0]);
-    _mm256_maskstore_ps(gx + s * in + k + 8, high, sums[s][1]);
+    if (Masked) {
+      _mm256_maskstore_ps(gx + s * in + k, low, sums[s][0]);
+      _mm256_maskstore_ps(gx + s * in + k + 8, high, sums[s][1]);
+    } else {
+      _mm256_storeu_ps(gx + s * in + k, sums[s][0]);
+      _mm256_storeu_ps(gx + s * in + k + 8, sums[s][1]);
+    }
   }
 }
 
@@ -185,29 +218,38 @@ void narrowGradInputRow(const float* gy, const float* w, float* gx, int64_t in, 
   if (k < in) narrowGradInput<S, true>(gy, w, gx, in, out, k);
 }
 
-// gw[o][k..k+7] += scale * sum over the samples of gy[n][o] x[n][k..k+7], for the outputs
-// [o0, o0 + 8) below `out` and the vectors of inputs from k = begin to end.
+// The most outputs whose weight gradient one pass over the samples sums: 12 sums, the vector of
+// inputs and a broadcast gradient fill 14 of AVX2's 16 registers.
+constexpr int kNarrowOutputs = 12;
+
+// gw[o][k..k+7] += scale * sum over the samples of gy[n][o] x[n][k..k+7], for `outputs`
+// (<= kNarrowOutputs) outputs from o0 and the vectors of inputs from k = begin to end.
 void narrowWeightGradient(const float* x, const float* gy, float* gw, int64_t batch, int64_t in, int64_t out,
-                          int64_t o0, float scale, int64_t begin, int64_t end) {
-  const int64_t outputs = std::min<int64_t>(8, out - o0);
+                          int64_t o0, int64_t outputs, float scale, int64_t begin, int64_t end) {
   for (int64_t k = begin; k < end; k += 8) {
     const __m256i lanes = firstLanes8(end - k);
-    __m256 sums[8];
-#pragma GCC unroll 8
-    for (int o = 0; o < 8; ++o) sums[o] = _mm256_setzero_ps();
+    // Plain loads and stores but for the last inputs, fewer than 8: a masked store takes
+    // several times as long on Zen 3.
+    const bool whole = end - k >= 8;
+    __m256 sums[kNarrowOutputs];
+#pragma GCC unroll 12
+    for (int o = 0; o < kNarrowOutputs; ++o) sums[o] = _mm256_setzero_ps();
     for (int64_t n = 0; n < batch; ++n) {
-      const __m256 xv = _mm256_maskload_ps(x + n * in + k, lanes);
+      const __m256 xv = whole ? _mm256_loadu_ps(x + n * in + k) : _mm256_maskload_ps(x + n * in + k, lanes);
       const float* g = gy + n * out + o0;
-#pragma GCC unroll 8
-      for (int o = 0; o < 8; ++o)
+#pragma GCC unroll 12
+      for (int o = 0; o < kNarrowOutputs; ++o)
         if (o < outputs) sums[o] = _mm256_fmadd_ps(xv, _mm256_broadcast_ss(g + o), sums[o]);
     }
     const __m256 s = _mm256_set1_ps(scale);
-#pragma GCC unroll 8
-    for (int o = 0; o < 8; ++o)
+#pragma GCC unroll 12
+    for (int o = 0; o < kNarrowOutputs; ++o)
       if (o < outputs) {
         float* row = gw + (o0 + o) * in + k;
-        _mm256_maskstore_ps(row, lanes, _mm256_fmadd_ps(sums[o], s, _mm256_maskload_ps(row, lanes)));
+        if (whole)
+          _mm256_storeu_ps(row, _mm256_fmadd_ps(sums[o], s, _mm256_loadu_ps(row)));
+        else
+          _mm256_maskstore_ps(row, lanes, _mm256_fmadd_ps(sums[o], s, _mm256_maskload_ps(row, lanes)));
       }
   }
 }
@@ -236,8 +278,11 @@ void narrowAccGradWeight(const Device& device, const float* x, const float* grad
                          int64_t in, int64_t out, float scale) {
   const int64_t vectors = blocksOf(in, 8);
   parallelRanges(device, vectors, 8, [&](int64_t begin, int64_t end) {
-    for (int64_t o0 = 0; o0 < out; o0 += 8)
-      narrowWeightGradient(x, gradY, gradWeight, batch, in, out, o0, scale, 8 * begin, std::min(in, 8 * end));
+    // The outputs in as few passes as the registers allow, of sizes differing by at most one.
+    const int64_t passes = blocksOf(out, kNarrowOutputs), size = blocksOf(out, passes);
+    for (int64_t o0 = 0; o0 < out; o0 += size)
+      narrowWeightGradient(x, gradY, gradWeight, batch, in, out, o0, std::min(size, out - o0), scale, 8 * begin,
+                           std::min(in, 8 * end));
   });
 }
 
