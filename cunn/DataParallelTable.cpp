@@ -52,7 +52,8 @@
 // does, rather than a round for each pass: the two calls one by one wait twice a step for the
 // slowest device, and backward once. What each replica computes, and in which order, is the
 // same (so are the floats); the table then gathers the gradInputs and reduces the gradients as
-// the two calls do. updateGradInput and accGradParameters called one by one keep their rounds.
+// the two calls do. updateGradInput and accGradParameters called one by one keep their rounds,
+// and so does a table inside a container, which calls its children's passes one by one.
 //
 // Note [A table in two places]
 // A module may sit in two places of a tree (README, "A module in two places"), and so may a
@@ -433,35 +434,31 @@ const Activity& DataParallelTable::gatherGradInput() {
 
 void DataParallelTable::accGradParametersActivity(const Activity& input, const Activity& gradOutput, float scale) {
   OneCall call(*this, "accGradParameters");
-  checkReady();
-  checkGradOutput(gradOutput);
-  scatterInputIfNew(input);
-  markStale();
-  withGradOutputSlices(kGradParameters, gradOutput, true, [&](size_t i) {
-    if (i > 0) replicas_[i]->zeroGradParameters();  // Note [Counted gradients]
-    if (i < plan_.active()) replicas_[i]->accGradParametersActivity(plan_.inputs[i], plan_.gradOutputs[i], scale);
-  });
-  collectivePart_ = kReduce;
-  reduceGradients(replicas_, *communicator_, plan_.collectives);
+  gradientRound(kGradParameters, input, gradOutput, scale, /*gradInputToo=*/false);
 }
 
 const Activity& DataParallelTable::backwardPassesActivity(const Activity& input, const Activity& gradOutput,
                                                           float scale) {
   OneCall call(*this, "backward");
+  gradientRound(kBackward, input, gradOutput, scale, /*gradInputToo=*/true);
+  return gradInputActivity();
+}
+
+void DataParallelTable::gradientRound(Part part, const Activity& input, const Activity& gradOutput, float scale,
+                                      bool gradInputToo) {
   checkReady();
   checkGradOutput(gradOutput);
   scatterInputIfNew(input);
   markStale();
-  withGradOutputSlices(kBackward, gradOutput, true, [&](size_t i) {
+  withGradOutputSlices(part, gradOutput, true, [&](size_t i) {
     const bool active = i < plan_.active();
-    if (active) replicas_[i]->updateGradInputIfNeeded(plan_.inputs[i], plan_.gradOutputs[i]);
+    if (active && gradInputToo) replicas_[i]->updateGradInputIfNeeded(plan_.inputs[i], plan_.gradOutputs[i]);
     if (i > 0) replicas_[i]->zeroGradParameters();  // Note [Counted gradients]
     if (active) replicas_[i]->accGradParametersActivity(plan_.inputs[i], plan_.gradOutputs[i], scale);
   });
-  const Activity& result = gatherGradInput();
+  if (gradInputToo) gatherGradInput();
   collectivePart_ = kReduce;
   reduceGradients(replicas_, *communicator_, plan_.collectives);
-  return result;
 }
 
 // --- the rest of the module contract ------------------------------------------------

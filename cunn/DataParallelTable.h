@@ -187,6 +187,9 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   /// Both passes of backward in one round of the devices: each replica's updateGradInput and
   /// then its accGradParameters, as the two calls one by one do in two (Note [One round per backward]).
   const Activity& backwardPassesActivity(const Activity& input, const Activity& gradOutput, float scale) override;
+  /// One round of every replica's accGradParameters (after its updateGradInput where
+  /// `gradInputToo`, then gathered), as `part` of the step, then the gradients' reduce.
+  void gradientRound(Part part, const Activity& input, const Activity& gradOutput, float scale, bool gradInputToo);
   /// Scatters `input` into the plan's input slices unless they hold it already: backward given
   /// another input than the last forward's (a table in two places of a tree) works on that
   /// input's rows, as a plain module would (Note [A table in two places]).
