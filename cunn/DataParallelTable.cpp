@@ -93,8 +93,8 @@
 // With profiling on (nn::setProfiling, --profile), the table times each round of its device
 // threads as its caller sees it (from handing out the tasks until the last is done), and each
 // device thread's task in it, per part of the step: the parameters' broadcast, forward (with the
-// input's scatter), updateGradInput (with gradOutput's), accGradParameters and the gradients'
-// reduce. A device thread's wait in a round is the round less its task: the time it sat idle
+// input's scatter), backward (with gradOutput's; or updateGradInput and accGradParameters, each
+// called alone) and the gradients' reduce. A device thread's wait in a round is the round less its task: the time it sat idle
 // while another device's task ran, and its wake-up. The caller's time in the table's calls
 // less the rounds is what the caller did alone meanwhile (the checks, the batch made
 // contiguous, the gathers, the collectives' lists), with every device thread idle.
@@ -374,7 +374,7 @@ void DataParallelTable::Scattered::forget() {
   offsets.clear();
 }
 
-void DataParallelTable::scatterInputIfNew(const Activity& input) {
+void DataParallelTable::scatterInputIfNew(Part part, const Activity& input) {
   if (plan_.input.holds(input, plan_.scratchTensors)) return;
   checkActivityDepth(input, "nn.DataParallelTable: backward's input");
   int64_t rows = 0;
@@ -391,7 +391,7 @@ void DataParallelTable::scatterInputIfNew(const Activity& input) {
   // Remembered only once every slice is copied: a failure leaves the next call to scatter.
   plan_.input.forget();
   contiguousActivity(input, plan_.source);
-  runReplicas(kGradInput, plan_.active(), [&](size_t i) { scatterTo(i, plan_.inputs[i]); });
+  runReplicas(part, plan_.active(), [&](size_t i) { scatterTo(i, plan_.inputs[i]); });
   plan_.input.remember(input);
 }
 
@@ -414,7 +414,7 @@ const Activity& DataParallelTable::updateGradInputActivity(const Activity& input
   OneCall call(*this, "updateGradInput");
   checkReady();
   checkGradOutput(gradOutput);
-  scatterInputIfNew(input);
+  scatterInputIfNew(kGradInput, input);
   withGradOutputSlices(kGradInput, gradOutput, false,
                        [&](size_t i) { replicas_[i]->updateGradInputIfNeeded(plan_.inputs[i], plan_.gradOutputs[i]); });
   return gatherGradInput();
@@ -448,7 +448,7 @@ void DataParallelTable::gradientRound(Part part, const Activity& input, const Ac
                                       bool gradInputToo) {
   checkReady();
   checkGradOutput(gradOutput);
-  scatterInputIfNew(input);
+  scatterInputIfNew(part, input);
   markStale();
   withGradOutputSlices(part, gradOutput, true, [&](size_t i) {
     const bool active = i < plan_.active();

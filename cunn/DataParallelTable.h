@@ -192,8 +192,9 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   void gradientRound(Part part, const Activity& input, const Activity& gradOutput, float scale, bool gradInputToo);
   /// Scatters `input` into the plan's input slices unless they hold it already: backward given
   /// another input than the last forward's (a table in two places of a tree) works on that
-  /// input's rows, as a plain module would (Note [A table in two places]).
-  void scatterInputIfNew(const Activity& input);
+  /// input's rows, as a plain module would (Note [A table in two places]); the scatter's round
+  /// is timed as `part` of the step.
+  void scatterInputIfNew(Part part, const Activity& input);
   /// Scatters gradOutput into the plan's slices unless they hold it already; runs `then(i)`
   /// on device i's thread after its slice is there, for every replica (those without rows
   /// too, when `everyReplica`).

@@ -34,12 +34,14 @@ launch=(mpirun -np 2 --oversubscribe --bind-to none)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# train NAME BATCH [example arguments...]: one epoch, its metrics in $work/NAME.jsonl
+# train NAME BATCH [example arguments...]: one epoch, under the command in `prefix` where one is
+# set (mpirun), its metrics in $work/NAME.jsonl
+prefix=()
 train() {
   local name=$1 size=$2
   shift 2
   rm -f "$work/$name.jsonl"  # the example appends to its metrics file
-  "$lenet" --epochs 1 --batch-size "$size" --threads 1 "${limit[@]}" --metrics "$work/$name.jsonl" \
+  "${prefix[@]}" "$lenet" --epochs 1 --batch-size "$size" --threads 1 "${limit[@]}" --metrics "$work/$name.jsonl" \
     "$@" >/dev/null 2>&1
 }
 speed() { sed -E 's/.*"images_per_second": ([0-9.]+).*/\1/' "$work/$1.jsonl"; }
@@ -56,29 +58,29 @@ for r in $(seq "$rounds"); do
   one=$(speed one)
   two=$(echo "$(speed a) $(speed b)" | awk '{print $1 + $2}')
   table=$(speed table)
+  tableShare=$(ratio "$table" "$two")
   echo "$one" >>"$work/ones"
   echo "$two" >>"$work/twos"
   echo "$table" >>"$work/tables"
-  echo "$(ratio "$table" "$two")" >>"$work/table-shares"
+  echo "$tableShare" >>"$work/table-shares"
   rank="-" rankShare="-"
   if [ "$ranks" != 0 ]; then
-    rm -f "$work/ranks.jsonl"
-    "${launch[@]}" "$lenet" --epochs 1 --batch-size "$half" --threads 1 "${limit[@]}" \
-      --devices cpu:0 --metrics "$work/ranks.jsonl" >/dev/null 2>&1
+    prefix=("${launch[@]}")
+    train ranks "$half" --devices cpu:0
+    prefix=()
     rank=$(printf "%.0f" "$(speed ranks)")
     rankShare=$(ratio "$rank" "$two")
-    echo "$rank" >>"$work/rankss"
+    echo "$rank" >>"$work/rank-speeds"
     echo "$rankShare" >>"$work/rank-shares"
   fi
-  printf "%5d %10.0f %16.0f %10.0f %10s   %-12s %s\n" "$r" "$one" "$two" "$table" "$rank" "$(ratio "$table" "$two")" \
-    "$rankShare"
+  printf "%5d %10.0f %16.0f %10.0f %10s   %-12s %s\n" "$r" "$one" "$two" "$table" "$rank" "$tableShare" "$rankShare"
 done
 m1=$(median <"$work/ones")
 m2=$(median <"$work/twos")
 mt=$(median <"$work/tables")
 mr="-" shareRanks="-"
 if [ "$ranks" != 0 ]; then
-  mr=$(printf "%.0f" "$(median <"$work/rankss")")
+  mr=$(printf "%.0f" "$(median <"$work/rank-speeds")")
   shareRanks="$(ratio "$mr" "$m2") (rounds $(median <"$work/rank-shares"))"
 fi
 printf "%5s %10.0f %16.0f %10.0f %10s   %-12s %s\n" median "$m1" "$m2" "$mt" "$mr" \
