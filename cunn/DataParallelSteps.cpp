@@ -61,6 +61,24 @@ const Activity& scatterActivity(const Activity& src, int dim, Slice slice, const
   return into;
 }
 
+bool scatterByCommunicator(const Activity& src, int dim, const std::vector<Slice>& slices,
+                           const std::vector<Device>& devices, Communicator& communicator, std::vector<Activity>& into,
+                           std::vector<Tensor>& parts) {
+  if (dim != 0 || !src.isTensor() || src.tensor().numel() == 0 || src.tensor().device() != devices[0]) return false;
+  const Tensor& whole = src.tensor();
+  std::vector<int64_t>& sizes = sizesScratch();
+  sizes = whole.sizes();
+  parts.clear();
+  for (size_t i = 0; i < devices.size(); ++i) {
+    sizes[0] = i < slices.size() ? slices[i].length : 0;
+    Tensor& part = into[i].setTensor();
+    part.resize_(sizes, devices[i]);
+    parts.push_back(part);
+  }
+  communicator.scatter(whole, parts);
+  return true;
+}
+
 namespace {
 
 // The rows of the first tensor of `a` (-1 where it has none yet), checked against every other.

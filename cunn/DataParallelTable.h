@@ -179,6 +179,10 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   void runTimed(Part part, size_t count, FunctionRef<void(size_t)> task);
   /// Scatters device i's slice of the plan's source into `into`, on device i's thread.
   const Activity& scatterTo(size_t i, Activity& into);
+  /// Scatters every slice of the plan's source into `into` by the communicator, on the caller's
+  /// thread, where the source allows it; false where each device's thread must copy its own
+  /// (Note [Scatter by the communicator]).
+  bool scatterWhole(std::vector<Activity>& into);
   /// Gathers the replicas' `part` (outputActivity or gradInputActivity) of this step into `into`.
   void gather(const Activity& (Module::*part)() const, Activity& into);
   /// The gradInput of the replicas' updateGradInput just run: gathered, or empty where the
@@ -227,6 +231,8 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
     std::vector<Activity> inputs, gradOutputs;
     /// The input or gradOutput with every tensor contiguous, for the scatter.
     Activity source;
+    /// Scratch for the slices handed to the communicator's scatter.
+    std::vector<Tensor> scatterParts;
     /// The input and the gradOutput whose slices inputs and gradOutputs hold.
     Scattered input, gradOutput;
     /// Scratch for the tensors of an input or a gradOutput, to compare them with those above.
@@ -252,6 +258,7 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
     PassTime rounds[kParts];
     std::vector<PassTime> tasks[kParts];
     std::vector<PassTime> scatters;
+    PassTime wholeScatters;  // by the communicator, on the caller's thread
     PassTime calls;
   };
   ProfileTimes profileTimes_;

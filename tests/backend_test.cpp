@@ -313,6 +313,54 @@ NN_DEVICE_TEST_CASE("makeCommunicator gives one device's communicator, which lea
   REQUIRE(t[0].toVector() == host.toVector());
 }
 
+NN_MULTI_DEVICE_TEST_CASE("every communicator scatters the root's tensor into parts of their own sizes",
+                          "[Communicator]") {
+  const std::vector<Device> devices = upToEight(kind);
+  const size_t ranks = devices.size();
+  // Parts of 3 rows, 2 rows, ..., and none for the last rank (a batch with fewer rows than
+  // devices), of 5 floats a row, so that every part starts where the one before it ended.
+  std::vector<int64_t> rows(ranks);
+  int64_t total = 0;
+  for (size_t r = 0; r + 1 < ranks; ++r) total += rows[r] = r == 0 ? 3 : 2;
+  const Tensor host = nn::test::randomTensor({total, 5}, 6);
+  const std::vector<float> values = host.toVector();
+  for (bool useNCCL : {false, true}) {
+    CAPTURE(useNCCL);
+    const std::unique_ptr<nn::Communicator> communicator = nn::makeCommunicator(devices, useNCCL);
+    const Tensor source = Tensor::empty(host.sizes(), devices[0]).copy_(host);
+    std::vector<Tensor> parts;
+    for (size_t r = 0; r < ranks; ++r) parts.push_back(Tensor::full({rows[r], 5}, -1.f, devices[r]));
+    for (int call = 0; call < 2; ++call) {  // twice: a pooled set of NCCL communicators, the same parts
+      communicator->scatter(source, parts);
+      size_t offset = 0;
+      for (size_t r = 0; r < ranks; ++r) {
+        CAPTURE(r);
+        const std::vector<float> expected(values.begin() + static_cast<std::ptrdiff_t>(offset),
+                                          values.begin() + static_cast<std::ptrdiff_t>(offset + 5 * rows[r]));
+        REQUIRE(parts[r].toVector() == expected);
+        offset += 5 * static_cast<size_t>(rows[r]);
+      }
+    }
+    REQUIRE(source.toVector() == values);
+
+    const std::string name = communicator->name();
+    const std::string type = name == "host copies" ? "HostCommunicator.scatter"
+                             : name == "nccl"      ? "NcclCommunicator.scatter"
+                                                   : "PeerCommunicator.scatter";
+    std::vector<Tensor> swapped = parts;
+    std::swap(swapped[0], swapped[1]);
+    REQUIRE_THROWS_WITH(communicator->scatter(source, swapped),
+                        Contains(type + ": expected part 0 on " + devices[0].str()));
+    REQUIRE_THROWS_WITH(communicator->scatter(parts[1], parts),
+                        Contains(type + ": expected a contiguous source on " + devices[0].str()));
+    std::vector<Tensor> short_ = parts;
+    short_[0] = Tensor::empty({2, 5}, devices[0]);
+    REQUIRE_THROWS_WITH(communicator->scatter(source, short_),
+                        Contains(type + ": the parts hold " + std::to_string(5 * (total - 1)) +
+                                 " elements, the source " + std::to_string(5 * total)));
+  }
+}
+
 NN_MULTI_DEVICE_TEST_CASE("the communicators of several devices give the host's rank-ordered sums", "[Communicator]") {
   const std::vector<Device> devices = upToEight(kind);
   const std::vector<Tensor> host = hostRanks(devices.size(), {129, 7});

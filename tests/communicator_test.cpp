@@ -120,6 +120,38 @@ TEST_CASE("host collectives keep NCCL's contract: one tensor per device, every r
   REQUIRE_THROWS_WITH(nn::makeCommunicator({Device::cpu(0), Device::cpu(0)}, false), Catch::Contains("listed twice"));
 }
 
+TEST_CASE("host scatter keeps NCCL's contract: a part per device, contiguous, the source's size in all",
+          "[Communicator]") {
+  HostCommunicator c(cpuDevices(3));
+  std::vector<float> twelve(12);
+  for (size_t i = 0; i < twelve.size(); ++i) twelve[i] = static_cast<float>(i);
+  const Tensor source = Tensor::fromVector({12}, twelve);
+  const std::vector<Tensor> parts{Tensor::zeros({5}), Tensor::zeros({7}, Device::cpu(1)),
+                                  Tensor::zeros({0}, Device::cpu(2))};
+  c.scatter(source, parts);
+  REQUIRE(parts[0].toVector() == std::vector<float>{0, 1, 2, 3, 4});
+  REQUIRE(parts[1].toVector() == std::vector<float>{5, 6, 7, 8, 9, 10, 11});
+  REQUIRE_THROWS_WITH(c.scatter(source, {parts[0], parts[1]}),
+                      Catch::Contains("HostCommunicator.scatter: expected one part per device of the communicator "
+                                      "(3), got 2"));
+  REQUIRE_THROWS_WITH(c.scatter(Tensor::zeros({12, 2}).select(1, 0), parts),
+                      Catch::Contains("expected a contiguous source on cpu:0, got a non-contiguous one on cpu:0"));
+  REQUIRE_THROWS_WITH(c.scatter(source.to(Device::cpu(1)), parts),
+                      Catch::Contains("expected a contiguous source on cpu:0, got one on cpu:1"));
+  const std::vector<Tensor> strided{Tensor::zeros({5}), Tensor::zeros({7, 2}, Device::cpu(1)).select(1, 0),
+                                    Tensor::zeros({0}, Device::cpu(2))};
+  REQUIRE_THROWS_WITH(c.scatter(source, strided), Catch::Contains("part 1 of sizes [7] is not contiguous"));
+  // More than the source holds, and less: refused before anything is copied.
+  const std::vector<Tensor> more{Tensor::zeros({5}), Tensor::zeros({8}, Device::cpu(1)),
+                                 Tensor::zeros({0}, Device::cpu(2))};
+  REQUIRE_THROWS_WITH(c.scatter(source, more),
+                      Catch::Contains("the parts up to 1 hold more than the source's 12 elements"));
+  REQUIRE(more[0].toVector() == std::vector<float>(5, 0.f));
+  const std::vector<Tensor> fewer{Tensor::zeros({5}), Tensor::zeros({6}, Device::cpu(1)),
+                                  Tensor::zeros({0}, Device::cpu(2))};
+  REQUIRE_THROWS_WITH(c.scatter(source, fewer), Catch::Contains("the parts hold 11 elements, the source 12"));
+}
+
 TEST_CASE("makeCommunicator gives CPU devices host copies, with or without threads", "[Communicator]") {
   REQUIRE(nn::makeCommunicator({Device::cpu(0), Device::cpu(1)}, false)->name() == "host copies");
   nn::DeviceThreads threads(std::vector<Device>{Device::cpu(0), Device::cpu(1)});

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "cunn/cunn.h"
@@ -1124,6 +1125,57 @@ NN_MULTI_DEVICE_TEST_CASE("backward runs both passes in one round, with the floa
                         !Catch::Contains("\ngradParameters "));
     CHECK_THAT(two, Catch::Contains("\ngradInput ") && Catch::Contains("\ngradParameters ") &&
                         !Catch::Contains("\nbackward "));
+  }
+}
+
+NN_MULTI_DEVICE_TEST_CASE("a batch on the first device is scattered in one call, with the floats of a copy per device",
+                          "[DataParallelTable]") {
+  const int n = upTo(kind, 3);
+  // Elsewhere: a device of the kind outside the table on CPU runs, the host on CUDA runs.
+  const Device elsewhere = kind.isCpu() ? Device::cpu(n) : Device::cpu(0);
+  ProfilingOn on;
+  for (bool useNCCL : {true, false}) {
+    CAPTURE(useNCCL);
+    auto oneCall = std::make_shared<DataParallelTable>(0, true, useNCCL);
+    oneCall->add(makeNet(12), kind.devices(n));
+    auto perDevice = std::make_shared<DataParallelTable>(0, true, useNCCL);
+    perDevice->add(makeNet(12), kind.devices(n));
+    for (const auto& t : {oneCall, perDevice}) {
+      t->zeroGradParameters();
+      nn::resetProfile(*t);
+    }
+    // 7 rows (3, 2, 2 on three devices), 2 (a device without rows: an empty part), and 3,001,
+    // whose copies take long enough to show in the profile's thousandths of a millisecond.
+    for (int64_t rows : {7, 2, 3001}) {
+      CAPTURE(rows);
+      const Tensor x = nn::test::randomTensor({rows, 6}, 40 + rows);
+      const Tensor g = nn::test::randomTensor({rows, 3}, 50 + rows);
+      const Tensor& y = oneCall->forward(x.to(kind.device(0)));
+      REQUIRE(y.toVector() == perDevice->forward(x.to(elsewhere)).toVector());
+      const Tensor& gx = oneCall->backward(x.to(kind.device(0)), g.to(kind.device(0)));
+      REQUIRE(gx.toVector() == perDevice->backward(x.to(elsewhere), g.to(elsewhere)).toVector());
+      auto [ov, og] = oneCall->parameters();
+      auto [pv, pg] = perDevice->parameters();
+      for (size_t i = 0; i < og.size(); ++i) REQUIRE(og[i].toVector() == pg[i].toVector());
+    }
+    // The routes that ran (Note [Scatter by the communicator]): the caller's one call for the
+    // batch on the first device, each device thread's copy for the other.
+    const nn::PassTime steps{1, 2};
+    const std::string one = oneCall->profileDetail(steps), per = perDevice->profileDetail(steps);
+    INFO(one);
+    INFO(per);
+    const auto cells = [](const std::string& detail, const std::string& label) {
+      const size_t at = detail.find("\n" + label + " ");
+      REQUIRE(at != std::string::npos);
+      std::istringstream row(detail.substr(at + label.size() + 2, detail.find('\n', at + 1) - at - label.size() - 2));
+      std::vector<double> numbers;
+      for (double v; row >> v;) numbers.push_back(v);
+      return numbers;
+    };
+    CHECK(cells(one, "one-call scatters").at(0) > 0);
+    CHECK(cells(per, "one-call scatters").at(0) == 0);
+    for (double copy : cells(one, "of which scatters")) CHECK(copy == 0);
+    CHECK(cells(per, "of which scatters").at(0) > 0);
   }
 }
 

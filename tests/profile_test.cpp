@@ -33,9 +33,9 @@ std::shared_ptr<nn::Sequential> smallNet() {
 }
 
 // `forwards` forward passes, the last `backwards` of them followed by a backward pass.
-void run(nn::Module& net, int forwards, int backwards) {
-  const Tensor x = nn::test::randomTensor({32, 64}, 2);
-  const Tensor gradOutput = nn::test::randomTensor({32, 10}, 3);
+void run(nn::Module& net, int forwards, int backwards, int64_t rows = 32) {
+  const Tensor x = nn::test::randomTensor({rows, 64}, 2);
+  const Tensor gradOutput = nn::test::randomTensor({rows, 10}, 3);
   for (int i = 0; i < forwards; ++i) {
     net.forward(x);
     if (i >= forwards - backwards) net.backward(x, gradOutput);
@@ -170,9 +170,10 @@ TEST_CASE("a DataParallelTable's profile gives each device thread's task and wai
   ProfilingOn on;
   nn::resetProfile(*table);
   nn::PassTime step;
+  // 1,024 rows: the batch's copies take long enough to show in thousandths of a millisecond.
   for (int i = 0; i < 3; ++i) {
     nn::ScopedTimer timer(step);
-    run(*table, 1, 1);
+    run(*table, 1, 1, 1024);
   }
   const std::string detail = table->profileDetail(step);
   INFO(detail);
@@ -189,12 +190,17 @@ TEST_CASE("a DataParallelTable's profile gives each device thread's task and wai
       CHECK(row[1 + 2 * device] + row[2 + 2 * device] == Approx(row[0]).margin(0.0015));
     }
   }
-  // The input's scatter is part of the forward task, the table's calls hold every round, and
-  // the step (timed here) holds the calls.
+  // A batch on the first device, cut along dimension 0, is scattered by the communicator in one
+  // call on the caller's thread (Note [Scatter by the communicator]): the device threads copy
+  // nothing, and the caller alone holds that call.
   const std::vector<double> scatters = rowOf(detail, "of which scatters");
   REQUIRE(scatters.size() == 2);
-  CHECK(scatters[0] > 0);
-  CHECK(scatters[0] <= rowOf(detail, "forward")[1] + rowOf(detail, "backward")[1]);
+  CHECK(scatters[0] == 0);
+  CHECK(scatters[1] == 0);
+  const double oneCall = rowOf(detail, "one-call scatters").at(0);
+  CHECK(oneCall > 0);
+  CHECK(oneCall <= rowOf(detail, "the caller alone").at(0) + 0.0015);
+  // The table's calls hold every round, and the step (timed here) holds the calls.
   const double calls = rowOf(detail, "the table's calls").at(0);
   CHECK(calls >= rowOf(detail, "all rounds")[0]);
   CHECK(calls <= 1e3 * step.seconds / 3 + 0.0015);
@@ -203,4 +209,23 @@ TEST_CASE("a DataParallelTable's profile gives each device thread's task and wai
   CHECK_THAT(nn::profileTable(*table, {}, step), Catch::EndsWith(detail));
   nn::resetProfile(*table);
   CHECK(table->profileDetail(step).empty());
+
+  // A batch elsewhere (here on cpu:1) is copied by each device's thread, its own slice, inside
+  // the round: a part of the forward task (and of backward's, for gradOutput on cpu:1).
+  const Tensor x = nn::test::randomTensor({1024, 64}, 2).to(nn::Device::cpu(1));
+  const Tensor gradOutput = nn::test::randomTensor({1024, 10}, 3).to(nn::Device::cpu(1));
+  for (int i = 0; i < 3; ++i) {
+    nn::ScopedTimer timer(step);
+    table->forward(x);
+    table->backward(x, gradOutput);
+  }
+  const std::string elsewhere = table->profileDetail(step);
+  INFO(elsewhere);
+  const std::vector<double> own = rowOf(elsewhere, "of which scatters");
+  REQUIRE(own.size() == 2);
+  for (size_t device = 0; device < 2; ++device) {
+    CHECK(own[device] > 0);
+    CHECK(own[device] <= rowOf(elsewhere, "forward")[1 + 2 * device] + rowOf(elsewhere, "backward")[1 + 2 * device]);
+  }
+  CHECK(rowOf(elsewhere, "one-call scatters").at(0) == 0);
 }

@@ -256,13 +256,36 @@ int64_t CudaBackend::hostSynchronizations() const { return cuda::hostWaitCount()
 
 void CudaBackend::streamWait(int waiter, int device) {
   if (waiter == device) return;  // one stream: already in order
-  cudaStream_t waiting = stream(waiter);
+  waitForDevice(stream(waiter), device);
+}
+
+void CudaBackend::waitForDevice(cudaStream_t waiting, int device) {
   cudaStream_t s = stream(device);
   PerDevice& d = perDevice(device);
   std::lock_guard<std::mutex> lock(d.eventMutex);
   DeviceGuard guard(device);
   CUDA_CHECK(cudaEventRecord(d.event, s));
   CUDA_CHECK(cudaStreamWaitEvent(waiting, d.event, 0));
+}
+
+CudaBackend::PairStream& CudaBackend::pairStream(int a, int b) {
+  const std::pair<int, int> key(std::min(a, b), std::max(a, b));
+  std::lock_guard<std::mutex> lock(pairsMutex_);
+  std::unique_ptr<PairStream>& entry = pairs_[key];
+  if (entry) return *entry;
+  // Note [Made whole or not at all]: a failure leaves no entry, and the next copy tries again.
+  auto made = std::make_unique<PairStream>();
+  try {
+    DeviceGuard guard(key.first);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&made->stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&made->done, cudaEventDisableTiming));
+  } catch (...) {
+    if (made->stream != nullptr) cudaStreamDestroy(made->stream);
+    pairs_.erase(key);
+    throw;
+  }
+  entry = std::move(made);
+  return *entry;
 }
 
 CudaAllocator& CudaBackend::allocator(int device) { return perDevice(device).allocator; }
@@ -337,16 +360,18 @@ void CudaBackend::copyBytes(void* dst, const Device& dstDevice, const void* src,
     copyThroughHost(dst, dstDevice.index(), src, srcDevice.index(), bytes);
     return;
   }
-  // Ordered by events (Note [One stream per device]): work queued on the destination may
-  // still read or write the memory about to change, and what is queued there next reads it.
+  // On the pair's copy stream, ordered by events (Note [Peer copies]).
   const int from = srcDevice.index();
   const int to = dstDevice.index();
-  streamWait(from, to);
-  {
-    DeviceGuard guard(from);
-    CUDA_CHECK(cudaMemcpyPeerAsync(dst, to, src, from, bytes, stream(from)));
-  }
-  streamWait(to, from);
+  PairStream& pair = pairStream(from, to);
+  std::lock_guard<std::mutex> lock(pair.mutex);
+  waitForDevice(pair.stream, from);
+  waitForDevice(pair.stream, to);
+  DeviceGuard guard(std::min(from, to));
+  CUDA_CHECK(cudaMemcpyPeerAsync(dst, to, src, from, bytes, pair.stream));
+  CUDA_CHECK(cudaEventRecord(pair.done, pair.stream));
+  CUDA_CHECK(cudaStreamWaitEvent(stream(to), pair.done, 0));
+  CUDA_CHECK(cudaStreamWaitEvent(stream(from), pair.done, 0));
 }
 
 void CudaBackend::makeStaging(PerDevice& d, int device, size_t bytes) {

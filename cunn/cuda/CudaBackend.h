@@ -10,11 +10,23 @@
 // backend waits only where memory leaves the devices: a copy to host memory returns when the
 // data has arrived; a copy from host memory returns once the host's memory is no longer needed
 // (Note [Staged host copies]). Everything else is only queued. Between two
-// devices the order is kept by events, not by the host: a peer copy is queued on the source's
-// stream behind an event of the destination's (so it waits for the work already queued on
-// both), and the destination's stream waits for an event recorded after it (so everything
-// queued there later sees the data). What can observe a result therefore comes later on the
-// same stream, or behind such an event, or is a copy to the host.
+// devices the order is kept by events, not by the host (Note [Peer copies]). What can observe a
+// result therefore comes later on the same stream, or behind such an event, or is a copy to the
+// host.
+//
+// Note [Peer copies]
+// A copy between two devices with peer access runs on a copy stream of that pair of devices,
+// not on either device's stream: it waits there for events of both devices' streams (the work
+// already queued on both, which may write the source or still read or write the destination),
+// and both streams wait for an event recorded after it (later work on the destination sees
+// the data; later work on the source may overwrite what the copy read). So the copies of one
+// device to several others (a scatter from the first device) and of several to one (a gather
+// onto it) run at the same time, each over its own link, where on one of the devices' streams
+// they ran one after another and held up that device's kernels meanwhile. Each copy still joins
+// the two devices' queues: the library cannot see which later kernels write the source, so the
+// source's stream waits for the copy at once (as PyTorch's copy_ between devices does). Where
+// NCCL runs, DataParallelTable's scatter of a batch on the first device needs no such joins:
+// NCCL's sends and receives run on each device's own stream (NcclCommunicator::scatter).
 //
 // Note [Staged host copies]
 // Copies between the host and a device (Note [Host synchronisations] in nn/backend/Backend.h)
@@ -185,6 +197,21 @@ class CudaBackend : public Backend {
 
   std::mutex peerMutex_;
   std::map<std::pair<int, int>, bool> peer_;
+
+  // The copy stream of a pair of devices (Note [Peer copies]), on the lower-numbered one, and
+  // an event recorded after each copy; a copy holds `mutex` from its first wait to the last
+  // wait on `done` (a queued wait keeps the state it saw, so the event may be recorded again).
+  struct PairStream {
+    std::mutex mutex;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+  };
+  /// The copy stream of cuda:`a` and cuda:`b` (a != b), made on first use.
+  PairStream& pairStream(int a, int b);
+  /// Queues on `waiting` a wait for the work queued so far on cuda:`device`'s stream.
+  void waitForDevice(cudaStream_t waiting, int device);
+  std::mutex pairsMutex_;
+  std::map<std::pair<int, int>, std::unique_ptr<PairStream>> pairs_;
 
   // Pinned host memory through which devices without peer access exchange data, a chunk at
   // a time; allocated on first need and kept.

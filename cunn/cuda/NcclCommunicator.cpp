@@ -1,4 +1,5 @@
-// NcclCommunicator: reduce, broadcast and all-reduce with NCCL, rank 0 the root.
+// NcclCommunicator: reduce, broadcast and all-reduce with NCCL, rank 0 the root; scatter by
+// point-to-point sends from it.
 #include "cunn/cuda/NcclCommunicator.h"
 
 #include <atomic>
@@ -8,6 +9,7 @@
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
+#include "cunn/cuda/DeviceGuard.h"
 
 namespace nn {
 
@@ -102,6 +104,33 @@ void NcclCommunicator::broadcast(const std::vector<Tensor>& tensors) {
 
 void NcclCommunicator::allReduce(const std::vector<Tensor>& tensors) {
   run(Collective::AllReduce, tensors, "NcclCommunicator.allReduce");
+}
+
+void NcclCommunicator::scatter(const Tensor& source, const std::vector<Tensor>& parts) {
+  checkScatterTensors(source, parts, devices_, "NcclCommunicator.scatter");
+  CudaBackend& backend = CudaBackend::instance();
+  const float* from = source.rawData();
+  const int root = devices_[0].index();
+  if (parts[0].numel() > 0) {
+    DeviceGuard guard(root);
+    CUDA_CHECK(cudaMemcpyAsync(parts[0].rawData(), from, static_cast<size_t>(parts[0].numel()) * sizeof(float),
+                               cudaMemcpyDeviceToDevice, backend.stream(root)));
+  }
+  from += parts[0].numel();
+  // Cleared at the end: a throw on the way leaves the set marked, and it is destroyed, not pooled.
+  broken_ = true;
+  {
+    NcclGroup group;
+    for (size_t r = 1; r < parts.size(); ++r) {
+      const size_t n = static_cast<size_t>(parts[r].numel());
+      if (n == 0) continue;  // both sides skip it: a rank without rows
+      NCCL_CHECK(ncclSend(from, n, ncclFloat, static_cast<int>(r), comms_[0], backend.stream(root)));
+      NCCL_CHECK(ncclRecv(parts[r].rawData(), n, ncclFloat, 0, comms_[r], backend.stream(devices_[r].index())));
+      from += n;
+    }
+    group.end();
+  }
+  broken_ = false;
 }
 
 void NcclCommunicator::run(Collective collective, const std::vector<Tensor>& tensors, const char* who) {

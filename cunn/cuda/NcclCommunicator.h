@@ -1,4 +1,5 @@
-// NcclCommunicator: the collectives of DataParallelTable over CUDA devices with NCCL, one
+// NcclCommunicator: the collectives of DataParallelTable over CUDA devices with NCCL (and its
+// scatter of a batch on the first device: point-to-point sends), one
 // NCCL communicator per device of the set, all driven from the calling thread in one group.
 //
 // Making NCCL communicators is slow (seconds on real GPUs), so a destroyed NcclCommunicator gives
@@ -31,6 +32,10 @@ class NcclCommunicator : public Communicator {
   void reduce(const std::vector<Tensor>& tensors) override;
   void broadcast(const std::vector<Tensor>& tensors) override;
   void allReduce(const std::vector<Tensor>& tensors) override;
+  /// The root sends each rank its part (ncclSend and ncclRecv in one group) and copies its own
+  /// on its stream: every device waits for its own queue alone, where copies between devices
+  /// join both devices' queues (Note [Peer copies] in CudaBackend.h).
+  void scatter(const Tensor& source, const std::vector<Tensor>& parts) override;
   std::string name() const override { return "nccl"; }
 
   /// How many sets of NCCL communicators this process has made (ncclCommInitAll calls that

@@ -35,6 +35,18 @@ void PeerCommunicator::broadcast(const std::vector<Tensor>& tensors) {
   }
 }
 
+void PeerCommunicator::scatter(const Tensor& source, const std::vector<Tensor>& parts) {
+  checkScatterTensors(source, parts, devices_, "PeerCommunicator.scatter");
+  CudaBackend& backend = CudaBackend::instance();
+  const float* from = source.rawData();
+  for (size_t r = 0; r < parts.size(); ++r) {
+    const int64_t n = parts[r].numel();
+    const StridedView view = StridedView::contiguous(n);
+    backend.copy(parts[r].rawData(), devices_[r], view, from, devices_[0], view, n);
+    from += n;
+  }
+}
+
 void PeerCommunicator::allReduce(const std::vector<Tensor>& tensors) {
   reduce(tensors);
   broadcast(tensors);

@@ -1,7 +1,7 @@
 // PeerCommunicator: the collectives of DataParallelTable over CUDA devices without NCCL:
 // every rank's tensor is copied to the first device (peer to peer where the pair allows it,
 // else through pinned host memory) and added there by a kernel, in rank order; a broadcast
-// copies the first device's tensor to the others.
+// copies the first device's tensor to the others, and a scatter each rank's part of it.
 #pragma once
 
 #include <vector>
@@ -22,6 +22,8 @@ class PeerCommunicator : public Communicator {
   void reduce(const std::vector<Tensor>& tensors) override;
   void broadcast(const std::vector<Tensor>& tensors) override;
   void allReduce(const std::vector<Tensor>& tensors) override;
+  /// A copy per rank from the first device (Note [Peer copies] in CudaBackend.h).
+  void scatter(const Tensor& source, const std::vector<Tensor>& parts) override;
   std::string name() const override { return "peer copies"; }
 
  private:

@@ -89,4 +89,27 @@ void checkCollectiveTensors(const std::vector<Tensor>& tensors, const std::vecto
   }
 }
 
+void checkScatterTensors(const Tensor& source, const std::vector<Tensor>& parts, const std::vector<Device>& devices,
+                         const char* who) {
+  NN_CHECK(parts.size() == devices.size(), who << ": expected one part per device of the communicator ("
+                                               << devices.size() << "), got " << parts.size()
+                                               << "; every rank takes part in every call");
+  NN_CHECK(source.device() == devices[0] && source.isContiguous(),
+           who << ": expected a contiguous source on " << devices[0].str() << ", got "
+               << (source.isContiguous() ? "one" : "a non-contiguous one") << " on " << source.device().str());
+  int64_t left = source.numel();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Tensor& t = parts[i];
+    NN_CHECK(t.device() == devices[i],
+             who << ": expected part " << i << " on " << devices[i].str() << ", got one on " << t.device().str());
+    NN_CHECK(t.isContiguous(), who << ": part " << i << " of sizes " << t.shapeString() << " is not contiguous");
+    // Counted down from the source's size, so that no sum of the parts' sizes can overflow.
+    NN_CHECK(t.numel() <= left, who << ": the parts up to " << i << " hold more than the source's "
+                                    << source.numel() << " elements");
+    left -= t.numel();
+  }
+  NN_CHECK(left == 0, who << ": the parts hold " << source.numel() - left << " elements, the source "
+                          << source.numel());
+}
+
 }  // namespace nn

@@ -7,7 +7,8 @@
 // communicator is made for a list of devices, and every call takes exactly one tensor per
 // device, in that order, each on its device, all contiguous with one size; every rank takes
 // part in every call. Rank 0 (the first device) is the root: reduce sums onto it, broadcast
-// copies from it.
+// copies from it, scatter cuts its tensor into one part per rank (the parts' sizes may differ,
+// as a batch's rows over the devices do, and a part may be empty).
 #pragma once
 
 #include <memory>
@@ -30,6 +31,9 @@ class Communicator {
   virtual void broadcast(const std::vector<Tensor>& tensors) = 0;
   /// Every tensor = the sum over all ranks.
   virtual void allReduce(const std::vector<Tensor>& tensors) = 0;
+  /// parts[i] = the parts[i].numel() elements of `source` (on the root) that follow those of
+  /// parts[0 .. i-1]: a batch cut along its first dimension, one slice per rank.
+  virtual void scatter(const Tensor& source, const std::vector<Tensor>& parts) = 0;
   /// "host copies", "nccl", "peer copies"
   virtual std::string name() const = 0;
 };
@@ -44,5 +48,11 @@ std::unique_ptr<Communicator> makeCommunicator(const std::vector<Device>& device
 /// Throws an nn::Error naming `who` (e.g. "HostCommunicator.reduce") unless there is one
 /// tensor per device, tensors[i] on devices[i], all contiguous with the sizes of tensors[0].
 void checkCollectiveTensors(const std::vector<Tensor>& tensors, const std::vector<Device>& devices, const char* who);
+
+/// Throws an nn::Error naming `who` (e.g. "HostCommunicator.scatter") unless `source` is
+/// contiguous on devices[0] and there is one part per device, parts[i] contiguous on devices[i],
+/// the parts' sizes adding up to the source's.
+void checkScatterTensors(const Tensor& source, const std::vector<Tensor>& parts, const std::vector<Device>& devices,
+                         const char* who);
 
 }  // namespace nn

@@ -73,4 +73,13 @@ void HostCommunicator::allReduce(const std::vector<Tensor>& tensors) {
   });
 }
 
+void HostCommunicator::scatter(const Tensor& source, const std::vector<Tensor>& parts) {
+  checkScatterTensors(source, parts, devices_, "HostCommunicator.scatter");
+  const float* from = source.data();
+  for (const Tensor& part : parts) {
+    std::copy(from, from + part.numel(), part.data());
+    from += part.numel();
+  }
+}
+
 }  // namespace nn

@@ -19,6 +19,9 @@ class HostCommunicator : public Communicator {
   void reduce(const std::vector<Tensor>& tensors) override;
   void broadcast(const std::vector<Tensor>& tensors) override;
   void allReduce(const std::vector<Tensor>& tensors) override;
+  /// On the calling thread: a batch's slices are small beside a step, and spreading them over
+  /// the device threads would cost a round of them.
+  void scatter(const Tensor& source, const std::vector<Tensor>& parts) override;
   std::string name() const override { return "host copies"; }
 
  private:
