@@ -24,7 +24,10 @@
 // onto it) run at the same time, each over its own link, where on one of the devices' streams
 // they ran one after another and held up that device's kernels meanwhile. Each copy still joins
 // the two devices' queues: the library cannot see which later kernels write the source, so the
-// source's stream waits for the copy at once (as PyTorch's copy_ between devices does). Where
+// source's stream waits for the copy at once (as PyTorch's copy_ between devices does). That
+// wait also keeps the caching allocator right without a record of each block's last use on
+// other streams (PyTorch's recordStream): a block freed after a copy is handed out again only
+// to work on its device's stream, which is behind the copy. Where
 // NCCL runs, DataParallelTable's scatter of a batch on the first device needs no such joins:
 // NCCL's sends and receives run on each device's own stream (NcclCommunicator::scatter).
 //
