@@ -1081,6 +1081,21 @@ NN_MULTI_DEVICE_TEST_CASE("updateGradInput and accGradParameters called on their
   REQUIRE(relDiff(linearTable->get(0)->parameters().second[1], plainLinear->gradBias) < bound(kind, 1e-5));
 }
 
+namespace {
+
+// Two tables of makeNet(seed) over `devices`: the same parameters, for comparing two ways of
+// running a step bit for bit.
+std::pair<std::shared_ptr<DataParallelTable>, std::shared_ptr<DataParallelTable>> twinTables(
+    uint64_t seed, const std::vector<Device>& devices, bool useNCCL) {
+  auto a = std::make_shared<DataParallelTable>(0, true, useNCCL);
+  a->add(makeNet(seed), devices);
+  auto b = std::make_shared<DataParallelTable>(0, true, useNCCL);
+  b->add(makeNet(seed), devices);
+  return {a, b};
+}
+
+}  // namespace
+
 // Profiling on for one test case (process-wide), off again whatever happens in it.
 struct ProfilingOn {
   ProfilingOn() { nn::setProfiling(true); }
@@ -1093,10 +1108,7 @@ NN_MULTI_DEVICE_TEST_CASE("backward runs both passes in one round, with the floa
   ProfilingOn on;
   for (bool gradInputNeeded : {true, false}) {
     CAPTURE(gradInputNeeded);
-    auto together = std::make_shared<DataParallelTable>(0, true, false);
-    together->add(makeNet(11), kind.devices(n));
-    auto apart = std::make_shared<DataParallelTable>(0, true, false);
-    apart->add(makeNet(11), kind.devices(n));
+    const auto [together, apart] = twinTables(11, kind.devices(n), false);
     for (const auto& t : {together, apart}) {
       t->setGradInputNeeded(gradInputNeeded);
       t->zeroGradParameters();
@@ -1136,10 +1148,7 @@ NN_MULTI_DEVICE_TEST_CASE("a batch on the first device is scattered in one call,
   ProfilingOn on;
   for (bool useNCCL : {true, false}) {
     CAPTURE(useNCCL);
-    auto oneCall = std::make_shared<DataParallelTable>(0, true, useNCCL);
-    oneCall->add(makeNet(12), kind.devices(n));
-    auto perDevice = std::make_shared<DataParallelTable>(0, true, useNCCL);
-    perDevice->add(makeNet(12), kind.devices(n));
+    const auto [oneCall, perDevice] = twinTables(12, kind.devices(n), useNCCL);
     for (const auto& t : {oneCall, perDevice}) {
       t->zeroGradParameters();
       nn::resetProfile(*t);
