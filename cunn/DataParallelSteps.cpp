@@ -61,13 +61,14 @@ const Activity& scatterActivity(const Activity& src, int dim, Slice slice, const
   return into;
 }
 
-bool scatterByCommunicator(const Activity& src, int dim, const std::vector<Slice>& slices,
-                           const std::vector<Device>& devices, Communicator& communicator, std::vector<Activity>& into,
-                           std::vector<Tensor>& parts) {
-  if (dim != 0 || !src.isTensor() || src.tensor().numel() == 0 || src.tensor().device() != devices[0]) return false;
-  const Tensor& whole = src.tensor();
+bool scattersInOneCall(const Activity& src, int dim, const Device& first) {
+  return dim == 0 && src.isTensor() && src.tensor().numel() > 0 && src.tensor().device() == first;
+}
+
+void scatterInOneCall(const Tensor& src, const std::vector<Slice>& slices, const std::vector<Device>& devices,
+                      Communicator& communicator, std::vector<Activity>& into, std::vector<Tensor>& parts) {
   std::vector<int64_t>& sizes = sizesScratch();
-  sizes = whole.sizes();
+  sizes = src.sizes();
   parts.clear();
   for (size_t i = 0; i < devices.size(); ++i) {
     sizes[0] = i < slices.size() ? slices[i].length : 0;
@@ -75,8 +76,7 @@ bool scatterByCommunicator(const Activity& src, int dim, const std::vector<Slice
     part.resize_(sizes, devices[i]);
     parts.push_back(part);
   }
-  communicator.scatter(whole, parts);
-  return true;
+  communicator.scatter(src, parts);
 }
 
 namespace {

@@ -37,16 +37,17 @@ const Tensor& scatterSlice(const Tensor& src, int dim, Slice slice, const Device
 /// contiguous). A tensor `src` is scatterSlice itself.
 const Activity& scatterActivity(const Activity& src, int dim, Slice slice, const Device& device, Activity& into);
 
+/// Whether scatterInOneCall takes `src`: one tensor with elements, on `first` (the first
+/// device), cut along dimension 0 (`dim`), so that each slice is a run of its elements. Where
+/// not, each device's thread copies its own slice (scatterActivity).
+bool scattersInOneCall(const Activity& src, int dim, const Device& first);
+
 /// Scatter of a whole batch in one call of `communicator` (NCCL's sends where it runs, rather
-/// than a copy per device that joins the first device's queue with each other's): where `src` is
-/// one tensor with elements, on devices[0], cut along dimension 0 (`dim`), so that each slice is
-/// a run of its elements, resizes into[i] to slice i on devices[i] (those past the slices to no
-/// rows) and has the communicator copy them; `parts` is scratch for the call's list. Returns
-/// false, having done nothing, where the batch is not such a tensor: each device's thread then
-/// copies its own slice (scatterActivity).
-bool scatterByCommunicator(const Activity& src, int dim, const std::vector<Slice>& slices,
-                           const std::vector<Device>& devices, Communicator& communicator, std::vector<Activity>& into,
-                           std::vector<Tensor>& parts);
+/// than a copy per device that joins the first device's queue with each other's): resizes
+/// into[i] to slice i of `src` (one that scattersInOneCall takes) on devices[i], those past the
+/// slices to no rows, and has the communicator copy them; `parts` is scratch for the call's list.
+void scatterInOneCall(const Tensor& src, const std::vector<Slice>& slices, const std::vector<Device>& devices,
+                      Communicator& communicator, std::vector<Activity>& into, std::vector<Tensor>& parts);
 
 /// The number of rows of an input along `dim`: every tensor of a table must have the same
 /// (Torch7's DataParallelTable splits each of them); an nn::Error naming the sizes otherwise.

@@ -6,7 +6,7 @@
 //   scatter   - splitBatch cuts a batch along `dim` into one slice per device, sizes differing
 //               by at most one, the remainder going to the first devices (a batch smaller than
 //               the device count uses the first devices); scatterSlice copies one device's
-//               slice onto it, on that device's thread, or scatterByCommunicator copies them all
+//               slice onto it, on that device's thread, or scatterInOneCall copies them all
 //               in one call of the communicator (Note [Scatter by the communicator]);
 //   run       - each device's thread runs its replica on its slice (DeviceThreads);
 //   gather    - gatherParts concatenates the replicas' outputs (or gradInputs) along `dim` on
@@ -314,18 +314,10 @@ const Activity& DataParallelTable::scatterTo(size_t i, Activity& into) {
 }
 
 bool DataParallelTable::scatterWhole(std::vector<Activity>& into) {
-  PassTime call;  // counted only where the communicator scattered
-  bool scattered = false;
-  {
-    ScopedTimer timer(call);
-    scattered = scatterByCommunicator(plan_.source, dim(), plan_.slices, devices(), *communicator_, into,
-                                      plan_.scatterParts);
-  }
-  if (scattered) {
-    profileTimes_.wholeScatters.seconds += call.seconds;
-    profileTimes_.wholeScatters.calls += call.calls;
-  }
-  return scattered;
+  if (!scattersInOneCall(plan_.source, dim(), devices()[0])) return false;
+  ScopedTimer timer(profileTimes_.wholeScatters);
+  scatterInOneCall(plan_.source.tensor(), plan_.slices, devices(), *communicator_, into, plan_.scatterParts);
+  return true;
 }
 
 void DataParallelTable::gather(const Activity& (Module::*part)() const, Activity& into) {
@@ -427,19 +419,19 @@ void DataParallelTable::scatterInputIfNew(Part part, const Activity& input) {
 
 void DataParallelTable::withGradOutputSlices(Part part, const Activity& gradOutput, bool everyReplica,
                                              FunctionRef<void(size_t)> then) {
-  bool scatter = !plan_.gradOutput.holds(gradOutput, plan_.scratchTensors);
+  const bool fresh = !plan_.gradOutput.holds(gradOutput, plan_.scratchTensors);
   // Remembered only once every slice is copied: a failure leaves the next call to scatter.
-  const bool mustRemember = scatter;
-  if (scatter) {
+  bool eachThreadCopies = false;
+  if (fresh) {
     plan_.gradOutput.forget();
     contiguousActivity(gradOutput, plan_.source);
-    if (scatterWhole(plan_.gradOutputs)) scatter = false;  // every slice is there already
+    eachThreadCopies = !scatterWhole(plan_.gradOutputs);
   }
   runReplicas(part, everyReplica ? replicas_.size() : plan_.active(), [&](size_t i) {
-    if (scatter && i < plan_.active()) scatterTo(i, plan_.gradOutputs[i]);
+    if (eachThreadCopies && i < plan_.active()) scatterTo(i, plan_.gradOutputs[i]);
     then(i);
   });
-  if (mustRemember) plan_.gradOutput.remember(gradOutput);
+  if (fresh) plan_.gradOutput.remember(gradOutput);
 }
 
 const Activity& DataParallelTable::updateGradInputActivity(const Activity& input, const Activity& gradOutput) {
@@ -621,7 +613,7 @@ std::string DataParallelTable::profileDetail(const PassTime& step) const {
   for (const PassTime& scatter : t.scatters) add(" %11.3f %7s", perStep * scatter.seconds, "");
   out += "\n";
   add("%-18s %8.3f", "the caller alone", perStep * std::max(0., t.calls.seconds - rounds));
-  out += "  (checks, the batch made contiguous, the gathers, small collectives: every device thread idle)\n";
+  out += "  (checks, the batch made contiguous, one-call scatters, gathers, small collectives; no device thread)\n";
   add("%-18s %8.3f", "one-call scatters", perStep * t.wholeScatters.seconds);
   out += "  (a batch on the first device, cut along dimension 0, scattered by the communicator in one call)\n";
   add("%-18s %8.3f\n", "the table's calls", perStep * t.calls.seconds);

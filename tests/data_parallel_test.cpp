@@ -9,18 +9,20 @@
 #include <cmath>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "cunn/cunn.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
+#include "tests/Profiling.h"
 #include "tests/TempDir.h"
 
 using nn::DataParallelTable;
 using nn::Device;
 using nn::Tensor;
 using nn::test::DeviceKind;
+using nn::test::profileRow;
+using nn::test::ProfilingOn;
 
 namespace {
 
@@ -1096,11 +1098,6 @@ std::pair<std::shared_ptr<DataParallelTable>, std::shared_ptr<DataParallelTable>
 
 }  // namespace
 
-// Profiling on for one test case (process-wide), off again whatever happens in it.
-struct ProfilingOn {
-  ProfilingOn() { nn::setProfiling(true); }
-  ~ProfilingOn() { nn::setProfiling(false); }
-};
 
 NN_MULTI_DEVICE_TEST_CASE("backward runs both passes in one round, with the floats of the two calls one by one",
                           "[DataParallelTable]") {
@@ -1173,18 +1170,12 @@ NN_MULTI_DEVICE_TEST_CASE("a batch on the first device is scattered in one call,
     const std::string one = oneCall->profileDetail(steps), per = perDevice->profileDetail(steps);
     INFO(one);
     INFO(per);
-    const auto cells = [](const std::string& detail, const std::string& label) {
-      const size_t at = detail.find("\n" + label + " ");
-      REQUIRE(at != std::string::npos);
-      std::istringstream row(detail.substr(at + label.size() + 2, detail.find('\n', at + 1) - at - label.size() - 2));
-      std::vector<double> numbers;
-      for (double v; row >> v;) numbers.push_back(v);
-      return numbers;
-    };
-    CHECK(cells(one, "one-call scatters").at(0) > 0);
-    CHECK(cells(per, "one-call scatters").at(0) == 0);
-    for (double copy : cells(one, "of which scatters")) CHECK(copy == 0);
-    CHECK(cells(per, "of which scatters").at(0) > 0);
+    CHECK(profileRow(one, "one-call scatters").at(0) > 0);
+    CHECK(profileRow(per, "one-call scatters").at(0) == 0);
+    const std::vector<double> copies = profileRow(one, "of which scatters");
+    REQUIRE(copies.size() == static_cast<size_t>(n));
+    for (double copy : copies) CHECK(copy == 0);
+    CHECK(profileRow(per, "of which scatters").at(0) > 0);
   }
 }
 

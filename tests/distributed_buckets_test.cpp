@@ -14,6 +14,7 @@
 #include "cunn/cunn.h"
 #include "cunn/distributed/DistributedDataParallelTable.h"
 #include "cunn/distributed/ProcessGroup.h"
+#include "tests/Profiling.h"
 
 using nn::Tensor;
 
@@ -158,16 +159,17 @@ TEST_CASE("a rank waits once a step, after backward, and its profile shows that 
       std::vector<nn::ModulePtr>{nn::make<nn::Linear>(4, 3), nn::make<nn::Tanh>(), nn::make<nn::LogSoftMax>()});
   // Each wait takes 3 ms, as if the other rank's backward ended that much later.
   nn::DistributedDataParallelTable model(net, std::make_shared<MirrorGroup>(log, 3));
-  nn::setProfiling(true);
-  nn::resetProfile(model);
   nn::PassTime steps;
-  for (int i = 0; i < 2; ++i) {
-    nn::ScopedTimer timer(steps);
-    log.clear();
-    gradientsAfterStep(model);
-    CHECK(std::count(log.begin(), log.end(), "wait") == 1);
+  {
+    nn::test::ProfilingOn on;
+    nn::resetProfile(model);
+    for (int i = 0; i < 2; ++i) {
+      nn::ScopedTimer timer(steps);
+      log.clear();
+      gradientsAfterStep(model);
+      CHECK(std::count(log.begin(), log.end(), "wait") == 1);
+    }
   }
-  nn::setProfiling(false);
   const std::string detail = model.profileDetail(steps);
   INFO(detail);
   const std::string before = "ms per step: ";

@@ -1,22 +1,18 @@
 // The per-module time profile (nn/core/Profiler.h): what containers record, its table, and that it
 // stays off unless asked for.
 #include <catch2/catch.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cunn/cunn.h"
 #include "tests/GradCheck.h"
+#include "tests/Profiling.h"
 
 using nn::Tensor;
+using nn::test::profileRow;
+using nn::test::ProfilingOn;
 
 namespace {
-
-// Profiling is process-wide: on for one test case, off again whatever happens in it.
-struct ProfilingOn {
-  ProfilingOn() { nn::setProfiling(true); }
-  ~ProfilingOn() { nn::setProfiling(false); }
-};
 
 // Linear(64 -> 128), ReLU, Sequential(Linear(128 -> 10)), LogSoftMax: large enough that every
 // pass takes a measurable time, with a container inside the container.
@@ -134,24 +130,6 @@ TEST_CASE("below a DataParallelTable the profile records the first replica's mod
   CHECK(replica.children()[0]->profile.forward.calls == 0);
 }
 
-namespace {
-
-// The numbers of the row of `table` whose label is `label` (the label's words, then numbers).
-std::vector<double> rowOf(const std::string& table, const std::string& label) {
-  std::istringstream lines(table);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.compare(0, label.size() + 1, label + " ") != 0) continue;
-    std::istringstream cells(line.substr(label.size()));
-    std::vector<double> numbers;
-    double x;
-    while (cells >> x) numbers.push_back(x);
-    return numbers;
-  }
-  return {};
-}
-
-}  // namespace
 
 TEST_CASE("a DataParallelTable's profile gives each device thread's task and wait in each part of the step",
           "[profile]") {
@@ -180,7 +158,7 @@ TEST_CASE("a DataParallelTable's profile gives each device thread's task and wai
   CHECK_THAT(detail, Catch::Contains("cpu:0 task") && Catch::Contains("cpu:1 task"));
   // Each part: its rounds, then each device's task and wait; a task lies inside its round.
   for (const char* part : {"broadcast", "forward", "backward", "reduce", "all rounds"}) {
-    const std::vector<double> row = rowOf(detail, part);
+    const std::vector<double> row = profileRow(detail, part);
     INFO(part);
     REQUIRE(row.size() == 5);
     CHECK(row[0] > 0);
@@ -193,18 +171,18 @@ TEST_CASE("a DataParallelTable's profile gives each device thread's task and wai
   // A batch on the first device, cut along dimension 0, is scattered by the communicator in one
   // call on the caller's thread (Note [Scatter by the communicator]): the device threads copy
   // nothing, and the caller alone holds that call.
-  const std::vector<double> scatters = rowOf(detail, "of which scatters");
+  const std::vector<double> scatters = profileRow(detail, "of which scatters");
   REQUIRE(scatters.size() == 2);
   CHECK(scatters[0] == 0);
   CHECK(scatters[1] == 0);
-  const double oneCall = rowOf(detail, "one-call scatters").at(0);
+  const double oneCall = profileRow(detail, "one-call scatters").at(0);
   CHECK(oneCall > 0);
-  CHECK(oneCall <= rowOf(detail, "the caller alone").at(0) + 0.0015);
+  CHECK(oneCall <= profileRow(detail, "the caller alone").at(0) + 0.0015);
   // The table's calls hold every round, and the step (timed here) holds the calls.
-  const double calls = rowOf(detail, "the table's calls").at(0);
-  CHECK(calls >= rowOf(detail, "all rounds")[0]);
+  const double calls = profileRow(detail, "the table's calls").at(0);
+  CHECK(calls >= profileRow(detail, "all rounds")[0]);
   CHECK(calls <= 1e3 * step.seconds / 3 + 0.0015);
-  CHECK(rowOf(detail, "the caller alone").at(0) == Approx(calls - rowOf(detail, "all rounds")[0]).margin(0.0015));
+  CHECK(profileRow(detail, "the caller alone").at(0) == Approx(calls - profileRow(detail, "all rounds")[0]).margin(0.0015));
   // profileTable prints it after the modules' rows; resetProfile clears it.
   CHECK_THAT(nn::profileTable(*table, {}, step), Catch::EndsWith(detail));
   nn::resetProfile(*table);
@@ -214,6 +192,7 @@ TEST_CASE("a DataParallelTable's profile gives each device thread's task and wai
   // the round: a part of the forward task (and of backward's, for gradOutput on cpu:1).
   const Tensor x = nn::test::randomTensor({1024, 64}, 2).to(nn::Device::cpu(1));
   const Tensor gradOutput = nn::test::randomTensor({1024, 10}, 3).to(nn::Device::cpu(1));
+  step = nn::PassTime();
   for (int i = 0; i < 3; ++i) {
     nn::ScopedTimer timer(step);
     table->forward(x);
@@ -221,11 +200,11 @@ TEST_CASE("a DataParallelTable's profile gives each device thread's task and wai
   }
   const std::string elsewhere = table->profileDetail(step);
   INFO(elsewhere);
-  const std::vector<double> own = rowOf(elsewhere, "of which scatters");
+  const std::vector<double> own = profileRow(elsewhere, "of which scatters");
   REQUIRE(own.size() == 2);
   for (size_t device = 0; device < 2; ++device) {
     CHECK(own[device] > 0);
-    CHECK(own[device] <= rowOf(elsewhere, "forward")[1 + 2 * device] + rowOf(elsewhere, "backward")[1 + 2 * device]);
+    CHECK(own[device] <= profileRow(elsewhere, "forward")[1 + 2 * device] + profileRow(elsewhere, "backward")[1 + 2 * device]);
   }
-  CHECK(rowOf(elsewhere, "one-call scatters").at(0) == 0);
+  CHECK(profileRow(elsewhere, "one-call scatters").at(0) == 0);
 }
