@@ -1,6 +1,9 @@
 // WorkerThreads: long-lived workers that watch briefly for their next task before sleeping.
 #include "nn/core/WorkerThreads.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <chrono>
 
 #include "nn/core/Error.h"
@@ -9,15 +12,39 @@ namespace nn {
 
 namespace {
 
-// After a task a worker watches for the next one this long before it sleeps: in a training
-// step the next task follows sooner than a sleeping thread wakes (bench/README.md, "Measurements
-// behind the code"). Watching yields the core to any thread that wants it.
-constexpr std::chrono::microseconds kWatch{50};
+// After a task a worker watches for the next one this long before it sleeps. The next task of
+// a training step, and the next step's first after the trainer's SGD step and batch, come
+// sooner, and a sleeping thread wakes late: tens of microseconds on bare metal, 0.1 to 0.5 ms on
+// a virtual machine whose idle core had halted (bench/README.md, "Measurements behind the
+// code"). Watching yields the core to any thread that wants it, but a watcher that shares its
+// core with a busy thread still takes turns with it: where the process's workers outnumber its
+// cores (more devices or compute threads than cores, as in tests of eight devices), a worker
+// watches only kShortWatch, as libgomp shortens its spinning when oversubscribed.
+constexpr std::chrono::microseconds kWatch{2000};
+constexpr std::chrono::microseconds kShortWatch{50};
 // Once the first task of a round is done its core is free, so the caller watches for the
 // last one, up to this long, instead of sleeping until it is woken. A caller that ran task 0
 // itself watches from then on: a step hands out dozens of rounds, and a wake-up ending each
 // cost more than the watching.
 constexpr std::chrono::microseconds kLastWatch{2000};
+
+// Workers of every WorkerThreads alive in the process.
+std::atomic<size_t> liveWorkers{0};
+
+// The cores this process may run on (its affinity mask), counted once.
+size_t usableCores() {
+  static const size_t cores = [] {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<size_t>(CPU_COUNT(&set));
+    return static_cast<size_t>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return cores;
+}
+
+// How long a worker watches for its next task now.
+std::chrono::microseconds watchTime() {
+  return liveWorkers.load(std::memory_order_relaxed) <= usableCores() ? kWatch : kShortWatch;
+}
 
 }  // namespace
 
@@ -49,12 +76,16 @@ void WorkerThreads::stop() {
 }
 
 void WorkerThreads::loop(size_t index) {
+  ++liveWorkers;
+  struct Leave {
+    ~Leave() { --liveWorkers; }
+  } leave;
   uint64_t seen = 0;
   bool started = !start_;
   while (true) {
     const FunctionRef<void(size_t)>* task;
     size_t offset;
-    const auto until = std::chrono::steady_clock::now() + kWatch;
+    const auto until = std::chrono::steady_clock::now() + watchTime();
     while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
       std::this_thread::yield();
     {
