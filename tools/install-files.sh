@@ -45,7 +45,8 @@ while IFS= read -r header; do
   install -D -m 0644 "$header" "$prefix/include/$header"
   headers=$((headers + 1))
 done < <({
-  find -L nn cunn -maxdepth 2 -name '*.h' ! -path 'nn/cpu/*' ! -path 'cunn/cuda/*' ! -path 'cunn/distributed/*'
+  find -L nn cunn -maxdepth 2 -name '*.h' ! -path 'nn/cpu/*' ! -path 'cunn/cuda/*' ! -path 'cunn/distributed/*' \
+    ! -path nn/onnx/Onnx.h
   [ ${#distributed[@]} -eq 0 ] || printf '%s\n' "${distributed[@]}"
 } | sort)
 [ "$headers" -gt 0 ] || { echo "tools/install-files.sh: no headers under nn/ and cunn/ in $PWD" >&2; exit 1; }
@@ -64,7 +65,7 @@ Description: Torch7's nn and cunn in C++: modules, criterions, optimizers, DataP
 Version: 0.1.0
 Cflags: -std=c++17 -I\${includedir}$mpi_cflags
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lnn$mpi_ldflags
-Libs.private: -lopenblas -lz -lpng -ljpeg -lpthread
+Libs.private: -lopenblas -lz -lpng -ljpeg -lonnx -lonnx_proto -lprotobuf -lpthread
 PC
 install -D -m 0644 "$pc" "$prefix/lib/pkgconfig/nn.pc"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the library for programs built without Bazel (Make, CMake, plain g++):
-# PREFIX/lib/libnn.so (the CPU backend, the CUDA backend where the build finds a CUDA toolkit,
-# and cunn/distributed where it finds MPI), the public headers under PREFIX/include
+# PREFIX/lib/libnn.so (the CPU backend, the ONNX exporter, the CUDA backend where the build finds
+# a CUDA toolkit, and cunn/distributed where it finds MPI), the public headers under PREFIX/include
 # (#include "cunn/cunn.h"; cunn/distributed's only with MPI) and a pkg-config file,
 # PREFIX/lib/pkgconfig/nn.pc (with MPI's flags where it is used). Then, for example:
 #   export PKG_CONFIG_PATH=PREFIX/lib/pkgconfig

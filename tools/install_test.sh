@@ -4,11 +4,12 @@
 # plain g++ and pkg-config, then with CMake's find_package, and runs it: it trains on two CPU
 # devices and prints "ok". Then cunn/distributed: where the build found MPI, a program that
 # makes a DistributedDataParallelTable builds against the installed copy with pkg-config and
-# runs as one process; without MPI, none of its headers are installed. Three test cases; the
-# CMake one is skipped where cmake is missing.
+# runs as one process; without MPI, none of its headers are installed. Then the ONNX exporter: a
+# program that exports a small network and checks the file builds and runs against the installed
+# copy. Four test cases; the CMake one is skipped where cmake is missing.
 # Prints the "nn-test-cases:" line that tools/test-summary.sh adds up.
 set -uo pipefail
-cases=3
+cases=4
 passed=0 skipped=0
 fail() {
   echo "install_test: $*" >&2
@@ -75,10 +76,44 @@ else
 fi
 passed=2
 
+# The ONNX exporter: in the library, its public headers installed and its private one not (the
+# library's headers once promised nn::exportOnnx, which did not link). The exports register
+# themselves as the library loads: a network of three kinds of module exports and checks.
+[ -f "$prefix/include/nn/onnx/Export.h" ] && [ -f "$prefix/include/nn/onnx/Exporter.h" ] ||
+  fail "the ONNX exporter's headers missing"
+[ ! -e "$prefix/include/nn/onnx/Onnx.h" ] || fail "the ONNX exporter's own Onnx.h was installed"
+cat >"${TEST_TMPDIR:-$prefix}/onnx.cpp" <<'CPP'
+// A network exported to an ONNX file and the file checked by ONNX's checker.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cunn/cunn.h"
+#include "nn/onnx/Export.h"
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  nn::Sequential net({std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::ReLU>(),
+                      std::make_shared<nn::LogSoftMax>()});
+  nn::exportOnnx(net, nn::Tensor::full({2, 3}, 1.f), argv[1]);
+  nn::checkOnnxFile(argv[1]);
+  std::printf("ok\n");
+  return 0;
+}
+CPP
+onnx=${TEST_TMPDIR:-$prefix}/onnx
+g++ -O1 "${TEST_TMPDIR:-$prefix}/onnx.cpp" $flags -o "$onnx" ||
+  fail "g++ could not build a program of the ONNX exporter against the installed library"
+output=$("$onnx" "${TEST_TMPDIR:-$prefix}/net.onnx" 2>&1) || fail "the ONNX program failed: $output"
+echo "$output"
+grep -qx ok <<<"$output" || fail "the ONNX program did not print ok"
+[ -s "${TEST_TMPDIR:-$prefix}/net.onnx" ] || fail "the ONNX program wrote no file"
+passed=3
+
 # The same program from CMake: find_package(nn) through CMAKE_PREFIX_PATH, target nn::nn.
 if ! command -v cmake >/dev/null; then
   echo "install_test: cmake not found: the CMake package is not tried (skipped)" >&2
-  echo "nn-test-cases: 2 passed, 0 failed, 1 skipped"
+  echo "nn-test-cases: 3 passed, 0 failed, 1 skipped"
   exit 0
 fi
 project=${TEST_TMPDIR:-$prefix}/cmake-project
@@ -96,4 +131,4 @@ cmake -S "$project" -B "$project/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BU
 cmake --build "$project/build" >/dev/null || fail "cmake could not build against the installed library"
 output=$("$project/build/program") || fail "the CMake-built program failed: $output"
 grep -qx ok <<<"$output" || fail "the CMake-built program did not print ok"
-echo "nn-test-cases: 3 passed, 0 failed, 0 skipped"
+echo "nn-test-cases: 4 passed, 0 failed, 0 skipped"
