@@ -486,6 +486,9 @@ NN_DEVICE_TEST_CASE("table modules reject inputs they cannot take, naming themse
   REQUIRE_THROWS_WITH(nn::SelectTable(-3).forward(Table{x, x}), Catch::Contains("no item -3"));
   REQUIRE_THROWS_WITH(nn::NarrowTable(1, 2).forward(Table{x, x}),
                       Catch::Contains("nn.NarrowTable") && Catch::Contains("[1, 3)"));
+  // A length of 0 is refused where the module is made, as Narrow refuses it.
+  REQUIRE_THROWS_WITH(nn::NarrowTable(0, 0),
+                      Catch::Contains("nn.NarrowTable(offset=0, length=0)") && Catch::Contains("length other than 0"));
   REQUIRE_THROWS_AS(nn::JoinTable(-1), nn::Error);
 
   nn::ParallelTable parallel;

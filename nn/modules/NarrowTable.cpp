@@ -8,6 +8,7 @@ namespace nn {
 NN_REGISTER_MODULE(NarrowTable);
 
 NarrowTable::NarrowTable(const Options& options) : WithOptions(options) {
+  NN_CHECK(options_.length != 0, toString() << ": expected a length other than 0");
   // No table has more items: beyond, the resolution below could overflow.
   NN_CHECK(isSignedExtent(options_.offset) && isSignedExtent(options_.length),
            toString() << ": expected an offset and a length from " << -kMaxElements << " to " << kMaxElements);

@@ -1,8 +1,8 @@
 // nn::NarrowTable: Torch7's NarrowTable(offset, length): the table of items [offset, offset +
 // length) of the input table (from 0), shared, not copied. A negative offset counts from the
 // end (-1 is the last item), and a negative length ends that many items before the end plus
-// one (-1 reaches the last item), as Narrow does. gradInput has the input's shape: gradOutput's
-// items (copied) in the range, zeros elsewhere.
+// one (-1 reaches the last item), as Narrow does; a length of 0 is refused. gradInput has the
+// input's shape: gradOutput's items (copied) in the range, zeros elsewhere.
 #pragma once
 
 #include "nn/core/Options.h"
