@@ -5,8 +5,8 @@
 # devices and prints "ok". Then cunn/distributed: where the build found MPI, a program that
 # makes a DistributedDataParallelTable builds against the installed copy with pkg-config and
 # runs as one process; without MPI, none of its headers are installed. Then the ONNX exporter: a
-# program that exports a small network and checks the file builds and runs against the installed
-# copy. Four test cases; the CMake one is skipped where cmake is missing.
+# program built against the installed copy exports a small network and checks the file. Four
+# test cases; the CMake one is skipped where cmake is missing.
 # Prints the "nn-test-cases:" line that tools/test-summary.sh adds up.
 set -uo pipefail
 cases=4
@@ -77,8 +77,8 @@ fi
 passed=2
 
 # The ONNX exporter: in the library, its public headers installed and its private one not (the
-# library's headers once promised nn::exportOnnx, which did not link). The exports register
-# themselves as the library loads: a network of three kinds of module exports and checks.
+# library's headers once promised nn::exportOnnx, which did not link). The modules' exports
+# register themselves as the library loads: a network of three kinds of module exports whole.
 [ -f "$prefix/include/nn/onnx/Export.h" ] && [ -f "$prefix/include/nn/onnx/Exporter.h" ] ||
   fail "the ONNX exporter's headers missing"
 [ ! -e "$prefix/include/nn/onnx/Onnx.h" ] || fail "the ONNX exporter's own Onnx.h was installed"
