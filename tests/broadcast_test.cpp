@@ -122,6 +122,8 @@ NN_DEVICE_TEST_CASE("Sum and Mean match hand-computed values", "[Sum][Mean]") {
   // nInputDims 1: a 2-D input is a batch, and dimension 0 is its second.
   REQUIRE(batched.forward(x).toVector() == std::vector<float>{6, 15});
   REQUIRE(mean.forward(x).toVector() == std::vector<float>{2, 5});
+  // From options, as nn::load makes it, a Mean averages though SumOptions' sizeAverage is false.
+  REQUIRE(nn::Mean(nn::SumOptions{1}).forward(x).toVector() == std::vector<float>{2, 5});
   // gradOutput repeated along the dimension, over its size for the mean.
   const Tensor g = kind.on(Tensor::fromVector({2}, {1, 2}));
   REQUIRE(rows.backward(x, g).toVector() == std::vector<float>{1, 1, 1, 2, 2, 2});

@@ -61,10 +61,17 @@ class Mean : public Sum {
  public:
   /// As Torch7's nn.Mean(dimension, nInputDims) with `dim` from 0; the dimension is dropped.
   explicit Mean(int dim, int nInputDims = -1) : Sum(Options{dim, nInputDims, true, true}) {}
-  /// The same from options (what nn::load rebuilds from), as they are: sizeAverage is not forced.
-  explicit Mean(const Options& options) : Sum(options) {}
+  /// The same from options (what nn::load rebuilds from). A Mean averages whatever the options'
+  /// sizeAverage says: SumOptions' default, false, would make nn::Mean(SumOptions{1}) a sum.
+  explicit Mean(const Options& options) : Sum(averaged(options)) {}
 
   std::string typeName() const override { return "nn.Mean"; }
+
+ private:
+  static Options averaged(Options options) {
+    options.sizeAverage = true;
+    return options;
+  }
 };
 
 }  // namespace nn
