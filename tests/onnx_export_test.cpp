@@ -181,6 +181,14 @@ TEST_CASE("exportOnnx: activations run in ONNX Runtime as in forward", "[onnx]")
           {"elu", nn::make<nn::ELU>(0.7f), x},
           {"tanh", nn::make<nn::Tanh>(), x},
           {"sigmoid", nn::make<nn::Sigmoid>(), x},
+          {"softsign", nn::make<nn::SoftSign>(), x},
+          {"log_sigmoid", nn::make<nn::LogSigmoid>(), x},
+          // Far from 0 on both sides: -120 stays -120, not log(0).
+          {"log_sigmoid_far", nn::make<nn::LogSigmoid>(), [](int64_t b) {
+             std::vector<float> v;
+             for (int64_t i = 0; i < b; ++i) v.insert(v.end(), {-120.f, -30.f, 30.f, 120.f});
+             return Activity(Tensor::fromVector({b, 4}, v));
+           }},
           {"softplus", nn::make<nn::SoftPlus>(), x},
           {"softplus_beta_threshold", nn::make<nn::SoftPlus>(2.f, 1.f), x},
           {"hardtanh", nn::make<nn::HardTanh>(-0.5f, 0.7f), x},

@@ -333,6 +333,13 @@ const bool kElementwise = [] {
   registerExport("nn.ReLU", unary("Relu"));
   registerExport("nn.Tanh", unary("Tanh"));
   registerExport("nn.Sigmoid", unary("Sigmoid"));
+  registerExport("nn.SoftSign", unary("Softsign"));
+  // log(sigmoid(x)) as -softplus(-x), as the module computes it: ONNX Runtime's Log(Sigmoid(x))
+  // is -inf from x = -30 on, where its sigmoid reaches 0.
+  registerExport("nn.LogSigmoid", [](Exporter& e, Module&, const Traced& in, const Activity&) {
+    exampleTensor(e, in);
+    return Value(e.op("Neg", {e.op("Softplus", {e.op("Neg", {in.value.name})})}));
+  });
   registerExport("nn.ReLU6", [](Exporter& e, Module&, const Traced& in, const Activity&) {
     exampleTensor(e, in);
     return Value(clip(e, in.value.name, 0.f, 6.f));
