@@ -338,6 +338,63 @@ NN_DEVICE_TEST_CASE("JoinTable joins along a dimension and splits gradOutput bac
   REQUIRE_THAT(nn::test::checkInputGradients(join, x), EachAgreesWithin(1e-3, 2));
 }
 
+NN_DEVICE_TEST_CASE("JoinTable and SplitTable take Torch7's negative dimensions and nInputDims", "[JoinTable][SplitTable]") {
+  const Table x{on(kind, {2, 2}, {1, 2, 3, 4}), on(kind, {2, 1}, {5, 6})};
+  // -1, the last dimension, and 0 of samples of one dimension, which a 2-D input has after its batch,
+  // are dimension 1 here; of 1-D samples alone, 0 is 0.
+  for (const auto& joinPtr : {std::make_shared<nn::JoinTable>(-1), std::make_shared<nn::JoinTable>(0, 1)}) {
+    nn::JoinTable& join = *joinPtr;
+    CAPTURE(join.toString());
+    REQUIRE(join.forward(x).tensor().toVector() == std::vector<float>{1, 2, 5, 3, 4, 6});
+    const Activity& gradInput = join.backward(x, on(kind, {2, 3}, {1, 2, 3, 4, 5, 6}));
+    REQUIRE(item(gradInput, 0) == std::vector<float>{1, 2, 4, 5});
+    REQUIRE(item(gradInput, 1) == std::vector<float>{3, 6});
+  }
+  nn::JoinTable samples(0, 1);
+  REQUIRE(samples.forward(Table{on(kind, {2}, {1, 2}), on(kind, {1}, {5})}).tensor().toVector() ==
+          std::vector<float>{1, 2, 5});
+  REQUIRE(nn::JoinTable(-2).forward(Table{x[0], x[0]}).tensor().sizes() == std::vector<int64_t>{4, 2});
+  REQUIRE_THAT(nn::test::checkInputGradients(samples, Table{kind.on(nn::test::randomTensor({3, 2}, 4)),
+                                                            kind.on(nn::test::randomTensor({3, 4}, 5))}),
+               EachAgreesWithin(1e-3, 2));
+
+  const Tensor y = on(kind, {2, 3}, {1, 2, 3, 4, 5, 6});
+  for (const auto& splitPtr : {std::make_shared<nn::SplitTable>(-1), std::make_shared<nn::SplitTable>(0, 1)}) {
+    nn::SplitTable& split = *splitPtr;
+    CAPTURE(split.toString());
+    const Activity& items = split.forward(Activity(y));
+    REQUIRE(items.size() == 3);
+    REQUIRE(item(items, 0) == std::vector<float>{1, 4});
+    REQUIRE(item(items, 2) == std::vector<float>{3, 6});
+    const Activity& gradInput =
+        split.backward(Activity(y), Table{on(kind, {2}, {1, 1}), on(kind, {2}, {2, 2}), on(kind, {2}, {3, 3})});
+    REQUIRE(gradInput.tensor().toVector() == std::vector<float>{1, 2, 3, 1, 2, 3});
+  }
+  // A sample of one dimension alone: split along its 0.
+  REQUIRE(nn::SplitTable(0, 1).forward(Activity(on(kind, {3}, {7, 8, 9}))).size() == 3);
+  nn::SplitTable fromEnd(-2);
+  REQUIRE_THAT(nn::test::checkInputGradients(fromEnd, Activity(kind.on(nn::test::randomTensor({3, 2, 2}, 6)))),
+               EachAgreesWithin(1e-3, 1));
+
+  // Dimensions the input lacks, either way, name the module, the dimension and the input.
+  REQUIRE_THROWS_WITH(nn::JoinTable(-3).forward(x), Catch::Contains("nn.JoinTable(dim=-3, nInputDims=-1)") &&
+                                                         Catch::Contains("dimension -3") && Catch::Contains("[2, 2]"));
+  REQUIRE_THROWS_WITH(nn::JoinTable(1, 1).forward(x), Catch::Contains("nn.JoinTable") && Catch::Contains("dimension 1") &&
+                                                           Catch::Contains("after a batch dimension") &&
+                                                           Catch::Contains("[2, 2]"));
+  REQUIRE_THROWS_WITH(nn::SplitTable(-3).forward(Activity(y)),
+                      Catch::Contains("nn.SplitTable(dim=-3, nInputDims=-1)") && Catch::Contains("[2, 3]"));
+  REQUIRE_THROWS_WITH(nn::SplitTable(2, 1).forward(Activity(y)),
+                      Catch::Contains("nn.SplitTable") && Catch::Contains("after a batch dimension"));
+
+  // nInputDims is saved; a file written before it existed loads with -1.
+  REQUIRE(nn::test::savedAndLoaded(samples)->toString() == "nn.JoinTable(dim=0, nInputDims=1)");
+  nn::SplitTable batched(0, 2);
+  REQUIRE(nn::test::savedAndLoaded(batched)->toString() == "nn.SplitTable(dim=0, nInputDims=2)");
+  REQUIRE(nn::createModule("nn.JoinTable", nn::Config().set("dim", 1))->toString() == "nn.JoinTable(dim=1, nInputDims=-1)");
+  REQUIRE(nn::createModule("nn.SplitTable", nn::Config().set("dim", 1))->toString() == "nn.SplitTable(dim=1, nInputDims=-1)");
+}
+
 NN_DEVICE_TEST_CASE("SplitTable splits along a dimension and stacks gradOutput back", "[SplitTable]") {
   nn::SplitTable split(1);
   const Tensor x = on(kind, {2, 3}, {1, 2, 3, 4, 5, 6});
@@ -478,9 +535,6 @@ NN_DEVICE_TEST_CASE("table modules reject inputs they cannot take, naming themse
                       Catch::Contains("nn.JoinTable") && Catch::Contains("input[1]") && Catch::Contains("[3, 3]"));
   REQUIRE_THROWS_WITH(nn::SplitTable(2).forward(Activity(x)),
                       Catch::Contains("nn.SplitTable") && Catch::Contains("[2, 3]"));
-  // Unlike Narrow's and NarrowTable's, SplitTable's dimension does not count from the end.
-  REQUIRE_THROWS_WITH(nn::SplitTable(-1),
-                      Catch::Contains("nn.SplitTable") && Catch::Contains("at least 0") && Catch::Contains("-1"));
   REQUIRE_THROWS_WITH(nn::SelectTable(2).forward(Table{x, x}),
                       Catch::Contains("nn.SelectTable") && Catch::Contains("no item 2"));
   REQUIRE_THROWS_WITH(nn::SelectTable(-3).forward(Table{x, x}), Catch::Contains("no item -3"));
@@ -489,7 +543,6 @@ NN_DEVICE_TEST_CASE("table modules reject inputs they cannot take, naming themse
   // A length of 0 is refused where the module is made, as Narrow refuses it.
   REQUIRE_THROWS_WITH(nn::NarrowTable(0, 0),
                       Catch::Contains("nn.NarrowTable(offset=0, length=0)") && Catch::Contains("length other than 0"));
-  REQUIRE_THROWS_AS(nn::JoinTable(-1), nn::Error);
 
   nn::ParallelTable parallel;
   parallel.add(std::make_shared<nn::Identity>()).add(std::make_shared<nn::Identity>());
@@ -526,7 +579,7 @@ NN_DEVICE_TEST_CASE("a tree of table modules prints, saves, loads and clones; te
   const std::string text = model->toString();
   CAPTURE(text);
   for (const char* name : {"nn.ConcatTable", "nn.ParallelTable", "nn.SelectTable(index=-1)", "nn.CAddTable",
-                           "nn.SplitTable(dim=1)", "nn.JoinTable(dim=0)"})
+                           "nn.SplitTable(dim=1, nInputDims=-1)", "nn.JoinTable(dim=0, nInputDims=-1)"})
     REQUIRE(text.find(name) != std::string::npos);
 
   const Tensor x = kind.on(nn::test::randomTensor({2, 4}, 9));

@@ -2,12 +2,18 @@
 // in a steady step.
 #include "nn/modules/JoinTable.h"
 
+#include "nn/modules/Dimension.h"
+
 namespace nn {
 
 NN_REGISTER_MODULE(JoinTable);
 
-JoinTable::JoinTable(const Options& options) : WithOptions(options) {
-  NN_CHECK(options_.dim >= 0, toString() << ": expected a dimension of at least 0, got " << options_.dim);
+int JoinTable::dimensionFor(const Tensor& first) const {
+  const int64_t d = resolveDimension(options_.dim, options_.nInputDims, first.dim());
+  NN_CHECK(d >= 0 && d < first.dim(), toString() << ": expected inputs with dimension " << options_.dim
+                                                 << batchDimensionNote(options_.nInputDims) << ", got input[0] of size "
+                                                 << first.shapeString());
+  return static_cast<int>(d);
 }
 
 const std::vector<const Tensor*>& JoinTable::checkInput(const Activity& input) {
@@ -27,7 +33,7 @@ const std::vector<const Tensor*>& JoinTable::checkInput(const Activity& input) {
 
 const Activity& JoinTable::updateOutputActivity(const Activity& input) {
   const std::vector<const Tensor*>& parts = checkInput(input);
-  joinAlong(parts, options_.dim, parts[0]->device(), output, sizes_,
+  joinAlong(parts, dimensionFor(*parts[0]), parts[0]->device(), output, sizes_,
             [&](size_t i) { return toString() + ": input[" + std::to_string(i) + "]"; });
   return setOutput(output);
 }
@@ -37,12 +43,13 @@ const Activity& JoinTable::updateGradInputActivity(const Activity& input, const 
   const Tensor& g = tensorInput(gradOutput, "gradOutput");
   checkGradOutput(output, g);
   const Tensor gc = g.contiguous();
+  const int dim = dimensionFor(*parts[0]);
   Table& gradIn = gradInputActivity_.setTable(parts.size());
   int64_t start = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     Tensor& gi = gradIn[i].setTensor().resizeAs_(*parts[i]);
-    const int64_t length = parts[i]->size(options_.dim);
-    copyAlong(gi, 0, gc, start, options_.dim, length);
+    const int64_t length = parts[i]->size(dim);
+    copyAlong(gi, 0, gc, start, dim, length);
     start += length;
   }
   return gradInputActivity_;

@@ -1,20 +1,15 @@
 // nn::ReducedDimension: Torch7's dimension rules and the views.
 #include "nn/modules/ReducedDimension.h"
 
+#include "nn/modules/Dimension.h"
+
 namespace nn {
 
 void ReducedDimension::resolve(const Tensor& input, int dim, int nInputDims, bool squeeze, const Module& who) {
   const int dims = input.dim();
-  int64_t d = dim;  // a file's dim may be INT_MAX: one more must not overflow
-  if (d < 0)
-    d += dims;
-  else if (nInputDims >= 0 && dims > nInputDims)
-    ++d;
+  const int64_t d = resolveDimension(dim, nInputDims, dims);
   NN_CHECK(dims >= 1 && input.numel() > 0 && d >= 0 && d < dims,
-           who.toString() << ": expected a non-empty input with dimension " << dim
-                          << (nInputDims >= 0 ? " (after a batch dimension where the input has more than " +
-                                                    std::to_string(nInputDims) + ")"
-                                              : std::string())
+           who.toString() << ": expected a non-empty input with dimension " << dim << batchDimensionNote(nInputDims)
                           << ", got " << input.shapeString());
   outer = 1;
   inner = 1;

@@ -187,16 +187,16 @@ const bool kTables = [] {
   registerExport("nn.CSubTable", [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Sub"); });
   registerExport("nn.CDivTable", [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Div"); });
   registerExport("nn.JoinTable", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
-    const int64_t dim = as<JoinTable>(m).options().dim;
-    exampleTable(e, in);
+    const Table& t = exampleTable(e, in);
+    const int64_t dim = as<JoinTable>(m).dimensionFor(t[0].tensor());
     checkNotBatch(e, dim, "joining");
     std::vector<std::string> parts;
     for (const Value& v : in.value.items) parts.push_back(v.name);
     return Value(e.op("Concat", parts, {{"axis", dim}}));
   });
   registerExport("nn.SplitTable", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
-    const int64_t dim = as<SplitTable>(m).options().dim;
     const Tensor& x = exampleTensor(e, in);
+    const int64_t dim = as<SplitTable>(m).dimensionFor(x);
     checkNotBatch(e, dim, "splitting");
     const int n = static_cast<int>(x.size(static_cast<int>(dim)));
     const std::vector<std::string> parts = n == 1 ? std::vector<std::string>{in.value.name}
