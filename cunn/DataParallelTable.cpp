@@ -106,8 +106,10 @@
 // threads as its caller sees it (from handing out the tasks until the last is done), and each
 // device thread's task in it, per part of the step: the parameters' broadcast, forward (with the
 // input's scatter), backward (with gradOutput's; or updateGradInput and accGradParameters, each
-// called alone) and the gradients' reduce. A device thread's wait in a round is the round less its task: the time it sat idle
-// while another device's task ran, and its wake-up. The caller's time in the table's calls
+// called alone) and the gradients' reduce. A device thread's wait in a round is the round less
+// its task: the time it sat idle while another device's task ran, and its wake-up; "of which
+// starting" is the part before its task began (from the hand-out: a thread that had gone to sleep
+// starts late, one that watched for the task at once). The caller's time in the table's calls
 // less the rounds is what the caller did alone meanwhile (the checks, the batch made
 // contiguous, the gathers, the collectives' lists), with every device thread idle.
 // profileDetail prints these per step; the module rows of profileTable are the first replica's
@@ -124,6 +126,7 @@
 #include "cunn/DataParallelTable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <set>
 #include <utility>
@@ -268,7 +271,12 @@ void DataParallelTable::runTimed(Part part, size_t count, FunctionRef<void(size_
   }
   ScopedTimer round(profileTimes_.rounds[part]);
   std::vector<PassTime>& tasks = profileTimes_.tasks[part];
+  std::vector<PassTime>& starts = profileTimes_.starts;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point handOut = Clock::now();
   threads_->run(count, [&](size_t i) {
+    starts[i].seconds += std::chrono::duration<double>(Clock::now() - handOut).count();
+    ++starts[i].calls;
     ScopedTimer timer(tasks[i]);
     task(i);
   });
@@ -571,6 +579,7 @@ void DataParallelTable::resetProfileDetail() {
     profileTimes_.rounds[part] = PassTime();
     profileTimes_.tasks[part].assign(count, PassTime());
   }
+  profileTimes_.starts.assign(count, PassTime());
   profileTimes_.scatters.assign(count, PassTime());
   profileTimes_.wholeScatters = PassTime();
   profileTimes_.calls = PassTime();
@@ -608,6 +617,9 @@ std::string DataParallelTable::profileDetail(const PassTime& step) const {
   }
   add("%-18s %8.3f", "all rounds", perStep * rounds);
   for (const double task : tasks) add(" %11.3f %7.3f", perStep * task, perStep * std::max(0., rounds - task));
+  out += "\n";
+  add("%-18s %8s", "of which starting", "");
+  for (const PassTime& start : t.starts) add(" %11s %7.3f", "", perStep * start.seconds);
   out += "\n";
   add("%-18s %8s", "of which scatters", "");
   for (const PassTime& scatter : t.scatters) add(" %11.3f %7s", perStep * scatter.seconds, "");

@@ -257,6 +257,7 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   struct ProfileTimes {
     PassTime rounds[kParts];
     std::vector<PassTime> tasks[kParts];
+    std::vector<PassTime> starts;  // each device thread's time from a round's hand-out to its task
     std::vector<PassTime> scatters;
     PassTime wholeScatters;  // by the communicator, on the caller's thread
     PassTime calls;

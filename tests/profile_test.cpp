@@ -168,6 +168,13 @@ TEST_CASE("a DataParallelTable's profile gives each device thread's task and wai
       CHECK(row[1 + 2 * device] + row[2 + 2 * device] == Approx(row[0]).margin(0.0015));
     }
   }
+  // Part of each device thread's wait went in starting its tasks.
+  const std::vector<double> starting = profileRow(detail, "of which starting");
+  REQUIRE(starting.size() == 2);
+  for (size_t device = 0; device < 2; ++device) {
+    CHECK(starting[device] >= 0);
+    CHECK(starting[device] <= profileRow(detail, "all rounds")[2 + 2 * device] + 0.0015);
+  }
   // A batch on the first device, cut along dimension 0, is scattered by the communicator in one
   // call on the caller's thread (Note [Scatter by the communicator]): the device threads copy
   // nothing, and the caller alone holds that call.
