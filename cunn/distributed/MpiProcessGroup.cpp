@@ -156,11 +156,10 @@ class MpiProcessGroup : public ProcessGroup {
         return;
       }
       if (done) continue;
-      // MPI progresses inside its calls: poll at once (yielding the core to any thread that
-      // wants it) for as long as another rank's step is commonly late, then let the CPU go. A
-      // sum whose polls slept after the first thousand (about a tenth of a millisecond) finished
-      // 0.3-0.4 ms later than one polled throughout, where the other rank came 1 ms late
-      // (bench/README.md, "Measurements behind the code").
+      // MPI progresses inside its calls, and a sum takes several polls of every rank: poll at
+      // once (yielding the core to any thread that wants it) for as long as another rank's step
+      // is commonly late, then let the CPU go; a sleep between polls delays each of the sum's
+      // steps by itself (bench/README.md, "Measurements behind the code").
       if (Clock::now() - start < kBusyPoll)
         std::this_thread::yield();
       else
