@@ -15,10 +15,11 @@ namespace {
 // After a task a worker watches for the next one this long before it sleeps. The next task of
 // a training step, and the next step's first after the trainer's SGD step and batch, come
 // sooner, and a sleeping thread wakes late, the more so on a virtual machine whose idle core had
-// halted (bench/README.md, "Measurements behind the code"). Watching yields the core to any thread that wants it, but a watcher that shares its
-// core with a busy thread still takes turns with it: where the process's workers outnumber its
-// cores (more devices or compute threads than cores, as in tests of eight devices), a worker
-// watches only kShortWatch, as libgomp shortens its spinning when oversubscribed.
+// halted (bench/README.md, "Measurements behind the code"). Watching yields the core to any
+// thread that wants it, but a watcher that shares its core with a busy thread still takes turns
+// with it: where the process's workers outnumber its cores (more devices or compute threads than
+// cores, as in tests of eight devices), a worker watches only kShortWatch, as libgomp shortens
+// its spinning when oversubscribed.
 constexpr std::chrono::microseconds kWatch{2000};
 constexpr std::chrono::microseconds kShortWatch{50};
 // Once the first task of a round is done its core is free, so the caller watches for the
