@@ -17,6 +17,7 @@
 #include "examples/ResNet.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
+#include "tests/Profiling.h"
 
 namespace {
 std::atomic<int64_t> gAllocations{0};
@@ -170,9 +171,11 @@ TEST_CASE("a steady LeNet training step on two compute threads allocates nothing
 
 TEST_CASE("a steady LeNet training step with profiling on allocates nothing", "[allocation][nosanitizer]") {
   auto net = lenet();
-  nn::setProfiling(true);
-  const int64_t allocations = allocationsOfSteps(*net, 3, 8);
-  nn::setProfiling(false);
+  int64_t allocations = 0;
+  {
+    nn::test::ProfilingOn on;
+    allocations = allocationsOfSteps(*net, 3, 8);
+  }
   REQUIRE(net->get(0)->profile.forward.calls == 11);
   REQUIRE(allocations == 0);
 }

@@ -1098,7 +1098,6 @@ std::pair<std::shared_ptr<DataParallelTable>, std::shared_ptr<DataParallelTable>
 
 }  // namespace
 
-
 NN_MULTI_DEVICE_TEST_CASE("backward runs both passes in one round, with the floats of the two calls one by one",
                           "[DataParallelTable]") {
   const int n = upTo(kind, 3);

@@ -130,7 +130,6 @@ TEST_CASE("below a DataParallelTable the profile records the first replica's mod
   CHECK(replica.children()[0]->profile.forward.calls == 0);
 }
 
-
 TEST_CASE("a DataParallelTable's profile gives each device thread's task and wait in each part of the step",
           "[profile]") {
   // 22,510 parameters: enough that the broadcast and the reduce spread over the device threads.

@@ -160,11 +160,12 @@ class MpiProcessGroup : public ProcessGroup {
       // once (yielding the core to any thread that wants it) for as long as another rank's step
       // is commonly late, then let the CPU go; a sleep between polls delays each of the sum's
       // steps by itself (bench/README.md, "Measurements behind the code").
-      if (Clock::now() - start < kBusyPoll)
+      const auto now = Clock::now();
+      if (now - start < kBusyPoll)
         std::this_thread::yield();
       else
         std::this_thread::sleep_for(std::chrono::microseconds(50));
-      if (polls % 1024 == 0 && Clock::now() > deadline) {
+      if (polls % 1024 == 0 && now > deadline) {
         const Started& what = started_[first_];
         std::ostringstream message;
         message << "nn.ProcessGroup: rank " << rank_ << " of " << size_ << ": " << what.name;
