@@ -103,24 +103,30 @@ AVX2_KERNELS = {"haswell", "zen"}
 
 def isa_setup(program):
     """ISA=native (the default): both sides use every instruction set of the machine;
-    OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE leave the environment of every run, the sgemm
-    rate's included, so that OpenBLAS picks its kernels for the CPU. ISA=same: each side runs
-    what the environment gives it, and where OPENBLAS_CORETYPE holds OpenBLAS (this project's
-    GEMMs) to AVX2 kernels, PyTorch's own kernels are held to AVX2 as well; this project's own
-    loops still take AVX-512 where the CPU has it (nn/cpu/Multiversion.h), so on such a CPU that
-    comparison leans this project's way."""
+    NN_CPU_ISA, OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE leave the environment of every run, the
+    sgemm rate's included, so that this project chooses its own and OpenBLAS's kernels for the
+    CPU. ISA=same: each side runs what the environment gives it, and where NN_CPU_ISA holds this
+    project to AVX2 (its own loops and OpenBLAS's kernels, nn::cpuInfo()) or OPENBLAS_CORETYPE
+    holds OpenBLAS to AVX2 kernels, PyTorch's own kernels are held to AVX2 as well."""
     isa = os.environ.get("ISA", "native")
     if isa not in ("same", "native"):
         sys.exit(f"{program}: ISA must be 'native' or 'same', got '{isa}'")
     if isa == "native":
-        os.environ.pop("OPENBLAS_CORETYPE", None)
-        os.environ.pop("OPENBLAS_L2_SIZE", None)
+        for name in ("NN_CPU_ISA", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+            os.environ.pop(name, None)
+
+
+def held_to_avx2():
+    """Whether the environment holds this project to AVX2: NN_CPU_ISA at avx2 or generic (x86-64
+    builds have AVX2 as their baseline), or OPENBLAS_CORETYPE naming AVX2 kernels."""
+    return (os.environ.get("NN_CPU_ISA", "") in ("avx2", "generic")
+            or os.environ.get("OPENBLAS_CORETYPE", "").lower() in AVX2_KERNELS)
 
 
 def peer_isa_env():
-    """PyTorch's instruction sets held to AVX2 (oneDNN, MKL, ATen's vectorised loops) where
-    OPENBLAS_CORETYPE holds this project's GEMMs to AVX2; nothing otherwise."""
-    if os.environ.get("OPENBLAS_CORETYPE", "").lower() not in AVX2_KERNELS:
+    """PyTorch's instruction sets held to AVX2 (oneDNN, MKL, ATen's vectorised loops) where the
+    environment holds this project to AVX2; nothing otherwise."""
+    if not held_to_avx2():
         return {}
     return dict(DNNL_MAX_CPU_ISA="AVX2", ONEDNN_MAX_CPU_ISA="AVX2", ATEN_CPU_CAPABILITY="avx2",
                 MKL_ENABLE_INSTRUCTIONS="AVX2")
@@ -143,22 +149,24 @@ def nn_env():
 
 
 def sgemm_rate(threads):
-    """(median GFLOP/s, the name of OpenBLAS's kernels)"""
+    """(median GFLOP/s, the name of OpenBLAS's kernels, the library's line on the CPU)"""
     out = json.loads(subprocess.run([SGEMM, str(threads)], check=True, capture_output=True, text=True).stdout)
-    return out["gflops_median"], out["kernels"]
+    return out["gflops_median"], out["kernels"], out["cpu"]
 
 
 class SgemmRates:
-    """The sgemm rate on 1 and 2 threads, measured once per round."""
+    """The sgemm rate on 1 and 2 threads, measured once per round, with the kernels that ran:
+    OpenBLAS's, as this project's library loads it for the training runs."""
 
     def __init__(self):
-        self.rates, self.kernels = {1: [], 2: []}, set()
+        self.rates, self.kernels, self.cpu = {1: [], 2: []}, set(), set()
 
     def measure(self):
         for threads in (1, 2):
-            rate, name = sgemm_rate(threads)
+            rate, name, cpu = sgemm_rate(threads)
             self.rates[threads].append(rate)
             self.kernels.add(name)
+            self.cpu.add(cpu)
 
     def median(self, config):
         """The median rate for a configuration's thread count (2 for two devices of 1 thread)."""
@@ -183,16 +191,20 @@ def cpu_name():
 
 def print_setup(sgemm, load_before, load_after):
     """The lines after a table's title: sgemm rates and kernels, DDP, instruction sets, load."""
+    for line in sorted(sgemm.cpu):
+        print(f"nn::cpuInfo(): {line}")
     print(f"sgemm (nn::blas::gemm, OpenBLAS's {'/'.join(sorted(sgemm.kernels))} kernels, 1024^3), median of "
           f"rounds: 1 thread {sgemm.median('1t'):.1f} GFLOP/s, 2 threads {sgemm.median('2t'):.1f} GFLOP/s")
     print("DDP: 2 processes x 1 thread, gloo on 127.0.0.1; its peak RSS is the sum of the two")
     if peer_isa_env():
+        held = ", ".join(f"{name}={os.environ[name]}" for name in ("NN_CPU_ISA", "OPENBLAS_CORETYPE")
+                         if os.environ.get(name))
         print(f"ISA=same: PyTorch held to AVX2 (DNNL_MAX_CPU_ISA, ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS), as "
-              f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} holds this project's GEMMs (its own loops "
-              f"take AVX-512 where the CPU has it); the default, ISA=native, frees both")
+              f"{held} holds this project; the default, ISA=native, frees both")
     else:
         print("PyTorch's kernels are not held back"
-              + ("" if os.environ.get("ISA") == "same" else "; ISA=native: OpenBLAS picks its kernels for this CPU"))
+              + ("" if os.environ.get("ISA") == "same" else "; ISA=native: this project chooses its and OpenBLAS's "
+                 "kernels for this CPU"))
     # Other work on the machine shows here first: the spread of each row widens with it.
     print("load average (1, 5, 15 min) before the rounds: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
         *load_before, *load_after))

@@ -2,14 +2,17 @@
 // tools/bench-lenet.sh divides the training speed by: n x n x n products on T threads.
 // Usage: sgemm_rate THREADS [N (1024)] [REPEATS (7)]; prints one JSON line with the median and
 // the best GFLOP/s of the repeats, after one product that is not counted (it warms up threads
-// and caches), and the name of the kernels OpenBLAS runs.
+// and caches), the name of the kernels OpenBLAS runs and the library's line on the CPU
+// (nn::cpuInfo: the CPU, our kernels' level, the BLAS's kernels and who chose them).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "nn/cpu/Blas.h"
+#include "nn/core/ComputeThreads.h"
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 4) {
@@ -41,7 +44,10 @@ int main(int argc, char** argv) {
   std::sort(rates.begin(), rates.end());
   const double median =
       rates.size() % 2 ? rates[rates.size() / 2] : (rates[rates.size() / 2 - 1] + rates[rates.size() / 2]) / 2;
-  std::printf("{\"threads\": %d, \"n\": %lld, \"gflops_median\": %.2f, \"gflops_best\": %.2f, \"kernels\": \"%s\"}\n",
-              threads, static_cast<long long>(n), median, rates.back(), nn::blas::kernelName());
+  // cpuInfo() holds no quotes or backslashes: CPUID's brand string and the library's own words.
+  std::printf(
+      "{\"threads\": %d, \"n\": %lld, \"gflops_median\": %.2f, \"gflops_best\": %.2f, \"kernels\": \"%s\", "
+      "\"cpu\": \"%s\"}\n",
+      threads, static_cast<long long>(n), median, rates.back(), nn::blas::kernelName(), nn::cpuInfo().c_str());
   return 0;
 }

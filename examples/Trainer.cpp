@@ -418,6 +418,8 @@ void start(Run& r) {
   std::signal(SIGTERM, onStopSignal);
   r.group = launchedByMpirun() ? nn::ProcessGroup::world() : nullptr;
   r.lead = r.group == nullptr || r.group->rank() == 0;
+  // First, what the run's speed depends on: the CPU and the kernels that run on it.
+  if (r.lead) std::cout << nn::cpuInfo() << std::endl;
   // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
   if (r.lead && !r.o.save.empty()) nn::checkWritable(r.o.save);
   if (r.lead && !r.o.metrics.empty()) nn::checkAppendable(r.o.metrics);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "nn/backend/Backend.h"
+#include "nn/core/ComputeThreads.h"
 #include "nn/cpu/Isa.h"
 #include "tests/Skip.h"
 
@@ -136,8 +137,8 @@ int main(int argc, char* argv[]) {
     return session.run();
 
   // Which forms of the CPU kernels this run tests (NN_CPU_ISA lowers the CPU's level).
-  std::printf("CPU kernels' level: %s (this CPU's: %s)\n", nn::cpu::isaName(nn::cpu::isa()),
-              nn::cpu::isaName(nn::cpu::machineIsa()));
+  std::printf("CPU kernels' level: %s (this CPU's: %s)\n%s\n", nn::cpu::isaName(nn::cpu::isa()),
+              nn::cpu::isaName(nn::cpu::machineIsa()), nn::cpuInfo().c_str());
 
   // The test cases this command line selects, and what they need.
   const Catch::Config& config = session.config();

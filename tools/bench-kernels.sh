@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 tools/install-deps.sh libbenchmark-dev
 bazel build //bench:kernels >&2
 # Every instruction set of the CPU, as the comparisons with PyTorch (bench/compare_common.py):
-# OpenBLAS picks its kernels unless ISA=same keeps the environment's OPENBLAS_CORETYPE.
-[ "${ISA:-native}" = same ] || unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+# the library chooses its and OpenBLAS's kernels for the CPU unless ISA=same keeps the
+# environment's NN_CPU_ISA and OPENBLAS_CORETYPE.
+[ "${ISA:-native}" = same ] || unset NN_CPU_ISA OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 exec bazel-bin/bench/kernels "$@"

@@ -9,9 +9,10 @@
 # The peer is the newest torch on PyPI, installed if missing into a virtual environment outside
 # the repository (TORCH_VENV, default ~/.cache/nn-bench/torch-venv); Debian's python3-torch is a
 # second row, and the only one if PyPI's cannot be installed.
-# Both sides use every instruction set of the CPU (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are
-# unset for every run); ISA=same keeps the environment's OPENBLAS_CORETYPE and, where it holds
-# OpenBLAS to AVX2 kernels, holds PyTorch to AVX2 as well (bench/compare_common.py).
+# Both sides use every instruction set of the CPU (NN_CPU_ISA, OPENBLAS_CORETYPE and
+# OPENBLAS_L2_SIZE are unset for every run); ISA=same keeps the environment's and, where
+# NN_CPU_ISA=avx2 (or OPENBLAS_CORETYPE) holds this project to AVX2, holds PyTorch to AVX2 as
+# well (bench/compare_common.py).
 # ROUNDS (3) and LIMIT (training images per run, 15360) may be set in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -65,7 +65,7 @@ Description: Torch7's nn and cunn in C++: modules, criterions, optimizers, DataP
 Version: 0.1.0
 Cflags: -std=c++17 -I\${includedir}$mpi_cflags
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lnn$mpi_ldflags
-Libs.private: -lopenblas -lz -lpng -ljpeg -lonnx -lonnx_proto -lprotobuf -lpthread
+Libs.private: -ldl -lz -lpng -ljpeg -lonnx -lonnx_proto -lprotobuf -lpthread
 PC
 install -D -m 0644 "$pc" "$prefix/lib/pkgconfig/nn.pc"
 

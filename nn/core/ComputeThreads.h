@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "nn/core/Device.h"
 #include "nn/core/FunctionRef.h"
@@ -21,6 +22,14 @@ constexpr int kMaxThreads = 256;
 void setNumThreads(int threads);
 /// The compute threads of each CPU device.
 int numThreads();
+
+/// What runs the CPU devices' work, in one line: the CPU's model and features, the level of the
+/// library's own kernels (NN_CPU_ISA) and the BLAS with its kernels and who chose them, e.g.
+/// "CPU: AMD EPYC (family 25, model 17) with AVX2, AVX-512, AVX512-BF16; kernels: avx512; BLAS:
+/// OpenBLAS 0.3.21, Cooperlake kernels (chosen by the CPU's features)". The examples print it
+/// first and the benchmarks beside their figures.
+/// Defined by the CPU backend (nn/cpu), which the library always links.
+std::string cpuInfo();
 
 /// Parts to cut `work` independent items into on `device`: numThreads(), at most `work`,
 /// at least 1.

@@ -1,7 +1,11 @@
-// Row-major single-precision matrix products (OpenBLAS on the CPU).
+// Row-major single-precision matrix products through OpenBLAS, which the library loads itself,
+// with the kernels of the CPU it runs on (Note [Choosing OpenBLAS's kernels], Blas.cpp).
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include "nn/cpu/CpuFeatures.h"
 
 namespace nn::blas {
 
@@ -13,8 +17,53 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
 /// Threads OpenBLAS may use inside one gemm call.
 void setNumThreads(int threads);
 int numThreads();
-/// The name of the kernels OpenBLAS picked for this CPU (e.g. "Haswell"), which
-/// OPENBLAS_CORETYPE overrides.
+/// The kernels OpenBLAS runs, as it names them ("Cooperlake", "Haswell").
 const char* kernelName();
+
+/// The kernels, by OpenBLAS's name, that the library asks for on a CPU with `cpu`'s features
+/// whose level is `level` (the CPU's, or NN_CPU_ISA's where lower): on x86-64 at avx512
+/// SkylakeX, or Cooperlake where the CPU has AVX512-BF16; at avx2 and generic (the build's
+/// baseline is AVX2) Zen on AMD and Hygon CPUs, Haswell on the others. nullptr off x86-64, where
+/// OpenBLAS's own choice stands.
+const char* kernelsFor(const cpu::CpuFeatures& cpu, cpu::Isa level);
+
+/// The level of OpenBLAS's kernels named `name`, in any case: avx512 for SkylakeX, Cooperlake
+/// and SapphireRapids, avx2 for Haswell and Zen, generic for every other (older x86 kernels,
+/// other architectures').
+cpu::Isa kernelsLevel(const std::string& name);
+
+/// The level the library wants OpenBLAS's kernels at: the CPU's (featureLevel), lowered by
+/// NN_CPU_ISA where that names a level. Read from the environment as OpenBLAS is loaded; setIsa,
+/// later, does not change the BLAS's kernels.
+cpu::Isa wantedLevel();
+
+/// Who chose the kernels OpenBLAS runs.
+enum class Chooser {
+  features,     ///< the library, from the CPU's features (kernelsFor)
+  environment,  ///< the user, with OPENBLAS_CORETYPE
+  openblas,     ///< OpenBLAS itself: off x86-64, or where the program had loaded it already
+};
+
+/// What loading OpenBLAS found.
+struct Report {
+  /// "OpenBLAS 0.3.21", from its configuration string.
+  std::string library;
+  /// As kernelName().
+  std::string kernels;
+  Chooser chosenBy = Chooser::openblas;
+  /// The kernels asked for (the library's choice or OPENBLAS_CORETYPE's); empty where none was.
+  std::string asked;
+  /// Where the kernels are below wantedLevel(), the message said once on stderr; empty otherwise.
+  std::string warning;
+};
+
+/// Loads OpenBLAS where that has not happened yet (an nn::Error naming the library where it
+/// cannot be), and says what it runs.
+const Report& report();
+
+/// The warning where OpenBLAS runs `report.kernels` below the level `wanted` of a CPU whose
+/// features are `cpu`, saying why from the rest of `report`; empty where they are at that level
+/// or above, and off x86-64.
+std::string belowLevelWarning(const Report& report, cpu::Isa wanted, const cpu::CpuFeatures& cpu);
 
 }  // namespace nn::blas

@@ -5,11 +5,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "nn/core/ComputeThreads.h"
 #include "nn/core/Error.h"
 #include "nn/cpu/Blas.h"
+#include "nn/cpu/CpuFeatures.h"
 #include "nn/cpu/HostCommunicator.h"
 #include "nn/cpu/Strided.h"
 #include "nn/cpu/Tables.h"
@@ -44,6 +47,18 @@ Backend& cpuBackend() {
   // Never destroyed: tensors destroyed at exit still give their memory back to it.
   static CpuBackend* backend = new CpuBackend();
   return *backend;
+}
+
+std::string cpuInfo() {
+  const blas::Report& blas = blas::report();
+  const char* chooser = blas.chosenBy == blas::Chooser::features      ? "chosen by the CPU's features"
+                        : blas.chosenBy == blas::Chooser::environment ? "chosen by OPENBLAS_CORETYPE"
+                                                                      : "OpenBLAS's own choice";
+  std::ostringstream s;
+  s << "CPU: " << cpu::cpuModelName() << " with " << cpu::featureNames(cpu::cpuFeatures())
+    << "; kernels: " << cpu::isaName(cpu::isa()) << "; BLAS: " << blas.library << ", " << blas.kernels << " kernels ("
+    << chooser << ")";
+  return s.str();
 }
 
 // Note [Huge pages]

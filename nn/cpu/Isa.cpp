@@ -11,6 +11,7 @@
 
 #include "nn/core/Error.h"
 #include "nn/cpu/Avx512.h"
+#include "nn/cpu/CpuFeatures.h"
 
 namespace nn::cpu {
 
@@ -43,11 +44,7 @@ Isa isaNamed(const char* name) {
 
 Isa machineIsa() {
 #if defined(__x86_64__)
-  static const Isa machine = NN_AVX512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
-                                 ? Isa::avx512
-                                 : Isa::avx2;
-  return machine;
+  return NN_AVX512 && cpuFeatures().avx512 ? Isa::avx512 : Isa::avx2;
 #else
   return Isa::generic;
 #endif

@@ -26,11 +26,8 @@ Isa isaNamed(const char* name);
 Isa machineIsa();
 
 /// The level the kernels use: machineIsa(), at most NN_CPU_ISA's level where that is set (one of
-/// Whether the kernels use `level`'s forms: isa() is `level` or above.
-bool isaAtLeast(Isa level);
-
 /// "generic", "avx2", "avx512", read once; another value is an nn::Error at the first use), or
-/// setIsa's.
+/// setIsa's. NN_CPU_ISA also holds OpenBLAS's kernels to its level (Blas.h), setIsa does not.
 Isa isa();
 
 /// Sets the level for the whole process (at most machineIsa(): a higher one is lowered to it)
