@@ -305,6 +305,8 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   measureYardsticks();
+  // In the context printed above the table: the CPU, our kernels' level, OpenBLAS's kernels.
+  benchmark::AddCustomContext("nn::cpuInfo()", nn::cpuInfo());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
