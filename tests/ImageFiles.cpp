@@ -44,8 +44,12 @@ void writePng(const std::string& path, int width, int height, int channels, cons
   std::fclose(file);
 }
 
-void writeJpeg(const std::string& path, int width, int height, int channels, const std::vector<uint8_t>& samples,
-               int quality) {
+namespace {
+
+// Writes `samples` with libjpeg, after `configure` has set the compression's parameters.
+template <typename Configure>
+void writeJpegWith(const std::string& path, int width, int height, int channels, const std::vector<uint8_t>& samples,
+                   int quality, Configure configure) {
   FILE* file = std::fopen(path.c_str(), "wb");
   if (file == nullptr) throw std::runtime_error("cannot create " + path);
   jpeg_compress_struct cinfo;
@@ -59,6 +63,7 @@ void writeJpeg(const std::string& path, int width, int height, int channels, con
   cinfo.in_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, quality, TRUE);
+  configure(cinfo);
   jpeg_start_compress(&cinfo, TRUE);
   while (cinfo.next_scanline < cinfo.image_height) {
     JSAMPROW row = const_cast<uint8_t*>(samples.data()) + static_cast<size_t>(cinfo.next_scanline) * width * channels;
@@ -67,6 +72,30 @@ void writeJpeg(const std::string& path, int width, int height, int channels, con
   jpeg_finish_compress(&cinfo);
   jpeg_destroy_compress(&cinfo);
   std::fclose(file);
+}
+
+}  // namespace
+
+void writeJpeg(const std::string& path, int width, int height, int channels, const std::vector<uint8_t>& samples,
+               int quality) {
+  writeJpegWith(path, width, height, channels, samples, quality, [](jpeg_compress_struct&) {});
+}
+
+void writeProgressiveJpeg(const std::string& path, int width, int height, const std::vector<uint8_t>& samples,
+                          bool scanPerCoefficient) {
+  // Outlives the compression, which reads the script as it writes.
+  std::vector<jpeg_scan_info> scans;
+  writeJpegWith(path, width, height, 3, samples, 90, [&](jpeg_compress_struct& cinfo) {
+    if (!scanPerCoefficient) {
+      jpeg_simple_progression(&cinfo);
+      return;
+    }
+    scans.push_back({3, {0, 1, 2, 0}, 0, 0, 0, 0});  // every component's DC coefficients
+    for (int c = 0; c < 3; ++c)
+      for (int k = 1; k < 64; ++k) scans.push_back({1, {c, 0, 0, 0}, k, k, 0, 0});
+    cinfo.scan_info = scans.data();
+    cinfo.num_scans = static_cast<int>(scans.size());
+  });
 }
 
 }  // namespace nn::test

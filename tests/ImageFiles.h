@@ -17,4 +17,10 @@ void writePng(const std::string& path, int width, int height, int channels, cons
 void writeJpeg(const std::string& path, int width, int height, int channels, const std::vector<uint8_t>& samples,
                int quality = 95);
 
+/// Writes RGB samples [height, width, 3] as a progressive JPEG: libjpeg's own progression
+/// (10 scans), or with `scanPerCoefficient` one scan for the DC coefficients and one for each AC
+/// coefficient of each component (190 scans), as a hostile file of many scans would.
+void writeProgressiveJpeg(const std::string& path, int width, int height, const std::vector<uint8_t>& samples,
+                          bool scanPerCoefficient);
+
 }  // namespace nn::test

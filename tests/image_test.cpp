@@ -4,9 +4,12 @@
 // hostile files refused, resize and crops against references computed in double, the random
 // transforms stateless, folders read as torchvision reads them, and the residual network
 // example learning two classes of generated pictures from a folder.
-#include <catch2/catch.hpp>
+#include <sys/stat.h>
 
+#include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -154,6 +157,65 @@ TEST_CASE("decodeImage refuses hostile and broken files, naming them", "[Image]"
   }
 }
 
+TEST_CASE("A progressive JPEG of too many scans is refused as it is read", "[Image]") {
+  nn::test::TempDir dir;
+  const std::vector<uint8_t> samples = pattern(32, 24, 3, 4);
+  nn::test::writeProgressiveJpeg(dir.file("ten.jpg"), 32, 24, samples, false);
+  nn::test::writeProgressiveJpeg(dir.file("many.jpg"), 32, 24, samples, true);
+  // libjpeg's own progression reads back as the sequential picture of the same quality does.
+  nn::test::writeJpeg(dir.file("plain.jpg"), 32, 24, 3, samples, 90);
+  const nn::Image ten = nn::readImage(dir.file("ten.jpg")), plain = nn::readImage(dir.file("plain.jpg"));
+  REQUIRE(ten.width == 32);
+  REQUIRE(ten.height == 24);
+  int64_t largest = 0;
+  for (size_t i = 0; i < ten.pixels.size(); ++i) largest = std::max<int64_t>(largest, std::abs(ten.pixels[i] - plain.pixels[i]));
+  CHECK(largest <= 8);
+  // 190 scans: the header reads (one is needed to list a folder), the pixels are refused.
+  CHECK(nn::readImageHeader(dir.file("many.jpg")).width == 32);
+  REQUIRE_THROWS_WITH(nn::readImage(dir.file("many.jpg")),
+                      Catch::Contains("many.jpg") && Catch::Contains("more than 100 scans"));
+}
+
+TEST_CASE("A picture's file is read only as far as its header until its size is checked", "[Image]") {
+  nn::test::TempDir dir;
+  const std::string path = dir.file("sparse.png");
+  nn::test::writePng(path, 28, 28, 1, pattern(28, 28, 1, 5));
+  const nn::Image small = nn::readImage(path);
+  // 1 GB, sparse: a 28 x 28 picture's file may have 16 MiB and 8 bytes a pixel.
+  std::filesystem::resize_file(path, int64_t{1} << 30);
+  REQUIRE_THROWS_WITH(nn::readImageHeader(path), Catch::Contains("sparse.png: 1073741824 bytes for a picture of "
+                                                                 "28 x 28 pixels; at most 16783488 are read"));
+  REQUIRE_THROWS_WITH(nn::readImage(path), Catch::Contains("1073741824 bytes"));
+  // At the bound it is read (the bytes after the picture's end are libpng's to ignore).
+  std::filesystem::resize_file(path, nn::maxImageFileBytes(28, 28));
+  CHECK(nn::readImage(path).pixels == small.pixels);
+  CHECK_THROWS_WITH(nn::maxImageFileBytes(int64_t{1} << 40, int64_t{1} << 40), Catch::Contains("expected the sizes"));
+  // A FIFO would block a read for ever: refused before one.
+  const std::string fifo = dir.file("fifo.png");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  REQUIRE_THROWS_WITH(nn::readImage(fifo), Catch::Contains("fifo.png: not a regular file"));
+  // A header behind metadata is read from as much of the file as holds it.
+  std::string png = bytesOf(kFolder + "rgb.png");
+  std::string text = "tEXtComment";
+  text += '\0';
+  text += std::string(100000, 'x');
+  uint32_t crc = 0xffffffffu;
+  for (unsigned char c : text) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = crc & 1 ? 0xedb88320u ^ (crc >> 1) : crc >> 1;
+  }
+  crc ^= 0xffffffffu;
+  std::string chunk;
+  for (uint32_t v : {static_cast<uint32_t>(text.size() - 4)})
+    for (int shift = 24; shift >= 0; shift -= 8) chunk += static_cast<char>((v >> shift) & 0xff);
+  chunk += text;
+  for (int shift = 24; shift >= 0; shift -= 8) chunk += static_cast<char>((crc >> shift) & 0xff);
+  png.insert(8 + 25, chunk);  // after the signature and IHDR (8 + 4 + 4 + 13 + 4 bytes)
+  std::ofstream(dir.file("text.png"), std::ios::binary) << png;
+  CHECK(nn::readImageHeader(dir.file("text.png")).width == nn::readImage(kFolder + "rgb.png").width);
+  CHECK(nn::readImage(dir.file("text.png")).pixels == nn::readImage(kFolder + "rgb.png").pixels);
+}
+
 TEST_CASE("resizeBilinear is torchvision's bilinear resize without antialiasing", "[ImageTransforms]") {
   const int64_t c = 2, h = 5, w = 7;
   std::vector<float> values;
@@ -233,10 +295,13 @@ TEST_CASE("the random transforms depend on (seed, epoch, batch, sample) alone", 
 TEST_CASE("ImageFolder reads a folder per class, sorted, as torchvision's", "[ImageFolder]") {
   nn::test::TempDir dir;
   const std::string root = dir.file("pictures");
-  std::filesystem::create_directories(root + "/dog/more");
-  std::filesystem::create_directories(root + "/cat");
+  // Created in an order other than the sorted one, which a folder may list them in.
+  std::filesystem::create_directories(root + "/dog");
+  nn::test::writePng(root + "/dog/c.png", 6, 4, 3, pattern(6, 4, 3, 4));
   nn::test::writePng(root + "/dog/b.png", 6, 4, 3, pattern(6, 4, 3, 1));
+  std::filesystem::create_directories(root + "/dog/more");
   nn::test::writePng(root + "/dog/more/a.PNG", 6, 4, 1, pattern(6, 4, 1, 2));
+  std::filesystem::create_directories(root + "/cat");
   nn::test::writeJpeg(root + "/cat/z.jpg", 6, 4, 3, pattern(6, 4, 3, 3));
   std::ofstream(root + "/cat/notes.txt") << "not a picture, not listed";
 
@@ -244,10 +309,11 @@ TEST_CASE("ImageFolder reads a folder per class, sorted, as torchvision's", "[Im
   options.channels = 3;
   nn::ImageFolder set(root, options);
   REQUIRE(set.classes() == std::vector<std::string>{"cat", "dog"});
-  REQUIRE(set.size() == 3);
+  REQUIRE(set.size() == 4);
   REQUIRE(set.samples()[0].second == 0);
   REQUIRE(set.samples()[1].first == root + "/dog/b.png");
-  REQUIRE(set.samples()[2].first == root + "/dog/more/a.PNG");
+  REQUIRE(set.samples()[2].first == root + "/dog/c.png");
+  REQUIRE(set.samples()[3].first == root + "/dog/more/a.PNG");
   REQUIRE(set.inputSizes() == std::vector<int64_t>{3, 4, 6});
   std::vector<float> input(3 * 4 * 6);
   float target = -1;
@@ -255,7 +321,7 @@ TEST_CASE("ImageFolder reads a folder per class, sorted, as torchvision's", "[Im
   REQUIRE(target == 1.f);
   REQUIRE(input == nn::imageTensor(nn::readImage(root + "/dog/b.png")).toVector());
   // The grey picture, repeated into three channels.
-  set.get(2, input.data(), &target);
+  set.get(3, input.data(), &target);
   REQUIRE(input[0] == input[24]);
 
   // Resized and cropped: every sample 5 x 5 of a 8 x 10 resize, grey.
@@ -295,6 +361,42 @@ TEST_CASE("ImageFolder refuses or skips files it cannot read", "[ImageFolder]") 
   nn::test::writePng(root + "/a/2.png", 5, 4, 1, pattern(5, 4, 1, 3));
   REQUIRE_THROWS_WITH(nn::ImageFolder(root, options), Catch::Contains("2.png") && Catch::Contains("4 x 5"));
   REQUIRE_THROWS_WITH(nn::ImageFolder(dir.file("none")), Catch::Contains("not a folder"));
+}
+
+TEST_CASE("ImageFolder: links that loop or break, unreadable roots, links to folders followed once or not at all",
+          "[ImageFolder]") {
+  namespace fs = std::filesystem;
+  nn::test::TempDir dir;
+  const std::string root = dir.file("pictures"), outside = dir.file("outside");
+  fs::create_directories(root + "/a");
+  fs::create_directories(root + "/b");
+  fs::create_directories(outside);
+  nn::test::writePng(root + "/a/1.png", 4, 4, 1, pattern(4, 4, 1, 1));
+  nn::test::writePng(root + "/b/1.png", 4, 4, 1, pattern(4, 4, 1, 2));
+  nn::test::writePng(outside + "/far.png", 4, 4, 1, pattern(4, 4, 1, 3));
+  fs::create_directory_symlink("..", root + "/a/up");          // a loop through the folders above
+  fs::create_directory_symlink(outside, root + "/b/elsewhere");  // pictures from outside the root
+  CHECK(nn::ImageFolder(root).size() == 3);
+  nn::ImageFolderOptions noLinks;
+  noLinks.followSymlinks = false;
+  const nn::ImageFolder own(root, noLinks);
+  REQUIRE(own.size() == 2);
+  CHECK(own.samples()[1].first == root + "/b/1.png");
+
+  // A file linked to itself, and a link to nothing, are named, or skipped and counted.
+  fs::create_symlink("self.png", root + "/b/self.png");
+  fs::create_symlink(dir.file("nothing.png"), root + "/b/gone.png");
+  REQUIRE_THROWS_WITH(nn::ImageFolder(root), Catch::Contains("/b/") && Catch::Contains("skipUnreadable"));
+  nn::ImageFolderOptions skip;
+  skip.skipUnreadable = true;
+  const nn::ImageFolder skipped(root, skip);
+  CHECK(skipped.size() == 3);
+  CHECK(skipped.skipped() == 2);
+
+  // A root that is a link to itself is an nn::Error, not a std::filesystem error.
+  fs::create_directory_symlink(dir.file("loop"), dir.file("loop"));
+  REQUIRE_THROWS_AS(nn::ImageFolder(dir.file("loop")), nn::Error);
+  REQUIRE_THROWS_WITH(nn::ImageFolder(dir.file("loop")), Catch::Contains("is not a folder"));
 }
 
 TEST_CASE("resnet --data trains on a folder of generated PNG and JPEG pictures and learns them", "[ImageFolder]") {

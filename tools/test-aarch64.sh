@@ -49,6 +49,7 @@ onnx=${XDG_CACHE_HOME:-$HOME/.cache}/nn-aarch64/onnx
 onnxlib=$onnx/usr/lib/aarch64-linux-gnu
 if [ ! -e "$onnxlib/libonnx.so" ]; then
   debs=$(mktemp -d)
+  mkdir -p "$onnx"
   (cd "$debs" && apt-get download -qq libonnx1:arm64 libonnx-dev:arm64) || exit 1
   for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$onnx" || exit 1; done
   rm -rf "$debs"

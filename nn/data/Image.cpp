@@ -3,15 +3,22 @@
 // only locals are plain data, and the error's text comes back to C++ in a buffer.
 #include "nn/data/Image.h"
 
+#include <fcntl.h>
 #include <jpeglib.h>
 #include <png.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <jerror.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <utility>
 
+#include "nn/core/Checked.h"
 #include "nn/core/Error.h"
 
 namespace nn {
@@ -22,6 +29,8 @@ namespace {
 struct Decoded {
   int64_t height = 0, width = 0, channels = 0;
   char error[JMSG_LENGTH_MAX + 200] = "";
+  // The error is that the bytes ended before what was asked for was read.
+  bool endedEarly = false;
 };
 
 bool hasPrefix(const std::string& bytes, const char* prefix, size_t n) {
@@ -50,7 +59,10 @@ struct PngSource {
 
 void pngReadData(png_structp png, png_bytep out, png_size_t n) {
   auto* source = static_cast<PngSource*>(png_get_io_ptr(png));
-  if (n > source->size - source->at) png_error(png, "the file ends early");
+  if (n > source->size - source->at) {
+    source->decoded->endedEarly = true;
+    png_error(png, "the file ends early");
+  }
   std::memcpy(out, source->data + source->at, n);
   source->at += n;
 }
@@ -122,7 +134,21 @@ void jpegErrorExit(j_common_ptr cinfo) {
 // A corrupt-data warning (a truncated file among them) is an error: the picture would be
 // partly grey.
 void jpegWarning(j_common_ptr cinfo, int level) {
-  if (level < 0) jpegErrorExit(cinfo);
+  if (level >= 0) return;
+  if (cinfo->err->msg_code == JWRN_JPEG_EOF) reinterpret_cast<JpegError*>(cinfo->err)->decoded->endedEarly = true;
+  jpegErrorExit(cinfo);
+}
+
+// Called as libjpeg reads each part of the input: a progressive picture of more than
+// kMaxJpegScans scans is refused as its scans arrive, before they are all decoded.
+void jpegProgress(j_common_ptr cinfo) {
+  const auto* decompress = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (decompress->input_scan_number <= kMaxJpegScans) return;
+  auto* error = reinterpret_cast<JpegError*>(cinfo->err);
+  std::snprintf(error->decoded->error, sizeof error->decoded->error,
+                "has more than %d scans (a progressive JPEG's scans are each a pass over the whole picture)",
+                kMaxJpegScans);
+  std::longjmp(error->jump, 1);
 }
 
 void jpegRead(const std::string& bytes, int64_t maxPixels, Decoded& d, std::vector<uint8_t>* pixels) {
@@ -137,6 +163,9 @@ void jpegRead(const std::string& bytes, int64_t maxPixels, Decoded& d, std::vect
     return;
   }
   jpeg_create_decompress(&cinfo);
+  jpeg_progress_mgr progress;
+  progress.progress_monitor = jpegProgress;
+  cinfo.progress = &progress;
   jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
   jpeg_read_header(&cinfo, TRUE);
   if (tooLarge(d, cinfo.image_width, cinfo.image_height, maxPixels)) std::longjmp(error.jump, 1);
@@ -161,7 +190,10 @@ void jpegRead(const std::string& bytes, int64_t maxPixels, Decoded& d, std::vect
   jpeg_destroy_decompress(&cinfo);
 }
 
-Image decode(const std::string& bytes, const std::string& name, int64_t maxPixels, bool headerOnly) {
+// Decodes `bytes` (or their header alone). Where the bytes end before the header does and
+// `endedEarly` is given, sets it and returns an empty Image instead of the error.
+Image decode(const std::string& bytes, const std::string& name, int64_t maxPixels, bool headerOnly,
+             bool* endedEarly = nullptr) {
   NN_CHECK(maxPixels > 0, "nn::decodeImage: expected a positive pixel limit, got " << maxPixels);
   Decoded d;
   Image image;
@@ -183,6 +215,10 @@ Image decode(const std::string& bytes, const std::string& name, int64_t maxPixel
   } else {
     NN_CHECK(false, name << ": not a PNG or JPEG file (" << bytes.size() << " bytes)");
   }
+  if (d.error[0] != '\0' && d.endedEarly && endedEarly != nullptr) {
+    *endedEarly = true;
+    return image;
+  }
   NN_CHECK(d.error[0] == '\0', name << ": cannot decode the picture: " << d.error);
   image.height = d.height;
   image.width = d.width;
@@ -200,12 +236,86 @@ Image decodeImageHeader(const std::string& bytes, const std::string& name, int64
   return decode(bytes, name, maxPixels, true);
 }
 
+namespace {
+
+// The first `limit` bytes of the regular file at `path` (all of them where it is shorter) and
+// its size. A FIFO or a device is refused before anything is read: either could block for ever.
+struct FilePart {
+  std::string bytes;
+  int64_t size = 0;
+};
+
+FilePart readPart(const std::string& path, int64_t limit) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  NN_CHECK(fd >= 0, path << ": cannot open the file: " << std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat info;
+  NN_CHECK(fstat(fd, &info) == 0, path << ": cannot read the file: " << std::strerror(errno));
+  NN_CHECK(S_ISREG(info.st_mode), path << ": not a regular file (a FIFO, a device or a folder)");
+  FilePart part;
+  part.size = info.st_size;
+  part.bytes.resize(static_cast<size_t>(std::min<int64_t>(limit, part.size)));
+  size_t got = 0;
+  while (got < part.bytes.size()) {
+    const ssize_t n = pread(fd, &part.bytes[got], part.bytes.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    NN_CHECK(n >= 0, path << ": cannot read the file: " << std::strerror(errno));
+    if (n == 0) break;  // the file shrank
+    got += static_cast<size_t>(n);
+  }
+  part.bytes.resize(got);
+  return part;
+}
+
+// The header from as few bytes of the file as hold it (64 KB, then more where metadata comes
+// first, up to kImageMetadataBytes), with the file's size.
+std::pair<Image, int64_t> headerOf(const std::string& path, int64_t maxPixels) {
+  for (int64_t prefix = int64_t{64} << 10;; prefix *= 16) {
+    prefix = std::min(prefix, kImageMetadataBytes);
+    const FilePart part = readPart(path, prefix);
+    bool endedEarly = false;
+    Image header = decode(part.bytes, path, maxPixels, true, &endedEarly);
+    if (!endedEarly) return {header, part.size};
+    const auto read = static_cast<int64_t>(part.bytes.size());
+    NN_CHECK(read < part.size, path << ": cannot decode the picture: the file ends before its header does ("
+                                    << part.size << " bytes)");
+    NN_CHECK(prefix < kImageMetadataBytes, path << ": the picture's header does not end within its first "
+                                                << kImageMetadataBytes << " bytes");
+  }
+}
+
+}  // namespace
+
+int64_t maxImageFileBytes(int64_t height, int64_t width) {
+  int64_t pixels = 0, bytes = 0;
+  NN_CHECK(height >= 0 && width >= 0 && mulInto(height, width, pixels) && mulInto(pixels, 8, bytes) &&
+               addInto(bytes, kImageMetadataBytes, bytes),
+           "nn::maxImageFileBytes: expected the sizes of a picture, got " << height << " x " << width);
+  return bytes;
+}
+
+namespace {
+
+// The header, with the file's size checked against it.
+Image checkedHeader(const std::string& path, int64_t maxPixels) {
+  const auto [header, size] = headerOf(path, maxPixels);
+  const int64_t bound = maxImageFileBytes(header.height, header.width);
+  NN_CHECK(size <= bound, path << ": " << size << " bytes for a picture of " << header.width << " x " << header.height
+                               << " pixels; at most " << bound << " are read");
+  return header;
+}
+
+}  // namespace
+
+Image readImageHeader(const std::string& path, int64_t maxPixels) { return checkedHeader(path, maxPixels); }
+
 Image readImage(const std::string& path, int64_t maxPixels) {
-  std::ifstream in(path, std::ios::binary);
-  NN_CHECK(in, path << ": cannot open the file");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  NN_CHECK(!in.bad(), path << ": cannot read the file");
-  return decodeImage(bytes, path, maxPixels);
+  const Image header = checkedHeader(path, maxPixels);
+  const FilePart whole = readPart(path, maxImageFileBytes(header.height, header.width));
+  return decodeImage(whole.bytes, path, maxPixels);
 }
 
 Image convertChannels(const Image& image, int64_t channels) {

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <set>
 #include <system_error>
+#include <utility>
 
 #include "nn/core/Error.h"
 #include "nn/data/ImageTransforms.h"
@@ -24,24 +27,41 @@ bool isPicture(const fs::path& path) {
   return extension == ".png" || extension == ".jpg" || extension == ".jpeg";
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  NN_CHECK(in, path << ": cannot open the file");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  NN_CHECK(!in.bad(), path << ": cannot read the file");
-  return bytes;
-}
-
-// The pictures below `folder`, sorted by path.
-std::vector<std::string> picturesBelow(const fs::path& folder) {
+// The pictures below a class's folder, and the entries that could not be read.
+struct Listing {
   std::vector<std::string> files;
+  // "path: why", for a picture's name that is a broken or looping link, or a folder that cannot
+  // be listed.
+  std::vector<std::string> unreadable;
+};
+
+// Adds the pictures below `folder` to `out`. Links to folders are followed where `follow`, each
+// folder once (`visited`: device and inode), so that a link to a folder above is no loop.
+void listPictures(const fs::path& folder, bool follow, std::set<std::pair<dev_t, ino_t>>& visited, Listing& out) {
   std::error_code error;
-  for (fs::recursive_directory_iterator it(folder, fs::directory_options::follow_directory_symlink, error), end;
-       !error && it != end; it.increment(error))
-    if (it->is_regular_file() && isPicture(it->path())) files.push_back(it->path().string());
-  NN_CHECK(!error, "nn::ImageFolder: cannot list " << folder.string() << ": " << error.message());
-  std::sort(files.begin(), files.end());
-  return files;
+  fs::directory_iterator it(folder, error), end;
+  for (; !error && it != end; it.increment(error)) {
+    const fs::path& path = it->path();
+    std::error_code statError;
+    const bool link = it->is_symlink(statError);
+    const fs::file_status status = it->status(statError);  // through links
+    if (statError) {
+      if (isPicture(path)) out.unreadable.push_back(path.string() + ": " + statError.message());
+      continue;
+    }
+    if (fs::is_directory(status)) {
+      struct stat info;
+      if (link && !follow) continue;
+      if (::stat(path.c_str(), &info) != 0) {
+        out.unreadable.push_back(path.string() + ": " + std::strerror(errno));
+        continue;
+      }
+      if (visited.insert({info.st_dev, info.st_ino}).second) listPictures(path, follow, visited, out);
+    } else if (fs::is_regular_file(status) && isPicture(path)) {
+      out.files.push_back(path.string());
+    }
+  }
+  if (error) out.unreadable.push_back(folder.string() + ": cannot list the folder: " + error.message());
 }
 
 }  // namespace
@@ -54,19 +74,39 @@ ImageFolder::ImageFolder(const std::string& root, ImageFolderOptions options) : 
                o.cropWidth >= 0 && (o.cropHeight == 0) == (o.cropWidth == 0),
            "nn::ImageFolder: expected a size and a crop of two positive numbers or of two zeros, got "
                << o.height << " x " << o.width << " and " << o.cropHeight << " x " << o.cropWidth);
-  NN_CHECK(fs::is_directory(root), "nn::ImageFolder: " << root << " is not a folder");
+  std::error_code error;
+  NN_CHECK(fs::is_directory(root, error), "nn::ImageFolder: " << root << " is not a folder"
+                                                              << (error ? ": " + error.message() : std::string()));
   std::vector<fs::path> folders;
-  for (const fs::directory_entry& entry : fs::directory_iterator(root))
-    if (entry.is_directory()) folders.push_back(entry.path());
+  fs::directory_iterator it(root, error), end;
+  for (; !error && it != end; it.increment(error)) {
+    std::error_code statError;
+    if (it->is_directory(statError) && (o.followSymlinks || !it->is_symlink(statError)))
+      folders.push_back(it->path());
+  }
+  NN_CHECK(!error, "nn::ImageFolder: cannot list " << root << ": " << error.message());
   std::sort(folders.begin(), folders.end());
+  // The root and the classes' folders are listed as such, never again through a link below them.
+  std::set<std::pair<dev_t, ino_t>> visited;
+  for (const fs::path& folder : folders) {
+    struct stat info;
+    if (::stat(folder.c_str(), &info) == 0) visited.insert({info.st_dev, info.st_ino});
+  }
+  struct stat rootInfo;
+  if (::stat(root.c_str(), &rootInfo) == 0) visited.insert({rootInfo.st_dev, rootInfo.st_ino});
   for (const fs::path& folder : folders) {
     const auto index = static_cast<int64_t>(classes_.size());
     classes_.push_back(folder.filename().string());
-    for (const std::string& file : picturesBelow(folder)) {
+    Listing listing;
+    listPictures(folder, o.followSymlinks, visited, listing);
+    NN_CHECK(o.skipUnreadable || listing.unreadable.empty(),
+             "nn::ImageFolder: " << listing.unreadable.front() << " (ImageFolderOptions::skipUnreadable skips it)");
+    skipped_ += static_cast<int64_t>(listing.unreadable.size());
+    std::sort(listing.files.begin(), listing.files.end());
+    for (const std::string& file : listing.files) {
       Image header;
       try {
-        const std::string bytes = readFile(file);
-        header = o.skipUnreadable ? decodeImage(bytes, file, o.maxPixels) : decodeImageHeader(bytes, file, o.maxPixels);
+        header = o.skipUnreadable ? readImage(file, o.maxPixels) : readImageHeader(file, o.maxPixels);
       } catch (const Error&) {
         if (!o.skipUnreadable) throw;
         ++skipped_;

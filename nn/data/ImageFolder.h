@@ -6,9 +6,11 @@
 // floats in [0, 1]; its target is the class index. Random augmentation and normalisation are
 // BatchIterator transforms (nn/data/ImageTransforms.h).
 //
-// Every file's header is read when the set is made: a file that is not a picture, or one
-// larger than maxPixels, is an nn::Error naming it, or is skipped and counted where
-// skipUnreadable (which also decodes each file whole, so that a truncated one is skipped too).
+// Every file's header is read when the set is made (its first bytes, not the whole file): a
+// file that is not a picture, one larger than maxPixels, a link that is broken or loops, a
+// folder that cannot be listed, is an nn::Error naming it, or is skipped and counted where
+// skipUnreadable (which also decodes each file whole, so that a truncated one is skipped too;
+// a file larger than maxImageFileBytes of its header's sizes is not read).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +40,11 @@ struct ImageFolderOptions {
   bool skipUnreadable = false;
   /// Pictures of more pixels are refused before they are decoded.
   int64_t maxPixels = kMaxImagePixels;
+  /// Follow links to folders, below the root and as classes (as torchvision's ImageFolder, whose
+  /// os.walk follows them): each folder is listed once, so a link to a folder above is no loop,
+  /// but a link may bring in pictures from anywhere (a link to /usr/share would). false: links
+  /// to folders are left out; links to files are read either way.
+  bool followSymlinks = true;
 };
 
 /// torchvision's ImageFolder as an nn::Dataset: input [channels, height, width] in [0, 1], target the class.
