@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -409,6 +411,33 @@ struct Run {
   const bool interactive = isatty(fileno(stderr));
 };
 
+// Whether paths `a` and `b` name one file: through links where both exist, else once the links
+// of the folders above them are resolved.
+bool sameFile(const std::string& a, const std::string& b) {
+  std::error_code error;
+  if (std::filesystem::equivalent(a, b, error)) return true;
+  const std::filesystem::path first = std::filesystem::weakly_canonical(a, error);
+  if (error) return a == b;
+  const std::filesystem::path second = std::filesystem::weakly_canonical(b, error);
+  return error ? a == b : first == second;
+}
+
+// --save, --metrics and --export-onnx write a file each, and --resume's file may be written only
+// by --save (a checkpoint continued in place): two of them naming one file would destroy a
+// checkpoint (metrics appended to it, a network exported over it).
+void checkSeparateFiles(const Options& o, const std::string& program) {
+  const std::vector<std::pair<std::string, std::string>> files{
+      {"--save", o.save}, {"--metrics", o.metrics}, {"--export-onnx", o.exportOnnx}, {"--resume", o.resume}};
+  for (size_t i = 0; i < files.size(); ++i)
+    for (size_t j = i + 1; j < files.size(); ++j) {
+      const auto& [flag, path] = files[i];
+      const auto& [otherFlag, otherPath] = files[j];
+      if (path.empty() || otherPath.empty() || (flag == "--save" && otherFlag == "--resume")) continue;
+      NN_CHECK(!sameFile(path, otherPath), program << ": " << flag << " " << path << " and " << otherFlag << " "
+                                                   << otherPath << " are one file; each needs a file of its own");
+    }
+}
+
 // Before the model: the stop signals, the processes, the files to write (checked first), the
 // library's settings and the data.
 void start(Run& r) {
@@ -421,6 +450,7 @@ void start(Run& r) {
   // First, what the run's speed depends on: the CPU and the kernels that run on it.
   if (r.lead) std::cout << nn::cpuInfo() << std::endl;
   // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
+  checkSeparateFiles(r.o, r.s.name);
   if (r.lead && !r.o.save.empty()) nn::checkWritable(r.o.save);
   if (r.lead && !r.o.metrics.empty()) nn::checkAppendable(r.o.metrics);
   if (r.lead && !r.o.exportOnnx.empty()) nn::checkWritable(r.o.exportOnnx);
@@ -663,8 +693,8 @@ void exportNetwork(Run& r) {
   std::printf("network exported to %s (ONNX)\n", r.o.exportOnnx.c_str());
 }
 
-int run(const Options& o, const ExampleSettings& s) {
-  Run r{o, s};
+int train(Run& r) {
+  const Options& o = r.o;
   start(r);
   buildModel(r);
   makeBatches(r);
@@ -679,6 +709,18 @@ int run(const Options& o, const ExampleSettings& s) {
   }
   exportNetwork(r);
   return 0;
+}
+
+int run(const Options& o, const ExampleSettings& s) {
+  Run r{o, s};
+  try {
+    return train(r);
+  } catch (const std::exception& e) {
+    // Under mpirun an error this rank met alone (a file only rank 0 writes) would leave the
+    // others waiting in their next collective until its deadline: the whole job ends now.
+    if (r.group && r.group->size() > 1) r.group->abort("\n" + std::string(e.what()), 1);
+    throw;
+  }
 }
 
 }  // namespace

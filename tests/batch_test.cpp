@@ -4,6 +4,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -217,6 +218,12 @@ TEST_CASE("BatchIterator rejects mismatched data and a non-positive batch size",
   REQUIRE_THROWS_WITH(BatchIterator(data.inputs, Tensor::zeros({9}), 4),
                       Catch::Contains("[10, 2]") && Catch::Contains("[9]"));
   REQUIRE_THROWS_WITH(BatchIterator(data.inputs, data.targets, 0), Catch::Contains("batch size, got 0"));
+  // A global batch (batch size x shards) beyond int64 overflowed, then divided by zero.
+  BatchOptions sharded;
+  sharded.shards = 2;
+  for (int64_t batchSize : {int64_t{1} << 62, std::numeric_limits<int64_t>::max()})
+    REQUIRE_THROWS_WITH(BatchIterator(data.inputs, data.targets, batchSize, sharded),
+                        Catch::Contains("in each of 2 shards is beyond a tensor's size"));
 }
 
 namespace {

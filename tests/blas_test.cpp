@@ -126,8 +126,8 @@ TEST_CASE("OpenBLAS's kernel names have levels, in any case", "[blas]") {
   for (const char* name : {"SkylakeX", "SKYLAKEX", "cooperlake", "SapphireRapids"})
     CHECK(nn::blas::kernelsLevel(name) == Isa::avx512);
   for (const char* name : {"Haswell", "zen", "ZEN"}) CHECK(nn::blas::kernelsLevel(name) == Isa::avx2);
-  for (const char* name : {"Prescott", "Sandybridge", "Nehalem", "Barcelona", "Excavator", "ARMV8", "NeoverseN1",
-                           "Unknown", ""})
+  for (const char* name :
+       {"Prescott", "Sandybridge", "Nehalem", "Barcelona", "Excavator", "ARMV8", "NeoverseN1", "Unknown", ""})
     CHECK(nn::blas::kernelsLevel(name) == Isa::generic);
 }
 
@@ -207,8 +207,8 @@ TEST_CASE("In a new process NN_CPU_ISA holds OpenBLAS's kernels and OPENBLAS_COR
 
   // At avx2 an AVX-512 CPU runs an AVX2 machine's GEMMs (OpenBLAS alone would take AVX-512's).
   const nn::test::ExampleResult avx2 = runChild({"NN_CPU_ISA=avx2"});
-  CHECK_THAT(avx2.stdoutText, Contains("kernels: " + asked(cpu, Isa::avx2) + "\n") &&
-                                  Contains("OPENBLAS_CORETYPE: unset"));
+  CHECK_THAT(avx2.stdoutText,
+             Contains("kernels: " + asked(cpu, Isa::avx2) + "\n") && Contains("OPENBLAS_CORETYPE: unset"));
   CHECK(nn::blas::kernelsLevel(asked(cpu, Isa::avx2)) == Isa::avx2);
   CHECK(avx2.stderrText.find("nn: OpenBLAS") == std::string::npos);
 
@@ -217,8 +217,8 @@ TEST_CASE("In a new process NN_CPU_ISA holds OpenBLAS's kernels and OPENBLAS_COR
   CHECK_THAT(user.stdoutText, Contains("kernels: Prescott\n") && Contains("(chosen by OPENBLAS_CORETYPE)") &&
                                   Contains("OPENBLAS_CORETYPE: Prescott"));
   CHECK(count(user.stderrText, "nn: OpenBLAS") == 1);
-  CHECK_THAT(user.stderrText, Contains("its Prescott kernels (below AVX2)") &&
-                                  Contains("OPENBLAS_CORETYPE=Prescott asked for them"));
+  CHECK_THAT(user.stderrText,
+             Contains("its Prescott kernels (below AVX2)") && Contains("OPENBLAS_CORETYPE=Prescott asked for them"));
 }
 
 TEST_CASE("On an Intel CPU newer than OpenBLAS's table OpenBLAS runs the kernels of its features",

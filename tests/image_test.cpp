@@ -4,10 +4,12 @@
 // hostile files refused, resize and crops against references computed in double, the random
 // transforms stateless, folders read as torchvision reads them, and the residual network
 // example learning two classes of generated pictures from a folder.
+#include "nn/data/Image.h"
+
 #include <sys/stat.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -17,7 +19,6 @@
 #include <vector>
 
 #include "nn/core/Error.h"
-#include "nn/data/Image.h"
 #include "nn/data/ImageFolder.h"
 #include "nn/data/ImageTransforms.h"
 #include "tests/ExampleRun.h"
@@ -42,7 +43,8 @@ std::vector<uint8_t> pattern(int width, int height, int channels, int seed) {
   std::vector<uint8_t> v;
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x)
-      for (int c = 0; c < channels; ++c) v.push_back(static_cast<uint8_t>((x * 37 + y * 91 + c * 53 + seed * 17) % 256));
+      for (int c = 0; c < channels; ++c)
+        v.push_back(static_cast<uint8_t>((x * 37 + y * 91 + c * 53 + seed * 17) % 256));
   return v;
 }
 
@@ -129,7 +131,8 @@ TEST_CASE("pictures written by libpng and libjpeg read back", "[Image]") {
 TEST_CASE("decodeImage refuses hostile and broken files, naming them", "[Image]") {
   const std::string png = bytesOf(kFolder + "rgb.png"), jpeg = bytesOf(kFolder + "rgb_jpeg.jpg");
   SECTION("not a picture") {
-    REQUIRE_THROWS_WITH(nn::decodeImage("GIF89a....", "a.gif"), Catch::Contains("a.gif") && Catch::Contains("not a PNG"));
+    REQUIRE_THROWS_WITH(nn::decodeImage("GIF89a....", "a.gif"),
+                        Catch::Contains("a.gif") && Catch::Contains("not a PNG"));
     REQUIRE_THROWS_WITH(nn::decodeImage("", "empty.png"), Catch::Contains("empty.png"));
   }
   SECTION("truncated") {
@@ -153,7 +156,8 @@ TEST_CASE("decodeImage refuses hostile and broken files, naming them", "[Image]"
     REQUIRE(sof != std::string::npos);
     big[sof + 5] = big[sof + 7] = static_cast<char>(0xea);
     big[sof + 6] = big[sof + 8] = static_cast<char>(0x60);
-    REQUIRE_THROWS_WITH(nn::decodeImage(big, "bomb.jpg"), Catch::Contains("bomb.jpg") && Catch::Contains("60000 x 60000"));
+    REQUIRE_THROWS_WITH(nn::decodeImage(big, "bomb.jpg"),
+                        Catch::Contains("bomb.jpg") && Catch::Contains("60000 x 60000"));
   }
 }
 
@@ -168,7 +172,8 @@ TEST_CASE("A progressive JPEG of too many scans is refused as it is read", "[Ima
   REQUIRE(ten.width == 32);
   REQUIRE(ten.height == 24);
   int64_t largest = 0;
-  for (size_t i = 0; i < ten.pixels.size(); ++i) largest = std::max<int64_t>(largest, std::abs(ten.pixels[i] - plain.pixels[i]));
+  for (size_t i = 0; i < ten.pixels.size(); ++i)
+    largest = std::max<int64_t>(largest, std::abs(ten.pixels[i] - plain.pixels[i]));
   CHECK(largest <= 8);
   // 190 scans: the header reads (one is needed to list a folder), the pixels are refused.
   CHECK(nn::readImageHeader(dir.file("many.jpg")).width == 32);
@@ -237,8 +242,8 @@ TEST_CASE("resizeBilinear is torchvision's bilinear resize without antialiasing"
           const int64_t y1 = std::min(y0 + 1, h - 1), x1 = std::min(x0 + 1, w - 1);
           const double ly = sy - double(y0), lx = sx - double(x0);
           auto at = [&](int64_t yy, int64_t xx) { return double(values[size_t((k * h + yy) * w + xx)]); };
-          const double expected = (1 - ly) * ((1 - lx) * at(y0, x0) + lx * at(y0, x1)) +
-                                  ly * ((1 - lx) * at(y1, x0) + lx * at(y1, x1));
+          const double expected =
+              (1 - ly) * ((1 - lx) * at(y0, x0) + lx * at(y0, x1)) + ly * ((1 - lx) * at(y1, x0) + lx * at(y1, x1));
           REQUIRE(std::fabs(double(y.at({k, yo, xo})) - expected) < 2e-6);
         }
   }
@@ -331,9 +336,8 @@ TEST_CASE("ImageFolder reads a folder per class, sorted, as torchvision's", "[Im
   options.cropHeight = options.cropWidth = 5;
   nn::ImageFolder small(root, options);
   REQUIRE(small.inputSizes() == std::vector<int64_t>{1, 5, 5});
-  const Tensor expected =
-      nn::centerCrop(nn::resizeBilinear(nn::imageTensor(nn::convertChannels(nn::readImage(root + "/dog/b.png"), 1)), 8, 10),
-                     5, 5);
+  const Tensor expected = nn::centerCrop(
+      nn::resizeBilinear(nn::imageTensor(nn::convertChannels(nn::readImage(root + "/dog/b.png"), 1)), 8, 10), 5, 5);
   REQUIRE(small.image(1).toVector() == expected.toVector());
 
   // Channels that differ without a conversion are refused, naming the file.
@@ -374,7 +378,7 @@ TEST_CASE("ImageFolder: links that loop or break, unreadable roots, links to fol
   nn::test::writePng(root + "/a/1.png", 4, 4, 1, pattern(4, 4, 1, 1));
   nn::test::writePng(root + "/b/1.png", 4, 4, 1, pattern(4, 4, 1, 2));
   nn::test::writePng(outside + "/far.png", 4, 4, 1, pattern(4, 4, 1, 3));
-  fs::create_directory_symlink("..", root + "/a/up");          // a loop through the folders above
+  fs::create_directory_symlink("..", root + "/a/up");            // a loop through the folders above
   fs::create_directory_symlink(outside, root + "/b/elsewhere");  // pictures from outside the root
   CHECK(nn::ImageFolder(root).size() == 3);
   nn::ImageFolderOptions noLinks;

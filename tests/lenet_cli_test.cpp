@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "nn/nn.h"
 #include "tests/ExampleRun.h"
@@ -104,6 +106,33 @@ TEST_CASE("a --save or --metrics path that cannot be written fails before traini
   const nn::test::ExampleResult metrics = runExample(data.args({"--metrics", data.dir.file("missing/metrics.jsonl")}));
   CHECK(metrics.exitStatus == 1);
   CHECK(metrics.stderrText.find("cannot write there") != std::string::npos);
+}
+
+TEST_CASE("two outputs naming one file are refused before anything is written", "[lenet]") {
+  Data data;
+  const std::string checkpoint = data.dir.file("model.safetensors"), link = data.dir.file("link.safetensors");
+  REQUIRE(runExample(data.args({"--epochs", "1", "--save", checkpoint})).exitStatus == 0);
+  const std::string saved = fileBytes(checkpoint);
+  fs::create_symlink(checkpoint, link);
+  const std::string unwritten = data.dir.file("new.safetensors");
+  for (const auto& flags : std::vector<std::vector<std::string>>{{"--save", checkpoint, "--metrics", checkpoint},
+                                                                 {"--save", checkpoint, "--export-onnx", link},
+                                                                 {"--export-onnx", checkpoint, "--resume", checkpoint},
+                                                                 {"--metrics", checkpoint, "--resume", link},
+                                                                 {"--metrics", unwritten, "--export-onnx", unwritten}}) {
+    CAPTURE(flags[0], flags[1], flags[2], flags[3]);
+    std::vector<std::string> args{"--epochs", "2"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const nn::test::ExampleResult run = runExample(data.args(args));
+    CHECK(run.exitStatus == 1);
+    CHECK(run.stderrText.find(flags[0] + " " + flags[1] + " and " + flags[2] + " " + flags[3] + " are one file") !=
+          std::string::npos);
+    CHECK(run.stdoutText.find("epoch 1") == std::string::npos);
+  }
+  CHECK(fileBytes(checkpoint) == saved);
+  CHECK_FALSE(fs::exists(unwritten));
+  // A checkpoint continued in place is one file on purpose.
+  CHECK(runExample(data.args({"--epochs", "2", "--resume", link, "--save", checkpoint})).exitStatus == 0);
 }
 
 TEST_CASE("a FIFO in place of a data file is refused at once, not read for ever", "[lenet]") {

@@ -62,6 +62,23 @@ TEST_CASE("a resumed run with Adam, Adagrad or RMSprop ends bit-identical to an 
   }
 }
 
+TEST_CASE("another network's checkpoint is refused as such, before its optimizer state is looked at", "[resume]") {
+  nn::test::TempDir dir;
+  nn::test::writeSyntheticSplit(dir, "train", 64, 1);
+  nn::test::writeSyntheticSplit(dir, "t10k", 32, 2);
+  const std::string lenet = dir.file("lenet.safetensors");
+  REQUIRE(runExample({"--data-dir", dir.path(), "--batch-size", "32", "--epochs", "1", "--save", lenet}).exitStatus ==
+          0);
+  // The residual network resuming LeNet's checkpoint: it said the momentum buffer's size.
+  const nn::test::ExampleResult run =
+      runExample("resnet", {"--data-dir", dir.path(), "--batch-size", "32", "--epochs", "2", "--resume", lenet});
+  INFO(run.stderrText);
+  CHECK(run.exitStatus == 1);
+  CHECK(run.stderrText.find(lenet + ": the checkpoint holds another network than this one: tensor '") !=
+        std::string::npos);
+  CHECK(run.stderrText.find("parameters") == std::string::npos);
+}
+
 TEST_CASE("a resumed run ends bit-identical to an uninterrupted one", "[resume][noemulator]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 600, 1);

@@ -4,16 +4,14 @@
 // installed) reads back every scalar, its step and its time; the LeNet example's --logdir
 // curves equal its --metrics file.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "nn/core/Error.h"
 #include "nn/io/SummaryWriter.h"
@@ -105,9 +103,9 @@ TEST_CASE("SummaryWriter frames each event as TensorBoard reads it", "[SummaryWr
 
   const std::string python = nn::test::referencePython();
   if (python.empty()) NN_SKIP("TensorBoard is not installed (tools/reference-venv.sh); the framing was checked");
-  REQUIRE(tensorboardScalars(python, logdir) ==
-          std::vector<std::string>{"test/accuracy 1 0.75 1700000002.0", "train/loss 1 2.5 1700000000.25",
-                                   "train/loss 2 0.125 1700000001.5"});
+  REQUIRE(tensorboardScalars(python, logdir) == std::vector<std::string>{"test/accuracy 1 0.75 1700000002.0",
+                                                                         "train/loss 1 2.5 1700000000.25",
+                                                                         "train/loss 2 0.125 1700000001.5"});
 }
 
 TEST_CASE("SummaryWriter refuses a folder it cannot make, naming it", "[SummaryWriter]") {
@@ -120,13 +118,35 @@ TEST_CASE("SummaryWriter refuses a folder it cannot make, naming it", "[SummaryW
   REQUIRE_THROWS_WITH(writer.addScalar("", 1, 0), Catch::Contains("tag"));
 }
 
+TEST_CASE("SummaryWriter refuses tags that are not UTF-8, which TensorBoard's reader refuses", "[SummaryWriter]") {
+  nn::test::TempDir dir;
+  nn::SummaryWriter writer(dir.file("runs"));
+  writer.addScalar("loss/\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x93\x88", 1, 1);  // é, €, an emoji: UTF-8
+  for (const char* bad : {"loss\xff", "a\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"}) {
+    CAPTURE(bad);
+    REQUIRE_THROWS_WITH(writer.addScalar(bad, 1, 1), Catch::Contains("expected a UTF-8 tag"));
+  }
+  CHECK_THROWS_WITH(writer.addScalar("train\xfe", 1, 1), Catch::Contains("byte 0xfe at position 5 of 'train...'"));
+  CHECK(records(onlyFile(dir.file("runs"))).size() == 2);  // the header and the one good scalar
+}
+
+TEST_CASE("Two SummaryWriters on one folder in the same second get files of their own", "[SummaryWriter]") {
+  nn::test::TempDir dir;
+  nn::SummaryWriter first(dir.file("runs")), second(dir.file("runs"));
+  CHECK(first.path() != second.path());
+  first.addScalar("a", 1, 1);
+  second.addScalar("b", 2, 1);
+  CHECK(records(first.path()).size() == 2);
+  CHECK(records(second.path()).size() == 2);
+}
+
 TEST_CASE("lenet --logdir: TensorBoard reads the curves of --metrics, per step and per epoch", "[SummaryWriter]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 64, 1);
   nn::test::writeSyntheticSplit(dir, "t10k", 32, 2);
   const std::string logdir = dir.file("runs"), metrics = dir.file("metrics.json");
-  const nn::test::ExampleResult run = nn::test::runExample({"--data-dir", dir.path(), "--epochs", "2", "--batch-size",
-                                                            "16", "--logdir", logdir, "--metrics", metrics});
+  const nn::test::ExampleResult run = nn::test::runExample(
+      {"--data-dir", dir.path(), "--epochs", "2", "--batch-size", "16", "--logdir", logdir, "--metrics", metrics});
   INFO(run.stdoutText << run.stderrText);
   REQUIRE(run.exitStatus == 0);
   // Per step (4 a epoch): the loss and the speed; per epoch: three curves.
@@ -162,11 +182,16 @@ TEST_CASE("lenet --logdir: TensorBoard reads the curves of --metrics, per step a
           static_cast<float>(lr / (1 + 4.0 * static_cast<double>(epoch) * decay)));
   }
   REQUIRE(epochs == 2);
+  double epochLoss[2] = {0, 0};
   for (int64_t step = 1; step <= 8; ++step) {
     INFO("step " << step);
     REQUIRE(values.count({"train/loss", step}) == 1);
     REQUIRE(values.count({"train/images_per_second", step}) == 1);
     CHECK(values[{"train/images_per_second", step}] > 0);
+    epochLoss[(step - 1) / 4] += values[{"train/loss", step}] / 4;
   }
+  // An epoch's train loss is the mean of its steps' losses.
+  for (int64_t epoch = 1; epoch <= 2; ++epoch)
+    CHECK(epochLoss[epoch - 1] == Approx(values[{"epoch/train_loss", epoch}]).epsilon(1e-5));
   REQUIRE(values.size() == 2 * 8 + 3 * 2);
 }

@@ -82,6 +82,13 @@ class MpiProcessGroup : public ProcessGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  [[noreturn]] void abort(const std::string& message, int status) override {
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fflush(stderr);
+    MPI_Abort(comm_, status);
+    std::abort();  // MPI_Abort does not return
+  }
+
   void startAllReduceSum(Tensor& t) override {
     checkContiguous(t, "allReduceSum");
     if (!t.device().isCpu()) return nccl(t).allReduceSum(t);
@@ -185,12 +192,7 @@ class MpiProcessGroup : public ProcessGroup {
   };
 
   // Says why on stderr and ends every rank of the job.
-  [[noreturn]] void endJob(const std::string& message) {
-    std::fprintf(stderr, "%s\n", message.c_str());
-    std::fflush(stderr);
-    MPI_Abort(comm_, 1);
-    std::abort();  // MPI_Abort does not return
-  }
+  [[noreturn]] void endJob(const std::string& message) { abort(message, 1); }
 
   static void checkContiguous(const Tensor& t, const char* what) {
     NN_CHECK(t.isContiguous(), "nn.ProcessGroup." << what << ": expected a contiguous tensor, got sizes "

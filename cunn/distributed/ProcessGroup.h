@@ -9,6 +9,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +55,16 @@ class ProcessGroup {
   virtual std::vector<std::string> allGather(const std::string& text) = 0;
   /// Returns once every rank has called it.
   virtual void barrier() = 0;
+
+  /// Says `message` on stderr and ends every rank of the job at once with exit status `status`
+  /// (MPI_Abort): for an error that one rank meets alone (a file only rank 0 writes), which
+  /// would leave the others waiting in their next collective until its deadline. This base's
+  /// version, for a group of this process alone, says it and exits.
+  [[noreturn]] virtual void abort(const std::string& message, int status) {
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fflush(stderr);
+    std::exit(status);
+  }
 
   /// How long a collective waits for the other ranks before the job is ended (default 600 s).
   double timeoutSeconds() const { return timeoutSeconds_; }

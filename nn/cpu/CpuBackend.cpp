@@ -55,7 +55,8 @@ std::string cpuInfo() {
                         : blas.chosenBy == blas::Chooser::environment ? "chosen by OPENBLAS_CORETYPE"
                                                                       : "OpenBLAS's own choice";
   std::ostringstream s;
-  s << "CPU: " << cpu::cpuModelName() << " with " << cpu::featureNames(cpu::cpuFeatures())
+  const std::string features = cpu::featureNames(cpu::cpuFeatures());
+  s << "CPU: " << cpu::cpuModelName() << (features.empty() ? "" : " with " + features)
     << "; kernels: " << cpu::isaName(cpu::isa()) << "; BLAS: " << blas.library << ", " << blas.kernels << " kernels ("
     << chooser << ")";
   return s.str();

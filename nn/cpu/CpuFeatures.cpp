@@ -52,12 +52,12 @@ CpuFeatures read() {
   const int baseFamily = static_cast<int>((leaf1.eax >> 8) & 0xf);
   const int baseModel = static_cast<int>((leaf1.eax >> 4) & 0xf);
   cpu.family = baseFamily == 0xf ? baseFamily + static_cast<int>((leaf1.eax >> 20) & 0xff) : baseFamily;
-  cpu.model = baseFamily == 0x6 || baseFamily == 0xf ? baseModel + (static_cast<int>((leaf1.eax >> 16) & 0xf) << 4)
-                                                      : baseModel;
+  cpu.model =
+      baseFamily == 0x6 || baseFamily == 0xf ? baseModel + (static_cast<int>((leaf1.eax >> 16) & 0xf) << 4) : baseModel;
   const uint64_t states = savedStates(leaf1);
-  const bool ymm = (states & 0x6) == 0x6;              // SSE and AVX state
-  const bool zmm = ymm && (states & 0xe0) == 0xe0;     // opmask, upper ZMM0-15, ZMM16-31
-  const bool tiles = (states & 0x60000) == 0x60000;    // XTILECFG and XTILEDATA
+  const bool ymm = (states & 0x6) == 0x6;            // SSE and AVX state
+  const bool zmm = ymm && (states & 0xe0) == 0xe0;   // opmask, upper ZMM0-15, ZMM16-31
+  const bool tiles = (states & 0x60000) == 0x60000;  // XTILECFG and XTILEDATA
   const Registers leaf7 = leaf0.eax >= 7 ? cpuid(7) : Registers{};
   const Registers leaf7s1 = leaf0.eax >= 7 && leaf7.eax >= 1 ? cpuid(7, 1) : Registers{};
   cpu.avx2 = ymm && bit(leaf1.ecx, 28) && bit(leaf1.ecx, 12) && bit(leaf7.ebx, 5);  // AVX, FMA, AVX2
@@ -113,9 +113,7 @@ const CpuFeatures& cpuFeatures() {
   return features;
 }
 
-Isa featureLevel(const CpuFeatures& cpu) {
-  return cpu.avx512 ? Isa::avx512 : cpu.avx2 ? Isa::avx2 : Isa::generic;
-}
+Isa featureLevel(const CpuFeatures& cpu) { return cpu.avx512 ? Isa::avx512 : cpu.avx2 ? Isa::avx2 : Isa::generic; }
 
 std::string cpuModelName() {
   static const std::string name = [] {
@@ -141,7 +139,7 @@ std::string featureNames(const CpuFeatures& cpu) {
   add(cpu.avx512, "AVX-512");
   add(cpu.avx512bf16, "AVX512-BF16");
   add(cpu.amxBf16, "AMX-BF16");
-  return names.empty() ? "none" : names;
+  return names;
 }
 
 }  // namespace nn::cpu

@@ -38,7 +38,7 @@ Isa featureLevel(const CpuFeatures& cpu);
 /// x86-64, /proc/cpuinfo's model name or CPU part), with family and model where known.
 std::string cpuModelName();
 
-/// The features the library uses, named: "AVX2, AVX-512, AVX512-BF16"; "none" where it has none.
+/// The features the library uses, named: "AVX2, AVX-512, AVX512-BF16"; empty where it has none.
 std::string featureNames(const CpuFeatures& cpu);
 
 }  // namespace nn::cpu

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "nn/core/Checked.h"
 #include "nn/core/Error.h"
 
 namespace nn {
@@ -39,6 +40,10 @@ BatchIterator::BatchIterator(std::shared_ptr<const Dataset> dataset, int64_t bat
   NN_CHECK(options_.shards > 0 && options_.shard >= 0 && options_.shard < options_.shards,
            "nn.BatchIterator: expected shard 0 .. shards - 1 of shards > 0, got shard " << options_.shard << " of "
                                                                                         << options_.shards);
+  int64_t global = 0;
+  NN_CHECK(mulInto(batchSize, options_.shards, global) && global <= kMaxElements,
+           "nn.BatchIterator: a batch size of " << batchSize << " in each of " << options_.shards
+                                                << " shards is beyond a tensor's size");
   NN_CHECK(!options_.dropLast || globalBatchSize() <= dataset_->size(),
            "nn.BatchIterator: a data set of " << dataset_->size() << " samples has no full batch of "
                                               << globalBatchSize() << " (batch size " << batchSize << " x "

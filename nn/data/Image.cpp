@@ -4,12 +4,11 @@
 #include "nn/data/Image.h"
 
 #include <fcntl.h>
+#include <jerror.h>
 #include <jpeglib.h>
 #include <png.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <jerror.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -280,10 +279,10 @@ std::pair<Image, int64_t> headerOf(const std::string& path, int64_t maxPixels) {
     Image header = decode(part.bytes, path, maxPixels, true, &endedEarly);
     if (!endedEarly) return {header, part.size};
     const auto read = static_cast<int64_t>(part.bytes.size());
-    NN_CHECK(read < part.size, path << ": cannot decode the picture: the file ends before its header does ("
-                                    << part.size << " bytes)");
-    NN_CHECK(prefix < kImageMetadataBytes, path << ": the picture's header does not end within its first "
-                                                << kImageMetadataBytes << " bytes");
+    NN_CHECK(read < part.size,
+             path << ": cannot decode the picture: the file ends before its header does (" << part.size << " bytes)");
+    NN_CHECK(prefix < kImageMetadataBytes,
+             path << ": the picture's header does not end within its first " << kImageMetadataBytes << " bytes");
   }
 }
 
@@ -322,8 +321,8 @@ Image convertChannels(const Image& image, int64_t channels) {
   NN_CHECK(channels == 1 || channels == 3, "nn::convertChannels: expected 1 or 3 channels, got " << channels);
   const int64_t from = image.channels;
   NN_CHECK(from >= 1 && from <= 4 && static_cast<int64_t>(image.pixels.size()) == image.height * image.width * from,
-           "nn::convertChannels: a picture of " << from << " channels and " << image.pixels.size()
-                                                << " samples for " << image.height << " x " << image.width);
+           "nn::convertChannels: a picture of " << from << " channels and " << image.pixels.size() << " samples for "
+                                                << image.height << " x " << image.width);
   Image out{image.height, image.width, channels, {}};
   const int64_t n = image.height * image.width;
   out.pixels.resize(static_cast<size_t>(n * channels));

@@ -1,11 +1,11 @@
 #include "nn/data/ImageFolder.h"
 
-#include <algorithm>
-#include <cctype>
-#include <cstring>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <system_error>
@@ -75,14 +75,13 @@ ImageFolder::ImageFolder(const std::string& root, ImageFolderOptions options) : 
            "nn::ImageFolder: expected a size and a crop of two positive numbers or of two zeros, got "
                << o.height << " x " << o.width << " and " << o.cropHeight << " x " << o.cropWidth);
   std::error_code error;
-  NN_CHECK(fs::is_directory(root, error), "nn::ImageFolder: " << root << " is not a folder"
-                                                              << (error ? ": " + error.message() : std::string()));
+  NN_CHECK(fs::is_directory(root, error),
+           "nn::ImageFolder: " << root << " is not a folder" << (error ? ": " + error.message() : std::string()));
   std::vector<fs::path> folders;
   fs::directory_iterator it(root, error), end;
   for (; !error && it != end; it.increment(error)) {
     std::error_code statError;
-    if (it->is_directory(statError) && (o.followSymlinks || !it->is_symlink(statError)))
-      folders.push_back(it->path());
+    if (it->is_directory(statError) && (o.followSymlinks || !it->is_symlink(statError))) folders.push_back(it->path());
   }
   NN_CHECK(!error, "nn::ImageFolder: cannot list " << root << ": " << error.message());
   std::sort(folders.begin(), folders.end());
@@ -150,8 +149,8 @@ Tensor ImageFolder::image(int64_t index) const {
   if (options_.height > 0 && (t.size(1) != options_.height || t.size(2) != options_.width))
     t = resizeBilinear(t, options_.height, options_.width);
   if (options_.cropHeight > 0) t = centerCrop(t, options_.cropHeight, options_.cropWidth);
-  NN_CHECK(t.sizes() == inputSizes(), file << ": a picture of " << t.shapeString() << " where the set's are "
-                                           << shapeString(inputSizes()));
+  NN_CHECK(t.sizes() == inputSizes(),
+           file << ": a picture of " << t.shapeString() << " where the set's are " << shapeString(inputSizes()));
   return t;
 }
 

@@ -137,7 +137,9 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   }
 
   // Check everything before changing anything: the model's load is all or nothing, and the
-  // rest is checked here first.
+  // rest is checked here first, the network before what depends on it (the optimizer's state
+  // has one value per parameter).
+  checkStateDict(*state.model, contents.tensors, path + ": the checkpoint holds another network than this one");
   const Tensor parameters = state.model->getParameters().first;
   for (size_t i = 0; i < buffers.size(); ++i)
     NN_CHECK(saved[i] == nullptr || saved[i]->numel() == parameters.numel(),

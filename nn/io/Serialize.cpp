@@ -545,13 +545,20 @@ std::vector<NamedTensor> stateDictOnce(Module& module) {
   return once;
 }
 
-void loadStateDict(Module& module, const std::vector<NamedTensor>& all, const std::string& source) {
-  std::vector<NamedTensor> tensors;
+namespace {
+
+// What loadStateDict checks before it copies: every tensor of the module there once with its
+// shape, none left over. Returns, for each of module.stateDict()'s entries, the tensor to copy
+// into it (null for a module's second place).
+std::vector<const Tensor*> matchStateDict(Module& module, const std::vector<NamedTensor>& all,
+                                          const std::string& source) {
+  // Pointers into `all`, which outlives the copies made from them.
+  std::vector<const NamedTensor*> tensors;
   for (const NamedTensor& t : all)
-    if (!isTrainingState(t.name)) tensors.push_back(t);
+    if (!isTrainingState(t.name)) tensors.push_back(&t);
   std::map<std::string, const Tensor*> given;
-  for (const NamedTensor& t : tensors)
-    NN_CHECK(given.emplace(t.name, &t.value).second, source << ": tensor '" << t.name << "' appears twice");
+  for (const NamedTensor* t : tensors)
+    NN_CHECK(given.emplace(t->name, &t->value).second, source << ": tensor '" << t->name << "' appears twice");
   std::vector<NamedTensor> expected = module.stateDict();
   const std::vector<size_t> first = firstPlaces(expected);
   std::set<std::string> wanted;
@@ -574,11 +581,26 @@ void loadStateDict(Module& module, const std::vector<NamedTensor>& all, const st
              source << ": tensor '" << e.name << "': shape " << it->second->shapeString() << " in the file, but "
                     << module.typeName() << " expects " << e.value.shapeString());
   }
-  for (const NamedTensor& t : tensors)
-    NN_CHECK(wanted.count(t.name) != 0, source << ": unexpected tensor '" << t.name << "': " << module.typeName()
-                                               << " has no parameter or buffer of that name");
+  for (const NamedTensor* t : tensors)
+    NN_CHECK(wanted.count(t->name) != 0, source << ": unexpected tensor '" << t->name << "': " << module.typeName()
+                                                << " has no parameter or buffer of that name");
+  std::vector<const Tensor*> sources(expected.size(), nullptr);
   for (size_t k = 0; k < expected.size(); ++k)
-    if (first[k] == k) expected[k].value.copy_(*given.at(expected[k].name));
+    if (first[k] == k) sources[k] = given.at(expected[k].name);
+  return sources;
+}
+
+}  // namespace
+
+void checkStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source) {
+  matchStateDict(module, tensors, source);
+}
+
+void loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source) {
+  const std::vector<const Tensor*> sources = matchStateDict(module, tensors, source);
+  std::vector<NamedTensor> expected = module.stateDict();
+  for (size_t k = 0; k < expected.size(); ++k)
+    if (sources[k] != nullptr) expected[k].value.copy_(*sources[k]);
 }
 
 void save(Module& module, const std::string& path, const Metadata& extra) {

@@ -67,6 +67,8 @@ std::vector<NamedTensor> stateDictOnce(Module& module);
 /// it under the others' (files of earlier versions do), and then every copy must be equal, bit
 /// for bit, or an nn::Error names the two that differ.
 void loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source);
+/// What loadStateDict checks, without copying anything: the same nn::Error where it would refuse.
+void checkStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source);
 
 /// Saves stateDictOnce(module) and the module tree to `path`, atomically (see writeSafetensors).
 /// `extra` adds metadata entries of the caller's own; "format" and "nn.module" are reserved.

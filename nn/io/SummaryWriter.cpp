@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -66,8 +67,40 @@ std::string eventHeader(double wallTime, int64_t step) {
   return event;
 }
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+double now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// Where `text` is not UTF-8 (a stray byte, an overlong form, a surrogate, beyond U+10FFFF), the
+// position of its first bad byte; -1 where it is.
+int64_t firstNonUtf8(const std::string& text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    size_t length = 1;
+    unsigned char low = 0x80, high = 0xbf;  // the allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if (c >= 0xc2 && c <= 0xdf) {
+      length = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      length = 3;
+      if (c == 0xe0) low = 0xa0;   // no overlong forms
+      if (c == 0xed) high = 0x9f;  // no surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      length = 4;
+      if (c == 0xf0) low = 0x90;   // no overlong forms
+      if (c == 0xf4) high = 0x8f;  // nothing beyond U+10FFFF
+    } else {
+      return static_cast<int64_t>(i);
+    }
+    if (n - i < length || p[i + 1] < low || p[i + 1] > high) return static_cast<int64_t>(i);
+    for (size_t k = 2; k < length; ++k)
+      if (p[i + k] < 0x80 || p[i + k] > 0xbf) return static_cast<int64_t>(i);
+    i += length;
+  }
+  return -1;
 }
 
 }  // namespace
@@ -89,9 +122,17 @@ SummaryWriter::SummaryWriter(const std::string& logdir) {
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
-  path_ = logdir + "/events.out.tfevents." + std::to_string(static_cast<int64_t>(now())) + "." + host + "." +
-          std::to_string(getpid());
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  // Seconds, host and process, then a count of the process's writers (PyTorch's writer names
+  // its files so): two writers of one process in the same second, or a name another process
+  // took, each get a file of their own.
+  static std::atomic<int64_t> writers{0};
+  const std::string stem = logdir + "/events.out.tfevents." + std::to_string(static_cast<int64_t>(now())) + "." + host +
+                           "." + std::to_string(getpid()) + ".";
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    path_ = stem + std::to_string(writers++);
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ >= 0 || errno != EEXIST) break;
+  }
   NN_CHECK(fd_ >= 0, "nn::SummaryWriter: cannot create " << path_ << ": " << std::strerror(errno));
   std::string event = eventHeader(now(), 0);
   appendBytes(event, 3, "brain.Event:2");
@@ -108,6 +149,12 @@ void SummaryWriter::addScalar(const std::string& tag, double value, int64_t step
 
 void SummaryWriter::addScalar(const std::string& tag, double value, int64_t step, double wallTime) {
   NN_CHECK(!tag.empty(), "nn::SummaryWriter::addScalar: expected a tag, got an empty one");
+  // TensorBoard's reader refuses a whole file that holds one tag of another encoding.
+  const int64_t bad = firstNonUtf8(tag);
+  NN_CHECK(bad < 0, "nn::SummaryWriter::addScalar: expected a UTF-8 tag, got byte 0x"
+                        << std::hex << static_cast<int>(static_cast<unsigned char>(tag[static_cast<size_t>(bad)]))
+                        << std::dec << " at position " << bad << " of '" << tag.substr(0, static_cast<size_t>(bad))
+                        << "...'");
   std::string summaryValue;
   appendBytes(summaryValue, 1, tag);
   const float f = static_cast<float>(value);

@@ -1,7 +1,7 @@
 // nn::SummaryWriter: training curves in TensorBoard's event files (PyTorch's
 // torch.utils.tensorboard.SummaryWriter, for scalars): `tensorboard --logdir DIR` draws them.
 // Each addScalar appends one record to the writer's file, made new in the folder as
-// events.out.tfevents.<seconds>.<host>.<pid>: an Event protobuf (wall time, step, a Summary of
+// events.out.tfevents.<seconds>.<host>.<pid>.<n>, n counting the process's writers: an Event protobuf (wall time, step, a Summary of
 // one tagged simple_value) framed as TensorBoard reads it, its length and its bytes each followed
 // by a masked CRC-32C. The file starts with the event TensorBoard expects first, file_version
 // "brain.Event:2". Records are written whole with one write each; a run stopped between two
@@ -24,7 +24,8 @@ class SummaryWriter {
   SummaryWriter& operator=(const SummaryWriter&) = delete;
 
   /// Appends `value` under `tag` ("train/loss") at `step`, stamped with the time now (or
-  /// `wallTime`, seconds since the epoch). Stored as a float, as TensorBoard's scalars are.
+  /// `wallTime`, seconds since the epoch). Stored as a float, as TensorBoard's scalars are. A
+  /// tag that is not UTF-8 is an nn::Error: TensorBoard would refuse the whole file.
   void addScalar(const std::string& tag, double value, int64_t step);
   /// The same, stamped with `wallTime` (seconds since the epoch) instead of the time now.
   void addScalar(const std::string& tag, double value, int64_t step, double wallTime);
