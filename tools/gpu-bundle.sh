@@ -6,10 +6,22 @@
 # Builds here with the CUDA toolkit; a CPU build is refused. DIR stays under 64 MiB: the binaries
 # and libraries are gzipped (the runner unpacks them) and the training set is cut to its first
 # 20,000 images.
+# DIR is taken from the caller's folder; an earlier bundle there is replaced, anything else that
+# is not an empty folder is refused before anything is built or removed.
 # Usage: tools/gpu-bundle.sh DIR
 set -euo pipefail
-cd "$(dirname "$0")/.."
 dir=${1:?"usage: tools/gpu-bundle.sh DIR"}
+case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
+marker=.nn-gpu-bundle  # written into every bundle: what may be replaced
+replaceable() {  # DIR: nothing there, an empty folder, or a bundle this script made
+  if [ ! -e "$1" ] && [ ! -L "$1" ]; then return 0; fi
+  [ -d "$1" ] && [ ! -L "$1" ] && { [ -f "$1/$marker" ] || [ -z "$(ls -A "$1")" ]; }
+}
+if ! replaceable "$dir"; then
+  echo "tools/gpu-bundle.sh: $dir exists and is not a bundle this script made (no $marker in it); give a new or empty folder" >&2
+  exit 1
+fi
+cd "$(dirname "$0")/.."
 
 tools/install-deps.sh dataset-fashion-mnist
 kind=$(tools/build-kind.sh)
@@ -24,6 +36,8 @@ bin=$(bazel info bazel-bin 2>/dev/null)
 # examples they run; the binaries find the project's libraries through their RUNPATH
 # ($ORIGIN/../_solib_k8).
 rm -rf "$dir"
+mkdir -p "$dir"
+touch "$dir/$marker"
 mkdir -p "$dir/root/tests" "$dir/root/examples" "$dir/root/external/mpi" "$dir/root/_solib_k8" "$dir/lib" "$dir/data"
 is_elf() { [ "$(head -c 4 "$1" | tr -d '\0')" = $'\x7fELF' ]; }
 for f in "$bin"/tests/*_test "$bin"/tests/distributed_ranks; do

@@ -3,42 +3,90 @@
 
 Usage: plot-metrics.py METRICS.json CURVES.png
 METRICS.json holds a JSON object per line, as the examples append one per epoch (a resumed run
-appends to the same file; the last line of each epoch counts). Needs Debian's python3-matplotlib.
+appends to the same file; the last line of each epoch counts). The output's extension is a format
+matplotlib writes (png, pdf, svg, ...). Needs Debian's python3-matplotlib.
 """
 import json
+import math
+import os
 import sys
 
-import matplotlib
+PROGRAM = "plot-metrics.py"
 
-matplotlib.use("Agg")  # no display needed
-import matplotlib.pyplot as plt  # noqa: E402
+
+def fail(message):
+    sys.exit(f"{PROGRAM}: {message}")
+
+
+def number(m, key, where):
+    """m[key] as a float: a JSON number (NaN and infinities are drawn as gaps), not text."""
+    if key not in m:
+        fail(f"{where}: no '{key}' (an example's --metrics line has 'epoch', 'train_loss' and 'test_accuracy')")
+    value = m[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        fail(f"{where}: '{key}' is {json.dumps(value)}, not a number")
+    return float(value)
+
+
+def read_epochs(path):
+    """{epoch: (train loss, test accuracy)}, the last line of each epoch counting."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.readlines()
+    except OSError as e:
+        fail(f"cannot read {path}: {e.strerror}")
+    except UnicodeDecodeError as e:
+        fail(f"{path}: not UTF-8 text (byte {e.start}): not a metrics file")
+    epochs = {}
+    for line_number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{line_number}"
+        try:
+            m = json.loads(line)
+        except ValueError as e:
+            fail(f"{where}: not a JSON line ({e})")
+        if not isinstance(m, dict):
+            fail(f"{where}: not a JSON object")
+        epoch = number(m, "epoch", where)
+        if not math.isfinite(epoch) or epoch != int(epoch) or epoch < 0:
+            fail(f"{where}: 'epoch' is {m['epoch']}, not an epoch number")
+        epochs[int(epoch)] = (number(m, "train_loss", where), number(m, "test_accuracy", where))
+    if not epochs:
+        fail(f"{path} holds no epoch")
+    return epochs
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    epochs = {}
-    with open(sys.argv[1]) as f:
-        for number, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    m = json.loads(line)
-                    epochs[int(m["epoch"])] = m
-                except (ValueError, KeyError, TypeError) as e:
-                    sys.exit(f"plot-metrics.py: {sys.argv[1]}:{number}: not a metrics line ({e})")
-    if not epochs:
-        sys.exit(f"plot-metrics.py: {sys.argv[1]} holds no epoch")
-    x = sorted(epochs)
+    epochs = read_epochs(sys.argv[1])
+    output = sys.argv[2]
+    try:
+        import matplotlib
+    except ImportError:
+        fail("needs matplotlib (Debian's python3-matplotlib)")
+    matplotlib.use("Agg")  # no display needed
+    import matplotlib.pyplot as plt
+
     figure, (loss, accuracy) = plt.subplots(1, 2, figsize=(9, 3.5))
-    loss.plot(x, [epochs[e]["train_loss"] for e in x], marker="o")
+    extension = os.path.splitext(output)[1].lstrip(".").lower()
+    formats = figure.canvas.get_supported_filetypes()
+    if extension not in formats:
+        fail(f"{output}: cannot write '.{extension}' files; one of {', '.join(sorted(formats))}")
+    x = sorted(epochs)
+    loss.plot(x, [epochs[e][0] for e in x], marker="o")
     loss.set(xlabel="epoch", ylabel="train loss", title="Training loss")
-    accuracy.plot(x, [epochs[e]["test_accuracy"] for e in x], marker="o", color="tab:green")
+    accuracy.plot(x, [epochs[e][1] for e in x], marker="o", color="tab:green")
     accuracy.set(xlabel="epoch", ylabel="test accuracy", title="Test accuracy")
     for axes in (loss, accuracy):
         axes.grid(True, alpha=0.3)
         axes.xaxis.get_major_locator().set_params(integer=True)
     figure.tight_layout()
-    figure.savefig(sys.argv[2], dpi=100)
+    try:
+        figure.savefig(output, dpi=100)
+    except OSError as e:
+        fail(f"cannot write {output}: {e.strerror}")
 
 
 if __name__ == "__main__":
