@@ -12,6 +12,12 @@
 #include <string>
 #include <vector>
 
+// ONNX's protobuf classes, as Debian's libonnx builds them (nn/onnx/Onnx.h), to read what the
+// exporter declares.
+#define ONNX_NAMESPACE onnx
+#define ONNX_ML 1
+#include <onnx/onnx_pb.h>
+
 #include "cunn/DataParallelTable.h"
 #include "examples/LeNet.h"
 #include "examples/ResNet.h"
@@ -338,6 +344,26 @@ class Doubler : public nn::Module {
   std::string typeName() const override { return "test.Doubler"; }
 };
 
+// "name [sizes]" of each input and output a serialised model declares; a named size by its
+// name, an open one as "?".
+std::vector<std::string> declaredShapes(const std::string& bytes) {
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(bytes));
+  std::vector<std::string> out;
+  for (const auto* infos : {&model.graph().input(), &model.graph().output()})
+    for (const onnx::ValueInfoProto& info : *infos) {
+      std::string s = info.name() + " [";
+      bool first = true;
+      for (const auto& dim : info.type().tensor_type().shape().dim()) {
+        s += first ? "" : ", ";
+        first = false;
+        s += dim.has_dim_value() ? std::to_string(dim.dim_value()) : dim.has_dim_param() ? dim.dim_param() : "?";
+      }
+      out.push_back(s + "]");
+    }
+  return out;
+}
+
 void requireRefused(nn::Module& m, const Activity& input, const std::string& part) {
   TempDir dir;
   const std::string path = dir.file("model.onnx");
@@ -370,6 +396,20 @@ TEST_CASE("exportOnnx refuses what ONNX cannot express, naming the module and it
   SECTION("adaptive pooling with overlapping windows") {
     requireRefused(*nn::make<nn::SpatialAdaptiveAveragePooling>(3, 3), normal({1, 5, 5})(2), "overlapping windows");
   }
+  SECTION("parameters beyond what an ONNX file holds, before the model is built") {
+    // 2 GiB of parameters (never touched: the export refuses them before reading any).
+    class Huge : public nn::Module {
+     public:
+      Huge() { registerParameter("weight", &weight, &gradWeight); }
+      const Tensor& updateOutput(const Tensor& input) override { return output = input; }
+      const Tensor& updateGradInput(const Tensor&, const Tensor& gradOutput) override { return gradInput = gradOutput; }
+      std::string typeName() const override { return "test.Huge"; }
+      Tensor weight = Tensor::empty({int64_t{1} << 29}), gradWeight;
+    };
+    Huge huge;
+    requireRefused(huge, normal({4})(2), "the model's parameters and buffers take 2147483648 bytes, more than an ONNX "
+                                         "file without external data can hold");
+  }
   SECTION("an empty example") {
     requireRefused(*nn::make<nn::ReLU>(), Activity(Tensor()), "the example input input is empty");
   }
@@ -379,7 +419,40 @@ TEST_CASE("exportOnnx: without a dynamic batch, a view may take the batch in", "
   auto view = nn::make<nn::View>(std::vector<int64_t>{-1});
   nn::OnnxOptions options;
   options.dynamicBatch = false;
-  REQUIRE_FALSE(nn::exportOnnxToString(*view, normal({3})(2), options).empty());
+  const std::string model = nn::exportOnnxToString(*view, normal({3})(2), options);
+  // Every size fixed, the inputs' and the outputs'.
+  CHECK(declaredShapes(model) == std::vector<std::string>{"input [2, 3]", "output [6]"});
+}
+
+TEST_CASE("exportOnnx: the batch dimension is named batchName, where it is the batch", "[onnx]") {
+  nn::OnnxOptions options;
+  options.batchName = "n";
+  auto linear = nn::make<nn::Linear>(3, 4);
+  CHECK(declaredShapes(nn::exportOnnxToString(*linear, normal({3})(2), options)) ==
+        std::vector<std::string>{"input [n, 3]", "output [n, 4]"});
+  // Transpose moves the batch to dimension 1; Concat along dimension 0 makes twice the batch,
+  // which no name declares. Both declared [batch, ...] before.
+  auto transpose = nn::make<nn::Transpose>(std::initializer_list<std::pair<int, int>>{{0, 1}});
+  CHECK(declaredShapes(nn::exportOnnxToString(*transpose, normal({3})(2), options)) ==
+        std::vector<std::string>{"input [n, 3]", "output [3, n]"});
+  auto concat = container<nn::Concat>({nn::make<nn::Identity>(), nn::make<nn::Identity>()}, std::make_shared<nn::Concat>(0));
+  CHECK(declaredShapes(nn::exportOnnxToString(*concat, normal({3})(2), options)) ==
+        std::vector<std::string>{"input [n, 3]", "output [?, 3]"});
+  TempDir dir;
+  exportAndCompare({{"transpose_batch", transpose, normal({4})}, {"concat_batch", concat, normal({4})}}, dir);
+}
+
+TEST_CASE("exportOnnx: a size equal to the example's batch is not taken for the batch", "[onnx]") {
+  // View(2, -1) on a batch of 2 looked as if it kept the batch: it was exported as a Reshape to
+  // [0, 6], which ONNX Runtime ran at a batch of 5 to [5, 6] where the module gives [2, 15].
+  auto view = sequential({nn::make<nn::Linear>(6, 6), nn::make<nn::View>(std::vector<int64_t>{2, -1})});
+  requireRefused(*view, normal({6})(2),
+                 "nn.exportOnnx: nn.View at 1 (in nn.Sequential): its export holds for the example's batch only: at a "
+                 "batch of 3 the ONNX model gives [3, 6] where the module gives [2, 9]");
+  nn::OnnxOptions fixed;
+  fixed.dynamicBatch = false;
+  CHECK(declaredShapes(nn::exportOnnxToString(*view, normal({6})(2), fixed)) ==
+        std::vector<std::string>{"input [2, 6]", "output [2, 6]"});
 }
 
 TEST_CASE("exportOnnx: a module of one's own exports with its registered export", "[onnx]") {

@@ -4,11 +4,14 @@
 // ONNX's checker and strict shape inference.
 #include "nn/onnx/Export.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include "nn/core/Error.h"
@@ -108,6 +111,14 @@ class Exporter::Graph {
 
   // The model's parameters and buffers by their data and sizes, with their stateDict names.
   std::map<std::pair<const float*, std::vector<int64_t>>, std::string> stateNames;
+  // With a dynamic batch, each module's output at the second batch size, for the check of the
+  // finished model (Note [A second batch size]).
+  struct Trace {
+    std::string where;
+    Value value;
+    Activity atOtherBatch;
+  };
+  std::vector<Trace> traces;
   // The initializers written for them so far.
   std::map<std::pair<const float*, std::vector<int64_t>>, std::string> written;
 
@@ -207,15 +218,17 @@ Traced Exporter::module(Module& module, const Traced& input) {
   } pop{stack_};
 
   ExportFunction function = findExport(module.typeName());
-  if (!function)
-    refuse("has no ONNX export (nn::onnx::registerExport gives a module of one's own its export)");
-  // On a copy, so that a module working in place leaves the example of its input as it was.
+  if (!function) refuse("has no ONNX export (nn::onnx::registerExport gives a module of one's own its export)");
+  // On copies, so that a module working in place leaves the examples of its input as they were;
+  // the example's forward last, so that the state an export may read is the example's.
+  Activity atOtherBatch = dynamicBatch_ ? deepCopy(module.forward(deepCopy(input.atOtherBatch))) : Activity();
   Activity output = deepCopy(module.forward(deepCopy(input.example)));
   Value value = function(*this, module, input, output);
   if (!sameStructure(value, output))
     refuse("its export returned " + std::string(value.isTable ? "a table" : "a tensor") +
            " of another structure than its output, " + output.describe());
-  return Traced{std::move(value), std::move(output)};
+  if (dynamicBatch_) graph_.traces.push_back({where(), value, atOtherBatch});
+  return Traced{std::move(value), std::move(output), std::move(atOtherBatch)};
 }
 
 std::string Exporter::where() const {
@@ -234,44 +247,115 @@ void Exporter::refuse(const std::string& why) const { throw Error(where() + ": "
 
 namespace {
 
+// The most bytes of parameters and buffers a model may have: a protobuf message's 2 GiB, less
+// 64 MiB for the graph's nodes and names.
+constexpr int64_t kMaxInitializerBytes = (int64_t{2} << 30) - (int64_t{64} << 20);
+
+// Note [A second batch size]
+// With a dynamic batch, an export cannot tell from the example alone which of its sizes is the
+// batch: View(2, -1) on a batch of 2 looks as if it kept the batch, and a Reshape to [0, 6]
+// written for it gives [5, 6] at a batch of 5 where the module gives [2, 15]. So the model runs
+// twice as it is traced, on the example and on the example at a second batch size, one that no
+// size of the example input has (otherBatch), and ONNX's shape inference, given that batch,
+// must find every module's output with the sizes the module gives it: an export that wrote one
+// of the example's sizes where the batch belongs fails the check, naming the module. The graph's
+// outputs declare the batch where a dimension follows it in both runs, a size where both runs
+// agree, and leave the rest open (a Concat along dimension 0 has twice the batch).
+
+// The examples' batch: dimension 0 of every tensor of the input, which must agree.
+int64_t batchOf(const Activity& example, int64_t batch = -1) {
+  if (example.isTable()) {
+    for (const Activity& item : example.table()) batch = batchOf(item, batch);
+    return batch;
+  }
+  const Tensor& t = example.tensor();
+  if (t.dim() == 0 || t.numel() == 0) return batch;  // refused by addInputs, naming it
+  NN_CHECK(batch < 0 || t.size(0) == batch, "nn.exportOnnx: the example inputs' dimension 0, the batch, differs: "
+                                                << batch << " and " << t.size(0) << " (OnnxOptions::dynamicBatch)");
+  return t.size(0);
+}
+
+void collectSizes(const Activity& a, std::set<int64_t>& sizes) {
+  if (a.isTable()) {
+    for (const Activity& item : a.table()) collectSizes(item, sizes);
+    return;
+  }
+  sizes.insert(a.tensor().sizes().begin(), a.tensor().sizes().end());
+}
+
+// The second batch size: above the example's, and none of the example input's sizes.
+int64_t otherBatch(const Activity& example) {
+  std::set<int64_t> sizes;
+  collectSizes(example, sizes);
+  int64_t batch = std::max<int64_t>(batchOf(example), 0) + 1;
+  while (sizes.count(batch)) ++batch;
+  return batch;
+}
+
+// The example with `batch` samples: its own repeated in turn.
+Activity withBatch(const Activity& example, int64_t batch) {
+  if (example.isTable()) {
+    std::vector<Activity> items;
+    for (const Activity& item : example.table()) items.push_back(withBatch(item, batch));
+    return Activity(Table(std::move(items)));
+  }
+  const Tensor& t = example.tensor();
+  if (t.dim() == 0 || t.numel() == 0) return Activity(t.clone());  // refused by addInputs
+  std::vector<int64_t> sizes = t.sizes();
+  sizes[0] = batch;
+  Tensor out = Tensor::empty(sizes, t.device());
+  for (int64_t i = 0; i < batch; ++i) out.select(0, i).copy_(t.select(0, i % t.size(0)));
+  return Activity(out);
+}
+
+// A graph input or output named `name`: the example's sizes, with a dynamic batch the batch
+// where a dimension follows it from `example` to `atOtherBatch` (an input's dimension 0) and
+// no size where the two differ otherwise.
 void addValueInfo(::onnx::ValueInfoProto& info, const std::string& name, const Tensor& example,
-                  const OnnxOptions& options) {
+                  const Tensor& atOtherBatch, int64_t batch, int64_t other, const OnnxOptions& options) {
   info.set_name(name);
   ::onnx::TypeProto_Tensor* type = info.mutable_type()->mutable_tensor_type();
   type->set_elem_type(::onnx::TensorProto::FLOAT);
   ::onnx::TensorShapeProto* shape = type->mutable_shape();
-  for (size_t d = 0; d < example.sizes().size(); ++d) {
-    if (d == 0 && options.dynamicBatch)
-      shape->add_dim()->set_dim_param(options.batchName);
-    else
-      shape->add_dim()->set_dim_value(example.sizes()[d]);
+  for (int d = 0; d < example.dim(); ++d) {
+    const int64_t size = example.size(d);
+    ::onnx::TensorShapeProto_Dimension* dim = shape->add_dim();
+    if (!options.dynamicBatch || atOtherBatch.size(d) == size)
+      dim->set_dim_value(size);
+    else if (size == batch && atOtherBatch.size(d) == other)
+      dim->set_dim_param(options.batchName);
   }
 }
 
 // The graph's inputs for the example: one per tensor of it, named after `name`.
-onnx::Value addInputs(::onnx::GraphProto& graph, const Activity& example, const std::string& name,
-                      const OnnxOptions& options) {
+onnx::Value addInputs(::onnx::GraphProto& graph, const Activity& example, const Activity& atOtherBatch,
+                      const std::string& name, int64_t batch, int64_t other, const OnnxOptions& options) {
   if (example.isTable()) {
     std::vector<onnx::Value> items;
     for (size_t i = 0; i < example.size(); ++i)
-      items.push_back(addInputs(graph, example[i], name + "." + std::to_string(i), options));
+      items.push_back(addInputs(graph, example[i], options.dynamicBatch ? atOtherBatch[i] : example[i],
+                                name + "." + std::to_string(i), batch, other, options));
     return onnx::Value::table(std::move(items));
   }
   const Tensor& t = example.tensor();
   NN_CHECK(t.numel() > 0, "nn.exportOnnx: the example input " << name << " is empty");
-  NN_CHECK(!options.dynamicBatch || t.dim() >= 1,
-           "nn.exportOnnx: the example input " << name << " is a scalar, which has no batch dimension "
-                                               << "(OnnxOptions::dynamicBatch)");
-  addValueInfo(*graph.add_input(), name, t, options);
+  NN_CHECK(!options.dynamicBatch || t.dim() >= 1, "nn.exportOnnx: the example input "
+                                                      << name << " is a scalar, which has no batch dimension "
+                                                      << "(OnnxOptions::dynamicBatch)");
+  addValueInfo(*graph.add_input(), name, t, atOtherBatch.tensor(), batch, other, options);
   return onnx::Value(name);
 }
 
 // The graph's outputs: an Identity from each tensor of `value` to its output name.
-void addOutputs(onnx::Exporter& exporter, ::onnx::GraphProto& graph, const onnx::Value& value, const Activity& example,
-                const std::string& name, const OnnxOptions& options) {
+void addOutputs(onnx::Exporter& exporter, ::onnx::GraphProto& graph, const onnx::Value& value,
+                const onnx::Traced& traced, const std::string& name, int64_t batch, int64_t other,
+                const OnnxOptions& options) {
   if (value.isTable) {
-    for (size_t i = 0; i < value.items.size(); ++i)
-      addOutputs(exporter, graph, value.items[i], example[i], name + "." + std::to_string(i), options);
+    for (size_t i = 0; i < value.items.size(); ++i) {
+      const onnx::Traced item{value.items[i], traced.example[i],
+                              options.dynamicBatch ? traced.atOtherBatch[i] : traced.example[i]};
+      addOutputs(exporter, graph, value.items[i], item, name + "." + std::to_string(i), batch, other, options);
+    }
     return;
   }
   const std::string inner = exporter.op("Identity", {value.name});
@@ -279,7 +363,8 @@ void addOutputs(onnx::Exporter& exporter, ::onnx::GraphProto& graph, const onnx:
   for (::onnx::NodeProto& node : *graph.mutable_node())
     for (std::string& output : *node.mutable_output())
       if (output == inner) output = name;
-  addValueInfo(*graph.add_output(), name, example.tensor(), options);
+  addValueInfo(*graph.add_output(), name, traced.example.tensor(),
+               (options.dynamicBatch ? traced.atOtherBatch : traced.example).tensor(), batch, other, options);
 }
 
 // Restores training mode on the way out, if the module was in it.
@@ -292,23 +377,89 @@ struct EvaluationMode {
   bool wasTraining;
 };
 
-void check(const ::onnx::ModelProto& model) {
+// Sizes as messages write them: "[2, 15]", "?" for a size shape inference left open.
+std::string sizesString(const std::vector<int64_t>& sizes) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < sizes.size(); ++i)
+    s << (i ? ", " : "") << (sizes[i] < 0 ? std::string("?") : std::to_string(sizes[i]));
+  return s.str() + "]";
+}
+
+// Each module's output at the second batch size against the sizes that shape inference finds for
+// it (Note [A second batch size]); `shapes` by value name, -1 for a size left open.
+void checkTrace(const std::string& where, const onnx::Value& value, const Activity& atOtherBatch, int64_t other,
+                const std::map<std::string, std::vector<int64_t>>& shapes) {
+  if (value.isTable) {
+    for (size_t i = 0; i < value.items.size(); ++i) checkTrace(where, value.items[i], atOtherBatch[i], other, shapes);
+    return;
+  }
+  auto it = shapes.find(value.name);
+  if (it == shapes.end()) return;  // an initializer, or a value inference gave no shape
+  const std::vector<int64_t>& inferred = it->second;
+  const std::vector<int64_t>& actual = atOtherBatch.tensor().sizes();
+  bool same = inferred.size() == actual.size();
+  for (size_t d = 0; same && d < actual.size(); ++d) same = inferred[d] < 0 || inferred[d] == actual[d];
+  NN_CHECK(same, where << ": its export holds for the example's batch only: at a batch of " << other
+                       << " the ONNX model gives " << sizesString(inferred) << " where the module gives "
+                       << sizesString(actual) << " (a size equal to the example's batch taken for the batch, or the "
+                       << "batch taken for a size); OnnxOptions::dynamicBatch false exports fixed sizes");
+}
+
+// ONNX's checker, and its strict shape inference; with a dynamic batch, inference at the second
+// batch size, against the traces (Note [A second batch size]).
+void check(const ::onnx::ModelProto& model, const std::vector<onnx::Exporter::Graph::Trace>& traces, int64_t other,
+           bool dynamicBatch) {
+  ::onnx::ModelProto inferred = model;
   try {
     ::onnx::checker::check_model(model);
-    ::onnx::ModelProto inferred = model;
+    // The outputs' declared sizes are the traces' own: left open here, so that a trace that
+    // does not hold is named by checkTrace.
+    if (dynamicBatch) {
+      for (::onnx::ValueInfoProto& input : *inferred.mutable_graph()->mutable_input())
+        input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(other);
+      for (::onnx::ValueInfoProto& output : *inferred.mutable_graph()->mutable_output())
+        output.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
     ::onnx::shape_inference::InferShapes(inferred, ::onnx::OpSchemaRegistry::Instance(),
                                          ::onnx::ShapeInferenceOptions(true, 1, false));
   } catch (const std::exception& e) {
-    throw Error(std::string("nn.exportOnnx: the model fails ONNX's checks (an export wrote a node wrong): ") + e.what());
+    throw Error(std::string("nn.exportOnnx: the model fails ONNX's checks (an export wrote a node wrong): ") +
+                e.what());
   }
+  if (!dynamicBatch) return;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  const ::onnx::GraphProto& graph = inferred.graph();
+  for (const auto* infos : {&graph.input(), &graph.value_info(), &graph.output()})
+    for (const ::onnx::ValueInfoProto& info : *infos) {
+      if (!info.type().tensor_type().has_shape()) continue;
+      std::vector<int64_t>& sizes = shapes[info.name()];
+      for (const auto& dim : info.type().tensor_type().shape().dim())
+        sizes.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    }
+  for (const auto& trace : traces) checkTrace(trace.where, trace.value, trace.atOtherBatch, other, shapes);
 }
 
 }  // namespace
 
 std::string exportOnnxToString(Module& module, const Activity& exampleInput, const OnnxOptions& options) {
   NN_CHECK(!options.inputName.empty() && !options.outputName.empty() && options.inputName != options.outputName,
-           "nn.exportOnnx: the input and output names must be given and differ, got '"
-               << options.inputName << "' and '" << options.outputName << "'");
+           "nn.exportOnnx: the input and output names must be given and differ, got '" << options.inputName << "' and '"
+                                                                                       << options.outputName << "'");
+  // The model's initializers hold every parameter and buffer; a protobuf message holds at most
+  // 2 GiB. Refused before anything is built (and copied for the checks): such a model would
+  // need its weights as external data, which this exporter does not write.
+  std::set<std::pair<const float*, std::vector<int64_t>>> counted;
+  int64_t stateBytes = 0;
+  auto count = [&](const Tensor& t) {
+    if (counted.insert({t.data(), t.sizes()}).second) stateBytes += t.numel() * static_cast<int64_t>(sizeof(float));
+  };
+  for (const NamedParameter& p : module.namedParameters()) count(p.value);
+  for (const NamedTensor& b : module.namedBuffers()) count(b.value);
+  NN_CHECK(stateBytes <= kMaxInitializerBytes,
+           "nn.exportOnnx: the model's parameters and buffers take "
+               << stateBytes << " bytes, more than an ONNX file without external data can hold (" << kMaxInitializerBytes
+               << " of protobuf's 2 GiB)");
   EvaluationMode evaluation(module);
 
   ::onnx::ModelProto model;
@@ -325,14 +476,18 @@ std::string exportOnnxToString(Module& module, const Activity& exampleInput, con
   for (const NamedTensor& b : module.namedBuffers()) state.stateNames[{b.value.data(), b.value.sizes()}] = b.name;
   onnx::Exporter exporter(state, module, options.dynamicBatch);
 
-  onnx::Traced input{addInputs(graph, exampleInput, options.inputName, options), onnx::deepCopy(exampleInput)};
+  const int64_t batch = options.dynamicBatch ? batchOf(exampleInput) : 0;
+  const int64_t other = options.dynamicBatch ? otherBatch(exampleInput) : 0;
+  onnx::Traced input{onnx::Value(), onnx::deepCopy(exampleInput),
+                     options.dynamicBatch ? withBatch(exampleInput, other) : Activity()};
+  input.value = addInputs(graph, input.example, input.atOtherBatch, options.inputName, batch, other, options);
   onnx::Traced output = exporter.module(module, input);
-  addOutputs(exporter, graph, output.value, output.example, options.outputName, options);
+  addOutputs(exporter, graph, output.value, output, options.outputName, batch, other, options);
 
-  check(model);
-  NN_CHECK(model.ByteSizeLong() <= static_cast<size_t>(std::numeric_limits<int>::max()),
-           "nn.exportOnnx: the model takes " << model.ByteSizeLong()
-                                             << " bytes, more than a protobuf message may (2 GiB)");
+  check(model, state.traces, other, options.dynamicBatch);
+  NN_CHECK(
+      model.ByteSizeLong() <= static_cast<size_t>(std::numeric_limits<int>::max()),
+      "nn.exportOnnx: the model takes " << model.ByteSizeLong() << " bytes, more than a protobuf message may (2 GiB)");
   std::string bytes;
   NN_CHECK(model.SerializeToString(&bytes), "nn.exportOnnx: the model could not be serialised");
   return bytes;

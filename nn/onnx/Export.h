@@ -3,7 +3,8 @@
 // through the module tree once on an example input: each module's export (nn/onnx/Exporter.h)
 // writes its nodes and reads the sizes it needs from the example's, and the finished model
 // passes ONNX's checker and its strict shape inference before the file is written (whole or
-// not at all). Parameters and buffers become initializers under their stateDict names
+// not at all). Parameters and buffers of more than 2 GiB less 64 MiB (protobuf's limit) are
+// refused before anything is built. Parameters and buffers become initializers under their stateDict names
 // ("0.weight", "1.running_mean"), as PyTorch's export names them.
 //
 // Exported: Sequential, Concat, ConcatTable, ParallelTable and the table modules; Linear; the
@@ -25,8 +26,10 @@ namespace nn {
 
 /// How exportOnnx names and shapes the graph (the defaults suit most uses).
 struct OnnxOptions {
-  /// Dimension 0 of every input and output is the batch, of any size, named batchName in the
-  /// file; where false, every size is the example's.
+  /// Dimension 0 of every input is the batch, of any size, named batchName in the file, and so
+  /// is every dimension of an output that follows it (the model is traced at a second batch
+  /// size to tell them; a module whose export holds for the example's batch only is refused,
+  /// naming it); where false, every size is the example's.
   bool dynamicBatch = true;
   /// The name of the symbolic batch dimension (ONNX's dim_param), where dynamicBatch.
   std::string batchName = "batch";

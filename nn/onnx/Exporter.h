@@ -47,6 +47,10 @@ struct Traced {
   Value value;
   /// What it holds on the example input: tensors or tables of the same structure as value.
   Activity example;
+  /// With a dynamic batch, what it holds on the example input at a second batch size
+  /// (Note [A second batch size], Export.cpp); empty otherwise. A size that is the batch
+  /// differs between the two; one that is not does not.
+  Activity atOtherBatch;
 };
 
 /// A node attribute's value: ONNX's INT, FLOAT, STRING, INTS or FLOATS.

@@ -25,7 +25,9 @@ const Table& exampleTable(Exporter& e, const Traced& t) {
   return t.example.table();
 }
 
-Traced item(const Traced& t, size_t i) { return Traced{t.value.items[i], t.example[i]}; }
+Traced item(const Traced& t, size_t i) {
+  return Traced{t.value.items[i], t.example[i], t.atOtherBatch.isTable() ? t.atOtherBatch[i] : Activity()};
+}
 
 // An operator of ONNX's that takes [N, C, H, W] on a [C, H, W] input too: given a batch of one
 // and the batch taken away after.
@@ -44,8 +46,9 @@ int64_t positive(int64_t dim, int64_t dims) { return dim < 0 ? dim + dims : dim;
 // Refuses an operation along the batch dimension where its size is not fixed.
 void checkNotBatch(Exporter& e, int64_t dim, const char* what) {
   if (dim == 0 && e.dynamicBatch())
-    e.refuse(std::string(what) +
-             " along dimension 0, which is the batch of any size (OnnxOptions::dynamicBatch false exports fixed sizes)");
+    e.refuse(
+        std::string(what) +
+        " along dimension 0, which is the batch of any size (OnnxOptions::dynamicBatch false exports fixed sizes)");
 }
 
 // A reshape of x to the example output's sizes; with a dynamic batch, dimension 0 is kept
@@ -182,10 +185,14 @@ const bool kContainers = [] {
 // --- tables ------------------------------------------------------------------------------
 
 const bool kTables = [] {
-  registerExport("nn.CAddTable", [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Add"); });
-  registerExport("nn.CMulTable", [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Mul"); });
-  registerExport("nn.CSubTable", [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Sub"); });
-  registerExport("nn.CDivTable", [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Div"); });
+  registerExport("nn.CAddTable",
+                 [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Add"); });
+  registerExport("nn.CMulTable",
+                 [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Mul"); });
+  registerExport("nn.CSubTable",
+                 [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Sub"); });
+  registerExport("nn.CDivTable",
+                 [](Exporter& e, Module&, const Traced& in, const Activity&) { return fold(e, in, "Div"); });
   registerExport("nn.JoinTable", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
     const Table& t = exampleTable(e, in);
     const int64_t dim = as<JoinTable>(m).dimensionFor(t[0].tensor());
@@ -199,8 +206,8 @@ const bool kTables = [] {
     const int64_t dim = as<SplitTable>(m).dimensionFor(x);
     checkNotBatch(e, dim, "splitting");
     const int n = static_cast<int>(x.size(static_cast<int>(dim)));
-    const std::vector<std::string> parts = n == 1 ? std::vector<std::string>{in.value.name}
-                                                  : e.ops("Split", {in.value.name}, {{"axis", dim}}, n);
+    const std::vector<std::string> parts =
+        n == 1 ? std::vector<std::string>{in.value.name} : e.ops("Split", {in.value.name}, {{"axis", dim}}, n);
     std::vector<Value> items;
     for (const std::string& p : parts) items.push_back(e.op("Squeeze", {p, e.int64s({dim})}));
     return Value::table(std::move(items));
@@ -351,7 +358,8 @@ const bool kElementwise = [] {
   });
   registerExport("nn.LeakyReLU", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
     exampleTensor(e, in);
-    return Value(e.op("LeakyRelu", {in.value.name}, {{"alpha", static_cast<float>(as<LeakyReLU>(m).options().negval)}}));
+    return Value(
+        e.op("LeakyRelu", {in.value.name}, {{"alpha", static_cast<float>(as<LeakyReLU>(m).options().negval)}}));
   });
   registerExport("nn.ELU", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
     exampleTensor(e, in);
@@ -360,7 +368,8 @@ const bool kElementwise = [] {
   registerExport("nn.Threshold", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
     exampleTensor(e, in);
     const auto& o = as<Threshold>(m).options();
-    return Value(threshold(e, in.value.name, static_cast<float>(o.threshold), e.floatScalar(static_cast<float>(o.value))));
+    return Value(
+        threshold(e, in.value.name, static_cast<float>(o.threshold), e.floatScalar(static_cast<float>(o.value))));
   });
   // log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (Torch7's SoftPlus).
   registerExport("nn.SoftPlus", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
@@ -386,11 +395,13 @@ const bool kElementwise = [] {
   });
   registerExport("nn.MulConstant", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
     exampleTensor(e, in);
-    return Value(e.op("Mul", {in.value.name, e.floatScalar(static_cast<float>(as<MulConstant>(m).options().constant))}));
+    return Value(
+        e.op("Mul", {in.value.name, e.floatScalar(static_cast<float>(as<MulConstant>(m).options().constant))}));
   });
   registerExport("nn.AddConstant", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
     exampleTensor(e, in);
-    return Value(e.op("Add", {in.value.name, e.floatScalar(static_cast<float>(as<AddConstant>(m).options().constant))}));
+    return Value(
+        e.op("Add", {in.value.name, e.floatScalar(static_cast<float>(as<AddConstant>(m).options().constant))}));
   });
   return true;
 }();
@@ -507,8 +518,7 @@ const bool kReductions = [] {
     const int64_t axis = reducedAxis(x, o.dim, o.nInputDims);
     checkNotBatch(e, axis, "reducing");
     const int64_t keep = !o.squeeze || x.dim() == 1;
-    if (o.sizeAverage)
-      return Value(e.op("ReduceMean", {in.value.name}, {{"axes", Ints{axis}}, {"keepdims", keep}}));
+    if (o.sizeAverage) return Value(e.op("ReduceMean", {in.value.name}, {{"axes", Ints{axis}}, {"keepdims", keep}}));
     return Value(e.op("ReduceSum", {in.value.name, e.int64s({axis})}, {{"keepdims", keep}}));
   });
   return true;
