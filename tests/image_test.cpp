@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -288,13 +289,59 @@ TEST_CASE("the random transforms depend on (seed, epoch, batch, sample) alone", 
   const std::vector<float> flipped = run(nn::horizontalFlip(9, 1.0), 0, 0);
   REQUIRE(flipped[0] == values[5]);
   REQUIRE(run(nn::horizontalFlip(9, 0.0), 0, 0) == values);
-  // A crop with padding 0 is the identity; with padding, zeros come in from the sides only.
+  // A crop with padding 0 is the identity.
   REQUIRE(run(nn::randomCrop(0, 1), 5, 5) == values);
   // normalize: (x - mean) / deviation per channel.
   const std::vector<float> normalised = run(nn::normalize({1.f, 2.f}, {2.f, 4.f}), 0, 0);
   REQUIRE(normalised[0] == (values[0] - 1.f) / 2.f);
   REQUIRE(normalised[30] == (values[30] - 2.f) / 4.f);
   REQUIRE_THROWS_WITH(run(nn::normalize({1.f}, {1.f}), 0, 0), Catch::Contains("nn::normalize"));
+}
+
+TEST_CASE("the random transforms draw for each sample, and a crop pads with zeros", "[ImageTransforms]") {
+  // 32 copies of one sample [2, 5, 6] of values 1 to 17: what differs between the copies after a
+  // transform is its draws.
+  const int64_t n = 32, c = 2, h = 5, w = 6;
+  std::vector<float> values;
+  for (int64_t i = 0; i < n * c * h * w; ++i) values.push_back(float((i % (c * h * w)) % 17) + 1);
+  Tensor target = Tensor::zeros({n});
+  auto sample = [&](const std::vector<float>& v, int64_t s) {
+    return std::vector<float>(v.begin() + s * c * h * w, v.begin() + (s + 1) * c * h * w);
+  };
+  // Flips: with p = 1/2 over 32 samples, some mirrored and some not.
+  Tensor flipped = Tensor::fromVector({n, c, h, w}, values);
+  nn::horizontalFlip(7)(flipped, target, 1, 2);
+  std::set<std::vector<float>> flips;
+  for (int64_t s = 0; s < n; ++s) flips.insert(sample(flipped.toVector(), s));
+  CHECK(flips.size() == 2);
+  // Crops with padding 2: each sample is the original moved by its own (dy, dx) in [-2, 2],
+  // zeros where it moved in from outside (not the other side's values, as a wrap would give).
+  Tensor cropped = Tensor::fromVector({n, c, h, w}, values);
+  nn::randomCrop(2, 7)(cropped, target, 1, 2);
+  const std::vector<float> original = sample(values, 0), out = cropped.toVector();
+  std::set<std::pair<int, int>> shifts;
+  for (int64_t s = 0; s < n; ++s) {
+    CAPTURE(s);
+    const std::vector<float> got = sample(out, s);
+    bool found = false;
+    for (int dy = -2; dy <= 2 && !found; ++dy)
+      for (int dx = -2; dx <= 2 && !found; ++dx) {
+        bool match = true;
+        for (int64_t k = 0; k < c && match; ++k)
+          for (int64_t y = 0; y < h && match; ++y)
+            for (int64_t x = 0; x < w && match; ++x) {
+              const int64_t sy = y + dy, sx = x + dx;
+              const float expected = sy >= 0 && sy < h && sx >= 0 && sx < w ? original[(k * h + sy) * w + sx] : 0.f;
+              match = got[(k * h + y) * w + x] == expected;
+            }
+        if (match) {
+          found = true;
+          shifts.insert({dy, dx});
+        }
+      }
+    CHECK(found);
+  }
+  CHECK(shifts.size() > 3);
 }
 
 TEST_CASE("ImageFolder reads a folder per class, sorted, as torchvision's", "[ImageFolder]") {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "nn/core/Error.h"
+#include "nn/cpu/Routes.h"
 #include "nn/modules/ReLU.h"
 #include "nn/modules/SpatialBatchNormalization.h"
 #include "tests/GradCheck.h"
@@ -97,9 +98,14 @@ TEST_CASE("The loops of our own give the same floats at every level", "[isa]") {
   for (Isa level : {Isa::avx512, Isa::avx2, Isa::generic}) {
     CAPTURE(nn::cpu::isaName(level));
     nn::cpu::setIsa(level);
+    // widest()'s AVX-512 form where the level in force is avx512, the baseline's otherwise.
+    const bool wide = nn::cpu::isa() == Isa::avx512;
+    const int64_t wideRan = nn::cpu::formCount(Isa::avx512), baselineRan = nn::cpu::formCount(Isa::generic);
     bn.zeroGradParameters();
     const nn::Tensor y = relu.forward(bn.forward(x)).clone();
     const nn::Tensor gi = bn.backward(x, relu.backward(bn.output, g)).clone();
+    CHECK((nn::cpu::formCount(Isa::avx512) > wideRan) == wide);
+    CHECK((nn::cpu::formCount(Isa::generic) > baselineRan) == !wide);
     const std::vector<nn::Tensor> results = {y, gi, bn.gradWeight.clone(), bn.gradBias.clone()};
     if (first.empty()) first = results;
     for (size_t i = 0; i < results.size(); ++i) CHECK(nn::test::maxAbsDiff(results[i], first[i]) == 0);

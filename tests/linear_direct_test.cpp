@@ -15,6 +15,7 @@
 #include "nn/core/Random.h"
 #include "nn/cpu/DirectLinear.h"
 #include "nn/cpu/Isa.h"
+#include "nn/cpu/Routes.h"
 #include "nn/modules/Linear.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
@@ -210,11 +211,17 @@ TEST_CASE("Linear's AVX2 and AVX-512 forms give the same floats", "[Linear]") {
     const Tensor g = nn::test::randomTensor({s.batch, s.out}, 31);
     std::vector<Tensor> results[2];
     for (nn::cpu::Isa level : {nn::cpu::Isa::avx512, nn::cpu::Isa::avx2}) {
+      CAPTURE(nn::cpu::isaName(level));
       const nn::cpu::Isa previous = nn::cpu::setIsa(level);
+      const nn::cpu::Isa other = level == nn::cpu::Isa::avx2 ? nn::cpu::Isa::avx512 : nn::cpu::Isa::avx2;
+      const int64_t ran = nn::cpu::formCount(level), otherRan = nn::cpu::formCount(other);
       linear.zeroGradParameters();
       const Tensor y = linear.forward(x).clone();
       const Tensor gi = linear.backward(x, g, 0.5f).clone();
       results[level == nn::cpu::Isa::avx2] = {y, gi, linear.gradWeight.clone(), linear.gradBias.clone()};
+      // The level's own form ran (forward and gradInput), the other's not.
+      CHECK(nn::cpu::formCount(level) - ran >= 2);
+      CHECK(nn::cpu::formCount(other) == otherRan);
       nn::cpu::setIsa(previous);
     }
     CHECK(nn::test::maxAbsDiff(results[1][0], results[0][0]) == 0);

@@ -17,6 +17,7 @@
 #include "nn/cpu/DirectConvolutionForms.h"
 #include "nn/cpu/DirectConvolutionParts.h"
 #include "nn/cpu/Isa.h"
+#include "nn/cpu/Multiversion.h"
 
 namespace nn::cpu {
 
@@ -359,9 +360,9 @@ bool directWeightGradientFits(const ConvolutionShape& s) {
   // On wider planes from 16 input planes up, where it beats Winograd's weight gradient (a first
   // layer of 3 planes runs faster unfolded). At the level avx512 only: the AVX2 form of these
   // wider planes is not measured against Winograd's at AVX2 yet.
-  return directFits(s) || (isaAtLeast(Isa::avx512) && s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 &&
-                           s.dH == 1 && s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.outPlanes % kOutPlanes == 0 &&
-                           s.inPlanes >= 16);
+  return directFits(s) ||
+         (isaAtLeast(Isa::avx512) && s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && s.dH == 1 && s.dW == 1 &&
+          s.dilH == 1 && s.dilW == 1 && s.outPlanes % kOutPlanes == 0 && s.inPlanes >= 16);
 }
 
 bool directGradInputFits(const ConvolutionShape& s) {
@@ -372,31 +373,21 @@ bool directGradInputFits(const ConvolutionShape& s) {
 
 #if NN_AVX2
 
-// The form of the kernels' level: avx512's where it runs, else avx2's; the Fits functions keep
-// every call off machines with neither (isa() is generic there).
-#if NN_AVX512
-#define NN_CONVOLUTION_FORM(call) return isaAtLeast(Isa::avx512) ? avx512::call : avx2::call
-#else
-#define NN_CONVOLUTION_FORM(call) return avx2::call
-#endif
-
 void directUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                         const float* bias, float* output, Tensor& workspace) {
-  NN_CONVOLUTION_FORM(directUpdateOutput(device, s, input, weight, bias, output, workspace));
+  NN_CPU_FORM(directUpdateOutput(device, s, input, weight, bias, output, workspace));
 }
 
 void directUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput,
                            const float* weight, float* gradInput, Tensor& workspace) {
-  NN_CONVOLUTION_FORM(directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace));
+  NN_CPU_FORM(directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace));
 }
 
 void directAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
                              const float* gradOutput, float* gradWeight, float* gradBias, float scale,
                              Tensor& workspace) {
-  NN_CONVOLUTION_FORM(directAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace));
+  NN_CPU_FORM(directAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace));
 }
-
-#undef NN_CONVOLUTION_FORM
 
 #else
 

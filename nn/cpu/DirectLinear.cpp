@@ -12,6 +12,7 @@
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/DirectLinearForms.h"
 #include "nn/cpu/Isa.h"
+#include "nn/cpu/Multiversion.h"
 
 namespace nn::cpu {
 
@@ -292,19 +293,19 @@ void narrowForwardRange(const float* x, const float* w, const float* bias, float
 }  // namespace
 
 void narrowUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
-                              int64_t batch, int64_t in, int64_t out) {
+                        int64_t batch, int64_t in, int64_t out) {
   parallelRanges(device, batch, 8,
                  [&](int64_t begin, int64_t end) { narrowForwardRange(x, weight, bias, y, in, out, begin, end); });
 }
 
-void narrowUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
-                                 int64_t batch, int64_t in, int64_t out) {
+void narrowUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
+                           int64_t in, int64_t out) {
   parallelRanges(device, batch, 8,
                  [&](int64_t begin, int64_t end) { narrowGradInputRange(gradY, weight, gradX, in, out, begin, end); });
 }
 
-void narrowAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight,
-                               int64_t batch, int64_t in, int64_t out, float scale) {
+void narrowAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight, int64_t batch,
+                         int64_t in, int64_t out, float scale) {
   const int64_t vectors = blocksOf(in, 16);
   parallelRanges(device, vectors, 4, [&](int64_t begin, int64_t end) {
     narrowWeightGradient(x, gradY, gradWeight, batch, in, out, scale, 16 * begin, std::min(in, 16 * end));
@@ -312,7 +313,7 @@ void narrowAccGradWeight(const Device& device, const float* x, const float* grad
 }
 
 void directUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
-                              int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
+                        int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
   const int64_t blocks = blocksOf(batch, kTileLanes), tiles = blocksOf(out, kTileRows);
   workspace.resize_({blocks * kTileLanes * in}, device);
   float* packed = workspace.data();
@@ -328,8 +329,8 @@ void directUpdateOutput(const Device& device, const float* x, const float* weigh
   });
 }
 
-void directUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
-                                 int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
+void directUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
+                           int64_t in, int64_t out, Tensor& workspace) {
   const int64_t blocks = blocksOf(batch, kTileRows), strips = blocksOf(in, kTileLanes);
   const int64_t packedFloats = blocks * kTileRows * out, stripFloats = kStripRows * kTileLanes;
   const int parts = parallelParts(device, strips);
@@ -371,39 +372,29 @@ bool directLinearFits(int64_t batch, int64_t, int64_t out) {
   return isaAtLeast(Isa::avx2) && batch >= 16 && batch <= 512 && out >= 32;
 }
 
-// The form of the kernels' level: avx512's where it runs, else avx2's; the Fits functions keep
-// every call off machines with neither (isa() is generic there, and avx2's are stubs).
-#if NN_AVX512
-#define NN_LINEAR_FORM(call) return isaAtLeast(Isa::avx512) ? avx512::call : avx2::call
-#else
-#define NN_LINEAR_FORM(call) return avx2::call
-#endif
-
 void narrowLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
                               int64_t batch, int64_t in, int64_t out) {
-  NN_LINEAR_FORM(narrowUpdateOutput(device, x, weight, bias, y, batch, in, out));
+  NN_CPU_FORM(narrowUpdateOutput(device, x, weight, bias, y, batch, in, out));
 }
 
 void narrowLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
                                  int64_t batch, int64_t in, int64_t out) {
-  NN_LINEAR_FORM(narrowUpdateGradInput(device, gradY, weight, gradX, batch, in, out));
+  NN_CPU_FORM(narrowUpdateGradInput(device, gradY, weight, gradX, batch, in, out));
 }
 
 void narrowLinearAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight,
                                int64_t batch, int64_t in, int64_t out, float scale) {
-  NN_LINEAR_FORM(narrowAccGradWeight(device, x, gradY, gradWeight, batch, in, out, scale));
+  NN_CPU_FORM(narrowAccGradWeight(device, x, gradY, gradWeight, batch, in, out, scale));
 }
 
 void directLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
                               int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
-  NN_LINEAR_FORM(directUpdateOutput(device, x, weight, bias, y, batch, in, out, workspace));
+  NN_CPU_FORM(directUpdateOutput(device, x, weight, bias, y, batch, in, out, workspace));
 }
 
 void directLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
                                  int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
-  NN_LINEAR_FORM(directUpdateGradInput(device, gradY, weight, gradX, batch, in, out, workspace));
+  NN_CPU_FORM(directUpdateGradInput(device, gradY, weight, gradX, batch, in, out, workspace));
 }
-
-#undef NN_LINEAR_FORM
 
 }  // namespace nn::cpu

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "nn/cpu/Isa.h"
+#include "nn/cpu/Routes.h"
 
 // NN_CPU_INLINE: the lambda given to widest, and any helper (a function template, a lambda) whose
 // loops run inside it. Only widest's AVX-512 instance is compiled for AVX-512: a helper GCC does not
@@ -42,9 +43,34 @@ __attribute__((target("arch=x86-64-v4"))) auto onAvx512(const F& f) {
 template <typename F>
 auto widest(const F& f) {
 #if NN_CPU_TWO_FORMS
-  if (isaAtLeast(Isa::avx512)) return onAvx512(f);
+  if (isaAtLeast(Isa::avx512)) {
+    countForm(Isa::avx512);
+    return onAvx512(f);
+  }
 #endif
+  countForm(Isa::generic);
   return f();
 }
+
+// NN_CPU_FORM(call): returns `call` of the kernels written in an AVX-512 and an AVX2 form
+// (namespaces avx512 and avx2): avx512's at the level avx512, else avx2's, the form counted. The
+// callers' Fits functions keep every call off CPUs with neither (isa() is generic there).
+#if NN_CPU_TWO_FORMS
+#define NN_CPU_FORM(call)                                \
+  do {                                                   \
+    if (::nn::cpu::isaAtLeast(::nn::cpu::Isa::avx512)) { \
+      ::nn::cpu::countForm(::nn::cpu::Isa::avx512);      \
+      return avx512::call;                               \
+    }                                                    \
+    ::nn::cpu::countForm(::nn::cpu::Isa::avx2);          \
+    return avx2::call;                                   \
+  } while (0)
+#else
+#define NN_CPU_FORM(call)                       \
+  do {                                          \
+    ::nn::cpu::countForm(::nn::cpu::Isa::avx2); \
+    return avx2::call;                          \
+  } while (0)
+#endif
 
 }  // namespace nn::cpu

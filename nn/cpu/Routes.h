@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "nn/cpu/Isa.h"
+
 namespace nn::cpu {
 
 enum class Route {
@@ -25,5 +27,12 @@ constexpr int kPasses = 3;
 void countRoute(Route route, Pass pass);
 /// The passes of `route` counted since the program started.
 int64_t routeCount(Route route, Pass pass);
+
+/// Counts one call of a kernel's form (Multiversion.h): widest() counts avx512 for its AVX-512
+/// form and generic for the baseline's; the kernels written per level (NN_CPU_FORM) avx512 or
+/// avx2. Forms give the same floats, so only the count tells which ran.
+void countForm(Isa form);
+/// The calls of `form` counted since the program started.
+int64_t formCount(Isa form);
 
 }  // namespace nn::cpu

@@ -227,7 +227,7 @@ const std::vector<Prototype>& prototypes() {
   return all;
 }
 
-int runModuleTree(const uint8_t* data, size_t size) {
+int runModuleTree(const uint8_t* data, size_t size, std::string* refusal) {
   Bytes in(data, size);
   std::vector<int64_t> sizes(in.next() % 5);
   for (int64_t& s : sizes) s = in.next() % 8;
@@ -239,7 +239,8 @@ int runModuleTree(const uint8_t* data, size_t size) {
   try {
     // As nn::load builds a file's tree with no tensors: 1 MB for the parameters of them all.
     module = buildModuleTree(description, "fuzz", 0);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (refusal) *refusal = e.what();
     return 0;
   }
   // What was built saves and loads again: a configuration passes its constructor's checks
@@ -263,7 +264,8 @@ int runModuleTree(const uint8_t* data, size_t size) {
     const Activity gradOutput = onesLike(module->forward(input));
     module->backward(input, gradOutput);
     module->forward(input);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (refusal) *refusal = e.what();
     return 1;
   }
   return 2;

@@ -31,8 +31,9 @@ const std::vector<Prototype>& prototypes();
 /// Builds the tree that the bytes describe with nn::buildModuleTree (as nn::load does) and runs
 /// forward, backward and forward again on the input that they describe, under a StorageLimit
 /// of 64 MB; also rebuilds the tree from its own description, which must load. Returns 0 where
-/// the tree was refused, 1 where a pass was, 2 where all ran.
-int runModuleTree(const uint8_t* data, size_t size);
+/// the tree was refused, 1 where a pass was, 2 where all ran; `refusal`, where given, gets the
+/// refusal's message.
+int runModuleTree(const uint8_t* data, size_t size, std::string* refusal = nullptr);
 
 /// The bytes of a tree written afresh from `seed`: a module of a random type (a container with
 /// up to two such children) on a random input, each field kept or given a new value, most of
