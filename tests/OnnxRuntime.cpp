@@ -1,5 +1,6 @@
 #include "tests/OnnxRuntime.h"
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -28,7 +29,15 @@ void writeText(const std::string& path, const std::string& text) {
 
 std::string referencePython() {
   const char* python = std::getenv("NN_REFERENCE_PYTHON");
-  return python != nullptr && std::filesystem::exists(python) ? python : "";
+  if (python != nullptr && *python != '\0') {
+    if (!std::filesystem::exists(python)) FAIL("NN_REFERENCE_PYTHON=" << python << " does not exist");
+    return python;
+  }
+  const char* required = std::getenv("NN_REQUIRE_REFERENCES");
+  if (required != nullptr && std::string(required) == "1")
+    FAIL("NN_REQUIRE_REFERENCES=1 asks for ONNX Runtime and TensorBoard, and no NN_REFERENCE_PYTHON gives them "
+         "(tools/reference-venv.sh)");
+  return "";
 }
 
 std::vector<std::pair<std::string, Tensor>> namedTensors(const Activity& a, const std::string& name) {

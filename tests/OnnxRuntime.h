@@ -12,7 +12,9 @@
 
 namespace nn::test {
 
-/// The Python with ONNX Runtime and TensorBoard given to the tests, or "" where there is none.
+/// The Python with ONNX Runtime and TensorBoard given to the tests (NN_REFERENCE_PYTHON), or ""
+/// where there is none; fails the test where the one given does not exist, or where
+/// NN_REQUIRE_REFERENCES=1 (.ci/run) asks for one and none is given.
 std::string referencePython();
 
 /// The tensors of `a` under the names nn::exportOnnx gives the graph's inputs or outputs

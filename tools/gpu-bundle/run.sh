@@ -75,6 +75,7 @@ for t in tests/*_test; do
   left=$((total_limit - (SECONDS - started)))
   ((limit > left)) && limit=$((left > 10 ? left : 10))
   begin=$SECONDS
+  line=""
   timeout -k 5 "$limit" "$t" >"$out/logs/$name.log" 2>&1
   status=$?
   counts=$(grep -h '^nn-test-cases:' "$out/logs/$name.log" | tail -n 1)
@@ -87,10 +88,15 @@ for t in tests/*_test; do
   else
     read -r p f s < <(echo "$counts" | sed -E 's/nn-test-cases: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/')
     passed=$((passed + p)) skipped=$((skipped + s))
-    # A binary that exits non-zero with no failed case (a crash after the count) counts as one.
+    # A binary that exits non-zero with no failed case (a crash after the count) counts as one,
+    # and so does one that ran no case: it checked nothing.
     if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    if [ $((p + f + s)) -eq 0 ]; then
+      f=1
+      line="no test case ran; "
+    fi
     failed=$((failed + f))
-    line="$p passed, $f failed, $s skipped"
+    line="${line:-}$p passed, $f failed, $s skipped"
     [ "$status" -ne 0 ] && line+=" (exit $status)"
   fi
   echo "$name: $line in $((SECONDS - begin)) s" >>"$out/summary.txt"
@@ -119,3 +125,5 @@ else
 fi
 echo "done in $((SECONDS - started)) s" >>"$out/summary.txt"
 cat "$out/summary.txt"
+# Non-zero where any test failed or LeNet did not train, so that a caller sees it.
+[ "$failed" -eq 0 ] && ! grep -q '^LeNet on .*: failed' "$out/summary.txt"
