@@ -244,6 +244,8 @@ ModulePtr DataParallelTable::get(size_t index) const {
   return replicas_[index];
 }
 
+int64_t DataParallelTable::deviceRounds() const { return threads_ ? threads_->rounds() : 0; }
+
 bool DataParallelTable::isStale(size_t index) const {
   NN_CHECK(index < replicas_.size(),
            "nn.DataParallelTable.isStale: index " << index << " out of range for " << replicas_.size() << " replicas");
@@ -359,9 +361,8 @@ const Activity& DataParallelTable::updateOutputActivity(const Activity& input) {
   plan_.gradOutput.forget();
   splitBatch(rows, replicas_.size(), plan_.slices);
   const bool scattered = scatterWhole(plan_.inputs);
-  runReplicas(kForward, plan_.active(), [&](size_t i) {
-    replicas_[i]->forward(scattered ? plan_.inputs[i] : scatterTo(i, plan_.inputs[i]));
-  });
+  runReplicas(kForward, plan_.active(),
+              [&](size_t i) { replicas_[i]->forward(scattered ? plan_.inputs[i] : scatterTo(i, plan_.inputs[i])); });
   plan_.input.remember(input);
   if (train_) buffersChanged_ = true;
   gather(&Module::outputActivity, outputActivity_);
@@ -599,8 +600,8 @@ std::string DataParallelTable::profileDetail(const PassTime& step) const {
   add("%-18s %8s", "part", "rounds");
   for (const Device& d : devices()) add(" %11s %7s", (d.str() + " task").c_str(), "wait");
   out += "\n";
-  static const char* const kNames[kParts] = {"broadcast", "forward", "gradInput", "gradParameters", "backward",
-                                             "reduce"};
+  static const char* const kNames[kParts] = {"broadcast",      "forward",  "gradInput",
+                                             "gradParameters", "backward", "reduce"};
   double rounds = 0;
   std::vector<double> tasks(devices().size(), 0.);
   for (size_t part = 0; part < kParts; ++part) {

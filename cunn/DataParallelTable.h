@@ -93,6 +93,9 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
 
   /// Replica i (0 is the first, the table's child, whose parameters the optimizer updates).
   ModulePtr get(size_t index) const;
+  /// How many rounds the device threads have run (each hands every device with work its task),
+  /// for tests that count a step's rounds; 0 before add().
+  int64_t deviceRounds() const;
   /// How many replicas (devices) the table has; 0 before add().
   size_t replicaCount() const { return replicas_.size(); }
   /// The devices given to add(), replica i on devices()[i].

@@ -17,6 +17,7 @@ DeviceThreads::DeviceThreads(std::vector<Device> devices)
 void DeviceThreads::run(size_t count, FunctionRef<void(size_t)> task) {
   NN_CHECK(count <= devices_.size(), "DeviceThreads.run: " << count << " tasks for " << devices_.size() << " devices");
   size_t failed = 0;
+  ++rounds_;
   const std::exception_ptr error = workers_.run(count, task, /*callerFirst=*/false, &failed);
   if (!error) return;
   try {

@@ -4,6 +4,7 @@
 // returns. The thread of a CUDA device runs its tasks with that device current.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "nn/core/Device.h"
@@ -28,10 +29,13 @@ class DeviceThreads {
   size_t size() const { return devices_.size(); }
   /// The devices, in the order given; task(i) runs on devices()[i]'s thread.
   const std::vector<Device>& devices() const { return devices_; }
+  /// How many times run() has handed out tasks, for tests that count a step's rounds.
+  int64_t rounds() const { return rounds_; }
 
  private:
   std::vector<Device> devices_;
   WorkerThreads workers_;
+  int64_t rounds_ = 0;  // run() is called by one thread at a time
 };
 
 }  // namespace nn

@@ -35,8 +35,9 @@ std::string referencePython() {
   }
   const char* required = std::getenv("NN_REQUIRE_REFERENCES");
   if (required != nullptr && std::string(required) == "1")
-    FAIL("NN_REQUIRE_REFERENCES=1 asks for ONNX Runtime and TensorBoard, and no NN_REFERENCE_PYTHON gives them "
-         "(tools/reference-venv.sh)");
+    FAIL(
+        "NN_REQUIRE_REFERENCES=1 asks for ONNX Runtime and TensorBoard, and no NN_REFERENCE_PYTHON gives them "
+        "(tools/reference-venv.sh)");
   return "";
 }
 
@@ -60,7 +61,8 @@ size_t OnnxRuntimeRuns::add(const std::string& modelPath, const Activity& input)
     writeText(dir + "/" + name + ".shape", shape);
     const std::vector<float> values = t.toVector();
     std::ofstream out(dir + "/" + name + ".bin", std::ios::binary);
-    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+    out.write(reinterpret_cast<const char*>(values.data()),
+              static_cast<std::streamsize>(values.size() * sizeof(float)));
     if (!out) throw std::runtime_error("cannot write " + dir + "/" + name + ".bin");
   }
   return runs_++;
@@ -76,7 +78,8 @@ void OnnxRuntimeRuns::run(const std::string& python) {
 Tensor OnnxRuntimeRuns::output(size_t index, const std::string& name) const {
   const std::string base = runFolder(folder_, index) + "/" + name + ".out";
   std::ifstream shapeFile(base + ".shape");
-  if (!shapeFile) throw std::runtime_error("ONNX Runtime wrote no output " + name + " for run " + std::to_string(index));
+  if (!shapeFile)
+    throw std::runtime_error("ONNX Runtime wrote no output " + name + " for run " + std::to_string(index));
   std::vector<int64_t> sizes;
   int64_t count = 1;
   for (int64_t s; shapeFile >> s;) {

@@ -1117,9 +1117,14 @@ NN_MULTI_DEVICE_TEST_CASE("backward runs both passes in one round, with the floa
       const Tensor g = nn::test::randomTensor({9, 3}, 30 + step);
       together->forward(x);
       apart->forward(x);
+      // Backward's rounds of the device threads: the replicas' two passes (with the gather and
+      // the reduce) in one, where the two calls take one each.
+      const int64_t togetherRounds = together->deviceRounds(), apartRounds = apart->deviceRounds();
       together->backward(x, g, 0.5f);
       apart->updateGradInput(x, g);
       apart->accGradParameters(x, g, 0.5f);
+      CHECK(together->deviceRounds() - togetherRounds == 1);
+      CHECK(apart->deviceRounds() - apartRounds == 2);
       REQUIRE(together->gradInput.toVector() == apart->gradInput.toVector());
       REQUIRE(together->gradInput.numel() == (gradInputNeeded ? 9 * 6 : 0));
       auto [tv, tg] = together->parameters();

@@ -155,8 +155,8 @@ TEST_CASE("module tree seeds and regression inputs run, or stop at an nn::Error"
     const std::string bytes = readFile(path);
     int ran = -1;
     std::string refusal;
-    REQUIRE_NOTHROW(ran = nn::fuzz::runModuleTree(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                                                   &refusal));
+    REQUIRE_NOTHROW(
+        ran = nn::fuzz::runModuleTree(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &refusal));
     INFO(refusal);
     REQUIRE(refusals.count(path.filename().string()) == 1);
     const auto& [expected, who] = refusals.at(path.filename().string());

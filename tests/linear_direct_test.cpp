@@ -104,7 +104,7 @@ NN_DEVICE_TEST_CASE("Linear at training batches matches the sums of its terms", 
       const nn::cpu::Route route = routeOf(s);
       const nn::test::RouteWatch products(route);
       const nn::test::RouteWatch weightGradient(route == nn::cpu::Route::linearDirect ? nn::cpu::Route::linearBlas
-                                                                                       : route);
+                                                                                      : route);
       const Tensor y = linear.forward(kind.on(x)).clone();
       const Tensor gi = linear.backward(kind.on(x), kind.on(g), 0.5f).clone();
       if (kind.isCpu()) {

@@ -5,7 +5,6 @@
 // the export and the checker still run and the comparison is skipped, never passed. Then the
 // refusals, and a module of one's own with its registered export.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -126,7 +125,8 @@ void exportAndCompare(const std::vector<Case>& cases, const TempDir& dir) {
     }
   }
   const std::string python = nn::test::referencePython();
-  if (python.empty()) NN_SKIP("ONNX Runtime is not installed (tools/reference-venv.sh); the exports passed the checker");
+  if (python.empty())
+    NN_SKIP("ONNX Runtime is not installed (tools/reference-venv.sh); the exports passed the checker");
   runs.run(python);
   for (const Expected& e : expected)
     for (const auto& [name, t] : e.outputs) requireClose(e.what + ", " + name, runs.output(e.run, name), t);
@@ -152,7 +152,8 @@ TEST_CASE("exportOnnx: layers with parameters run in ONNX Runtime as in forward"
       {"convolution_strided", randomised(nn::make<nn::SpatialConvolution>(2, 3, 3, 2, 2, 1, 0, 1)), normal({2, 8, 7})},
       {"convolution_dilated", randomised(nn::make<nn::SpatialDilatedConvolution>(3, 2, 3, 3, 1, 1, 2, 2, 2, 2)),
        normal({3, 7, 7})},
-      {"full_convolution", randomised(nn::make<nn::SpatialFullConvolution>(3, 2, 3, 3, 2, 2, 1, 1, 1, 1)), normal({3, 5, 5})},
+      {"full_convolution", randomised(nn::make<nn::SpatialFullConvolution>(3, 2, 3, 3, 2, 2, 1, 1, 1, 1)),
+       normal({3, 5, 5})},
       {"batch_normalization", randomised(nn::make<nn::BatchNormalization>(5)), normal({5})},
       {"spatial_batch_normalization", randomised(nn::make<nn::SpatialBatchNormalization>(3, 1e-3f)), normal({3, 4, 4})},
       {"batch_normalization_not_affine", randomised(nn::make<nn::SpatialBatchNormalization>(3, 1e-5f, 0.1f, false)),
@@ -182,7 +183,10 @@ TEST_CASE("exportOnnx: activations run in ONNX Runtime as in forward", "[onnx]")
       {
           {"relu", nn::make<nn::ReLU>(), x},
           {"relu_in_place", nn::make<nn::ReLU>(true), x},
-          {"relu6", nn::make<nn::ReLU6>(), [](int64_t b) { return Activity(Tensor::full({b, 8}, 7.f)); }},
+          {"relu6", nn::make<nn::ReLU6>(),
+           [](int64_t b) {
+             return Activity(Tensor::full({b, 8}, 7.f));
+           }},
           {"leaky_relu", nn::make<nn::LeakyReLU>(0.1f), x},
           {"elu", nn::make<nn::ELU>(0.7f), x},
           {"tanh", nn::make<nn::Tanh>(), x},
@@ -190,7 +194,8 @@ TEST_CASE("exportOnnx: activations run in ONNX Runtime as in forward", "[onnx]")
           {"softsign", nn::make<nn::SoftSign>(), x},
           {"log_sigmoid", nn::make<nn::LogSigmoid>(), x},
           // Far from 0 on both sides: -120 stays -120, not log(0).
-          {"log_sigmoid_far", nn::make<nn::LogSigmoid>(), [](int64_t b) {
+          {"log_sigmoid_far", nn::make<nn::LogSigmoid>(),
+           [](int64_t b) {
              std::vector<float> v;
              for (int64_t i = 0; i < b; ++i) v.insert(v.end(), {-120.f, -30.f, 30.f, 120.f});
              return Activity(Tensor::fromVector({b, 4}, v));
@@ -256,15 +261,17 @@ TEST_CASE("exportOnnx: containers and tables run in ONNX Runtime as in forward",
   auto positive = [] { return sequential({nn::make<nn::Sigmoid>(), nn::make<nn::AddConstant>(1.f)}); };
   exportAndCompare(
       {
-          {"sequential", sequential({randomised(nn::make<nn::Linear>(6, 5)), nn::make<nn::Tanh>(),
-                                     randomised(nn::make<nn::Linear>(5, 2))}),
+          {"sequential",
+           sequential(
+               {randomised(nn::make<nn::Linear>(6, 5)), nn::make<nn::Tanh>(), randomised(nn::make<nn::Linear>(5, 2))}),
            x},
           {"concat_table", twoLinear(), x},
           {"cadd_table", sequential({twoLinear(), nn::make<nn::CAddTable>()}), x},
           {"csub_table", sequential({twoLinear(), nn::make<nn::CSubTable>()}), x},
           {"cmul_table", sequential({twoLinear(), nn::make<nn::CMulTable>()}), x},
           {"cdiv_table",
-           sequential({container<nn::ConcatTable>({nn::make<nn::Identity>(), positive()}), nn::make<nn::CDivTable>()}), x},
+           sequential({container<nn::ConcatTable>({nn::make<nn::Identity>(), positive()}), nn::make<nn::CDivTable>()}),
+           x},
           {"join_table", nn::make<nn::JoinTable>(1), normalTable({{2, 3}, {4, 3}})},
           {"join_table_from_end", nn::make<nn::JoinTable>(-1), normalTable({{2, 3}, {2, 2}})},
           {"join_table_samples", nn::make<nn::JoinTable>(0, 2), normalTable({{2, 3}, {4, 3}})},
@@ -273,13 +280,16 @@ TEST_CASE("exportOnnx: containers and tables run in ONNX Runtime as in forward",
           {"split_table_samples", nn::make<nn::SplitTable>(0, 2), normal({3, 2})},
           {"select_table", nn::make<nn::SelectTable>(-1), normalTable({{2}, {3}})},
           {"narrow_table", nn::make<nn::NarrowTable>(1, 2), normalTable({{2}, {3}, {4}})},
-          {"flatten_table", nn::make<nn::FlattenTable>(), [](int64_t b) {
+          {"flatten_table", nn::make<nn::FlattenTable>(),
+           [](int64_t b) {
              return Activity(Table{normal({2}, 1)(b), Table{normal({3}, 2)(b), Table{normal({1}, 3)(b)}}});
            }},
           {"parallel_table",
            container<nn::ParallelTable>({randomised(nn::make<nn::Linear>(2, 3)), nn::make<nn::Tanh>()}),
            normalTable({{2}, {4}})},
-          {"concat", container<nn::Concat>({randomised(nn::make<nn::Linear>(6, 2)), nn::make<nn::Tanh>()}, std::make_shared<nn::Concat>(1)),
+          {"concat",
+           container<nn::Concat>({randomised(nn::make<nn::Linear>(6, 2)), nn::make<nn::Tanh>()},
+                                 std::make_shared<nn::Concat>(1)),
            x},
       },
       dir);
@@ -296,7 +306,8 @@ TEST_CASE("exportOnnx: LeNet and the residual network run in ONNX Runtime as in 
 
 TEST_CASE("exportOnnx: a DataParallelTable exports its first replica", "[onnx]") {
   TempDir dir;
-  auto net = sequential({randomised(nn::make<nn::Linear>(6, 5)), nn::make<nn::ReLU>(), randomised(nn::make<nn::Linear>(5, 3))});
+  auto net = sequential(
+      {randomised(nn::make<nn::Linear>(6, 5)), nn::make<nn::ReLU>(), randomised(nn::make<nn::Linear>(5, 3))});
   auto table = std::make_shared<nn::DataParallelTable>(0);
   table->add(net, {nn::Device::cpu(0), nn::Device::cpu(1)});
   exportAndCompare({{"data_parallel_table", table, normal({6})}}, dir);
@@ -308,8 +319,8 @@ TEST_CASE("exportOnnx: initializers are named as namedParameters and namedBuffer
   std::vector<std::string> names;
   for (const auto& p : net->namedParameters()) names.push_back(p.name);
   for (const auto& b : net->namedBuffers()) names.push_back(b.name);
-  REQUIRE(names == std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
-                                            "1.running_var"});
+  REQUIRE(names ==
+          std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var"});
   // Each name is in the serialised model, followed by its tensor.
   for (const std::string& name : names) {
     INFO(name);
@@ -382,7 +393,8 @@ void requireRefused(nn::Module& m, const Activity& input, const std::string& par
 
 TEST_CASE("exportOnnx refuses what ONNX cannot express, naming the module and its place", "[onnx]") {
   SECTION("a module without an export, deep in the tree") {
-    auto net = sequential({nn::make<nn::Linear>(4, 4), container<nn::ConcatTable>({nn::make<nn::Identity>(), nn::make<Doubler>()})});
+    auto net = sequential(
+        {nn::make<nn::Linear>(4, 4), container<nn::ConcatTable>({nn::make<nn::Identity>(), nn::make<Doubler>()})});
     requireRefused(*net, normal({4})(2),
                    "nn.exportOnnx: test.Doubler at 1.1 (in nn.Sequential > nn.ConcatTable): has no ONNX export");
   }
@@ -407,8 +419,9 @@ TEST_CASE("exportOnnx refuses what ONNX cannot express, naming the module and it
       Tensor weight = Tensor::empty({int64_t{1} << 29}), gradWeight;
     };
     Huge huge;
-    requireRefused(huge, normal({4})(2), "the model's parameters and buffers take 2147483648 bytes, more than an ONNX "
-                                         "file without external data can hold");
+    requireRefused(huge, normal({4})(2),
+                   "the model's parameters and buffers take 2147483648 bytes, more than an ONNX "
+                   "file without external data can hold");
   }
   SECTION("an empty example") {
     requireRefused(*nn::make<nn::ReLU>(), Activity(Tensor()), "the example input input is empty");
@@ -435,7 +448,8 @@ TEST_CASE("exportOnnx: the batch dimension is named batchName, where it is the b
   auto transpose = nn::make<nn::Transpose>(std::initializer_list<std::pair<int, int>>{{0, 1}});
   CHECK(declaredShapes(nn::exportOnnxToString(*transpose, normal({3})(2), options)) ==
         std::vector<std::string>{"input [n, 3]", "output [3, n]"});
-  auto concat = container<nn::Concat>({nn::make<nn::Identity>(), nn::make<nn::Identity>()}, std::make_shared<nn::Concat>(0));
+  auto concat =
+      container<nn::Concat>({nn::make<nn::Identity>(), nn::make<nn::Identity>()}, std::make_shared<nn::Concat>(0));
   CHECK(declaredShapes(nn::exportOnnxToString(*concat, normal({3})(2), options)) ==
         std::vector<std::string>{"input [n, 3]", "output [?, 3]"});
   TempDir dir;
@@ -457,10 +471,10 @@ TEST_CASE("exportOnnx: a size equal to the example's batch is not taken for the 
 
 TEST_CASE("exportOnnx: a module of one's own exports with its registered export", "[onnx]") {
   TempDir dir;
-  nn::onnx::registerExport("test.Doubler", [](nn::onnx::Exporter& e, nn::Module&, const nn::onnx::Traced& in,
-                                              const Activity&) {
-    return nn::onnx::Value(e.op("Mul", {in.value.name, e.floatScalar(2.f)}));
-  });
+  nn::onnx::registerExport("test.Doubler",
+                           [](nn::onnx::Exporter& e, nn::Module&, const nn::onnx::Traced& in, const Activity&) {
+                             return nn::onnx::Value(e.op("Mul", {in.value.name, e.floatScalar(2.f)}));
+                           });
   REQUIRE(nn::onnx::hasExport("test.Doubler"));
   exportAndCompare({{"custom", sequential({nn::make<nn::Linear>(3, 3), nn::make<Doubler>()}), normal({3})}}, dir);
 }
@@ -470,8 +484,8 @@ TEST_CASE("lenet --export-onnx: ONNX Runtime's test accuracy is the one the exam
   nn::test::writeSyntheticSplit(dir, "train", 64, 1);
   nn::test::writeSyntheticSplit(dir, "t10k", 40, 2);
   const std::string model = dir.file("lenet.onnx");
-  const nn::test::ExampleResult run = nn::test::runExample(
-      {"--data-dir", dir.path(), "--epochs", "1", "--batch-size", "16", "--export-onnx", model});
+  const nn::test::ExampleResult run =
+      nn::test::runExample({"--data-dir", dir.path(), "--epochs", "1", "--batch-size", "16", "--export-onnx", model});
   INFO(run.stdoutText << run.stderrText);
   REQUIRE(run.exitStatus == 0);
   REQUIRE(run.stdoutText.find("network exported to " + model) != std::string::npos);

@@ -456,10 +456,10 @@ std::string exportOnnxToString(Module& module, const Activity& exampleInput, con
   };
   for (const NamedParameter& p : module.namedParameters()) count(p.value);
   for (const NamedTensor& b : module.namedBuffers()) count(b.value);
-  NN_CHECK(stateBytes <= kMaxInitializerBytes,
-           "nn.exportOnnx: the model's parameters and buffers take "
-               << stateBytes << " bytes, more than an ONNX file without external data can hold (" << kMaxInitializerBytes
-               << " of protobuf's 2 GiB)");
+  NN_CHECK(stateBytes <= kMaxInitializerBytes, "nn.exportOnnx: the model's parameters and buffers take "
+                                                   << stateBytes
+                                                   << " bytes, more than an ONNX file without external data can hold ("
+                                                   << kMaxInitializerBytes << " of protobuf's 2 GiB)");
   EvaluationMode evaluation(module);
 
   ::onnx::ModelProto model;
