@@ -58,9 +58,14 @@ cp "$(bazel info output_base 2>/dev/null)/external/mpi/summary.txt" "$dir/root/e
 bazel query 'attr(size, large, tests(//tests:all))' 2>/dev/null | sed 's|^//tests:||' >"$dir/large-tests.txt"
 
 # The shared libraries the binaries need that are neither the C and C++ runtimes (every
-# node has them) nor CUDA's (the node's toolkit, or PyTorch's wheels, has those).
+# node has them) nor CUDA's (the node's toolkit, or PyTorch's wheels, has those). OpenBLAS is
+# loaded by the library itself (nn/cpu/Blas.cpp), so no binary lists it: it and what it needs
+# are added by name.
 # (ldd's status is not 0 where one of the files is no dynamic executable: its lines count.)
-needed=$(ldd "$dir"/root/tests/* "$dir"/root/examples/* "$dir"/root/_solib_k8/*.so 2>/dev/null || true)
+openblas=$(readlink -f "$(/sbin/ldconfig -p | awk '$1 == "libopenblas.so.0" && $NF ~ /^\// {print $NF; exit}')")
+[ -f "$openblas" ] || { echo "tools/gpu-bundle.sh: no libopenblas.so.0 found (ldconfig -p)" >&2; exit 1; }
+needed=$(ldd "$dir"/root/tests/* "$dir"/root/examples/* "$dir"/root/_solib_k8/*.so "$openblas" 2>/dev/null || true)
+needed+=$'\n'"libopenblas.so.0 => $openblas (0x0)"
 echo "$needed" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
   while read -r name path; do
     case $name in
