@@ -31,6 +31,8 @@ class Adagrad : public Optimizer {
   /// gradients) at the first step, nothing after.
   void step() override;
   std::string typeName() const override { return "adagrad"; }
+  double learningRate() const override { return options_.learningRate; }
+  void setLearningRate(double rate) override { options_.learningRate = rate; }
 
   /// The options; may be changed between steps (checked at the next one).
   AdagradOptions& options() { return options_; }

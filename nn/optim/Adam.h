@@ -42,6 +42,8 @@ class Adam : public Optimizer {
   /// step, nothing after.
   void step() override;
   std::string typeName() const override { return "adam"; }
+  double learningRate() const override { return options_.learningRate; }
+  void setLearningRate(double rate) override { options_.learningRate = rate; }
 
   /// May be changed between steps.
   AdamOptions& options() { return options_; }

@@ -35,6 +35,16 @@ class Optimizer {
   /// The name of Torch7's optim function: "sgd", "adam", "adagrad", "rmsprop"; checkpoints
   /// record it.
   virtual std::string typeName() const = 0;
+  /// The learning rate of its options (before Torch7's learningRateDecay, where it has one).
+  virtual double learningRate() const = 0;
+  /// Sets the learning rate of its options, as a schedule does between steps (nn/optim/LrScheduler.h).
+  virtual void setLearningRate(double rate) = 0;
+  /// The learning rate when the first schedule was made on this optimizer, which every schedule
+  /// of it scales (PyTorch's param_group["initial_lr"]): learningRate() at the first call.
+  double initialLearningRate() {
+    if (initialLearningRate_ < 0) initialLearningRate_ = learningRate();
+    return initialLearningRate_;
+  }
 
   /// The steps taken (Torch7's state.t or state.evalCounter), which drive decays and bias
   /// corrections.
@@ -86,6 +96,7 @@ class Optimizer {
  private:
   std::string module_;
   std::vector<std::pair<std::string, Tensor>> state_;
+  double initialLearningRate_ = -1;  // none yet
 };
 
 }  // namespace nn

@@ -33,6 +33,8 @@ class RMSprop : public Optimizer {
   /// after.
   void step() override;
   std::string typeName() const override { return "rmsprop"; }
+  double learningRate() const override { return options_.learningRate; }
+  void setLearningRate(double rate) override { options_.learningRate = rate; }
 
   /// The options; may be changed between steps (checked at the next one).
   RmspropOptions& options() { return options_; }

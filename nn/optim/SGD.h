@@ -39,6 +39,9 @@ class SGD : public Optimizer {
   /// Torch7 adds the weight decay into the gradient buffer; this leaves it as it was.
   void step() override;
   std::string typeName() const override { return "sgd"; }
+  /// The options' float, as a double (a schedule's rate is rounded to a float when set).
+  double learningRate() const override { return options_.learningRate; }
+  void setLearningRate(double rate) override { options_.learningRate = static_cast<float>(rate); }
 
   /// May be changed between steps (a learning rate schedule).
   SgdOptions& options() { return options_; }
