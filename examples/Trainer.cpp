@@ -18,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -49,6 +50,13 @@ struct Options : TrainingDefaults {
   double bucketMegabytes = nn::DistributedDataParallelTable::Options().bucketMegabytes;
   bool checkNumerics = false;
   bool profile = false;
+  // The learning-rate schedule (PyTorch's schedulers; none: Torch7's decay alone).
+  std::string lrSchedule = "none";
+  int64_t warmupEpochs = 0;
+  double lrGamma = 0.1;
+  int64_t lrStep = 0;  // 0: a third of the epochs
+  std::vector<int64_t> lrMilestones;
+  double minLr = 0;
 };
 
 // The usage text, with the example's name and defaults.
@@ -62,6 +70,15 @@ std::string usage(const ExampleSettings& settings) {
     << "  --lr X             learning rate (sgd " << s.sgdLearningRate << ", adam 0.001, adagrad 0.01, rmsprop 0.001)\n"
     << "  --momentum X       SGD momentum (" << s.momentum << ")\n"
     << "  --weight-decay X   weight decay (" << s.weightDecay << ")\n"
+    << "  --lr-schedule NAME none, step, multistep, exponential, cosine, onecycle or plateau: PyTorch's\n"
+    << "                     schedulers, stepped after each epoch (onecycle after each step; plateau on\n"
+    << "                     the epoch's train loss); with one, --lr-decay is 0 unless given (none)\n"
+    << "  --warmup-epochs N  the rate rises linearly from a tenth of it over the first N epochs, then the\n"
+    << "                     schedule runs (0)\n"
+    << "  --lr-gamma X       step, multistep, exponential, plateau: the factor of each decay (0.1)\n"
+    << "  --lr-step N        step: epochs between decays (a third of the epochs)\n"
+    << "  --lr-milestones L  multistep: the epochs of the decays, e.g. 10,20\n"
+    << "  --min-lr X         cosine, plateau: the lowest rate (0)\n"
     << "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim (" << s.learningRateDecay
     << "; not rmsprop)\n"
     << "  --seed N           seed of initialisation and data order (1)\n"
@@ -183,6 +200,21 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.flip = onOff(program, arg, value);
     else if (arg == "--limit")
       o.limit = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt64));
+    else if (arg == "--lr-schedule")
+      o.lrSchedule = value;
+    else if (arg == "--warmup-epochs")
+      o.warmupEpochs = static_cast<int64_t>(integer(program, arg, value, 0, kMaxInt));
+    else if (arg == "--lr-gamma")
+      o.lrGamma = number(program, arg, value, 0);
+    else if (arg == "--lr-step")
+      o.lrStep = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt));
+    else if (arg == "--lr-milestones") {
+      o.lrMilestones.clear();
+      std::stringstream list(value);
+      for (std::string item; std::getline(list, item, ',');)
+        o.lrMilestones.push_back(static_cast<int64_t>(integer(program, arg, item, 1, kMaxInt)));
+    } else if (arg == "--min-lr")
+      o.minLr = number(program, arg, value, 0);
     else
       NN_CHECK(false, program << ": unknown option " << arg << "\n" << usage(s));
   }
@@ -192,6 +224,18 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
            program << ": --momentum applies to --optimizer sgd only, got --optimizer " << o.optimizer);
   NN_CHECK(o.optimizer != "rmsprop" || !o.learningRateDecayGiven,
            program << ": --lr-decay does not apply to --optimizer rmsprop (Torch7's optim.rmsprop has none)");
+  const std::set<std::string> schedules{"none", "step", "multistep", "exponential", "cosine", "onecycle", "plateau"};
+  NN_CHECK(schedules.count(o.lrSchedule) == 1, program << ": --lr-schedule expects none, step, multistep, exponential, "
+                                                       << "cosine, onecycle or plateau, got '" << o.lrSchedule << "'");
+  NN_CHECK(o.lrSchedule != "multistep" || !o.lrMilestones.empty(),
+           program << ": --lr-schedule multistep needs --lr-milestones");
+  NN_CHECK(o.warmupEpochs < o.epochs || o.warmupEpochs == 0,
+           program << ": --warmup-epochs " << o.warmupEpochs << " leaves none of the " << o.epochs << " epochs");
+  NN_CHECK(
+      o.warmupEpochs == 0 || (o.lrSchedule != "onecycle" && o.lrSchedule != "plateau"),
+      program << ": --warmup-epochs does not apply to --lr-schedule " << o.lrSchedule << " (onecycle warms up itself)");
+  // A schedule sets the rate; Torch7's decay would divide it further.
+  if (o.lrSchedule != "none" && !o.learningRateDecayGiven) o.learningRateDecay = 0;
   return o;
 }
 
@@ -202,10 +246,38 @@ float defaultLearningRate(const Options& o) {
   return o.sgdLearningRate;
 }
 
-// The learning rate of the next step after `steps` steps: Torch7's lr / (1 + t * lrDecay).
-double nextLearningRate(const Options& o, int64_t steps) {
-  const double lr = o.learningRate >= 0 ? o.learningRate : defaultLearningRate(o);
-  return o.optimizer == "rmsprop" ? lr : lr / (1 + static_cast<double>(steps) * o.learningRateDecay);
+// The learning rate of the next step: the optimizer's (a schedule's, where there is one) with
+// Torch7's decay, lr / (1 + t * lrDecay).
+double nextLearningRate(const Options& o, const nn::Optimizer& optimizer) {
+  const double lr = optimizer.learningRate();
+  return o.optimizer == "rmsprop" ? lr : lr / (1 + static_cast<double>(optimizer.stepCount()) * o.learningRateDecay);
+}
+
+// The schedule of --lr-schedule over `optimizer`, with --warmup-epochs before it; null for none.
+// It counts epochs, but onecycle counts training steps (`stepsPerEpoch` of them an epoch).
+std::unique_ptr<nn::LrScheduler> makeScheduler(const Options& o, nn::Optimizer& optimizer, int64_t stepsPerEpoch) {
+  if (o.lrSchedule == "onecycle")
+    return std::make_unique<nn::OneCycleLR>(optimizer, optimizer.learningRate(), o.epochs * stepsPerEpoch);
+  if (o.lrSchedule == "plateau")
+    return std::make_unique<nn::ReduceLROnPlateau>(optimizer, o.lrGamma, 2, 1e-4, 0, o.minLr);
+  if (o.lrSchedule == "none" && o.warmupEpochs == 0) return nullptr;
+  std::vector<std::shared_ptr<nn::LrScheduler>> stages;
+  if (o.warmupEpochs > 0) stages.push_back(std::make_shared<nn::LinearLR>(optimizer, 0.1, 1.0, o.warmupEpochs));
+  const int64_t after = o.epochs - o.warmupEpochs;  // the epochs the schedule itself runs
+  if (o.lrSchedule == "step")
+    stages.push_back(
+        std::make_shared<nn::StepLR>(optimizer, o.lrStep > 0 ? o.lrStep : std::max<int64_t>(1, after / 3), o.lrGamma));
+  else if (o.lrSchedule == "multistep")
+    stages.push_back(std::make_shared<nn::MultiStepLR>(optimizer, o.lrMilestones, o.lrGamma));
+  else if (o.lrSchedule == "exponential")
+    stages.push_back(std::make_shared<nn::ExponentialLR>(optimizer, o.lrGamma));
+  else if (o.lrSchedule == "cosine")
+    stages.push_back(std::make_shared<nn::CosineAnnealingLR>(optimizer, std::max<int64_t>(1, after), o.minLr));
+  else
+    stages.push_back(std::make_shared<nn::LinearLR>(optimizer, 1.0, 1.0, 1));  // warmup, then the rate as given
+  std::vector<int64_t> milestones;
+  if (o.warmupEpochs > 0) milestones.push_back(o.warmupEpochs);
+  return std::make_unique<nn::SequentialLR>(optimizer, std::move(stages), std::move(milestones));
 }
 
 // The optimizer of --optimizer over the model's flat buffers, with the flags' settings.
@@ -272,7 +344,8 @@ std::string sharedConfiguration(const Options& o, int64_t trainingImages) {
     << o.optimizer << "\n--lr " << (o.learningRate >= 0 ? o.learningRate : defaultLearningRate(o)) << "\n--momentum "
     << o.momentum << "\n--weight-decay " << o.weightDecay << "\n--lr-decay " << o.learningRateDecay << "\n--seed "
     << o.seed << "\n--limit " << o.limit << "\n--flip " << (o.flip ? "on" : "off") << "\n--bucket-mb "
-    << o.bucketMegabytes << "\n--resume " << o.resume << "\ntraining images " << trainingImages << "\n";
+    << o.bucketMegabytes << "\n--resume " << o.resume << "\n--lr-schedule " << o.lrSchedule << "\n--warmup-epochs "
+    << o.warmupEpochs << "\ntraining images " << trainingImages << "\n";
   return c.str();
 }
 
@@ -403,6 +476,7 @@ struct Run {
   nn::ModulePtr local, model;
   nn::ClassNLLCriterion criterion;
   std::unique_ptr<nn::Optimizer> optimizer;
+  std::unique_ptr<nn::LrScheduler> scheduler;
   std::optional<nn::BatchIterator> batches;
   nn::TrainingState state;
   nn::Tensor x, y;
@@ -497,7 +571,9 @@ void makeBatches(Run& r) {
 
 // What a checkpoint holds; with --resume, as the checkpoint left it.
 void resume(Run& r) {
+  r.scheduler = makeScheduler(r.o, *r.optimizer, r.batches->batchesPerEpoch());
   r.state = nn::TrainingState{r.local.get(), r.optimizer.get(), &*r.batches, 0};
+  r.state.scheduler = r.scheduler.get();
   if (r.o.resume.empty()) return;
   nn::loadCheckpoint(r.state, r.o.resume);
   if (r.lead)
@@ -566,6 +642,7 @@ double trainStep(Run& r, Epoch& e) {
   r.model->backward(r.x, r.criterion.gradInput);
   nn::ScopedTimer timer(e.times.step);
   r.optimizer->step();
+  if (r.o.lrSchedule == "onecycle") r.scheduler->step();
   return loss;
 }
 
@@ -665,7 +742,8 @@ void appendMetrics(const Run& r, const Epoch& e, double trainLoss, double testAc
        << ", \"test_accuracy\": " << jsonNumber(testAccuracy) << ", \"seconds\": " << jsonNumber(e.elapsed)
        << ", \"images_per_second\": " << jsonNumber(e.seen / e.elapsed) << ", \"devices\": [";
   for (size_t i = 0; i < r.devices.size(); ++i) line << (i ? ", " : "") << "\"" << r.devices[i].str() << "\"";
-  line << "], \"threads\": " << r.o.threads << ", \"batch_size\": " << r.o.batchSize << "}\n";
+  line << "], \"threads\": " << r.o.threads << ", \"batch_size\": " << r.o.batchSize
+       << ", \"learning_rate\": " << jsonNumber(nextLearningRate(r.o, *r.optimizer)) << "}\n";
   nn::appendToFile(r.o.metrics, line.str());
 }
 
@@ -680,7 +758,7 @@ void recordEpoch(Run& r, const Epoch& e, double trainLoss) {
   if (r.events) {
     r.events->addScalar("epoch/train_loss", trainLoss, e.number);
     r.events->addScalar("epoch/test_accuracy", testAccuracy, e.number);
-    r.events->addScalar("epoch/learning_rate", nextLearningRate(r.o, r.optimizer->stepCount()), e.number);
+    r.events->addScalar("epoch/learning_rate", nextLearningRate(r.o, *r.optimizer), e.number);
   }
   if (!r.o.save.empty()) saveFinite(r.state, r.o.save);
   if (!r.o.metrics.empty()) appendMetrics(r, e, trainLoss, testAccuracy);
@@ -705,6 +783,11 @@ int train(Run& r) {
     printProfile(r, e);
     const double loss = meanTrainLoss(r, e);
     r.state.epochsDone = epoch;
+    // The next epoch's rate, before the epoch's checkpoint records the schedule's state.
+    if (auto* plateau = dynamic_cast<nn::ReduceLROnPlateau*>(r.scheduler.get()))
+      plateau->step(loss);
+    else if (r.scheduler && r.o.lrSchedule != "onecycle")
+      r.scheduler->step();
     if (r.lead) recordEpoch(r, e, loss);
   }
   exportNetwork(r);

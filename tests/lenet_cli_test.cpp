@@ -108,6 +108,25 @@ TEST_CASE("a --save or --metrics path that cannot be written fails before traini
   CHECK(metrics.stderrText.find("cannot write there") != std::string::npos);
 }
 
+TEST_CASE("learning-rate schedule flags that cannot apply are refused, naming them", "[lenet]") {
+  Data data;
+  for (const auto& [flags, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--lr-schedule", "warm"},
+            "--lr-schedule expects none, step, multistep, exponential, cosine, onecycle or "
+            "plateau, got 'warm'"},
+           {{"--lr-schedule", "multistep"}, "--lr-schedule multistep needs --lr-milestones"},
+           {{"--epochs", "2", "--warmup-epochs", "2"}, "--warmup-epochs 2 leaves none of the 2 epochs"},
+           {{"--lr-schedule", "onecycle", "--warmup-epochs", "1"},
+            "--warmup-epochs does not apply to --lr-schedule "
+            "onecycle"},
+           {{"--lr-milestones", "3,x"}, "--lr-milestones"}}) {
+    CAPTURE(flags[0], flags[1]);
+    const nn::test::ExampleResult run = runExample(data.args(flags));
+    CHECK(run.exitStatus == 1);
+    CHECK(run.stderrText.find(message) != std::string::npos);
+  }
+}
+
 TEST_CASE("two outputs naming one file are refused before anything is written", "[lenet]") {
   Data data;
   const std::string checkpoint = data.dir.file("model.safetensors"), link = data.dir.file("link.safetensors");
@@ -115,11 +134,12 @@ TEST_CASE("two outputs naming one file are refused before anything is written", 
   const std::string saved = fileBytes(checkpoint);
   fs::create_symlink(checkpoint, link);
   const std::string unwritten = data.dir.file("new.safetensors");
-  for (const auto& flags : std::vector<std::vector<std::string>>{{"--save", checkpoint, "--metrics", checkpoint},
-                                                                 {"--save", checkpoint, "--export-onnx", link},
-                                                                 {"--export-onnx", checkpoint, "--resume", checkpoint},
-                                                                 {"--metrics", checkpoint, "--resume", link},
-                                                                 {"--metrics", unwritten, "--export-onnx", unwritten}}) {
+  for (const auto& flags :
+       std::vector<std::vector<std::string>>{{"--save", checkpoint, "--metrics", checkpoint},
+                                             {"--save", checkpoint, "--export-onnx", link},
+                                             {"--export-onnx", checkpoint, "--resume", checkpoint},
+                                             {"--metrics", checkpoint, "--resume", link},
+                                             {"--metrics", unwritten, "--export-onnx", unwritten}}) {
     CAPTURE(flags[0], flags[1], flags[2], flags[3]);
     std::vector<std::string> args{"--epochs", "2"};
     args.insert(args.end(), flags.begin(), flags.end());
@@ -144,7 +164,8 @@ TEST_CASE("a FIFO in place of a data file is refused at once, not read for ever"
   CHECK(run.stderrText.find("not a regular file") != std::string::npos);
 }
 
-TEST_CASE("metrics are appended as valid JSON, and a resume on an epoch's last step reports its loss", "[lenet][noemulator]") {
+TEST_CASE("metrics are appended as valid JSON, and a resume on an epoch's last step reports its loss",
+          "[lenet][noemulator]") {
   // One step an epoch, long enough (4096 images, batch 4096) for the signal to land in it.
   // Interrupted during that step, the run writes its checkpoint after it: the epoch's only
   // step is done, and the resumed run has none left. Its loss must still be the epoch's (it

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include "nn/nn.h"
 #include "tests/ExampleRun.h"
@@ -31,9 +33,10 @@ std::map<std::string, nn::Tensor> byName(const nn::SafetensorsContents& contents
 
 }  // namespace
 
-TEST_CASE("a resumed run with Adam, Adagrad or RMSprop ends bit-identical to an uninterrupted one, and refuses "
-          "another optimizer's checkpoint",
-          "[resume][noemulator]") {
+TEST_CASE(
+    "a resumed run with Adam, Adagrad or RMSprop ends bit-identical to an uninterrupted one, and refuses "
+    "another optimizer's checkpoint",
+    "[resume][noemulator]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 300, 1);
   nn::test::writeSyntheticSplit(dir, "t10k", 50, 2);
@@ -60,6 +63,65 @@ TEST_CASE("a resumed run with Adam, Adagrad or RMSprop ends bit-identical to an 
     CHECK(sgd.exitStatus == 1);
     CHECK(sgd.stderrText.find("optimizer '" + optimizer + "', the run uses 'sgd'") != std::string::npos);
   }
+}
+
+TEST_CASE("a run with a learning-rate schedule resumes bit-identical, and another schedule's checkpoint is refused",
+          "[resume][noemulator]") {
+  nn::test::TempDir dir;
+  nn::test::writeSyntheticSplit(dir, "train", 300, 1);
+  nn::test::writeSyntheticSplit(dir, "t10k", 50, 2);
+  for (const std::vector<std::string>& schedule :
+       {std::vector<std::string>{"--lr-schedule", "cosine", "--warmup-epochs", "1"},
+        std::vector<std::string>{"--lr-schedule", "onecycle"},
+        std::vector<std::string>{"--lr-schedule", "plateau", "--lr-gamma", "0.5"}}) {
+    CAPTURE(schedule[1]);
+    auto with = [&](std::vector<std::string> more) {
+      more.insert(more.begin(), {"--data-dir", dir.path(), "--batch-size", "32"});
+      more.insert(more.end(), schedule.begin(), schedule.end());
+      return more;
+    };
+    const std::string straight = dir.file(schedule[1] + "-straight.safetensors");
+    const std::string metrics = dir.file(schedule[1] + ".jsonl");
+    REQUIRE(runExample(with({"--epochs", "4", "--save", straight, "--metrics", metrics})).exitStatus == 0);
+    // Stopped by SIGTERM in the third epoch (a run of fewer --epochs would have another
+    // one-cycle schedule), then resumed.
+    const std::string resumed = dir.file(schedule[1] + "-resumed.safetensors");
+    nn::test::SignalPlan stop;
+    stop.signal = SIGTERM;
+    stop.afterFile = resumed;
+    stop.afterOutput = "epoch 2  train loss";
+    const nn::test::ExampleResult stopped = runExample(with({"--epochs", "4", "--save", resumed}), stop);
+    REQUIRE(stopped.stdoutText.find("epoch 4  train loss") == std::string::npos);
+    const nn::test::ExampleResult run = runExample(with({"--epochs", "4", "--resume", resumed, "--save", resumed}));
+    REQUIRE(run.exitStatus == 0);
+    CHECK(run.stdoutText.find("resumed from " + resumed) != std::string::npos);
+    CHECK(fileBytes(resumed) == fileBytes(straight));
+    // The rate changed over the epochs: the schedule ran.
+    std::set<double> rates;
+    std::istringstream lines(fileBytes(metrics));
+    for (std::string line; std::getline(lines, line);) {
+      const size_t at = line.find("\"learning_rate\": ");
+      REQUIRE(at != std::string::npos);
+      rates.insert(std::stod(line.substr(at + 17)));
+    }
+    // (A plateau's loss that keeps falling leaves its rate as it is.)
+    if (schedule[1] != "plateau") CHECK(rates.size() >= 2);
+    CHECK(nn::readSafetensorsMetadata(straight).at("training.scheduler") == (schedule[1] == "onecycle" ? "OneCycleLR"
+                                                                             : schedule[1] == "plateau"
+                                                                                 ? "ReduceLROnPlateau"
+                                                                                 : "SequentialLR"));
+  }
+  // Resuming a cosine schedule's checkpoint without a schedule, or with another, is refused.
+  const std::string cosine = dir.file("cosine-straight.safetensors");
+  const nn::test::ExampleResult none =
+      runExample({"--data-dir", dir.path(), "--batch-size", "32", "--epochs", "5", "--resume", cosine});
+  CHECK(none.exitStatus == 1);
+  CHECK(none.stderrText.find("the checkpoint holds the learning-rate schedule 'SequentialLR', the run uses 'none'") !=
+        std::string::npos);
+  const nn::test::ExampleResult other = runExample({"--data-dir", dir.path(), "--batch-size", "32", "--epochs", "5",
+                                                    "--resume", cosine, "--lr-schedule", "onecycle"});
+  CHECK(other.exitStatus == 1);
+  CHECK(other.stderrText.find("'SequentialLR', the run uses 'OneCycleLR'") != std::string::npos);
 }
 
 TEST_CASE("another network's checkpoint is refused as such, before its optimizer state is looked at", "[resume]") {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include "nn/core/Error.h"
@@ -16,6 +17,7 @@ namespace {
 
 constexpr const char* kStatePrefix = "training.";
 constexpr const char* kPermutation = "training.permutation";
+constexpr const char* kScheduler = "training.scheduler";
 // Sample indices are stored as floats, exact below 2^24 (saveCheckpoint checks the count).
 constexpr float kMaxSampleIndex = 16777216.f;
 
@@ -82,6 +84,14 @@ void saveCheckpoint(const TrainingState& state, const std::string& path) {
   std::snprintf(lossSum, sizeof lossSum, "%.17g", state.epochLossSum);  // every bit of the double
   metadata["training.epoch_loss_sum"] = lossSum;
   metadata["training.epoch_steps"] = std::to_string(state.epochSteps);
+  if (state.scheduler) {
+    metadata[kScheduler] = state.scheduler->typeName();
+    for (const auto& [key, value] : state.scheduler->state()) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.17g", value);
+      metadata[std::string(kScheduler) + "." + key] = text;
+    }
+  }
   writeSafetensors(path, tensors, metadata);
 }
 
@@ -136,6 +146,23 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
     order[i] = static_cast<int64_t>(index);
   }
 
+  // The learning-rate schedule: the file's and the run's are of one type, or neither has one.
+  const auto scheduler = m.find(kScheduler);
+  const std::string schedulerName = scheduler != m.end() ? scheduler->second : "none";
+  const std::string runScheduler = state.scheduler ? state.scheduler->typeName() : "none";
+  NN_CHECK(schedulerName == runScheduler, path << ": the checkpoint holds the learning-rate schedule '" << schedulerName
+                                               << "', the run uses '" << runScheduler << "'");
+  std::map<std::string, double> schedulerState;
+  const std::string prefix = std::string(kScheduler) + ".";
+  for (const auto& [key, value] : m)
+    if (key.compare(0, prefix.size(), prefix) == 0) {
+      char* end = nullptr;
+      const double v = std::strtod(value.c_str(), &end);
+      NN_CHECK(!value.empty() && end == value.c_str() + value.size(),
+               path << ": metadata '" << key << "' should be a number, got '" << value << "'");
+      schedulerState[key.substr(prefix.size())] = v;
+    }
+
   // Check everything before changing anything: the model's load is all or nothing, and the
   // rest is checked here first, the network before what depends on it (the optimizer's state
   // has one value per parameter).
@@ -152,6 +179,14 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
     state.batches->checkRestore(dataEpoch, dataPosition, order);
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
+  }
+  // The schedule checks its numbers as it takes them, before anything else changes.
+  if (state.scheduler) {
+    try {
+      state.scheduler->setState(schedulerState);
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what());
+    }
   }
   loadStateDict(*state.model, contents.tensors, path);
   state.batches->restore(dataEpoch, dataPosition, order);

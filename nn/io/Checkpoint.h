@@ -10,7 +10,8 @@
 // "training.data_epoch",
 // "training.data_position", "training.generator" (nn::defaultGenerator's state) and, for the
 // epoch in progress, "training.epoch_loss_sum" and "training.epoch_steps" (files without them
-// load with 0).
+// load with 0); with a learning-rate schedule, "training.scheduler" (its typeName()) and
+// "training.scheduler.KEY" for each number of its state().
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 
 #include "nn/core/Module.h"
 #include "nn/data/BatchIterator.h"
+#include "nn/optim/LrScheduler.h"
 #include "nn/optim/Optimizer.h"
 
 namespace nn {
@@ -38,6 +40,9 @@ struct TrainingState {
   double epochLossSum = 0.0;
   /// The steps of the epoch in progress that epochLossSum sums.
   int64_t epochSteps = 0;
+  /// The learning-rate schedule over the optimizer, whose state is saved; none where null (not
+  /// owned). A checkpoint resumes only into a run with a schedule of the same type, or none.
+  LrScheduler* scheduler = nullptr;
 };
 
 /// Writes model, optimizer and data order atomically to `path`.

@@ -225,10 +225,13 @@ void ReduceLROnPlateau::setState(const std::map<std::string, double>& state) {
   const double rate = number(state, "rate", who), best = number(state, "best", who);
   NN_CHECK(std::isfinite(rate) && rate >= 0, who << ": the saved rate is " << rate);
   NN_CHECK(!std::isnan(best), who << ": the saved best metric is NaN");
+  const int64_t bad = count(state, "bad", who), cooldown = count(state, "cooldown", who);
+  count(state, "count", who);  // checked before anything changes
+  number(state, "base", who);
   rate_ = rate;
   best_ = best;
-  badSteps_ = count(state, "bad", who);
-  cooldownLeft_ = count(state, "cooldown", who);
+  badSteps_ = bad;
+  cooldownLeft_ = cooldown;
   LrScheduler::setState(state);
 }
 
