@@ -57,6 +57,9 @@ struct Options : TrainingDefaults {
   int64_t lrStep = 0;  // 0: a third of the epochs
   std::vector<int64_t> lrMilestones;
   double minLr = 0;
+  // Gradient clipping between backward and the step; 0: none.
+  double clipGradNorm = 0;
+  double clipGradValue = 0;
 };
 
 // The usage text, with the example's name and defaults.
@@ -79,6 +82,9 @@ std::string usage(const ExampleSettings& settings) {
     << "  --lr-step N        step: epochs between decays (a third of the epochs)\n"
     << "  --lr-milestones L  multistep: the epochs of the decays, e.g. 10,20\n"
     << "  --min-lr X         cosine, plateau: the lowest rate (0)\n"
+    << "  --clip-grad-norm X scale the gradients down to a global L2 norm of at most X before each step,\n"
+    << "                     as PyTorch's clip_grad_norm_; --logdir records the norm (0: off)\n"
+    << "  --clip-grad-value X clamp each gradient into [-X, X] before each step (0: off)\n"
     << "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim (" << s.learningRateDecay
     << "; not rmsprop)\n"
     << "  --seed N           seed of initialisation and data order (1)\n"
@@ -215,6 +221,10 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
         o.lrMilestones.push_back(static_cast<int64_t>(integer(program, arg, item, 1, kMaxInt)));
     } else if (arg == "--min-lr")
       o.minLr = number(program, arg, value, 0);
+    else if (arg == "--clip-grad-norm")
+      o.clipGradNorm = number(program, arg, value, 0);
+    else if (arg == "--clip-grad-value")
+      o.clipGradValue = number(program, arg, value, 0);
     else
       NN_CHECK(false, program << ": unknown option " << arg << "\n" << usage(s));
   }
@@ -345,7 +355,8 @@ std::string sharedConfiguration(const Options& o, int64_t trainingImages) {
     << o.momentum << "\n--weight-decay " << o.weightDecay << "\n--lr-decay " << o.learningRateDecay << "\n--seed "
     << o.seed << "\n--limit " << o.limit << "\n--flip " << (o.flip ? "on" : "off") << "\n--bucket-mb "
     << o.bucketMegabytes << "\n--resume " << o.resume << "\n--lr-schedule " << o.lrSchedule << "\n--warmup-epochs "
-    << o.warmupEpochs << "\ntraining images " << trainingImages << "\n";
+    << o.warmupEpochs << "\n--clip-grad-norm " << o.clipGradNorm << "\n--clip-grad-value " << o.clipGradValue
+    << "\ntraining images " << trainingImages << "\n";
   return c.str();
 }
 
@@ -477,6 +488,8 @@ struct Run {
   nn::ClassNLLCriterion criterion;
   std::unique_ptr<nn::Optimizer> optimizer;
   std::unique_ptr<nn::LrScheduler> scheduler;
+  std::unique_ptr<nn::GradientClipper> clipper;  // where a --clip-grad flag is given
+  double gradientNorm = 0;                       // the last step's, before clipping
   std::optional<nn::BatchIterator> batches;
   nn::TrainingState state;
   nn::Tensor x, y;
@@ -548,6 +561,8 @@ void buildModel(Run& r) {
   // Flushed, so that a log shows the model before the first epoch's progress on stderr.
   if (r.lead) std::cout << r.model->toString() << std::endl;
   r.optimizer = makeOptimizer(r.o, r.model->getParameters());
+  if (r.o.clipGradNorm > 0 || r.o.clipGradValue > 0)
+    r.clipper = std::make_unique<nn::GradientClipper>(r.optimizer->gradients());
 }
 
 // The training batches (this process's shard of each under mpirun): the next is gathered (and
@@ -641,6 +656,9 @@ double trainStep(Run& r, Epoch& e) {
   }
   r.model->backward(r.x, r.criterion.gradInput);
   nn::ScopedTimer timer(e.times.step);
+  // The whole batch's gradient: one device's, the table's first replica's, every rank's sum.
+  if (r.o.clipGradNorm > 0) r.gradientNorm = r.clipper->clipNorm(r.o.clipGradNorm);
+  if (r.o.clipGradValue > 0) r.clipper->clipValue(r.o.clipGradValue);
   r.optimizer->step();
   if (r.o.lrSchedule == "onecycle") r.scheduler->step();
   return loss;
@@ -652,6 +670,7 @@ void logStep(Run& r, const Epoch& e, double loss) {
   r.events->addScalar("train/loss", loss, r.optimizer->stepCount());
   r.events->addScalar("train/images_per_second", static_cast<double>(e.seen) / (seconds() - e.start),
                       r.optimizer->stepCount());
+  if (r.o.clipGradNorm > 0) r.events->addScalar("train/grad_norm", r.gradientNorm, r.optimizer->stepCount());
 }
 
 // The signal that asked to stop, 0 while none has: every process stops after the same step,

@@ -195,3 +195,40 @@ TEST_CASE("lenet --logdir: TensorBoard reads the curves of --metrics, per step a
     CHECK(epochLoss[epoch - 1] == Approx(values[{"epoch/train_loss", epoch}]).epsilon(1e-5));
   REQUIRE(values.size() == 2 * 8 + 3 * 2);
 }
+
+TEST_CASE("lenet --clip-grad-norm: the norm of each step's gradient is recorded, and clipping changes the run",
+          "[SummaryWriter]") {
+  nn::test::TempDir dir;
+  nn::test::writeSyntheticSplit(dir, "train", 64, 1);
+  nn::test::writeSyntheticSplit(dir, "t10k", 32, 2);
+  const std::vector<std::string> common{"--data-dir", dir.path(), "--epochs", "1", "--batch-size", "16"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), common.begin(), common.end());
+    return more;
+  };
+  const std::string clipped = dir.file("clipped"), free = dir.file("free");
+  const nn::test::ExampleResult a = nn::test::runExample(with({"--logdir", clipped, "--clip-grad-norm", "0.05"}));
+  const nn::test::ExampleResult b = nn::test::runExample(with({"--logdir", free}));
+  REQUIRE(a.exitStatus == 0);
+  REQUIRE(b.exitStatus == 0);
+  // Per step (4): the loss, the speed and the norm; per epoch: three curves.
+  CHECK(records(onlyFile(clipped)).size() == 1 + 3 * 4 + 3);
+  CHECK(records(onlyFile(free)).size() == 1 + 2 * 4 + 3);
+  // A norm of 0.05 holds every step's gradient back: the epoch's loss differs.
+  const std::string lossA = a.stdoutText.substr(a.stdoutText.find("train loss")),
+                    lossB = b.stdoutText.substr(b.stdoutText.find("train loss"));
+  CHECK(lossA.substr(0, 18) != lossB.substr(0, 18));
+  const std::string python = nn::test::referencePython();
+  if (python.empty()) NN_SKIP("TensorBoard is not installed (tools/reference-venv.sh); the framing was checked");
+  int norms = 0;
+  for (const std::string& line : tensorboardScalars(python, clipped))
+    if (line.rfind("train/grad_norm ", 0) == 0) {
+      ++norms;
+      std::istringstream in(line.substr(16));
+      int64_t step;
+      double norm;
+      in >> step >> norm;
+      CHECK(norm > 0.05);  // the norm before clipping: LeNet's gradients are larger than that
+    }
+  CHECK(norms == 4);
+}

@@ -605,6 +605,8 @@ const char* reductionName(math::Reduction op) {
       return "max";
     case math::Reduction::kArgmax:
       return "argmax";
+    case math::Reduction::kSumSquares:
+      return "sumSquares";
   }
   return "reduce";
 }

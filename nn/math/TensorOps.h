@@ -49,18 +49,23 @@ NN_HD inline float compare(Comparison op, float x, float y) {
 }
 
 /// The reductions along one dimension of Tensor::sum, mean, max and argmax.
-enum class Reduction { kSum, kMean, kMax, kArgmax };
+enum class Reduction { kSum, kMean, kMax, kArgmax, kSumSquares };
 
-/// One result of a reduction along a dimension: over x[k * stride] for k < size. Sums are
-/// accumulated in double, in order of k, and rounded once (the mean divides the double sum by
-/// size). The maximum is the first greatest value, where a NaN counts as greater than every
-/// number (torch.max propagates NaN); argmax is its index k, counted from 0, as a float (exact
-/// up to 2^24). Needs size > 0 for kMax and kArgmax.
+/// One result of a reduction along a dimension: over x[k * stride] for k < size. Sums (of the
+/// values, or of their squares) are accumulated in double, in order of k, and rounded once (the
+/// mean divides the double sum by size). The maximum is the first greatest value, where a NaN counts as greater than
+/// every number (torch.max propagates NaN); argmax is its index k, counted from 0, as a float (exact up to 2^24). Needs
+/// size > 0 for kMax and kArgmax.
 NN_HD inline float reduceAlong(Reduction op, const float* x, int64_t size, int64_t stride) {
   if (op == Reduction::kSum || op == Reduction::kMean) {
     double sum = 0;
     for (int64_t k = 0; k < size; ++k) sum += x[k * stride];
     return static_cast<float>(op == Reduction::kMean ? sum / static_cast<double>(size) : sum);
+  }
+  if (op == Reduction::kSumSquares) {
+    double sum = 0;
+    for (int64_t k = 0; k < size; ++k) sum += static_cast<double>(x[k * stride]) * x[k * stride];
+    return static_cast<float>(sum);
   }
   int64_t best = 0;
   float bestValue = x[0];
