@@ -39,8 +39,6 @@ ModulePtr Container::get(size_t index) const {
 
 namespace {
 
-const Tensor& runUpdateOutput(Module& m, const Tensor& input) { return m.updateOutput(input); }
-const Activity& runUpdateOutput(Module& m, const Activity& input) { return m.updateOutputActivity(input); }
 void runAccGradParameters(Module& m, const Tensor& input, const Tensor& gradOutput, float scale) {
   m.accGradParameters(input, gradOutput, scale);
 }
@@ -57,7 +55,7 @@ const T& Container::childUpdateOutput(size_t i, const T& input) {
     const T* out;
     {
       ScopedTimer timer(modules_[i]->profile.forward);
-      out = &runUpdateOutput(*modules_[i], input);
+      out = &modules_[i]->forward(input);  // updateOutput, between the child's forward hooks
     }
     if (checkNumericsEnabled()) checkFinite(*out, *modules_[i], "forward", "its output");
     return *out;
@@ -72,6 +70,7 @@ const T& Container::childUpdateGradInput(size_t i, const T& input, const T& grad
       ScopedTimer timer(modules_[i]->profile.gradInput);
       g = &modules_[i]->updateGradInputIfNeeded(input, gradOutput);
     }
+    if (modules_[i]->hasHooks()) modules_[i]->runBackwardHooks(Activity(*g), Activity(gradOutput));
     if (checkNumericsEnabled()) checkFinite(*g, *modules_[i], "backward", "its gradInput");
     return *g;
   });

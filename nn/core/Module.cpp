@@ -10,6 +10,78 @@
 
 namespace nn {
 
+void HookHandle::remove() {
+  const std::shared_ptr<ModuleHooks> hooks = hooks_.lock();
+  if (!hooks) return;
+  auto drop = [this](auto& list) {
+    list.erase(std::remove_if(list.begin(), list.end(), [this](const auto& entry) { return entry.first == id_; }),
+               list.end());
+  };
+  drop(hooks->forwardPre);
+  drop(hooks->forward);
+  drop(hooks->backward);
+  hooks_.reset();
+}
+
+namespace {
+
+// Registers `hook` in `list` of `hooks` (made where null) and returns its handle's parts.
+template <typename Hook>
+uint64_t addHook(std::shared_ptr<ModuleHooks>& hooks, std::vector<std::pair<uint64_t, Hook>> ModuleHooks::*list,
+                 Hook hook) {
+  if (!hooks) hooks = std::make_shared<ModuleHooks>();
+  const uint64_t id = hooks->nextId++;
+  ((*hooks).*list).emplace_back(id, std::move(hook));
+  return id;
+}
+
+}  // namespace
+
+HookHandle Module::registerForwardPreHook(ForwardPreHook hook) {
+  NN_CHECK(hook, typeName() << ": registerForwardPreHook: expected a function, got an empty one");
+  const uint64_t id = addHook(hooks_, &ModuleHooks::forwardPre, std::move(hook));
+  return HookHandle(hooks_, id);
+}
+
+HookHandle Module::registerForwardHook(ForwardHook hook) {
+  NN_CHECK(hook, typeName() << ": registerForwardHook: expected a function, got an empty one");
+  const uint64_t id = addHook(hooks_, &ModuleHooks::forward, std::move(hook));
+  return HookHandle(hooks_, id);
+}
+
+HookHandle Module::registerBackwardHook(BackwardHook hook) {
+  NN_CHECK(hook, typeName() << ": registerBackwardHook: expected a function, got an empty one");
+  const uint64_t id = addHook(hooks_, &ModuleHooks::backward, std::move(hook));
+  return HookHandle(hooks_, id);
+}
+
+// The hooks run from copies of their lists, so that a hook may remove itself or another.
+const Tensor& Module::forwardHooked(const Tensor& input) {
+  const Activity in(input);
+  for (const auto& [id, hook] : std::vector<std::pair<uint64_t, ForwardPreHook>>(hooks_->forwardPre)) hook(*this, in);
+  const Tensor& out = updateOutput(input);
+  if (!hooks_->forward.empty()) {
+    const Activity result(out);
+    for (const auto& [id, hook] : std::vector<std::pair<uint64_t, ForwardHook>>(hooks_->forward))
+      hook(*this, in, result);
+  }
+  return out;
+}
+
+const Activity& Module::forwardHooked(const Activity& input) {
+  for (const auto& [id, hook] : std::vector<std::pair<uint64_t, ForwardPreHook>>(hooks_->forwardPre))
+    hook(*this, input);
+  const Activity& out = updateOutputActivity(input);
+  for (const auto& [id, hook] : std::vector<std::pair<uint64_t, ForwardHook>>(hooks_->forward)) hook(*this, input, out);
+  return out;
+}
+
+void Module::runBackwardHooks(const Activity& gradInput, const Activity& gradOutput) {
+  if (!hooks_) return;
+  for (const auto& [id, hook] : std::vector<std::pair<uint64_t, BackwardHook>>(hooks_->backward))
+    hook(*this, gradInput, gradOutput);
+}
+
 const Tensor& Module::backwardPasses(const Tensor& input, const Tensor& gradOutput, float scale) {
   updateGradInputIfNeeded(input, gradOutput);
   accGradParameters(input, gradOutput, scale);

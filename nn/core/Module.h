@@ -34,6 +34,7 @@
 #include "nn/core/Activity.h"
 #include "nn/core/Config.h"
 #include "nn/core/Error.h"
+#include "nn/core/Hooks.h"
 #include "nn/core/Profiler.h"
 #include "nn/core/Tensor.h"
 
@@ -78,22 +79,38 @@ class Module : public std::enable_shared_from_this<Module> {
   Module& operator=(const Module&) = delete;
   virtual ~Module() = default;
 
-  /// Computes and returns output for input (= updateOutput).
-  const Tensor& forward(const Tensor& input) { return updateOutput(input); }
+  /// Computes and returns output for input (= updateOutput, between the forward hooks).
+  const Tensor& forward(const Tensor& input) { return hooks_ ? forwardHooked(input) : updateOutput(input); }
   /// updateGradInput (unless gradInput is not needed), then accGradParameters(scale);
-  /// returns gradInput. (backwardPasses, which a module may do better in one go.)
+  /// returns gradInput. (backwardPasses, which a module may do better in one go; then the
+  /// backward hooks.)
   const Tensor& backward(const Tensor& input, const Tensor& gradOutput, float scale = 1.f) {
-    return backwardPasses(input, gradOutput, scale);
+    const Tensor& g = backwardPasses(input, gradOutput, scale);
+    if (hooks_) runBackwardHooks(Activity(g), Activity(gradOutput));
+    return g;
   }
   /// forward for an input that is a tensor or a table (Note [Tensors and activities]):
   /// updateOutputActivity; returns outputActivity().
-  const Activity& forward(const Activity& input) { return updateOutputActivity(input); }
+  const Activity& forward(const Activity& input) { return hooks_ ? forwardHooked(input) : updateOutputActivity(input); }
   /// backward for activities: updateGradInputActivity (unless gradInput is not needed), then
   /// accGradParametersActivity(scale); returns gradInputActivity(). `input` must be the input
   /// of the last forward. (backwardPassesActivity.)
   const Activity& backward(const Activity& input, const Activity& gradOutput, float scale = 1.f) {
-    return backwardPassesActivity(input, gradOutput, scale);
+    const Activity& g = backwardPassesActivity(input, gradOutput, scale);
+    if (hooks_) runBackwardHooks(g, gradOutput);
+    return g;
   }
+
+  /// Registers `hook` to run before each forward of this module (nn/core/Hooks.h).
+  HookHandle registerForwardPreHook(ForwardPreHook hook);
+  /// Registers `hook` to run after each forward of this module.
+  HookHandle registerForwardHook(ForwardHook hook);
+  /// Registers `hook` to run after each updateGradInput of this module.
+  HookHandle registerBackwardHook(BackwardHook hook);
+  /// Runs the backward hooks; containers call it after a child's updateGradInput.
+  void runBackwardHooks(const Activity& gradInput, const Activity& gradOutput);
+  /// Whether a hook was ever registered on this module.
+  bool hasHooks() const { return hooks_ != nullptr; }
 
   /// Computes output from input, stores it in output and returns it (Torch7's updateOutput).
   /// Keeps what backward needs of this input (masks, statistics); an nn::Error naming the module
@@ -302,8 +319,13 @@ class Module : public std::enable_shared_from_this<Module> {
   ModulePtr cloneTree(std::unordered_map<const Module*, ModulePtr>& copies) const;
   std::vector<Tensor*> localTensors();
 
+  const Tensor& forwardHooked(const Tensor& input);
+  const Activity& forwardHooked(const Activity& input);
+
   std::vector<Parameter> parameters_;
   std::vector<Buffer> buffers_;
+  // Null until a hook is registered.
+  std::shared_ptr<ModuleHooks> hooks_;
   Tensor flatParameters_;
   Tensor flatGradients_;
 };
