@@ -60,6 +60,8 @@ struct Options : TrainingDefaults {
   // Gradient clipping between backward and the step; 0: none.
   double clipGradNorm = 0;
   double clipGradValue = 0;
+  // The decay of the average of the weights the test accuracy is measured on; 0: none.
+  double ema = 0;
 };
 
 // The usage text, with the example's name and defaults.
@@ -85,6 +87,8 @@ std::string usage(const ExampleSettings& settings) {
     << "  --clip-grad-norm X scale the gradients down to a global L2 norm of at most X before each step,\n"
     << "                     as PyTorch's clip_grad_norm_; --logdir records the norm (0: off)\n"
     << "  --clip-grad-value X clamp each gradient into [-X, X] before each step (0: off)\n"
+    << "  --ema X            keep an exponential moving average of the weights (decay X, e.g. 0.999),\n"
+    << "                     updated after each step, and measure the test accuracy on it (0: off)\n"
     << "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim (" << s.learningRateDecay
     << "; not rmsprop)\n"
     << "  --seed N           seed of initialisation and data order (1)\n"
@@ -225,7 +229,11 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.clipGradNorm = number(program, arg, value, 0);
     else if (arg == "--clip-grad-value")
       o.clipGradValue = number(program, arg, value, 0);
-    else
+    else if (arg == "--ema") {
+      number(program, arg, value, 0);               // checked as every number is,
+      o.ema = std::strtod(value.c_str(), nullptr);  // and kept as a double: 0.9, not 0.9f
+      NN_CHECK(o.ema < 1, program << ": --ema expects a decay below 1, got " << value);
+    } else
       NN_CHECK(false, program << ": unknown option " << arg << "\n" << usage(s));
   }
   NN_CHECK(o.optimizer == "sgd" || o.optimizer == "adam" || o.optimizer == "adagrad" || o.optimizer == "rmsprop",
@@ -356,7 +364,7 @@ std::string sharedConfiguration(const Options& o, int64_t trainingImages) {
     << o.seed << "\n--limit " << o.limit << "\n--flip " << (o.flip ? "on" : "off") << "\n--bucket-mb "
     << o.bucketMegabytes << "\n--resume " << o.resume << "\n--lr-schedule " << o.lrSchedule << "\n--warmup-epochs "
     << o.warmupEpochs << "\n--clip-grad-norm " << o.clipGradNorm << "\n--clip-grad-value " << o.clipGradValue
-    << "\ntraining images " << trainingImages << "\n";
+    << "\n--ema " << o.ema << "\ntraining images " << trainingImages << "\n";
   return c.str();
 }
 
@@ -488,8 +496,9 @@ struct Run {
   nn::ClassNLLCriterion criterion;
   std::unique_ptr<nn::Optimizer> optimizer;
   std::unique_ptr<nn::LrScheduler> scheduler;
-  std::unique_ptr<nn::GradientClipper> clipper;  // where a --clip-grad flag is given
-  double gradientNorm = 0;                       // the last step's, before clipping
+  std::unique_ptr<nn::GradientClipper> clipper;           // where a --clip-grad flag is given
+  double gradientNorm = 0;                                // the last step's, before clipping
+  std::unique_ptr<nn::ExponentialMovingAverage> average;  // where --ema is given
   std::optional<nn::BatchIterator> batches;
   nn::TrainingState state;
   nn::Tensor x, y;
@@ -563,6 +572,7 @@ void buildModel(Run& r) {
   r.optimizer = makeOptimizer(r.o, r.model->getParameters());
   if (r.o.clipGradNorm > 0 || r.o.clipGradValue > 0)
     r.clipper = std::make_unique<nn::GradientClipper>(r.optimizer->gradients());
+  if (r.o.ema > 0) r.average = std::make_unique<nn::ExponentialMovingAverage>(*r.model, r.o.ema);
 }
 
 // The training batches (this process's shard of each under mpirun): the next is gathered (and
@@ -589,6 +599,7 @@ void resume(Run& r) {
   r.scheduler = makeScheduler(r.o, *r.optimizer, r.batches->batchesPerEpoch());
   r.state = nn::TrainingState{r.local.get(), r.optimizer.get(), &*r.batches, 0};
   r.state.scheduler = r.scheduler.get();
+  r.state.average = r.average.get();
   if (r.o.resume.empty()) return;
   nn::loadCheckpoint(r.state, r.o.resume);
   if (r.lead)
@@ -660,6 +671,7 @@ double trainStep(Run& r, Epoch& e) {
   if (r.o.clipGradNorm > 0) r.gradientNorm = r.clipper->clipNorm(r.o.clipGradNorm);
   if (r.o.clipGradValue > 0) r.clipper->clipValue(r.o.clipGradValue);
   r.optimizer->step();
+  if (r.average) r.average->update();
   if (r.o.lrSchedule == "onecycle") r.scheduler->step();
   return loss;
 }
@@ -769,7 +781,13 @@ void appendMetrics(const Run& r, const Epoch& e, double trainLoss, double testAc
 // The lead's end of an epoch: the test accuracy, the epoch's line, its TensorBoard scalars, the
 // checkpoint and the metrics.
 void recordEpoch(Run& r, const Epoch& e, double trainLoss) {
-  const double testAccuracy = accuracy(*r.model, r.data, r.devices[0]);
+  double testAccuracy = 0;
+  if (r.average) {
+    const nn::AveragedWeights averaged(*r.average);
+    testAccuracy = accuracy(*r.model, r.data, r.devices[0]);
+  } else {
+    testAccuracy = accuracy(*r.model, r.data, r.devices[0]);
+  }
   if (r.interactive) std::fprintf(stderr, "\r%72s\r", "");
   std::printf("epoch %lld  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n",
               static_cast<long long>(e.number), trainLoss, testAccuracy, e.elapsed, e.seen / e.elapsed);

@@ -91,6 +91,7 @@
 #include "nn/optim/Adam.h"
 #include "nn/optim/Optimizer.h"
 #include "nn/optim/RMSprop.h"
+#include "nn/optim/ExponentialMovingAverage.h"
 #include "nn/optim/GradientClipper.h"
 #include "nn/optim/LrScheduler.h"
 #include "nn/optim/SGD.h"

@@ -65,13 +65,16 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a run with a learning-rate schedule resumes bit-identical, and another schedule's checkpoint is refused",
-          "[resume][noemulator]") {
+TEST_CASE(
+    "a run with a learning-rate schedule (with clipping and an average of the weights) resumes bit-identical, "
+    "and another schedule's checkpoint is refused",
+    "[resume][noemulator]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 300, 1);
   nn::test::writeSyntheticSplit(dir, "t10k", 50, 2);
   for (const std::vector<std::string>& schedule :
-       {std::vector<std::string>{"--lr-schedule", "cosine", "--warmup-epochs", "1"},
+       {std::vector<std::string>{"--lr-schedule", "cosine", "--warmup-epochs", "1", "--clip-grad-norm", "1", "--ema",
+                                 "0.9"},
         std::vector<std::string>{"--lr-schedule", "onecycle"},
         std::vector<std::string>{"--lr-schedule", "plateau", "--lr-gamma", "0.5"}}) {
     CAPTURE(schedule[1]);
@@ -122,6 +125,18 @@ TEST_CASE("a run with a learning-rate schedule resumes bit-identical, and anothe
                                                     "--resume", cosine, "--lr-schedule", "onecycle"});
   CHECK(other.exitStatus == 1);
   CHECK(other.stderrText.find("'SequentialLR', the run uses 'OneCycleLR'") != std::string::npos);
+  // Its average of the weights: the run must keep one of the same decay.
+  const std::vector<std::string> cosineFlags{"--data-dir",    dir.path(), "--batch-size",    "32",
+                                             "--epochs",      "5",        "--resume",        cosine,
+                                             "--lr-schedule", "cosine",   "--warmup-epochs", "1"};
+  const nn::test::ExampleResult noAverage = runExample(cosineFlags);
+  CHECK(noAverage.stderrText.find("the checkpoint holds an average of the weights, the run keeps none") !=
+        std::string::npos);
+  std::vector<std::string> otherDecay = cosineFlags;
+  otherDecay.insert(otherDecay.end(), {"--ema", "0.5"});
+  CHECK(
+      runExample(otherDecay).stderrText.find("averages the weights with decay 0.90000000000000002, the run with 0.5") !=
+      std::string::npos);
 }
 
 TEST_CASE("another network's checkpoint is refused as such, before its optimizer state is looked at", "[resume]") {

@@ -18,6 +18,7 @@ namespace {
 constexpr const char* kStatePrefix = "training.";
 constexpr const char* kPermutation = "training.permutation";
 constexpr const char* kScheduler = "training.scheduler";
+constexpr const char* kAverage = "training.ema";
 // Sample indices are stored as floats, exact below 2^24 (saveCheckpoint checks the count).
 constexpr float kMaxSampleIndex = 16777216.f;
 
@@ -84,6 +85,15 @@ void saveCheckpoint(const TrainingState& state, const std::string& path) {
   std::snprintf(lossSum, sizeof lossSum, "%.17g", state.epochLossSum);  // every bit of the double
   metadata["training.epoch_loss_sum"] = lossSum;
   metadata["training.epoch_steps"] = std::to_string(state.epochSteps);
+  if (state.average) {
+    tensors.push_back({kAverage + std::string(".parameters"), state.average->parameters()});
+    for (size_t i = 0; i < state.average->buffers().size(); ++i)
+      tensors.push_back({kAverage + std::string(".buffer.") + std::to_string(i), state.average->buffers()[i]});
+    char decay[32];
+    std::snprintf(decay, sizeof decay, "%.17g", state.average->decay());
+    metadata[kAverage + std::string(".decay")] = decay;
+    metadata[kAverage + std::string(".updates")] = std::to_string(state.average->updates());
+  }
   if (state.scheduler) {
     metadata[kScheduler] = state.scheduler->typeName();
     for (const auto& [key, value] : state.scheduler->state()) {
@@ -163,6 +173,34 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
       schedulerState[key.substr(prefix.size())] = v;
     }
 
+  // The average of the weights: in the file and the run both, of one decay, or in neither.
+  const auto averageDecay = m.find(kAverage + std::string(".decay"));
+  const bool fileAverages = averageDecay != m.end();
+  NN_CHECK(fileAverages == (state.average != nullptr),
+           path << (fileAverages ? ": the checkpoint holds an average of the weights, the run keeps none"
+                                 : ": the checkpoint holds no average of the weights, the run keeps one"));
+  const Tensor* averageParameters = nullptr;
+  std::vector<Tensor> averageBuffers;
+  int64_t averageUpdates = 0;
+  if (fileAverages) {
+    char decay[32];
+    std::snprintf(decay, sizeof decay, "%.17g", state.average->decay());
+    NN_CHECK(averageDecay->second == decay, path << ": the checkpoint averages the weights with decay "
+                                                 << averageDecay->second << ", the run with " << decay);
+    averageUpdates = integer(m, kAverage + std::string(".updates"), path, kMaxSteps);
+    for (const NamedTensor& t : contents.tensors)
+      if (t.name == kAverage + std::string(".parameters")) averageParameters = &t.value;
+    NN_CHECK(averageParameters != nullptr, path << ": no tensor '" << kAverage << ".parameters'");
+    for (size_t i = 0; i < state.average->buffers().size(); ++i) {
+      const std::string name = kAverage + std::string(".buffer.") + std::to_string(i);
+      const Tensor* found = nullptr;
+      for (const NamedTensor& t : contents.tensors)
+        if (t.name == name) found = &t.value;
+      NN_CHECK(found != nullptr, path << ": no tensor '" << name << "'");
+      averageBuffers.push_back(*found);
+    }
+  }
+
   // Check everything before changing anything: the model's load is all or nothing, and the
   // rest is checked here first, the network before what depends on it (the optimizer's state
   // has one value per parameter).
@@ -180,7 +218,15 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
-  // The schedule checks its numbers as it takes them, before anything else changes.
+  // The schedule and the average check their numbers as they take them, before anything else
+  // changes.
+  if (state.average) {
+    try {
+      state.average->restore(*averageParameters, averageBuffers, averageUpdates);
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what());
+    }
+  }
   if (state.scheduler) {
     try {
       state.scheduler->setState(schedulerState);

@@ -11,7 +11,9 @@
 // "training.data_position", "training.generator" (nn::defaultGenerator's state) and, for the
 // epoch in progress, "training.epoch_loss_sum" and "training.epoch_steps" (files without them
 // load with 0); with a learning-rate schedule, "training.scheduler" (its typeName()) and
-// "training.scheduler.KEY" for each number of its state().
+// "training.scheduler.KEY" for each number of its state(); with an average of the weights,
+// tensors "training.ema.parameters" and "training.ema.buffer.I" and metadata "training.ema.decay"
+// and "training.ema.updates".
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,7 @@
 
 #include "nn/core/Module.h"
 #include "nn/data/BatchIterator.h"
+#include "nn/optim/ExponentialMovingAverage.h"
 #include "nn/optim/LrScheduler.h"
 #include "nn/optim/Optimizer.h"
 
@@ -43,6 +46,9 @@ struct TrainingState {
   /// The learning-rate schedule over the optimizer, whose state is saved; none where null (not
   /// owned). A checkpoint resumes only into a run with a schedule of the same type, or none.
   LrScheduler* scheduler = nullptr;
+  /// The average of the model's weights, saved; none where null (not owned). A checkpoint with
+  /// one resumes only into a run with one of the same decay, and one without into a run without.
+  ExponentialMovingAverage* average = nullptr;
 };
 
 /// Writes model, optimizer and data order atomically to `path`.
