@@ -62,6 +62,8 @@ struct Options : TrainingDefaults {
   double clipGradValue = 0;
   // The decay of the average of the weights the test accuracy is measured on; 0: none.
   double ema = 0;
+  // Micro-batches each batch is cut into, their gradients accumulated for one step.
+  int64_t accumulate = 1;
 };
 
 // The usage text, with the example's name and defaults.
@@ -87,6 +89,9 @@ std::string usage(const ExampleSettings& settings) {
     << "  --clip-grad-norm X scale the gradients down to a global L2 norm of at most X before each step,\n"
     << "                     as PyTorch's clip_grad_norm_; --logdir records the norm (0: off)\n"
     << "  --clip-grad-value X clamp each gradient into [-X, X] before each step (0: off)\n"
+    << "  --accumulate K     cut each batch into K micro-batches whose gradients add up to the batch's,\n"
+    << "                     for one step (less memory); under mpirun only the last one's are summed\n"
+    << "                     over the processes (1)\n"
     << "  --ema X            keep an exponential moving average of the weights (decay X, e.g. 0.999),\n"
     << "                     updated after each step, and measure the test accuracy on it (0: off)\n"
     << "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim (" << s.learningRateDecay
@@ -229,6 +234,8 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.clipGradNorm = number(program, arg, value, 0);
     else if (arg == "--clip-grad-value")
       o.clipGradValue = number(program, arg, value, 0);
+    else if (arg == "--accumulate")
+      o.accumulate = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt));
     else if (arg == "--ema") {
       number(program, arg, value, 0);               // checked as every number is,
       o.ema = std::strtod(value.c_str(), nullptr);  // and kept as a double: 0.9, not 0.9f
@@ -364,7 +371,7 @@ std::string sharedConfiguration(const Options& o, int64_t trainingImages) {
     << o.seed << "\n--limit " << o.limit << "\n--flip " << (o.flip ? "on" : "off") << "\n--bucket-mb "
     << o.bucketMegabytes << "\n--resume " << o.resume << "\n--lr-schedule " << o.lrSchedule << "\n--warmup-epochs "
     << o.warmupEpochs << "\n--clip-grad-norm " << o.clipGradNorm << "\n--clip-grad-value " << o.clipGradValue
-    << "\n--ema " << o.ema << "\ntraining images " << trainingImages << "\n";
+    << "\n--ema " << o.ema << "\n--accumulate " << o.accumulate << "\ntraining images " << trainingImages << "\n";
   return c.str();
 }
 
@@ -657,15 +664,28 @@ double trainStep(Run& r, Epoch& e) {
     nn::ScopedTimer timer(e.times.zero);
     r.model->zeroGradParameters();
   }
-  const nn::Tensor& out = r.model->forward(r.x);
+  // --accumulate: micro-batches of the batch, each loss's gradient scaled by its share of the
+  // batch, so that their sum is the batch's; under mpirun the sums wait for the last.
+  const int64_t batch = r.x.size(0), parts = std::min(r.o.accumulate, batch);
+  auto* distributed = dynamic_cast<nn::DistributedDataParallelTable*>(r.model.get());
   double loss = 0;
-  {
-    nn::ScopedTimer timer(e.times.criterion);
-    loss = r.criterion.forward(out, r.y);
-    e.lossSum += loss;
-    r.criterion.backward(out, r.y);
+  for (int64_t part = 0, start = 0; part < parts; ++part) {
+    const int64_t size = batch / parts + (part < batch % parts ? 1 : 0);
+    const nn::Tensor x = parts == 1 ? r.x : r.x.narrow(0, start, size);
+    const nn::Tensor y = parts == 1 ? r.y : r.y.narrow(0, start, size);
+    start += size;
+    const float share = static_cast<float>(size) / static_cast<float>(batch);
+    std::optional<nn::NoSync> noSync;
+    if (distributed && part + 1 < parts) noSync.emplace(*distributed);
+    const nn::Tensor& out = r.model->forward(x);
+    {
+      nn::ScopedTimer timer(e.times.criterion);
+      loss += r.criterion.forward(out, y) * share;
+      r.criterion.backward(out, y);
+    }
+    r.model->backward(x, r.criterion.gradInput, share);
   }
-  r.model->backward(r.x, r.criterion.gradInput);
+  e.lossSum += loss;
   nn::ScopedTimer timer(e.times.step);
   // The whole batch's gradient: one device's, the table's first replica's, every rank's sum.
   if (r.o.clipGradNorm > 0) r.gradientNorm = r.clipper->clipNorm(r.o.clipGradNorm);

@@ -127,8 +127,8 @@ TEST_CASE("a module used twice: its buckets start once both uses have added to i
   nn::DistributedDataParallelTable model(net(), std::make_shared<MirrorGroup>(log), bucketsOf(10));
   log.clear();
   CHECK(maxDifference(gradientsAfterStep(model), expected) < 1e-6);
-  CHECK(log == std::vector<std::string>{"sum 3", "gradients of nn.Linear(4 -> 4)",
-                                        "gradients of nn.Linear(4 -> 4)", "sum 10", "sum 10", "sum 10", "wait"});
+  CHECK(log == std::vector<std::string>{"sum 3", "gradients of nn.Linear(4 -> 4)", "gradients of nn.Linear(4 -> 4)",
+                                        "sum 10", "sum 10", "sum 10", "wait"});
 }
 
 TEST_CASE("around a DataParallelTable: the buckets start once the table has summed its replicas", "[distributed]") {
@@ -194,4 +194,43 @@ TEST_CASE("a process group refuses a timeout that is not positive and finite", "
                       Catch::Contains("nn.ProcessGroup: expected a positive, finite timeout in seconds, got"));
   }
   CHECK(group.timeoutSeconds() == 2.5);
+}
+
+TEST_CASE("NoSync: micro-batches accumulate without a collective, and the synced one sums them all", "[distributed]") {
+  std::vector<std::string> log;
+  auto net = [&log] {
+    nn::manualSeed(2);
+    return std::make_shared<nn::Sequential>(
+        std::vector<nn::ModulePtr>{std::make_shared<LoggedLinear>(4, 3, log), nn::make<nn::Tanh>(),
+                                   std::make_shared<LoggedLinear>(3, 2, log), nn::make<nn::LogSoftMax>()});
+  };
+  // One step on a batch of 10, and the same as micro-batches of 4, 4 and 2, each loss scaled by
+  // its share of the batch, the first two without summing.
+  nn::Generator g(11);
+  const Tensor x = Tensor::rand({10, 4}, g);
+  const Tensor y = Tensor::fromVector({10}, {0, 1, 0, 1, 1, 0, 0, 1, 1, 0});
+  nn::ClassNLLCriterion criterion;
+  auto whole = net();
+  whole->zeroGradParameters();
+  criterion.forward(whole->forward(x), y);
+  whole->backward(x, criterion.backward(whole->output, y));
+  const std::vector<float> expected = whole->getParameters().second.toVector();
+
+  nn::DistributedDataParallelTable model(net(), std::make_shared<MirrorGroup>(log), bucketsOf(8));
+  log.clear();
+  model.zeroGradParameters();
+  const int64_t starts[] = {0, 4, 8}, sizes[] = {4, 4, 2};
+  for (int k = 0; k < 3; ++k) {
+    const Tensor xk = x.narrow(0, starts[k], sizes[k]), yk = y.narrow(0, starts[k], sizes[k]);
+    std::unique_ptr<nn::NoSync> noSync = k < 2 ? std::make_unique<nn::NoSync>(model) : nullptr;
+    criterion.forward(model.forward(xk), yk);
+    model.backward(xk, criterion.backward(model.output, yk), static_cast<float>(sizes[k]) / 10.f);
+  }
+  CHECK(model.sync());
+  CHECK(maxDifference(model.getParameters().second.toVector(), expected) < 1e-6);
+  // Sums only in the last backward: the step's check and the three buckets, where summing each
+  // micro-batch would have made three times as many.
+  const auto sums = std::count_if(log.begin(), log.end(), [](const std::string& s) { return s.rfind("sum ", 0) == 0; });
+  CHECK(sums == 4);
+  CHECK(log.front() == "gradients of nn.Linear(3 -> 2)");  // the first micro-batch's: no check before it
 }

@@ -201,9 +201,8 @@ TEST_CASE("LeNet under mpirun: an error rank 0 meets alone ends the job at once,
   // Rank 0 alone writes files: its --save fails at the start, its --metrics at the first
   // epoch's end, while rank 1 waits in a collective (600 s before, rank 0 waiting in
   // MPI_Finalize for it).
-  for (const std::vector<std::string>& flags :
-       {std::vector<std::string>{"--save", dir.file("missing/x.safetensors")},
-        std::vector<std::string>{"--metrics", "/dev/full"}}) {
+  for (const std::vector<std::string>& flags : {std::vector<std::string>{"--save", dir.file("missing/x.safetensors")},
+                                                std::vector<std::string>{"--metrics", "/dev/full"}}) {
     CAPTURE(flags[0]);
     std::vector<std::string> command = mpirun(2);
     command.insert(command.end(), {"--data-dir", dir.path(), "--epochs", "3", "--batch-size", "32"});
@@ -213,5 +212,26 @@ TEST_CASE("LeNet under mpirun: an error rank 0 meets alone ends the job at once,
     CHECK(run.exitStatus != 0);
     CHECK(run.stderrText.find(flags[1]) != std::string::npos);
     CHECK(run.stdoutText.find("epoch 2  train loss") == std::string::npos);
+  }
+}
+
+TEST_CASE("LeNet under mpirun: --accumulate sums the gradients once a step and trains as without it", "[distributed]") {
+  if (!mpiRunsHere()) return;
+  nn::test::TempDir dir;
+  prepare(dir);
+  const std::vector<std::string> common{"--data-dir", dir.path(), "--epochs", "2", "--batch-size", "32"};
+  std::vector<std::string> plain = mpirun(2), accumulated = mpirun(2);
+  plain.insert(plain.end(), common.begin(), common.end());
+  accumulated.insert(accumulated.end(), common.begin(), common.end());
+  accumulated.insert(accumulated.end(), {"--accumulate", "4"});
+  const nn::test::ExampleResult a = runCommand(plain), b = runCommand(accumulated);
+  INFO(a.stderrText << b.stderrText);
+  REQUIRE(a.exitStatus == 0);
+  REQUIRE(b.exitStatus == 0);
+  for (int epoch : {1, 2}) {
+    const auto [loss, accuracy] = epochLine(a.stdoutText, epoch);
+    const auto [loss4, accuracy4] = epochLine(b.stdoutText, epoch);
+    CHECK(loss4 == Approx(loss).epsilon(1e-3));
+    CHECK(accuracy4 == Approx(accuracy).margin(0.021));
   }
 }

@@ -162,7 +162,8 @@ const Activity& DistributedDataParallelTable::updateOutputActivity(const Activit
   if (isTraining()) {
     ++steps_;
     const Tensor& first = input.isTensor() ? input.tensor() : input[0].tensor();
-    batch_ = first.dim() > 0 ? first.size(0) : 1;
+    const int64_t samples = first.dim() > 0 ? first.size(0) : 1;
+    batch_ = accumulating_ ? batch_ + samples : samples;
     if (options_.buffers == BufferPolicy::BroadcastFirst)
       for (Tensor& b : buffers_)
         if (b.numel() > 0) group_->broadcast(b, 0);
@@ -173,12 +174,19 @@ const Activity& DistributedDataParallelTable::updateOutputActivity(const Activit
 const Activity& DistributedDataParallelTable::updateGradInputActivity(const Activity& input,
                                                                       const Activity& gradOutput) {
   // The step's check goes on while the module computes its gradInput.
-  if (isTraining()) beginStep();
+  if (isTraining() && sync_) beginStep();
   return setGradInput(childUpdateGradInput(0, input, gradOutput));
 }
 
 void DistributedDataParallelTable::accGradParametersActivity(const Activity& input, const Activity& gradOutput,
                                                              float scale) {
+  if (!sync_) {
+    // A micro-batch of a step still to come: this rank's gradients alone, no collective.
+    childAccGradParameters(0, input, gradOutput, scale);
+    accumulating_ = true;
+    return;
+  }
+  accumulating_ = false;
   if (!stepBegun_) beginStep();
   stepBegun_ = false;
   {

@@ -89,6 +89,17 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   /// its state with its sizes and the kind of its device (CPU or CUDA).
   static std::string describeForCheck(Module& module);
 
+  /// Whether backward sums the gradients over the processes (true, the default). False
+  /// accumulates them on each rank alone, for all but the last of the micro-batches of one
+  /// optimizer step (PyTorch's no_sync(); NoSync below): their backward makes no collective, and
+  /// the next synced backward sums everything accumulated since the last, weighted by the
+  /// samples of all the forwards since (each micro-batch's loss scaled by its share of the
+  /// rank's batch, through backward's scale, makes the step the one of the whole batch). Every
+  /// rank must accumulate alike.
+  void setSync(bool sync) { sync_ = sync; }
+  /// Whether backward sums the gradients over the processes (setSync).
+  bool sync() const { return sync_; }
+
  private:
   // A view of flatGradients_ whose sum over the processes starts once `remaining` is 0.
   struct Bucket {
@@ -138,10 +149,30 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   Tensor meta_;
   // Training forwards so far: the step every process must agree on.
   int64_t steps_ = 0;
+  // This rank's samples since the last synced backward, its weight in the average.
   int64_t batch_ = 0;
   bool stepBegun_ = false;
+  bool sync_ = true;
+  // The last backward was unsynced: the next forward adds its samples to batch_.
+  bool accumulating_ = false;
   // Where profiling is on: the wait for the gradients' last sums (Note [One wait per step]).
   PassTime sumWait_;
+};
+
+/// Accumulates gradients without summing them over the processes while it lives (PyTorch's
+/// `with ddp.no_sync():`): DistributedDataParallelTable::setSync(false), then true again.
+class NoSync {
+ public:
+  explicit NoSync(DistributedDataParallelTable& table) : table_(table), previous_(table.sync()) {
+    table_.setSync(false);
+  }
+  ~NoSync() { table_.setSync(previous_); }
+  NoSync(const NoSync&) = delete;
+  NoSync& operator=(const NoSync&) = delete;
+
+ private:
+  DistributedDataParallelTable& table_;
+  bool previous_;
 };
 
 }  // namespace nn
