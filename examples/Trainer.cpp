@@ -109,8 +109,8 @@ std::string usage(const ExampleSettings& settings) {
     << "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
     << "  --metrics FILE     append one JSON object per epoch (JSON lines)\n"
     << "  --export-onnx FILE after training, write the network as an ONNX model (for ONNX Runtime)\n"
-    << "  --logdir DIR       TensorBoard event files: per step the loss and images/s, per epoch the\n"
-    << "                     train loss, test accuracy and learning rate\n"
+    << "  --logdir DIR       TensorBoard event files: per step the loss, images/s and learning rate,\n"
+    << "                     per epoch the train loss, test accuracy and learning rate\n"
     << "  --limit N          train on the first N training images only (all)\n"
     << "  --flip on|off      mirror each training image left to right with probability 1/2 (" << (s.flip ? "on" : "off")
     << ")\n"
@@ -702,6 +702,7 @@ void logStep(Run& r, const Epoch& e, double loss) {
   r.events->addScalar("train/loss", loss, r.optimizer->stepCount());
   r.events->addScalar("train/images_per_second", static_cast<double>(e.seen) / (seconds() - e.start),
                       r.optimizer->stepCount());
+  r.events->addScalar("train/learning_rate", nextLearningRate(r.o, *r.optimizer), r.optimizer->stepCount());
   if (r.o.clipGradNorm > 0) r.events->addScalar("train/grad_norm", r.gradientNorm, r.optimizer->stepCount());
 }
 
