@@ -87,6 +87,14 @@
 // takes part in the reduce, as NCCL requires: those that got no rows of a small batch add
 // their zeros.
 //
+// Note [Deferred reduce]
+// With setSync(false) (nn::NoSync), backward leaves each replica's gradients on its device: the
+// replicas other than the first keep what they accumulate instead of zeroing it first (Note
+// [Counted gradients]: they are "uncounted" now), and no reduce runs. The next backward with
+// sync on adds to them and reduces, so the first replica ends with the sum of every micro-batch
+// of every replica: one reduce a step instead of one a micro-batch. zeroGradParameters zeroes
+// the uncounted gradients too.
+//
 // Note [Stale replicas]
 // Whether replica i must be refreshed before the next forward is the explicit flag
 // stale_[i]. It is set by everything after which the first replica's parameters may
@@ -483,13 +491,19 @@ void DataParallelTable::gradientRound(Part part, const Activity& input, const Ac
   checkGradOutput(gradOutput);
   scatterInputIfNew(part, input);
   markStale();
+  const bool counted = !uncounted_;
   withGradOutputSlices(part, gradOutput, true, [&](size_t i) {
     const bool active = i < plan_.active();
     if (active && gradInputToo) replicas_[i]->updateGradInputIfNeeded(plan_.inputs[i], plan_.gradOutputs[i]);
-    if (i > 0) replicas_[i]->zeroGradParameters();  // Note [Counted gradients]
+    if (i > 0 && counted) replicas_[i]->zeroGradParameters();  // Note [Counted gradients]
     if (active) replicas_[i]->accGradParametersActivity(plan_.inputs[i], plan_.gradOutputs[i], scale);
   });
   if (gradInputToo) gatherGradInput();
+  if (!sync_) {
+    uncounted_ = true;  // Note [Deferred reduce]
+    return;
+  }
+  uncounted_ = false;
   collectivePart_ = kReduce;
   reduceGradients(replicas_, *communicator_, plan_.collectives);
 }
@@ -499,6 +513,12 @@ void DataParallelTable::gradientRound(Part part, const Activity& input, const Ac
 void DataParallelTable::zeroGradParameters() {
   OneCall call(*this, "zeroGradParameters");
   checkReady();
+  if (uncounted_) {
+    // The others hold gradients not yet summed (Note [Deferred reduce]): zeroed too.
+    runReplicas(kUntimed, replicas_.size(), [&](size_t i) { replicas_[i]->zeroGradParameters(); });
+    uncounted_ = false;
+    return;
+  }
   replicas_[0]->zeroGradParameters();  // the others' are counted: Note [Counted gradients]
 }
 

@@ -11,6 +11,7 @@
 
 #include "cunn/DataParallelSteps.h"
 #include "cunn/DeviceThreads.h"
+#include "cunn/NoSync.h"
 #include "nn/backend/Communicator.h"
 #include "nn/core/Container.h"
 #include "nn/core/Options.h"
@@ -93,6 +94,13 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
 
   /// Replica i (0 is the first, the table's child, whose parameters the optimizer updates).
   ModulePtr get(size_t index) const;
+  /// Whether backward sums the replicas' gradients onto the first (true, the default). False
+  /// accumulates each replica's on its own device, for all but the last of the micro-batches of
+  /// one optimizer step (Note [Deferred reduce]; nn::NoSync in cunn/NoSync.h sets it for a
+  /// scope): the next backward with it true sums all of them.
+  void setSync(bool sync) { sync_ = sync; }
+  /// Whether backward sums the replicas' gradients (setSync).
+  bool sync() const { return sync_; }
   /// How many rounds the device threads have run (each hands every device with work its task),
   /// for tests that count a step's rounds; 0 before add().
   int64_t deviceRounds() const;
@@ -175,7 +183,16 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   std::string header() const;
   /// The parts of a step that run on the device threads, as the profile names them; kUntimed
   /// for rounds outside training steps (threads()).
-  enum Part : size_t { kBroadcast, kForward, kGradInput, kGradParameters, kBackward, kReduce, kParts, kUntimed = kParts };
+  enum Part : size_t {
+    kBroadcast,
+    kForward,
+    kGradInput,
+    kGradParameters,
+    kBackward,
+    kReduce,
+    kParts,
+    kUntimed = kParts
+  };
   /// DeviceThreads::run for `part` of the step, with failures named as this table's.
   void runReplicas(Part part, size_t count, FunctionRef<void(size_t)> task);
   /// DeviceThreads::run, timed as `part` where profiling is on (Note [Device threads' profile]).
@@ -270,6 +287,9 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
 
   std::vector<ModulePtr> replicas_;  // modules_ (the table's children) holds the first alone
   std::vector<bool> stale_;
+  bool sync_ = true;
+  // The replicas other than the first hold gradients not yet summed (Note [Deferred reduce]).
+  bool uncounted_ = false;
   bool buffersChanged_ = false;
   std::unique_ptr<DeviceThreads> threads_;
   std::unique_ptr<Communicator> communicator_;

@@ -90,8 +90,8 @@ std::string usage(const ExampleSettings& settings) {
     << "                     as PyTorch's clip_grad_norm_; --logdir records the norm (0: off)\n"
     << "  --clip-grad-value X clamp each gradient into [-X, X] before each step (0: off)\n"
     << "  --accumulate K     cut each batch into K micro-batches whose gradients add up to the batch's,\n"
-    << "                     for one step (less memory); under mpirun only the last one's are summed\n"
-    << "                     over the processes (1)\n"
+    << "                     for one step (less memory); only the last one's are summed over the\n"
+    << "                     processes under mpirun and over the devices (1)\n"
     << "  --ema X            keep an exponential moving average of the weights (decay X, e.g. 0.999),\n"
     << "                     updated after each step, and measure the test accuracy on it (0: off)\n"
     << "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim (" << s.learningRateDecay
@@ -668,6 +668,7 @@ double trainStep(Run& r, Epoch& e) {
   // batch, so that their sum is the batch's; under mpirun the sums wait for the last.
   const int64_t batch = r.x.size(0), parts = std::min(r.o.accumulate, batch);
   auto* distributed = dynamic_cast<nn::DistributedDataParallelTable*>(r.model.get());
+  auto* table = dynamic_cast<nn::DataParallelTable*>(r.local.get());
   double loss = 0;
   for (int64_t part = 0, start = 0; part < parts; ++part) {
     const int64_t size = batch / parts + (part < batch % parts ? 1 : 0);
@@ -675,8 +676,12 @@ double trainStep(Run& r, Epoch& e) {
     const nn::Tensor y = parts == 1 ? r.y : r.y.narrow(0, start, size);
     start += size;
     const float share = static_cast<float>(size) / static_cast<float>(batch);
-    std::optional<nn::NoSync> noSync;
-    if (distributed && part + 1 < parts) noSync.emplace(*distributed);
+    std::optional<nn::NoSync<nn::DistributedDataParallelTable>> noSyncRanks;
+    std::optional<nn::NoSync<nn::DataParallelTable>> noSyncDevices;
+    if (part + 1 < parts) {
+      if (distributed) noSyncRanks.emplace(*distributed);
+      if (table) noSyncDevices.emplace(*table);
+    }
     const nn::Tensor& out = r.model->forward(x);
     {
       nn::ScopedTimer timer(e.times.criterion);

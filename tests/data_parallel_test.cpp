@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -1311,4 +1312,55 @@ TEST_CASE("a table's options are its arguments: its config and toString come fro
   // The devices come with the module, in add().
   CHECK_THROWS_WITH(DataParallelTable(table.options()),
                     Catch::Contains("nn.DataParallelTable: expected options without devices, got 2"));
+}
+
+NN_MULTI_DEVICE_TEST_CASE("NoSync defers the reduce: micro-batches sum on their devices, the synced backward sums all",
+                          "[DataParallelTable]") {
+  const int n = upTo(kind, 3);
+  const auto [deferred, whole] = twinTables(13, kind.devices(n), false);
+  // One step on 12 rows, and the same as micro-batches of 6, 3 and 3 (gradOutput of the whole's
+  // rows: their gradients add up), the first two without a reduce.
+  const Tensor x = kind.on(nn::test::randomTensor({12, 6}, 40));
+  const Tensor g = kind.on(nn::test::randomTensor({12, 3}, 41));
+  whole->zeroGradParameters();
+  whole->forward(x);
+  whole->backward(x, g);
+  deferred->zeroGradParameters();
+  const int64_t starts[] = {0, 6, 9}, sizes[] = {6, 3, 3};
+  std::vector<float> afterFirst;
+  for (int k = 0; k < 3; ++k) {
+    const Tensor xk = x.narrow(0, starts[k], sizes[k]), gk = g.narrow(0, starts[k], sizes[k]);
+    std::optional<nn::NoSync<DataParallelTable>> noSync;
+    if (k < 2) noSync.emplace(*deferred);
+    deferred->forward(xk);
+    deferred->backward(xk, gk);
+    if (k == 0) afterFirst = deferred->getParameters().second.toVector();
+  }
+  CHECK(deferred->sync());
+  // Unreduced after the first micro-batch: the first replica held the gradients of its own rows
+  // alone, the first 6 / n, as a plain module given them has.
+  auto plain = makeNet(13);
+  plain->to(kind.device());
+  const Tensor mine = x.narrow(0, 0, 6 / n), gMine = g.narrow(0, 0, 6 / n);
+  plain->zeroGradParameters();
+  plain->forward(mine);
+  plain->backward(mine, gMine);
+  const std::vector<float> own = plain->getParameters().second.toVector();
+  REQUIRE(own.size() == afterFirst.size());
+  for (size_t i = 0; i < own.size(); ++i) CHECK(afterFirst[i] == Approx(own[i]).margin(1e-6));
+  const std::vector<float> summed = deferred->getParameters().second.toVector(),
+                           expected = whole->getParameters().second.toVector();
+  REQUIRE(summed.size() == expected.size());
+  for (size_t i = 0; i < summed.size(); ++i) CHECK(summed[i] == Approx(expected[i]).margin(1e-5));
+  // Gradients left unreduced are zeroed by zeroGradParameters with the first replica's.
+  {
+    nn::NoSync<DataParallelTable> noSync(*deferred);
+    deferred->forward(x);
+    deferred->backward(x, g);
+  }
+  deferred->zeroGradParameters();
+  deferred->forward(x);
+  deferred->backward(x, g);
+  const std::vector<float> again = deferred->getParameters().second.toVector();
+  for (size_t i = 0; i < again.size(); ++i) CHECK(again[i] == Approx(expected[i]).margin(1e-5));
 }

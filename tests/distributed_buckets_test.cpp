@@ -222,7 +222,8 @@ TEST_CASE("NoSync: micro-batches accumulate without a collective, and the synced
   const int64_t starts[] = {0, 4, 8}, sizes[] = {4, 4, 2};
   for (int k = 0; k < 3; ++k) {
     const Tensor xk = x.narrow(0, starts[k], sizes[k]), yk = y.narrow(0, starts[k], sizes[k]);
-    std::unique_ptr<nn::NoSync> noSync = k < 2 ? std::make_unique<nn::NoSync>(model) : nullptr;
+    std::unique_ptr<nn::NoSync<nn::DistributedDataParallelTable>> noSync =
+        k < 2 ? std::make_unique<nn::NoSync<nn::DistributedDataParallelTable>>(model) : nullptr;
     criterion.forward(model.forward(xk), yk);
     model.backward(xk, criterion.backward(model.output, yk), static_cast<float>(sizes[k]) / 10.f);
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cunn/DataParallelSteps.h"
+#include "cunn/NoSync.h"
 #include "cunn/distributed/ProcessGroup.h"
 #include "nn/core/Container.h"
 #include "nn/core/GradientObserver.h"
@@ -95,7 +96,7 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   /// the next synced backward sums everything accumulated since the last, weighted by the
   /// samples of all the forwards since (each micro-batch's loss scaled by its share of the
   /// rank's batch, through backward's scale, makes the step the one of the whole batch). Every
-  /// rank must accumulate alike.
+  /// rank must accumulate alike. nn::NoSync (cunn/NoSync.h) sets it for a scope.
   void setSync(bool sync) { sync_ = sync; }
   /// Whether backward sums the gradients over the processes (setSync).
   bool sync() const { return sync_; }
@@ -157,22 +158,6 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   bool accumulating_ = false;
   // Where profiling is on: the wait for the gradients' last sums (Note [One wait per step]).
   PassTime sumWait_;
-};
-
-/// Accumulates gradients without summing them over the processes while it lives (PyTorch's
-/// `with ddp.no_sync():`): DistributedDataParallelTable::setSync(false), then true again.
-class NoSync {
- public:
-  explicit NoSync(DistributedDataParallelTable& table) : table_(table), previous_(table.sync()) {
-    table_.setSync(false);
-  }
-  ~NoSync() { table_.setSync(previous_); }
-  NoSync(const NoSync&) = delete;
-  NoSync& operator=(const NoSync&) = delete;
-
- private:
-  DistributedDataParallelTable& table_;
-  bool previous_;
 };
 
 }  // namespace nn
