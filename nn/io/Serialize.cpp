@@ -12,10 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "nn/core/Checked.h"
 #include "nn/core/Error.h"
 #include "nn/io/AtomicFile.h"
+#include "nn/math/Half.h"
 
 namespace nn {
 
@@ -159,8 +161,36 @@ std::string brief(const Json& value) {
   return text.size() <= kLimit ? text : text.substr(0, kLimit) + "...";
 }
 
+// The element types of safetensors files that PyTorch writes, all read as float32.
+enum class FileDtype { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL };
+
+struct DtypeInfo {
+  FileDtype dtype;
+  const char* name;
+  uint64_t bytes;
+};
+
+constexpr DtypeInfo kDtypes[] = {
+    {FileDtype::F64, "F64", 8}, {FileDtype::F32, "F32", 4}, {FileDtype::F16, "F16", 2}, {FileDtype::BF16, "BF16", 2},
+    {FileDtype::I64, "I64", 8}, {FileDtype::I32, "I32", 4}, {FileDtype::I16, "I16", 2}, {FileDtype::I8, "I8", 1},
+    {FileDtype::U8, "U8", 1},   {FileDtype::BOOL, "BOOL", 1},
+};
+
+const DtypeInfo* findDtype(const std::string& name) {
+  for (const DtypeInfo& d : kDtypes)
+    if (name == d.name) return &d;
+  return nullptr;
+}
+
+std::string dtypeNames() {
+  std::string names;
+  for (const DtypeInfo& d : kDtypes) names += std::string(names.empty() ? "" : ", ") + d.name;
+  return names;
+}
+
 struct TensorEntry {
   std::string name;
+  const DtypeInfo* dtype = nullptr;
   std::vector<int64_t> shape;
   uint64_t begin = 0;
   uint64_t end = 0;
@@ -178,10 +208,11 @@ TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t data
   NN_CHECK(value.is_object(), where << "expected {\"dtype\", \"shape\", \"data_offsets\"}, got " << brief(value));
   NN_CHECK(value.contains("dtype") && value["dtype"].is_string(), where << "missing dtype");
   const std::string dtype = value["dtype"].get<std::string>();
-  NN_CHECK(dtype == "F32", where << "dtype " << dtype << " is not supported, expected F32");
-
   TensorEntry entry;
   entry.name = name;
+  entry.dtype = findDtype(dtype);
+  NN_CHECK(entry.dtype != nullptr, where << "dtype " << brief(value["dtype"]) << " is not supported, expected one of "
+                                         << dtypeNames());
   NN_CHECK(value.contains("data_offsets") && value["data_offsets"].is_array() && value["data_offsets"].size() == 2 &&
                value["data_offsets"][0].is_number_unsigned() && value["data_offsets"][1].is_number_unsigned(),
            where << "expected data_offsets [begin, end], got "
@@ -201,14 +232,14 @@ TensorEntry parseEntry(const std::string& name, const Json& value, uint64_t data
   // The shape's size in bytes, saturated at 2^62 (no file is that large), so that the
   // product cannot overflow.
   constexpr uint64_t kSaturated = uint64_t{1} << 62;
-  uint64_t bytes = sizeof(float);
+  uint64_t bytes = entry.dtype->bytes;
   for (int64_t size : entry.shape) {
     const auto s = static_cast<uint64_t>(size);
     bytes = s != 0 && bytes > kSaturated / s ? kSaturated : bytes * s;
   }
   NN_CHECK(bytes == entry.end - entry.begin, where << "data_offsets [" << entry.begin << ", " << entry.end << "] hold "
                                                    << entry.end - entry.begin << " bytes, but shape "
-                                                   << shapeString(entry.shape) << " of F32 needs "
+                                                   << shapeString(entry.shape) << " of " << entry.dtype->name << " needs "
                                                    << (bytes == kSaturated ? "more than 2^62" : std::to_string(bytes)));
   // Sizes of 0 hide the others from the byte count above, but the tensor's strides still
   // multiply them: counted as 1, they must not exceed what a tensor can hold.
@@ -270,6 +301,83 @@ Header readHeader(InputFile& file, const std::string& path) {
   }
   NN_CHECK(covered == dataBytes, path << ": " << dataBytes - covered << " bytes after the last tensor's data");
   return header;
+}
+
+// Element i of a little-endian array of `T` at `bytes`.
+template <typename T>
+T elementAt(const uint8_t* bytes, size_t i) {
+  T value;
+  std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));
+  return value;
+}
+
+// float64 to the nearest float32, ties to even, where C++ leaves the conversion of a value
+// beyond float32's range undefined: from FLT_MAX plus half its last place on, infinity.
+float narrowDouble(double x) {
+  constexpr double kOverflow = 0x1.ffffffp+127;
+  if (std::fabs(x) >= kOverflow) return x > 0 ? HUGE_VALF : -HUGE_VALF;
+  return static_cast<float>(x);
+}
+
+// n elements of type `dtype` at `bytes` as float32: floating values rounded to nearest (exact
+// but for F64), integers rounded to the nearest float32 (exact up to 2^24), BOOL's bytes as 0
+// or 1 (any byte but zero as true, as NumPy reads them).
+void toFloats(FileDtype dtype, const uint8_t* bytes, size_t n, float* out) {
+  switch (dtype) {
+    case FileDtype::F64:
+      for (size_t i = 0; i < n; ++i) out[i] = narrowDouble(elementAt<double>(bytes, i));
+      return;
+    case FileDtype::F32:
+      std::memcpy(out, bytes, n * sizeof(float));
+      return;
+    case FileDtype::F16:
+      for (size_t i = 0; i < n; ++i) out[i] = math::halfToFloat(elementAt<uint16_t>(bytes, i));
+      return;
+    case FileDtype::BF16:
+      for (size_t i = 0; i < n; ++i) out[i] = math::bfloat16ToFloat(elementAt<uint16_t>(bytes, i));
+      return;
+    case FileDtype::I64:
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(elementAt<int64_t>(bytes, i));
+      return;
+    case FileDtype::I32:
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(elementAt<int32_t>(bytes, i));
+      return;
+    case FileDtype::I16:
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(elementAt<int16_t>(bytes, i));
+      return;
+    case FileDtype::I8:
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<int8_t>(bytes[i]));
+      return;
+    case FileDtype::U8:
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(bytes[i]);
+      return;
+    case FileDtype::BOOL:
+      for (size_t i = 0; i < n; ++i) out[i] = bytes[i] != 0 ? 1.f : 0.f;
+      return;
+  }
+}
+
+// The tensor of `entry` as float32: F32 read in place, the other types through a buffer of
+// at most kChunkBytes, so that a large F16 file needs no second copy of itself.
+Tensor readTensor(InputFile& file, const TensorEntry& entry, uint64_t dataStart) {
+  Tensor t = Tensor::empty(entry.shape);
+  const std::string what = "tensor '" + entry.name + "'";
+  if (entry.dtype->dtype == FileDtype::F32) {
+    file.read(t.data(), entry.end - entry.begin, dataStart + entry.begin, what);
+    return t;
+  }
+  constexpr uint64_t kChunkBytes = uint64_t{1} << 20;
+  const uint64_t size = entry.dtype->bytes;
+  std::vector<uint8_t> chunk(std::min(kChunkBytes, entry.end - entry.begin));
+  float* out = t.data();
+  for (uint64_t at = entry.begin; at < entry.end;) {
+    const uint64_t bytes = std::min(kChunkBytes, entry.end - at);  // a multiple of the element's size
+    file.read(chunk.data(), bytes, dataStart + at, what);
+    toFloats(entry.dtype->dtype, chunk.data(), bytes / size, out);
+    out += bytes / size;
+    at += bytes;
+  }
+  return t;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -469,9 +577,8 @@ SafetensorsContents readSafetensors(const std::string& path) {
   SafetensorsContents out;
   out.metadata = header.metadata;
   for (const TensorEntry& e : header.entries) {
-    Tensor t = Tensor::empty(e.shape);
-    file.read(t.data(), e.end - e.begin, header.dataStart + e.begin, "tensor '" + e.name + "'");
-    out.tensors.push_back({e.name, t});
+    out.tensors.push_back({e.name, readTensor(file, e, header.dataStart)});
+    out.dtypes.push_back(e.dtype->name);
   }
   return out;
 }
@@ -547,60 +654,158 @@ std::vector<NamedTensor> stateDictOnce(Module& module) {
 
 namespace {
 
-// What loadStateDict checks before it copies: every tensor of the module there once with its
-// shape, none left over. Returns, for each of module.stateDict()'s entries, the tensor to copy
-// into it (null for a module's second place).
-std::vector<const Tensor*> matchStateDict(Module& module, const std::vector<NamedTensor>& all,
-                                          const std::string& source) {
-  // Pointers into `all`, which outlives the copies made from them.
-  std::vector<const NamedTensor*> tensors;
-  for (const NamedTensor& t : all)
-    if (!isTrainingState(t.name)) tensors.push_back(&t);
-  std::map<std::string, const Tensor*> given;
-  for (const NamedTensor* t : tensors)
-    NN_CHECK(given.emplace(t->name, &t->value).second, source << ": tensor '" << t->name << "' appears twice");
+// The file's name for a tensor, after LoadOptions' prefixes and rename; empty to leave it out.
+std::string renamed(const std::string& fileName, const LoadOptions& options) {
+  std::string name = fileName;
+  for (const auto& p : options.prefixes)
+    if (name.compare(0, p.first.size(), p.first) == 0) {
+      name = p.second + name.substr(p.first.size());
+      break;
+    }
+  return options.rename ? options.rename(name) : name;
+}
+
+// Whether `name` (the module's) is PyTorch's batch count of a module that has running
+// statistics but no count of its own: "<place>.num_batches_tracked" beside "<place>.running_mean".
+bool isBatchCount(const std::string& name, const std::set<std::string>& moduleNames) {
+  const std::string kCount = "num_batches_tracked";
+  if (name.size() < kCount.size() || name.compare(name.size() - kCount.size(), kCount.size(), kCount) != 0)
+    return false;
+  const std::string place = name.substr(0, name.size() - kCount.size());
+  if (!place.empty() && place.back() != '.') return false;
+  return moduleNames.count(place + "running_mean") != 0 && moduleNames.count(name) == 0;
+}
+
+// " (the file's 'x')" where the file names the tensor otherwise.
+std::string fileNote(const std::string& name, const std::string& fileName) {
+  return name == fileName ? "" : " (the file's '" + fileName + "')";
+}
+
+struct Match {
+  /// For each of module.stateDict()'s entries, the tensor to copy into it: null where nothing
+  /// is (a module's second place, a tensor missing, mismatched or filtered out).
+  std::vector<const Tensor*> sources;
+  LoadReport report;
+};
+
+// What loadStateDict checks before it copies. Strict, it throws at the first tensor missing or
+// of another shape (in the module's order), then at the first unexpected (in the file's);
+// otherwise it reports them. A name given twice, and two different copies of a tensor of a
+// module in two places, are errors either way.
+Match matchStateDict(Module& module, const std::vector<NamedTensor>& all, const std::string& source,
+                     const LoadOptions& options) {
+  Match match;
+  LoadReport& report = match.report;
   std::vector<NamedTensor> expected = module.stateDict();
   const std::vector<size_t> first = firstPlaces(expected);
-  std::set<std::string> wanted;
+  std::set<std::string> moduleNames;
+  for (const NamedTensor& e : expected) moduleNames.insert(e.name);
+  const auto takesPart = [&](const std::string& name) { return !options.filter || options.filter(name); };
+
+  // The file's tensors by the module's names, pointers into `all`, which outlives the copies.
+  std::map<std::string, std::pair<const Tensor*, std::string>> given;
+  std::vector<std::pair<std::string, std::string>> order;  // (name, file name), as the file lists them
+  for (const NamedTensor& t : all) {
+    if (isTrainingState(t.name)) continue;
+    const std::string name = renamed(t.name, options);
+    if (name.empty()) {
+      report.ignored.push_back({t.name, "renamed to nothing"});
+      continue;
+    }
+    if (!takesPart(name)) {
+      report.ignored.push_back({t.name, "left out by the filter" + fileNote(name, t.name)});
+      continue;
+    }
+    if (isBatchCount(name, moduleNames)) {
+      report.ignored.push_back({t.name, "PyTorch's batch count: BatchNormalization's momentum needs none"});
+      continue;
+    }
+    const auto placed = given.emplace(name, std::make_pair(&t.value, t.name));
+    NN_CHECK(placed.second, source << ": tensor '" << name << "' appears twice"
+                                   << (placed.first->second.second == t.name
+                                           ? std::string()
+                                           : " (the file's '" + placed.first->second.second + "' and '" + t.name +
+                                                 "')"));
+    order.emplace_back(name, t.name);
+  }
+
+  match.sources.assign(expected.size(), nullptr);
   for (size_t k = 0; k < expected.size(); ++k) {
     const NamedTensor& e = expected[k];
-    wanted.insert(e.name);
     auto it = given.find(e.name);
     if (first[k] != k) {
-      // Another place of a tensor met before (whose name was found): nn::save leaves it out,
-      // and a copy the file holds must be the first place's.
+      // Another place of a tensor met before: nn::save leaves it out, and a copy the file
+      // holds must be the first place's.
       const std::string& firstName = expected[first[k]].name;
-      NN_CHECK(it == given.end() || sameBits(*it->second, *given.at(firstName)),
+      auto firstIt = given.find(firstName);
+      NN_CHECK(it == given.end() || firstIt == given.end() || sameBits(*it->second.first, *firstIt->second.first),
                source << ": tensors '" << firstName << "' and '" << e.name << "' are one tensor (a module in two "
                       << "places of " << module.typeName() << "), but the file holds two different copies of it");
       continue;
     }
-    NN_CHECK(it != given.end(), source << ": tensor '" << e.name << "' is missing (" << module.typeName()
+    if (!takesPart(e.name)) continue;
+    if (it == given.end()) {
+      NN_CHECK(!options.strict, source << ": tensor '" << e.name << "' is missing (" << module.typeName()
                                        << " expects one of shape " << e.value.shapeString() << ")");
-    NN_CHECK(it->second->sizes() == e.value.sizes(),
-             source << ": tensor '" << e.name << "': shape " << it->second->shapeString() << " in the file, but "
-                    << module.typeName() << " expects " << e.value.shapeString());
+      report.missing.push_back(e.name);
+      continue;
+    }
+    const Tensor& t = *it->second.first;
+    if (t.sizes() != e.value.sizes()) {
+      NN_CHECK(!options.strict, source << ": tensor '" << e.name << "'" << fileNote(e.name, it->second.second)
+                                       << ": shape " << t.shapeString() << " in the file, but " << module.typeName()
+                                       << " expects " << e.value.shapeString());
+      report.mismatched.push_back({e.name, e.value.sizes(), t.sizes()});
+      continue;
+    }
+    match.sources[k] = &t;
+    report.loaded.push_back(e.name);
   }
-  for (const NamedTensor* t : tensors)
-    NN_CHECK(wanted.count(t->name) != 0, source << ": unexpected tensor '" << t->name << "': " << module.typeName()
-                                                << " has no parameter or buffer of that name");
-  std::vector<const Tensor*> sources(expected.size(), nullptr);
-  for (size_t k = 0; k < expected.size(); ++k)
-    if (first[k] == k) sources[k] = given.at(expected[k].name);
-  return sources;
+  for (const auto& [name, fileName] : order) {
+    if (moduleNames.count(name) != 0) continue;
+    NN_CHECK(!options.strict, source << ": unexpected tensor '" << name << "'" << fileNote(name, fileName) << ": "
+                                     << module.typeName() << " has no parameter or buffer of that name");
+    report.unexpected.push_back(name);
+  }
+  return match;
 }
 
 }  // namespace
 
+std::string LoadReport::toString() const {
+  std::ostringstream out;
+  out << "loaded " << loaded.size() << " tensors";
+  const auto list = [&](const char* what, const std::vector<std::string>& names) {
+    if (names.empty()) return;
+    out << "\n" << what << ":";
+    for (const std::string& n : names) out << " " << n;
+  };
+  list("missing", missing);
+  list("unexpected", unexpected);
+  if (!mismatched.empty()) {
+    out << "\nshapes differ:";
+    for (const Mismatch& m : mismatched)
+      out << " " << m.name << " (module " << shapeString(m.moduleShape) << ", file " << shapeString(m.fileShape) << ")";
+  }
+  for (const Ignored& i : ignored) out << "\nignored " << i.fileName << ": " << i.reason;
+  return out.str();
+}
+
 void checkStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source) {
-  matchStateDict(module, tensors, source);
+  matchStateDict(module, tensors, source, LoadOptions());
+}
+
+LoadReport loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source,
+                         const LoadOptions& options) {
+  Match match = matchStateDict(module, tensors, source, options);
+  std::vector<NamedTensor> expected = module.stateDict();
+  for (size_t k = 0; k < expected.size(); ++k)
+    if (match.sources[k] != nullptr) expected[k].value.copy_(*match.sources[k]);
+  return std::move(match.report);
 }
 
 void loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source) {
-  const std::vector<const Tensor*> sources = matchStateDict(module, tensors, source);
-  std::vector<NamedTensor> expected = module.stateDict();
-  for (size_t k = 0; k < expected.size(); ++k)
-    if (sources[k] != nullptr) expected[k].value.copy_(*sources[k]);
+  loadStateDict(module, tensors, source, LoadOptions());
 }
 
 void save(Module& module, const std::string& path, const Metadata& extra) {
@@ -627,8 +832,8 @@ ModulePtr load(const std::string& path) {
   return module;
 }
 
-void loadStateInto(Module& module, const std::string& path) {
-  loadStateDict(module, readSafetensors(path).tensors, path);
+LoadReport loadStateInto(Module& module, const std::string& path, const LoadOptions& options) {
+  return loadStateDict(module, readSafetensors(path).tensors, path, options);
 }
 
 }  // namespace nn

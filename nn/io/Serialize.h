@@ -2,10 +2,11 @@
 // PyTorch ecosystem reads, with the module tree in the file's metadata.
 //
 // A safetensors file is an 8-byte little-endian header length N, N bytes of JSON (padded
-// with spaces so that the data starts at a multiple of 8), then raw little-endian float32
-// data. The header maps each tensor's name to {"dtype":"F32","shape":[...],
-// "data_offsets":[begin,end]} (byte offsets into the data section) and "__metadata__" to a
-// map of strings. nn::save stores module.stateDict() under PyTorch's names ("0.weight"),
+// with spaces so that the data starts at a multiple of 8), then raw little-endian data. The
+// header maps each tensor's name to {"dtype":"F32","shape":[...], "data_offsets":[begin,end]}
+// (byte offsets into the data section) and "__metadata__" to a map of strings. Files are
+// written in F32; every dtype PyTorch writes (F64, F32, F16, BF16, I64, I32, I16, I8, U8,
+// BOOL) is read, as float32. nn::save stores module.stateDict() under PyTorch's names ("0.weight"),
 // "format": "pt", and "nn.module": the module tree as a JSON string, {"type": "nn.Linear",
 // "config": {...}, "training": true, "children": [...]}, where a module used in two places is
 // described at the first and {"same_as": "0"} (its first place, as in stateDict names) stands
@@ -13,8 +14,11 @@
 // state, the epoch) build on writeSafetensors/readSafetensors and the three helpers below.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/core/Module.h"
@@ -26,8 +30,12 @@ using Metadata = std::map<std::string, std::string>;
 
 /// Everything one safetensors file holds.
 struct SafetensorsContents {
-  /// CPU tensors on cpu:0, in the order of their data in the file.
+  /// CPU tensors on cpu:0, in the order of their data in the file, converted to float32:
+  /// floating values to the nearest float32 (exact but for F64's), integers likewise (exact up
+  /// to 2^24), BOOL as 0 and 1.
   std::vector<NamedTensor> tensors;
+  /// Each tensor's dtype in the file ("F32", "BF16", "I64"), in the order of `tensors`.
+  std::vector<std::string> dtypes;
   /// The "__metadata__" entries.
   Metadata metadata;
 };
@@ -75,8 +83,63 @@ void checkStateDict(Module& module, const std::vector<NamedTensor>& tensors, con
 void save(Module& module, const std::string& path, const Metadata& extra = {});
 /// Rebuilds a saved module on cpu:0, with its parameters, buffers and training modes.
 ModulePtr load(const std::string& path);
-/// Loads the tensors of a file into an existing module (all or nothing, as loadStateDict).
-/// The file needs no module tree: safetensors files written by PyTorch load too.
-void loadStateInto(Module& module, const std::string& path);
+/// How loadStateInto matches a file's tensors with a module's stateDict() names.
+struct LoadOptions {
+  /// All or nothing (the default): unless every tensor of the module is in the file with the
+  /// module's shape and no other tensor is, nothing is copied and an nn::Error names the first
+  /// that is not. Where false, the tensors that match are copied and the rest reported
+  /// (PyTorch's load_state_dict(strict=False)).
+  bool strict = true;
+  /// Prefixes of the file's names replaced before matching, the first that fits: with
+  /// {"features.", "0."}, the file's "features.3.weight" fills the module's "0.3.weight".
+  std::vector<std::pair<std::string, std::string>> prefixes;
+  /// Where set, then maps each file name to the module's name for it; an empty result leaves
+  /// the file's tensor out (reported as ignored).
+  std::function<std::string(const std::string& fileName)> rename;
+  /// Where set, only the names (the module's, and the file's after renaming) for which it is
+  /// true take part: the module's other tensors keep their values and are not missing, the
+  /// file's are ignored, e.g. all but the classifier, to fine-tune with another class count.
+  std::function<bool(const std::string& name)> filter;
+};
+
+/// What loadStateInto found, by the module's names (after the file's are renamed).
+struct LoadReport {
+  /// A tensor of both whose shapes differ.
+  struct Mismatch {
+    std::string name;
+    std::vector<int64_t> moduleShape;
+    std::vector<int64_t> fileShape;
+  };
+  /// A tensor of the file left out, and why.
+  struct Ignored {
+    std::string fileName;
+    std::string reason;
+  };
+  /// The module's tensors copied from the file.
+  std::vector<std::string> loaded;
+  /// The module's tensors the file lacks; they keep their values.
+  std::vector<std::string> missing;
+  /// The file's tensors (renamed) that the module has no tensor for.
+  std::vector<std::string> unexpected;
+  /// Tensors of both with different shapes; the module's keep their values.
+  std::vector<Mismatch> mismatched;
+  /// The file's tensors left out by the options, and buffers the library keeps no counterpart
+  /// of: PyTorch's BatchNorm `num_batches_tracked` (its batch count, which only its momentum=None
+  /// reads; BatchNormalization's momentum is a number).
+  std::vector<Ignored> ignored;
+
+  /// True where everything matched: nothing missing, unexpected or mismatched.
+  bool complete() const { return missing.empty() && unexpected.empty() && mismatched.empty(); }
+  /// One line per kind that is not empty, naming each tensor ("missing: fc.weight [10, 512]").
+  std::string toString() const;
+};
+
+/// Loads the tensors of a file into an existing module, as `options` say (by default all or
+/// nothing, as loadStateDict). The file needs no module tree: safetensors files written by
+/// PyTorch load too, in every dtype it writes.
+LoadReport loadStateInto(Module& module, const std::string& path, const LoadOptions& options = {});
+/// The same, from tensors in memory (`source` starts every error message).
+LoadReport loadStateDict(Module& module, const std::vector<NamedTensor>& tensors, const std::string& source,
+                         const LoadOptions& options);
 
 }  // namespace nn

@@ -49,6 +49,7 @@ LAYER_DEPS = {
     "io": [
         "//nn/core",
         "//nn/data",
+        "//nn/math",
         "//nn/optim",
     ],
 }
