@@ -4,17 +4,23 @@
 // (one multiply-add counts as 2) and as a share of the machine's sgemm rate on as many threads;
 // SpatialBatchNormalization (training mode), ReLU, Dropout and SpatialMaxPooling forward and
 // backward in GB/s (the bytes each must read and write once) and as a share of the machine's
-// copy bandwidth. Both yardsticks are measured first, and printed. Run: tools/bench-kernels.sh.
+// copy bandwidth. Both yardsticks are measured first, and printed. And the GEMMs of LeNet, the
+// MLP and a square 1024 case on one thread, OpenBLAS's sgemm beside the bfloat16 kernel of
+// AVX512-BF16 CPUs (nn/cpu/Bf16Gemm.h, the precision medium), with the ratio of their rates.
+// Run: tools/bench-kernels.sh.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "nn/core/ComputeThreads.h"
 #include "nn/core/Random.h"
+#include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Blas.h"
 #include "nn/modules/Dropout.h"
 #include "nn/modules/Linear.h"
@@ -195,7 +201,66 @@ void dropout(benchmark::State& state, Pass pass) {
   run(state, module, randomInput({kBatch, 32, 32, 32}), pass, bytes, "GB");
 }
 
+// One GEMM's shape as a layer's pass hands it to nn::blas::gemm: C[m, n] = op(A) op(B), op(A)
+// m x k.
+struct GemmShape {
+  bool transA, transB;
+  int64_t m, n, k;
+};
+
+// sgemm's rate on each shape, by the shape's name: the bfloat16 benchmark of that shape, run after
+// it, divides its own rate by it.
+std::map<std::string, double> gSgemmRate;
+
+// C = op(A) op(B) on one thread through OpenBLAS's sgemm (bf16 false) or the bfloat16 kernel,
+// in GFLOP/s; the bfloat16 kernel's "x_sgemm" is its rate over sgemm's on the same shape.
+// Operands from [-1, 1], stored without padding.
+void gemm(benchmark::State& state, const char* shape, GemmShape g, bool bf16) {
+  if (bf16 && !nn::cpu::bf16GemmRuns()) {
+    state.SkipWithError(nn::cpu::bf16GemmMissing().c_str());
+    return;
+  }
+  nn::blas::setNumThreads(1);
+  const nn::Tensor a = randomInput({g.transA ? g.k : g.m, g.transA ? g.m : g.k});
+  const nn::Tensor b = randomInput({g.transB ? g.n : g.k, g.transB ? g.k : g.n});
+  nn::Tensor c = nn::Tensor::zeros({g.m, g.n});
+  const int64_t lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
+  auto multiply = bf16 ? &nn::cpu::bf16Gemm : &nn::blas::gemm;
+  const double start = seconds();
+  for (auto _ : state) {
+    multiply(g.transA, g.transB, g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f, c.data(), g.n);
+    benchmark::ClobberMemory();
+  }
+  const double rate = 2e-9 * g.m * g.n * g.k * static_cast<double>(state.iterations()) / (seconds() - start);
+  state.counters["GFLOP"] = benchmark::Counter(2e-9 * g.m * g.n * g.k, benchmark::Counter::kIsIterationInvariantRate);
+  if (!bf16)
+    gSgemmRate[shape] = rate;
+  else if (gSgemmRate.count(shape))
+    state.counters["x_sgemm"] = rate / gSgemmRate[shape];
+}
+
 }  // namespace
+
+// The GEMMs of LeNet's second convolution (unfolded: 500 rows = 20 planes x 5 x 5, 64
+// positions, per sample) and first Linear (800 -> 500) at batch 128, of the MLP
+// (784-1024-1024-10) at batch 256, and a square 1024 case: each pass's product as the CPU's
+// kernels call it (nn/cpu/ConvolutionKernels.cpp, LinearKernels.cpp). LeNet's first convolution
+// and the 10-output layers take routes of our own and no GEMM.
+#define NN_GEMM_BENCHMARK(name, ...)                                                                        \
+  BENCHMARK_CAPTURE(gemm, name##_sgemm, #name, GemmShape{__VA_ARGS__}, false)->UseRealTime()->MinTime(0.2); \
+  BENCHMARK_CAPTURE(gemm, name##_bf16, #name, GemmShape{__VA_ARGS__}, true)->UseRealTime()->MinTime(0.2)
+NN_GEMM_BENCHMARK(lenet_conv2_forward, false, false, 50, 64, 500);
+NN_GEMM_BENCHMARK(lenet_conv2_gradInput, true, false, 500, 64, 50);
+NN_GEMM_BENCHMARK(lenet_conv2_gradWeight, false, true, 500, 50, 64);
+NN_GEMM_BENCHMARK(lenet_fc1_forward, false, true, 128, 500, 800);
+NN_GEMM_BENCHMARK(lenet_fc1_gradInput, false, false, 128, 800, 500);
+NN_GEMM_BENCHMARK(lenet_fc1_gradWeight, true, false, 500, 800, 128);
+NN_GEMM_BENCHMARK(mlp1_forward, false, true, 256, 1024, 784);
+NN_GEMM_BENCHMARK(mlp1_gradWeight, true, false, 1024, 784, 256);
+NN_GEMM_BENCHMARK(mlp2_forward, false, true, 256, 1024, 1024);
+NN_GEMM_BENCHMARK(mlp2_gradInput, false, false, 256, 1024, 1024);
+NN_GEMM_BENCHMARK(mlp2_gradWeight, true, false, 1024, 1024, 256);
+NN_GEMM_BENCHMARK(square_1024, false, false, 1024, 1024, 1024);
 
 // Argument: compute threads (OpenBLAS runs one inside each part).
 BENCHMARK_CAPTURE(convolution, conv1_forward, 1, 20, 28, Pass::Forward)->Arg(1)->Arg(2)->UseRealTime();
