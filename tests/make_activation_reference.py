@@ -1,10 +1,13 @@
 """Prints tests/ActivationReference.h: PyTorch's outputs and input gradients of Threshold(0.5, -2),
-HardTanh(-1, 2.5), ReLU6 and SoftPlus(beta 2, threshold 5) for tests/threshold_test.cpp and
-tests/softplus_test.cpp.
+HardTanh(-1, 2.5), ReLU6, SoftPlus(beta 2, threshold 5), SiLU and GELU (exact and
+approximate='tanh') for tests/threshold_test.cpp, tests/softplus_test.cpp and
+tests/silu_gelu_test.cpp.
 
-Run once with PyTorch 1.13 (python3 tests/make_activation_reference.py >
-tests/ActivationReference.h); the test holds the printed numbers, not a dependency on PyTorch.
-The inputs sit on both sides of every bound and on the bounds themselves (-1, 0, 0.5, 2.5, 6).
+Run with PyTorch (python tests/make_activation_reference.py > tests/ActivationReference.h, from
+tests/, in the virtual environment of tools/bench-peers.sh); the test holds the printed numbers,
+not a dependency on PyTorch. PyTorch 1.13 printed the first four; 2.15, which added SiLU and
+GELU, prints the same numbers for them. The inputs sit on both sides of every bound and on the
+bounds themselves (-1, 0, 0.5, 2.5, 6), and reach 25, where SiLU and GELU are x itself.
 """
 import torch
 import torch.nn.functional as F
@@ -21,13 +24,16 @@ def reference(name, f):
     return table("kTorch%s" % name, y.detach().tolist()) + table("kTorch%sGradInput" % name, grad.tolist())
 
 
-print("// PyTorch %s's threshold, hardtanh, relu6 and softplus of the inputs below, and their input"
+print("// PyTorch %s's threshold, hardtanh, relu6, softplus, silu and gelu of the inputs below, and"
       % torch.__version__.split("a")[0])
-print("// gradients: written by tests/make_activation_reference.py, which says how. Do not edit.")
+print("// their input gradients: written by tests/make_activation_reference.py, which says how. Do not edit.")
 print("#pragma once\n\n#include <vector>\n\nnamespace nn::test {\n")
 print(table("kActivationX", X) + table("kActivationGrad", GRAD))
 print(reference("Threshold", lambda x: F.threshold(x, 0.5, -2.0)))
 print(reference("HardTanh", lambda x: F.hardtanh(x, -1.0, 2.5)))
 print(reference("ReLU6", lambda x: F.relu6(x)))
 print(reference("SoftPlus", lambda x: F.softplus(x, beta=2, threshold=5)))
+print(reference("SiLU", lambda x: F.silu(x)))
+print(reference("GELU", lambda x: F.gelu(x)))
+print(reference("GELUTanh", lambda x: F.gelu(x, approximate="tanh")))
 print("}  // namespace nn::test")

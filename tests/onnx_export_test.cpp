@@ -179,6 +179,12 @@ TEST_CASE("exportOnnx: layers with parameters run in ONNX Runtime as in forward"
 TEST_CASE("exportOnnx: activations run in ONNX Runtime as in forward", "[onnx]") {
   TempDir dir;
   const auto x = normal({3, 4, 5}, 3);
+  // Far from 0 on both sides, where an exp, erf or tanh saturates.
+  const auto far = [](int64_t b) {
+    std::vector<float> v;
+    for (int64_t i = 0; i < b; ++i) v.insert(v.end(), {-120.f, -30.f, 30.f, 120.f});
+    return Activity(Tensor::fromVector({b, 4}, v));
+  };
   exportAndCompare(
       {
           {"relu", nn::make<nn::ReLU>(), x},
@@ -193,13 +199,15 @@ TEST_CASE("exportOnnx: activations run in ONNX Runtime as in forward", "[onnx]")
           {"sigmoid", nn::make<nn::Sigmoid>(), x},
           {"softsign", nn::make<nn::SoftSign>(), x},
           {"log_sigmoid", nn::make<nn::LogSigmoid>(), x},
-          // Far from 0 on both sides: -120 stays -120, not log(0).
-          {"log_sigmoid_far", nn::make<nn::LogSigmoid>(),
-           [](int64_t b) {
-             std::vector<float> v;
-             for (int64_t i = 0; i < b; ++i) v.insert(v.end(), {-120.f, -30.f, 30.f, 120.f});
-             return Activity(Tensor::fromVector({b, 4}, v));
-           }},
+          // -120 stays -120, not log(0).
+          {"log_sigmoid_far", nn::make<nn::LogSigmoid>(), far},
+          {"silu", nn::make<nn::SiLU>(), x},
+          {"gelu", nn::make<nn::GELU>(), x},
+          {"gelu_tanh", nn::make<nn::GELU>("tanh"), x},
+          // 0 below and x itself above, as the modules give them.
+          {"silu_far", nn::make<nn::SiLU>(), far},
+          {"gelu_far", nn::make<nn::GELU>(), far},
+          {"gelu_tanh_far", nn::make<nn::GELU>("tanh"), far},
           {"softplus", nn::make<nn::SoftPlus>(), x},
           {"softplus_beta_threshold", nn::make<nn::SoftPlus>(2.f, 1.f), x},
           {"hardtanh", nn::make<nn::HardTanh>(-0.5f, 0.7f), x},

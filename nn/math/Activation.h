@@ -11,7 +11,7 @@
 // bit for bit). Every activation is listed in All, so that the probe covers it.
 #pragma once
 
-#include <math.h>  // tanhf, expf, expm1f, log1pf, fabsf: the float functions of both the host and nvcc device code
+#include <math.h>  // tanhf, expf, expm1f, log1pf, erff, fabsf: the float functions of both the host and nvcc device code
 
 #include "nn/math/HostDevice.h"
 #include "nn/math/TypeList.h"
@@ -234,12 +234,92 @@ struct LogSigmoid {
   }
 };
 
+/// SiLU (PyTorch's nn.SiLU, the swish of Ramachandran et al.): x sigmoid(x) = x / (1 + e^-x), as
+/// PyTorch computes it. The backward reads x, as PyTorch's: dy/dx = s (1 + x (1 - s)) with
+/// s = sigmoid(x).
+struct SiLU {
+  /// False: the backward reads x (ReLU::kInPlace says what the flag means).
+  static constexpr bool kInPlace = false;
+  /// True: expf (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = true;
+  /// True: expf.
+  static constexpr bool kBackwardLibm = true;
+  /// Reads no parameter.
+  NN_HD explicit SiLU(const ActivationArgs&) {}
+  /// y = x / (1 + e^-x): -0 far below 0, where e^-x overflows to infinity.
+  NN_HD float forward(float x) const { return x / (1.f + expf(-x)); }
+  /// gradInput = gradOutput s (1 + x (1 - s)), s = 1 / (1 + e^-x).
+  NN_HD float backward(float x, float, float gradOutput) const {
+    const float s = 1.f / (1.f + expf(-x));
+    return gradOutput * s * (1.f + x * (1.f - s));
+  }
+};
+
+/// GELU (PyTorch's nn.GELU(approximate='none'), Hendrycks and Gimpel): x Phi(x), Phi the standard
+/// normal's distribution function, 0.5 x (1 + erf(x / sqrt 2)), as PyTorch computes it. The
+/// backward reads x, as PyTorch's: dy/dx = Phi(x) + x phi(x), phi(x) = e^(-x^2 / 2) / sqrt(2 pi).
+struct GELU {
+  /// False: the backward reads x (ReLU::kInPlace says what the flag means).
+  static constexpr bool kInPlace = false;
+  /// True: erff (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = true;
+  /// True: erff and expf.
+  static constexpr bool kBackwardLibm = true;
+  /// 1 / sqrt 2, float's nearest (PyTorch's M_SQRT1_2).
+  static constexpr float kSqrtHalf = 0.70710678118654752f;
+  /// 1 / sqrt(2 pi), float's nearest (PyTorch's M_2_SQRTPI * M_SQRT1_2 * 0.5).
+  static constexpr float kNormal = 0.39894228040143268f;
+  /// Reads no parameter.
+  NN_HD explicit GELU(const ActivationArgs&) {}
+  /// y = x 0.5 (1 + erf(x / sqrt 2)).
+  NN_HD float forward(float x) const { return x * 0.5f * (1.f + erff(x * kSqrtHalf)); }
+  /// gradInput = gradOutput (Phi(x) + x phi(x)).
+  NN_HD float backward(float x, float, float gradOutput) const {
+    const float cdf = 0.5f * (1.f + erff(x * kSqrtHalf));
+    const float pdf = kNormal * expf(x * x * -0.5f);
+    return gradOutput * (cdf + x * pdf);
+  }
+};
+
+/// GELU's tanh approximation (PyTorch's nn.GELU(approximate='tanh')): 0.5 x (1 + tanh(u)) with
+/// u = sqrt(2 / pi) (x + 0.044715 x^3), as PyTorch computes it. The backward reads x, as
+/// PyTorch's: dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2 / pi) (1 + 3 0.044715 x^2), t = tanh(u).
+struct GELUTanh {
+  /// False: the backward reads x (ReLU::kInPlace says what the flag means).
+  static constexpr bool kInPlace = false;
+  /// True: tanhf (ReLU::kForwardLibm says what the flag means).
+  static constexpr bool kForwardLibm = true;
+  /// True: tanhf.
+  static constexpr bool kBackwardLibm = true;
+  /// sqrt(2 / pi), float's nearest (PyTorch's M_SQRT2 * M_2_SQRTPI * 0.5).
+  static constexpr float kBeta = 0.79788456080286536f;
+  /// The cubic term's weight (PyTorch's kKappa).
+  static constexpr float kKappa = 0.044715f;
+  /// Reads no parameter.
+  NN_HD explicit GELUTanh(const ActivationArgs&) {}
+  /// y = 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+  NN_HD float forward(float x) const {
+    const float cube = x * x * x;
+    return 0.5f * x * (1.f + tanhf(kBeta * (x + kKappa * cube)));
+  }
+  /// gradInput = gradOutput (0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2 / pi) (1 + 3 0.044715 x^2)).
+  NN_HD float backward(float x, float, float gradOutput) const {
+    const float square = x * x;
+    const float t = tanhf(kBeta * (x + kKappa * (square * x)));
+    const float left = 0.5f * x;
+    const float right = 1.f + t;
+    const float inner = kBeta * (1.f + 3.f * kKappa * square);
+    return gradOutput * (0.5f * right + left * (1.f - t * t) * inner);
+  }
+};
+
 /// A list of activations; the backends' table builders take a `List<F...>` to unpack All.
 template <typename... A>
 using List = TypeList<A...>;
 
 /// Every activation above: the backends' tables hold one entry for each, in this order.
-using All = List<ReLU, Tanh, Sigmoid, LeakyReLU, ELU, Threshold, HardTanh, SoftPlus, SoftSign, LogSigmoid>;
+using All = List<ReLU, Tanh, Sigmoid, LeakyReLU, ELU, Threshold, HardTanh, SoftPlus, SoftSign, LogSigmoid, SiLU, GELU,
+                 GELUTanh>;
 
 /// The place of activation F in All: its entry's in the kernel tables.
 template <typename F>

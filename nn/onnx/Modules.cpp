@@ -347,6 +347,28 @@ const bool kElementwise = [] {
     exampleTensor(e, in);
     return Value(e.op("Neg", {e.op("Softplus", {e.op("Neg", {in.value.name})})}));
   });
+  // x sigmoid(x): opset 17 has no SiLU (Swish came in opset 24).
+  registerExport("nn.SiLU", [](Exporter& e, Module&, const Traced& in, const Activity&) {
+    exampleTensor(e, in);
+    return Value(e.op("Mul", {in.value.name, e.op("Sigmoid", {in.value.name})}));
+  });
+  // 0.5 x (1 + erf(x / sqrt 2)), or 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))): opset 17
+  // has no Gelu (it came in opset 20), so each form is composed of the operators it is made of.
+  registerExport("nn.GELU", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
+    exampleTensor(e, in);
+    const std::string& x = in.value.name;
+    std::string t;
+    if (as<GELU>(m).options().approximate == "tanh") {
+      const std::string cube = e.op("Mul", {e.op("Mul", {x, x}), x});
+      const std::string inner =
+          e.op("Add", {x, e.op("Mul", {cube, e.floatScalar(math::activation::GELUTanh::kKappa)})});
+      t = e.op("Tanh", {e.op("Mul", {inner, e.floatScalar(math::activation::GELUTanh::kBeta)})});
+    } else {
+      t = e.op("Erf", {e.op("Mul", {x, e.floatScalar(math::activation::GELU::kSqrtHalf)})});
+    }
+    const std::string half = e.op("Mul", {x, e.floatScalar(0.5f)});
+    return Value(e.op("Mul", {half, e.op("Add", {t, e.floatScalar(1.f)})}));
+  });
   registerExport("nn.ReLU6", [](Exporter& e, Module&, const Traced& in, const Activity&) {
     exampleTensor(e, in);
     return Value(clip(e, in.value.name, 0.f, 6.f));

@@ -203,6 +203,8 @@ std::vector<Prototype> makePrototypes() {
       // type by its place) still pick the types they picked.
       of(std::make_shared<LogSigmoid>(), matrix),
       of(std::make_shared<SoftSign>(), matrix),
+      of(std::make_shared<SiLU>(), matrix),
+      of(std::make_shared<GELU>(), matrix),
   };
 }
 
