@@ -38,6 +38,7 @@ struct Options : TrainingDefaults {
   float learningRate = -1.f;  // unset: the optimizer's default (defaultLearningRate)
   bool momentumGiven = false;
   bool learningRateDecayGiven = false;
+  bool weightDecayGiven = false;
   uint64_t seed = 1;
   std::string dataDir = nn::FashionMnist::kDefaultFolder;
   std::string data;
@@ -73,10 +74,12 @@ std::string usage(const ExampleSettings& settings) {
   u << "Usage: " << settings.name << " [options]\n"
     << "  --epochs N         training epochs (" << s.epochs << ")\n"
     << "  --batch-size N     global mini-batch size (" << s.batchSize << ")\n"
-    << "  --optimizer NAME   sgd, adam, adagrad or rmsprop: Torch7's optim functions (" << s.optimizer << ")\n"
-    << "  --lr X             learning rate (sgd " << s.sgdLearningRate << ", adam 0.001, adagrad 0.01, rmsprop 0.001)\n"
+    << "  --optimizer NAME   sgd, adam, adagrad, rmsprop (Torch7's optim functions) or adamw (PyTorch's) ("
+    << s.optimizer << ")\n"
+    << "  --lr X             learning rate (sgd " << s.sgdLearningRate
+    << ", adam 0.001, adamw 0.001, adagrad 0.01, rmsprop 0.001)\n"
     << "  --momentum X       SGD momentum (" << s.momentum << ")\n"
-    << "  --weight-decay X   weight decay (" << s.weightDecay << ")\n"
+    << "  --weight-decay X   weight decay (" << s.weightDecay << "; adamw's, apart from the gradient, 0.01)\n"
     << "  --lr-schedule NAME none, step, multistep, exponential, cosine, onecycle or plateau: PyTorch's\n"
     << "                     schedulers, stepped after each epoch (onecycle after each step; plateau on\n"
     << "                     the epoch's train loss); with one, --lr-decay is 0 unless given (none)\n"
@@ -186,7 +189,7 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
     else if (arg == "--optimizer")
       o.optimizer = value;
     else if (arg == "--weight-decay")
-      o.weightDecay = number(program, arg, value, 0);
+      o.weightDecay = number(program, arg, value, 0), o.weightDecayGiven = true;
     else if (arg == "--lr-decay")
       o.learningRateDecay = number(program, arg, value, 0), o.learningRateDecayGiven = true;
     else if (arg == "--seed")
@@ -243,8 +246,9 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
     } else
       NN_CHECK(false, program << ": unknown option " << arg << "\n" << usage(s));
   }
-  NN_CHECK(o.optimizer == "sgd" || o.optimizer == "adam" || o.optimizer == "adagrad" || o.optimizer == "rmsprop",
-           program << ": --optimizer expects sgd, adam, adagrad or rmsprop, got '" << o.optimizer << "'");
+  NN_CHECK(o.optimizer == "sgd" || o.optimizer == "adam" || o.optimizer == "adamw" || o.optimizer == "adagrad" ||
+               o.optimizer == "rmsprop",
+           program << ": --optimizer expects sgd, adam, adamw, adagrad or rmsprop, got '" << o.optimizer << "'");
   NN_CHECK(o.optimizer == "sgd" || !o.momentumGiven,
            program << ": --momentum applies to --optimizer sgd only, got --optimizer " << o.optimizer);
   NN_CHECK(o.optimizer != "rmsprop" || !o.learningRateDecayGiven,
@@ -261,11 +265,14 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       program << ": --warmup-epochs does not apply to --lr-schedule " << o.lrSchedule << " (onecycle warms up itself)");
   // A schedule sets the rate; Torch7's decay would divide it further.
   if (o.lrSchedule != "none" && !o.learningRateDecayGiven) o.learningRateDecay = 0;
+  // AdamW's decay shrinks the weights by lr * decay a step, apart from the gradient, and wants
+  // more than the L2 decay an example sets for the others: PyTorch's default unless given.
+  if (o.optimizer == "adamw" && !o.weightDecayGiven) o.weightDecay = static_cast<float>(nn::AdamWOptions().weightDecay);
   return o;
 }
 
 float defaultLearningRate(const Options& o) {
-  if (o.optimizer == "adam") return 1e-3f;
+  if (o.optimizer == "adam" || o.optimizer == "adamw") return 1e-3f;
   if (o.optimizer == "adagrad") return 1e-2f;
   if (o.optimizer == "rmsprop") return 1e-3f;
   return o.sgdLearningRate;
@@ -317,6 +324,7 @@ std::unique_ptr<nn::Optimizer> makeOptimizer(const Options& o, std::pair<nn::Ten
     return options;
   };
   if (o.optimizer == "adam") return std::make_unique<nn::Adam>(std::move(parameters), settings(nn::AdamOptions()));
+  if (o.optimizer == "adamw") return std::make_unique<nn::AdamW>(std::move(parameters), settings(nn::AdamWOptions()));
   if (o.optimizer == "adagrad")
     return std::make_unique<nn::Adagrad>(std::move(parameters), settings(nn::AdagradOptions()));
   if (o.optimizer == "rmsprop")

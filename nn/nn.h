@@ -91,6 +91,7 @@
 #include "nn/modules/View.h"
 #include "nn/optim/Adagrad.h"
 #include "nn/optim/Adam.h"
+#include "nn/optim/AdamW.h"
 #include "nn/optim/Optimizer.h"
 #include "nn/optim/RMSprop.h"
 #include "nn/optim/ExponentialMovingAverage.h"

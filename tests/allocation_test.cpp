@@ -284,16 +284,17 @@ TEST_CASE("a steady training step of each network of the benchmark suite allocat
     }
 }
 
-TEST_CASE("steps of Adam, Adagrad and RMSprop after the first allocate nothing", "[allocation][nosanitizer]") {
+TEST_CASE("steps of Adam, AdamW, Adagrad and RMSprop after the first allocate nothing", "[allocation][nosanitizer]") {
   const std::shared_ptr<nn::Sequential> net = lenet();
   std::pair<Tensor, Tensor> parameters = net->getParameters();
   parameters.second.copy_(nn::test::randomTensor(parameters.second.sizes(), 2));
   nn::AdamOptions adamOptions;
   adamOptions.weightDecay = 1e-4;
   nn::Adam adam(parameters, adamOptions);
+  nn::AdamW adamw(parameters);
   nn::Adagrad adagrad(parameters);
   nn::RMSprop rmsprop(parameters);
-  for (nn::Optimizer* optimizer : std::initializer_list<nn::Optimizer*>{&adam, &adagrad, &rmsprop}) {
+  for (nn::Optimizer* optimizer : std::initializer_list<nn::Optimizer*>{&adam, &adamw, &adagrad, &rmsprop}) {
     CAPTURE(optimizer->typeName());
     optimizer->step();
     const int64_t before = allocations();

@@ -76,9 +76,9 @@ TEST_CASE("the example refuses malformed and out-of-range numbers, naming the fl
     CHECK(run.stderrText.find("'" + value + "'") != std::string::npos);
   }
   // An optimizer that is not one, and SGD's momentum with another.
-  const nn::test::ExampleResult optimizer = runExample({"--optimizer", "adamw", "--data-dir", "/nonexistent"});
+  const nn::test::ExampleResult optimizer = runExample({"--optimizer", "lamb", "--data-dir", "/nonexistent"});
   CHECK(optimizer.exitStatus == 1);
-  CHECK(optimizer.stderrText.find("lenet: --optimizer expects sgd, adam, adagrad or rmsprop, got 'adamw'") !=
+  CHECK(optimizer.stderrText.find("lenet: --optimizer expects sgd, adam, adamw, adagrad or rmsprop, got 'lamb'") !=
         std::string::npos);
   const nn::test::ExampleResult momentum =
       runExample({"--optimizer", "adam", "--momentum", "0.5", "--data-dir", "/nonexistent"});

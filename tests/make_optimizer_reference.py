@@ -1,10 +1,13 @@
 """Prints tests/OptimizerReference.h: the parameters after each of 5 steps of PyTorch's Adam,
-Adagrad and RMSprop, and of Torch7's optim.adam written in PyTorch's tensor operations, from
-the parameters and gradients below, for tests/optimizer_test.cpp.
+AdamW, Adagrad and RMSprop, and of Torch7's optim.adam written in PyTorch's tensor operations,
+from the parameters and gradients below, for tests/optimizer_test.cpp.
 
-Run once with PyTorch 1.13 (python3 tests/make_optimizer_reference.py >
-tests/OptimizerReference.h); the test holds the printed numbers, not a dependency on PyTorch.
-A zero gradient (element 0 of step 0) and a large one (element 5) are among the gradients.
+Run with PyTorch (python3 tests/make_optimizer_reference.py > tests/OptimizerReference.h); the
+test holds the printed numbers, not a dependency on PyTorch. A zero gradient (element 0 of step 0)
+and a large one (element 5) are among the gradients. PyTorch 1.13 printed the file without the
+AdamW tables, which PyTorch 2.15 printed and were added to it, its other lines kept: 2.15's Adam
+updates m with lerp_ rather than 1.13's mul_ and add_, and rounds the last bit of a few elements
+otherwise (within the tests' 2 ulps).
 """
 import math
 
@@ -51,7 +54,7 @@ def torch7_adam(lr, lrd, beta1, beta2, eps, wd):
     return after
 
 
-print("// PyTorch %s's Adam, Adagrad and RMSprop, and Torch7's optim.adam in PyTorch's operations,"
+print("// PyTorch %s's Adam, AdamW, Adagrad and RMSprop, and Torch7's optim.adam in PyTorch's operations,"
       % torch.__version__.split("a")[0])
 print("// over 5 steps: written by tests/make_optimizer_reference.py, which says how. Do not edit.")
 print("#pragma once\n\n#include <vector>\n\nnamespace nn::test {\n")
@@ -59,6 +62,8 @@ print(table("kOptimizerX0", X0) + table("kOptimizerGradients", sum(GRADIENTS, []
 print(run("Adam", lambda p: torch.optim.Adam(p, lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)))
 print(run("AdamEps", lambda p: torch.optim.Adam(p, lr=0.01, betas=(0.8, 0.99), eps=1e-3)))
 print(table("kTorch7Adam", torch7_adam(0.01, 0.1, 0.8, 0.99, 1e-3, 0.01)))
+print(run("AdamW", lambda p: torch.optim.AdamW(p)))
+print(run("AdamWDecay", lambda p: torch.optim.AdamW(p, lr=0.05, betas=(0.8, 0.99), eps=1e-3, weight_decay=0.5)))
 print(run("Adagrad", lambda p: torch.optim.Adagrad(p, lr=0.1, lr_decay=0.05, weight_decay=0.01, eps=1e-10)))
 print(run("RMSprop", lambda p: torch.optim.RMSprop(p, lr=0.01, alpha=0.9, eps=1e-8, weight_decay=0.01)))
 print("}  // namespace nn::test")

@@ -12,6 +12,7 @@
 #include "nn/core/Random.h"
 #include "nn/optim/Adagrad.h"
 #include "nn/optim/Adam.h"
+#include "nn/optim/AdamW.h"
 #include "nn/optim/RMSprop.h"
 #include "nn/optim/SGD.h"
 
@@ -144,6 +145,53 @@ TEST_CASE("Adam, Adagrad and RMSprop follow the same rule, and Adam refuses a st
     o.epsilon = v;
     nn::RMSprop(buffers(), o);
   });
+}
+
+TEST_CASE("AdamW follows the same rule, and refuses a step or a decay beyond a float's range", "[AdamW]") {
+  const double floatMax = std::numeric_limits<float>::max();
+  checkOption("nn.AdamW: expected a learning rate", {-1e-3, kNaN, kInf, 1e300}, {0, 1e-3, 1e30}, [](double v) {
+    nn::AdamWOptions o;
+    o.learningRate = v;
+    o.weightDecay = 0;
+    nn::AdamW(buffers(), o).step();
+  });
+  checkOption("nn.AdamW: expected a learning rate decay >= 0", {-1, kNaN}, {0, 1}, [](double v) {
+    nn::AdamWOptions o;
+    o.learningRateDecay = v;
+    nn::AdamW(buffers(), o);
+  });
+  checkOption("nn.AdamW: expected beta1 in [0, 1)", {-0.1, 1, kNaN}, {0, 0.9}, [](double v) {
+    nn::AdamWOptions o;
+    o.beta1 = v;
+    nn::AdamW(buffers(), o);
+  });
+  checkOption("nn.AdamW: expected beta2 in [0, 1)", {-0.1, 1, kNaN}, {0, 0.999}, [](double v) {
+    nn::AdamWOptions o;
+    o.beta2 = v;
+    nn::AdamW(buffers(), o);
+  });
+  checkOption("nn.AdamW: expected an epsilon >= 0", {-1e-8, kNaN, kInf}, {0, 1e-8}, [](double v) {
+    nn::AdamWOptions o;
+    o.epsilon = v;
+    nn::AdamW(buffers(), o);
+  });
+  // A decay above 1 / lr makes 1 - lr weightDecay negative, as PyTorch allows.
+  checkOption("nn.AdamW: expected a weight decay", {-1, kNaN, 2 * floatMax}, {0, 0.01, 2000}, [](double v) {
+    nn::AdamWOptions o;
+    o.weightDecay = v;
+    nn::AdamW(buffers(), o).step();
+  });
+  // Each a float, their product not: 1 - lr weightDecay is refused at the step, which leaves the
+  // parameters as they were.
+  nn::AdamWOptions big;
+  big.learningRate = 1e30;
+  big.weightDecay = 1e30;
+  auto [x, g] = buffers();
+  nn::AdamW adamw({x, g}, big);
+  CHECK_THROWS_WITH(adamw.step(), Catch::Contains("nn.AdamW: the step size or the weight decay's factor at step 1") &&
+                                      Catch::Contains("beyond a float's range"));
+  CHECK(x.toVector() == std::vector<float>{1, 2, 3});
+  CHECK(adamw.stepCount() == 0);
 }
 
 TEST_CASE("uniform_ and normal_ refuse bounds in the wrong order, NaN, and a negative standard deviation", "[Random]") {

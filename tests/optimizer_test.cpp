@@ -1,9 +1,9 @@
-// nn::Adam, nn::Adagrad and nn::RMSprop (Torch7's optim.adam, optim.adagrad, optim.rmsprop):
-// first steps derived by hand, five steps against PyTorch 1.13's optimizers and Torch7's Adam
-// written in PyTorch's operations (tests/OptimizerReference.h, from
-// tests/make_optimizer_reference.py), both places of Adam's epsilon, state saved and restored
-// (by hand and through a checkpoint) continuing bit for bit, and errors. On CPU devices and,
-// where found, CUDA devices.
+// nn::Adam, nn::Adagrad and nn::RMSprop (Torch7's optim.adam, optim.adagrad, optim.rmsprop) and
+// nn::AdamW (PyTorch's): first steps derived by hand, five steps against PyTorch 1.13's optimizers
+// (2.15's AdamW) and Torch7's Adam written in PyTorch's operations (tests/OptimizerReference.h,
+// from tests/make_optimizer_reference.py), both places of Adam's epsilon, AdamW's decay apart
+// from the gradient, state saved and restored (by hand and through a checkpoint) continuing bit
+// for bit, and errors. On CPU devices and, where found, CUDA devices.
 //
 // The updates are float arithmetic and a square root, correctly rounded on every device;
 // PyTorch orders some operations otherwise (and fuses some into FMAs): within 2 ulps after
@@ -18,6 +18,7 @@
 #include "nn/modules/Linear.h"
 #include "nn/optim/Adagrad.h"
 #include "nn/optim/Adam.h"
+#include "nn/optim/AdamW.h"
 #include "nn/optim/RMSprop.h"
 #include "nn/optim/SGD.h"
 #include "tests/ActivationChecks.h"
@@ -61,6 +62,18 @@ Make maker(Options options) {
   return [options](std::pair<Tensor, Tensor> p) { return std::make_unique<O>(std::move(p), options); };
 }
 
+// Each element of `got` within `ulps` units in the last place of float rounding at the size of
+// want's element or of `step`, whichever is larger: for a parameter near 0, the rounding of a
+// step of that size.
+void checkWithinUlpsOfStep(const std::vector<float>& got, const std::vector<float>& want, float step, int ulps) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i, got[i], want[i]);
+    CHECK(std::fabs(double(got[i]) - want[i]) <=
+          ulps * std::ldexp(1.0, std::ilogb(std::max(std::fabs(want[i]), step)) - 23));
+  }
+}
+
 nn::AdamOptions adamOptions(double beta1, double beta2, double epsilon, double weightDecay, bool pytorchEpsilon) {
   nn::AdamOptions o;
   o.learningRate = 0.01;
@@ -93,6 +106,71 @@ NN_DEVICE_TEST_CASE("Adam's first step moves each parameter by the learning rate
     nn::test::checkWithinUlps(adam.state()[0].second.toVector(), {0.3f, -0.05f, 0.0125f, -0.2f}, 2);
     nn::test::checkWithinUlps(adam.state()[1].second.toVector(), {0.009f, 0.00025f, 1.5625e-5f, 0.004f}, 2);
   }
+}
+
+NN_DEVICE_TEST_CASE("AdamW's first step shrinks each parameter, then moves it by the learning rate", "[AdamW]") {
+  // As Adam's first step (PyTorch's epsilon), x - lr sign(g) up to eps, after x shrinks by
+  // 1 - lr weightDecay = 1 - 0.01 * 0.5 = 0.995: 0.4975 - 0.01, -1.24375 + 0.01, 1.99 - 0.01,
+  // 0.24875 + 0.01. A zero gradient leaves the shrink alone: 4 * 0.995.
+  auto [x, g] = buffers(kind, {0.5f, -1.25f, 2, 0.25f, 4});
+  g.copy_(Tensor::fromVector({5}, {3, -0.5f, 0.125f, -2, 0}));
+  nn::AdamWOptions options;
+  options.learningRate = 0.01;
+  options.weightDecay = 0.5;
+  nn::AdamW adamw({x, g}, options);
+  REQUIRE(adamw.state()[0].second.numel() == 0);
+  adamw.step();
+  const std::vector<float> after = x.toVector();
+  nn::test::checkWithinUlps(std::vector<float>(after.begin(), after.begin() + 4), {0.4875f, -1.23375f, 1.98f, 0.25875f},
+                            2);
+  REQUIRE(after[4] == 4 * 0.995f);
+  // The moments are Adam's of the gradient alone: the decay is not in them.
+  nn::test::checkWithinUlps(adamw.state()[0].second.toVector(), {0.3f, -0.05f, 0.0125f, -0.2f, 0}, 2);
+  nn::test::checkWithinUlps(adamw.state()[1].second.toVector(), {0.009f, 0.00025f, 1.5625e-5f, 0.004f, 0}, 2);
+  // PyTorch's defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight decay 1e-2.
+  const nn::AdamWOptions defaults;
+  REQUIRE(defaults.learningRate == 1e-3);
+  REQUIRE(defaults.beta1 == 0.9);
+  REQUIRE(defaults.beta2 == 0.999);
+  REQUIRE(defaults.epsilon == 1e-8);
+  REQUIRE(defaults.weightDecay == 1e-2);
+  REQUIRE(defaults.learningRateDecay == 0);
+}
+
+NN_DEVICE_TEST_CASE("AdamW without weight decay is Adam with PyTorch's epsilon, bit for bit, and with it is not",
+                    "[AdamW][Adam]") {
+  nn::AdamWOptions adamw;
+  adamw.learningRate = 0.01;
+  adamw.beta1 = 0.8;
+  adamw.beta2 = 0.99;
+  adamw.epsilon = 1e-3;
+  adamw.weightDecay = 0;
+  const std::vector<float> adam = runReference(kind, maker<nn::Adam>(adamOptions(0.8, 0.99, 1e-3, 0, true)));
+  REQUIRE(runReference(kind, maker<nn::AdamW>(adamw)) == adam);
+  // Decoupled, a weight decay moves the parameters otherwise than Adam's L2 term of the same size.
+  adamw.weightDecay = 0.5;
+  const std::vector<float> decoupled = runReference(kind, maker<nn::AdamW>(adamw));
+  const std::vector<float> coupled = runReference(kind, maker<nn::Adam>(adamOptions(0.8, 0.99, 1e-3, 0.5, true)));
+  double largest = 0;
+  for (size_t i = 0; i < decoupled.size(); ++i)
+    largest = std::max(largest, std::fabs(double(decoupled[i]) - coupled[i]));
+  REQUIRE(largest > 1e-3);
+}
+
+NN_DEVICE_TEST_CASE("AdamW matches torch.optim.AdamW 2.15 over five steps, with its defaults and a large decay",
+                    "[AdamW]") {
+  using namespace nn::test;
+  // PyTorch 2.15 updates m with lerp_ and x with addcdiv_ (the step size times m, then divided),
+  // each rounded otherwise than m beta1 + (1 - beta1) d and stepSize (m / denominator) here: a few
+  // ulps of the step, which are more of a parameter near 0 (element 3, from 0) than of itself.
+  checkWithinUlpsOfStep(runReference(kind, maker<nn::AdamW>(nn::AdamWOptions())), kTorchAdamW, 1e-3f, 4);
+  nn::AdamWOptions options;
+  options.learningRate = 0.05;
+  options.beta1 = 0.8;
+  options.beta2 = 0.99;
+  options.epsilon = 1e-3;
+  options.weightDecay = 0.5;
+  checkWithinUlpsOfStep(runReference(kind, maker<nn::AdamW>(options)), kTorchAdamWDecay, 0.05f, 4);
 }
 
 NN_DEVICE_TEST_CASE("Adagrad steps by the gradient over the root of the sum of its squares", "[Adagrad]") {
@@ -187,13 +265,17 @@ NN_DEVICE_TEST_CASE("RMSprop matches torch.optim.RMSprop 1.13 over five steps", 
   nn::test::checkWithinUlps(runReference(kind, maker<nn::RMSprop>(options)), nn::test::kTorchRMSprop, 2);
 }
 
-NN_DEVICE_TEST_CASE("Adam, Adagrad and RMSprop restored after two steps take the same next steps, bit for bit",
-                    "[Adam][Adagrad][RMSprop]") {
+NN_DEVICE_TEST_CASE("Adam, AdamW, Adagrad and RMSprop restored after two steps take the same next steps, bit for bit",
+                    "[Adam][AdamW][Adagrad][RMSprop]") {
   nn::AdamOptions adam = adamOptions(0.8, 0.99, 1e-3, 0.01, false);
   adam.learningRateDecay = 0.1;
+  nn::AdamWOptions adamw;
+  adamw.learningRate = 0.05;
+  adamw.weightDecay = 0.5;
   nn::AdagradOptions adagrad;
   adagrad.learningRateDecay = 0.05;
-  for (const Make& make : {maker<nn::Adam>(adam), maker<nn::Adagrad>(adagrad), maker<nn::RMSprop>(nn::RmspropOptions())}) {
+  for (const Make& make : {maker<nn::Adam>(adam), maker<nn::AdamW>(adamw), maker<nn::Adagrad>(adagrad),
+                           maker<nn::RMSprop>(nn::RmspropOptions())}) {
     const std::vector<float> straight = runReference(kind, make);
     // Two steps, then the state into a new optimizer over a copy of the parameters.
     auto [x, g] = buffers(kind, nn::test::kOptimizerX0);
@@ -276,6 +358,47 @@ NN_DEVICE_TEST_CASE("a checkpoint keeps Adam's state and step count, and refuses
                       Catch::Contains(path) && Catch::Contains("'adam'") && Catch::Contains("'sgd'"));
 }
 
+NN_DEVICE_TEST_CASE("a checkpoint keeps AdamW's state and step count, and Adam refuses it", "[AdamW][checkpoint]") {
+  nn::test::TempDir dir;
+  const std::string path = dir.file("adamw.safetensors");
+  nn::manualSeed(5);
+  auto model = std::make_shared<nn::Linear>(3, 2);
+  model->to(kind.device());
+  std::pair<Tensor, Tensor> parameters = model->getParameters();
+  parameters.second.copy_(nn::test::randomTensor(parameters.second.sizes(), 6));
+  nn::AdamW adamw(parameters);
+  adamw.step();
+  adamw.step();
+  nn::BatchIterator batches{Tensor::zeros({3, 3}), Tensor::zeros({3}), 2};
+  nn::TrainingState state{model.get(), &adamw, &batches, 0};
+  nn::saveCheckpoint(state, path);
+  REQUIRE(nn::readSafetensorsMetadata(path).at("training.optimizer") == "adamw");
+
+  auto restoredModel = std::make_shared<nn::Linear>(3, 2);
+  restoredModel->to(kind.device());
+  nn::AdamW restored(restoredModel->getParameters());
+  nn::TrainingState restoredState{restoredModel.get(), &restored, &batches, 0};
+  nn::loadCheckpoint(restoredState, path);
+  REQUIRE(restored.stepCount() == 2);
+  REQUIRE(restored.state()[0].first == "adamw.m");
+  REQUIRE(restored.state()[1].first == "adamw.v");
+  for (size_t i = 0; i < 2; ++i) {
+    CAPTURE(adamw.state()[i].first);
+    REQUIRE(restored.state()[i].second.toVector() == adamw.state()[i].second.toVector());
+  }
+  REQUIRE(restoredModel->getParameters().first.toVector() == parameters.first.toVector());
+  // The next step of each is the same, to the bit.
+  restoredModel->getParameters().second.copy_(parameters.second);
+  adamw.step();
+  restored.step();
+  REQUIRE(restoredModel->getParameters().first.toVector() == parameters.first.toVector());
+
+  nn::Adam adam(restoredModel->getParameters());
+  nn::TrainingState adamState{restoredModel.get(), &adam, &batches, 0};
+  REQUIRE_THROWS_WITH(nn::loadCheckpoint(adamState, path),
+                      Catch::Contains(path) && Catch::Contains("'adamw'") && Catch::Contains("'adam'"));
+}
+
 NN_DEVICE_TEST_CASE("Adam, Adagrad and RMSprop reject bad options and state, naming themselves",
                     "[Adam][Adagrad][RMSprop]") {
   auto [x, g] = buffers(kind, {1, 2, 3, 4});
@@ -313,4 +436,7 @@ NN_DEVICE_TEST_CASE("Adam, Adagrad and RMSprop reject bad options and state, nam
                       Catch::Contains("nn.RMSprop") && Catch::Contains("[4]") && Catch::Contains("[5]"));
   REQUIRE_THROWS_WITH(nn::Adagrad({x, Tensor::zeros({4}, kind.other())}),
                       Catch::Contains("nn.Adagrad") && Catch::Contains(kind.other().str()));
+  nn::AdamW adamw({x, g});
+  REQUIRE_THROWS_WITH(adamw.setState("adam.m", Tensor::zeros({4})),
+                      Catch::Contains("nn.AdamW") && Catch::Contains("'adamw.m', 'adamw.v'"));
 }

@@ -34,13 +34,13 @@ std::map<std::string, nn::Tensor> byName(const nn::SafetensorsContents& contents
 }  // namespace
 
 TEST_CASE(
-    "a resumed run with Adam, Adagrad or RMSprop ends bit-identical to an uninterrupted one, and refuses "
+    "a resumed run with Adam, AdamW, Adagrad or RMSprop ends bit-identical to an uninterrupted one, and refuses "
     "another optimizer's checkpoint",
     "[resume][noemulator]") {
   nn::test::TempDir dir;
   nn::test::writeSyntheticSplit(dir, "train", 300, 1);
   nn::test::writeSyntheticSplit(dir, "t10k", 50, 2);
-  for (const std::string optimizer : {"adam", "adagrad", "rmsprop"}) {
+  for (const std::string optimizer : {"adam", "adamw", "adagrad", "rmsprop"}) {
     CAPTURE(optimizer);
     const std::vector<std::string> common{"--data-dir", dir.path(), "--batch-size", "32", "--optimizer", optimizer};
     auto with = [&](std::vector<std::string> more) {

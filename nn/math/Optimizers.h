@@ -1,10 +1,11 @@
 // One element of a step of the adaptive optimizers (Torch7's optim.adam, optim.adagrad and
-// optim.rmsprop; PyTorch's Adam, Adagrad and RMSprop), shared by the CPU loop and the CUDA
+// optim.rmsprop; PyTorch's Adam, AdamW, Adagrad and RMSprop), shared by the CPU loop and the CUDA
 // kernel. Each is a struct of the step's constants, computed on the host in double and
 // rounded to float once (as Torch7's Lua numbers and PyTorch's Python floats are), with
 //   float update(float x, float gradient, float* s0, float* s1) const
 // that returns the new x and updates the element's state s0 (and s1). In all three the
-// gradient first gets the weight decay: d = gradient + weightDecay * x.
+// gradient first gets the weight decay: d = gradient + weightDecay * x (AdamW's, decoupled from
+// the gradient, is AdamUpdate::shrink instead).
 #pragma once
 
 #include <math.h>  // sqrtf: the float function of both the host and nvcc device code
@@ -20,10 +21,11 @@ NN_HD inline float decayed(float x, float gradient, float weightDecay) {
 }
 
 /// Adam: m = beta1 m + (1 - beta1) d, v = beta2 v + (1 - beta2) d^2,
-/// x = x - stepSize m / (sqrt(v) / divisor + epsilon). Torch7 puts the bias corrections in
+/// x = shrink x - stepSize m / (sqrt(v) / divisor + epsilon). Torch7 puts the bias corrections in
 /// stepSize = lr sqrt(1 - beta2^t) / (1 - beta1^t) with divisor 1; PyTorch divides sqrt(v) by
 /// divisor = sqrt(1 - beta2^t) and uses stepSize = lr / (1 - beta1^t), so that its epsilon
-/// meets the bias-corrected sqrt(v).
+/// meets the bias-corrected sqrt(v). AdamW (PyTorch's) is the latter with its weight decay
+/// decoupled from the gradient: shrink = 1 - lr weightDecay, and weightDecay here 0.
 struct AdamUpdate {
   /// The learning rate of this step (decayed) with the bias corrections in it, as above.
   float stepSize;
@@ -41,6 +43,9 @@ struct AdamUpdate {
   float divisor;
   /// The L2 penalty added to the gradient (decayed); 0 for none.
   float weightDecay;
+  /// What x is multiplied by before the update: AdamW's decoupled weight decay 1 - lr weightDecay
+  /// (PyTorch's param.mul_ first); 1 for Adam, where x * 1 is x to the bit.
+  float shrink = 1.f;
 
   /// Returns the new x; updates the element's first moment *m and second moment *v.
   NN_HD float update(float x, float gradient, float* m, float* v) const {
@@ -49,7 +54,7 @@ struct AdamUpdate {
     const float square = *v * beta2 + oneMinusBeta2 * d * d;
     *m = mean;
     *v = square;
-    return x - stepSize * (mean / (sqrtf(square) / divisor + epsilon));
+    return x * shrink - stepSize * (mean / (sqrtf(square) / divisor + epsilon));
   }
 };
 

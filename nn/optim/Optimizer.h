@@ -1,6 +1,6 @@
-// nn::Optimizer: what nn::SGD, nn::Adam, nn::Adagrad and nn::RMSprop share. Each works over
-// Module::getParameters(): one contiguous value buffer and one gradient buffer of the same
-// size on one device, and each step runs there (ElementwiseKernels). Its state is a step count
+// nn::Optimizer: what nn::SGD, nn::Adam, nn::AdamW, nn::Adagrad and nn::RMSprop share. Each
+// works over Module::getParameters(): one contiguous value buffer and one gradient buffer of the
+// same size on one device, and each step runs there (ElementwiseKernels). Its state is a step count
 // and named buffers of the parameters' size ("momentum", "adam.m", ...), empty until the first
 // step that needs them; checkpoints save and restore both (nn/io/Checkpoint.h), so that a resumed
 // run goes on bit for bit.
@@ -32,8 +32,8 @@ class Optimizer {
   /// Updates the parameters from the current gradients (the gradient buffer is left as it
   /// was). Allocates only the state buffers, at the first step.
   virtual void step() = 0;
-  /// The name of Torch7's optim function: "sgd", "adam", "adagrad", "rmsprop"; checkpoints
-  /// record it.
+  /// The name of Torch7's optim function: "sgd", "adam", "adagrad", "rmsprop" ("adamw": PyTorch's
+  /// AdamW); checkpoints record it.
   virtual std::string typeName() const = 0;
   /// The learning rate of its options (before Torch7's learningRateDecay, where it has one).
   virtual double learningRate() const = 0;
