@@ -14,22 +14,12 @@
 #include "nn/core/Error.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Isa.h"
+#include "tests/Bf16Reference.h"
 #include "tests/Skip.h"
 
 namespace {
 
-// x rounded to bfloat16 as vcvtne2ps2bf16 rounds: to nearest, ties to even; zeros and denormals
-// to a zero of their sign (the tests hold no NaN).
-float bf16(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  if ((u & 0x7f800000u) == 0)
-    u &= 0x80000000u;
-  else
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-  std::memcpy(&x, &u, sizeof u);
-  return x;
-}
+using nn::test::bf16;
 
 // A rows x cols matrix stored with row stride ld > cols: the values drawn from [-1, 1], NaN past
 // each row's end (which no product may read).

@@ -241,7 +241,8 @@ std::string bf16GemmMissing() {
   const std::string has = "this CPU (" + (features.empty() ? std::string("none of AVX2, AVX-512") : features) + ")";
   if (!NN_AVX512)
     return "bfloat16 products need AVX512-BF16 kernels, which this build has not (GCC on x86-64 has them)";
-  if (!cpu.avx512bf16) return "bfloat16 products need AVX512-BF16, which " + has + " lacks";
+  if (!cpu.avx512bf16)
+    return "bfloat16 products need AVX512-BF16, which " + has + " lacks (its kernels' level: " + isaName(isa()) + ")";
   return std::string("bfloat16 products need the kernels' level avx512, and this run has ") + isaName(isa()) + " (" +
          has + " runs " + isaName(machineIsa()) + "; NN_CPU_ISA lowers it)";
 }

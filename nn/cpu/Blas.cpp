@@ -9,9 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 
 #include "nn/core/Error.h"
+#include "nn/core/MatmulPrecision.h"
+#include "nn/cpu/Bf16Gemm.h"
 
 // Note [Choosing OpenBLAS's kernels]
 // A distribution's OpenBLAS holds the kernels of every x86-64 generation (DYNAMIC_ARCH) and
@@ -148,9 +151,21 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
   NN_CHECK(m >= 0 && n >= 0 && k >= 0 && m < (int64_t{1} << 31) && n < (int64_t{1} << 31) && k < (int64_t{1} << 31),
            "nn::blas::gemm: sizes out of range: m=" << m << " n=" << n << " k=" << k);
   if (m == 0 || n == 0) return;
+  if (bf16Products()) return cpu::bf16Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   loaded().sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                  static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,
                  static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+bool bf16Products() {
+  if (float32MatmulPrecision() != MatmulPrecision::medium) return false;
+  if (cpu::bf16GemmRuns()) return true;
+  static std::once_flag said;
+  std::call_once(said, [] {
+    std::fprintf(stderr, "nn: float32 matmul precision medium: the CPU's products stay float32: %s\n",
+                 cpu::bf16GemmMissing().c_str());
+  });
+  return false;
 }
 
 void setNumThreads(int threads) {

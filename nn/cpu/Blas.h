@@ -1,5 +1,7 @@
 // Row-major single-precision matrix products through OpenBLAS, which the library loads itself,
-// with the kernels of the CPU it runs on (Note [Choosing OpenBLAS's kernels], Blas.cpp).
+// with the kernels of the CPU it runs on (Note [Choosing OpenBLAS's kernels], Blas.cpp); at the
+// float32 matmul precision medium (nn/core/MatmulPrecision.h), through the bfloat16 kernel of
+// AVX512-BF16 CPUs (Bf16Gemm.h) where it runs.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +12,15 @@
 namespace nn::blas {
 
 /// C = alpha * op(A) * op(B) + beta * C, all row-major; op(X) is X or its transpose.
-/// op(A) is m x k, op(B) is k x n, C is m x n; lda, ldb, ldc are row strides.
+/// op(A) is m x k, op(B) is k x n, C is m x n; lda, ldb, ldc are row strides. OpenBLAS's sgemm,
+/// or cpu::bf16Gemm where bf16Products().
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+/// Whether gemm multiplies in bfloat16: at the float32 matmul precision medium where
+/// cpu::bf16Gemm runs (AVX512-BF16 at the kernels' level avx512). At medium where it does not,
+/// false, and stderr says once why, naming the CPU's features and level: the products stay float32.
+bool bf16Products();
 
 /// Threads OpenBLAS may use inside one gemm call.
 void setNumThreads(int threads);

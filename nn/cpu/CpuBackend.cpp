@@ -11,6 +11,8 @@
 
 #include "nn/core/ComputeThreads.h"
 #include "nn/core/Error.h"
+#include "nn/core/MatmulPrecision.h"
+#include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/CpuFeatures.h"
 #include "nn/cpu/HostCommunicator.h"
@@ -60,6 +62,14 @@ std::string cpuInfo() {
     << "; kernels: " << cpu::isaName(cpu::isa()) << "; BLAS: " << blas.library << ", " << blas.kernels << " kernels ("
     << chooser << ")";
   return s.str();
+}
+
+std::string cpuMatmulPrecisionInfo() {
+  const MatmulPrecision precision = float32MatmulPrecision();
+  const std::string name = matmulPrecisionName(precision);
+  if (precision != MatmulPrecision::medium) return name + ": float32 products";
+  if (cpu::bf16GemmRuns()) return name + ": bfloat16 products (AVX512-BF16)";
+  return name + ": float32 products (" + cpu::bf16GemmMissing() + ")";
 }
 
 // Note [Huge pages]

@@ -12,6 +12,8 @@
 // gradOutput of the positions it reaches. That is the AVX-512 form (DirectConvolution.cpp); the
 // AVX2 form (DirectConvolutionAvx2.cpp, 16 planes x 6 positions a tile) sums each value in the same
 // order, and DirectConvolution.cpp calls the form of the kernels' level (Isa.h).
+// float32 at every matmul precision (nn/core/MatmulPrecision.h): the bfloat16 products of the
+// precision medium are the GEMMs' (Blas.h), which these small shapes do not call.
 #pragma once
 
 #include "nn/backend/ConvolutionKernels.h"

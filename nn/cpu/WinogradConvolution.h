@@ -4,7 +4,9 @@
 // cross-correlation of stride 1 (of gradOutput, with each kernel turned by 180 degrees and the
 // planes' roles swapped, padded by 2 - pad), so both passes share one routine;
 // accGradParameters transforms the input's blocks as the forward does, and gradOutput's 2x2
-// blocks, and sums their products over the batch in GEMMs as long as a chunk's blocks.
+// blocks, and sums their products over the batch in GEMMs as long as a chunk's blocks. The GEMMs
+// are nn::blas::gemm's, in bfloat16 at the float32 matmul precision medium where the CPU can
+// (Blas.h); the transforms stay float32.
 #pragma once
 
 #include "nn/backend/ConvolutionKernels.h"
