@@ -7,7 +7,11 @@
 // Note [Reproducible convolutions]
 // The results must be the same from run to run and must not depend on the GPU generation:
 //  - float32 math on the FMA units (CUDNN_FMA_MATH): CUDNN_DEFAULT_MATH lets Ampere and later
-//    GPUs round the inputs to TF32 on tensor cores;
+//    GPUs round the inputs to TF32 on tensor cores. At the float32 matmul precisions high and
+//    medium (nn/core/MatmulPrecision.h) the descriptor has CUDNN_DEFAULT_MATH, as PyTorch's
+//    cudnn.allow_tf32 gives it, and the results then depend on the GPU generation; the algorithms
+//    stay those of the descriptor's math (never those ranked for CUDNN_TENSOR_OP_MATH, which the
+//    descriptor would have to name);
 //  - only algorithms that cuDNN reports deterministic (none whose atomic adds vary in order);
 //  - chosen by cuDNN's heuristics (cudnnGet*Algorithm_v7), which depend on the shape and the
 //    GPU only, not by timing runs (cudnnFind*), whose winner can change from one run to the next;
@@ -30,6 +34,7 @@
 #include "cunn/cuda/Tables.h"
 #include "cunn/cuda/UnfoldedConvolution.h"
 #include "nn/core/Error.h"
+#include "nn/core/MatmulPrecision.h"
 
 namespace nn {
 
@@ -88,6 +93,9 @@ struct Plan {
   size_t workspaceBytes = 0;
 };
 
+// Whether the float32 matmul precision in force lets convolutions run on tensor cores (TF32).
+bool tensorOps() { return float32MatmulPrecision() != MatmulPrecision::highest; }
+
 // The first algorithm of cuDNN's ranking that it can run on this shape, deterministic, not on
 // tensor cores, and one of `allowed` (Note [Reproducible convolutions]), in `chosen`; false
 // where there is none.
@@ -105,7 +113,7 @@ bool choose(const Perf* ranked, int count, const Algorithm (&allowed)[N], Algori
   return false;
 }
 
-std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s) {
+std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s, bool tensorCores) {
   auto plan = std::make_unique<Plan>();
   NN_CHECK(std::max(s.batch * s.inPlanes * s.height * s.width, s.batch * s.outPlanes * s.outHeight * s.outWidth) <
                (int64_t{1} << 31),
@@ -126,7 +134,7 @@ std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s) 
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(plan->convolution, toInt(s.padH, s), toInt(s.padW, s), toInt(s.dH, s),
                                               toInt(s.dW, s), toInt(s.dilH, s), toInt(s.dilW, s),
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  CUDNN_CHECK(cudnnSetConvolutionMathType(plan->convolution, CUDNN_FMA_MATH));
+  CUDNN_CHECK(cudnnSetConvolutionMathType(plan->convolution, tensorCores ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
 
   // cuDNN and nn/math/Im2Col.h must agree on the output size.
   int n = 0, c = 0, h = 0, w = 0;
@@ -171,23 +179,24 @@ std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s) 
   return plan;
 }
 
-// The plan of a device and shape, made on first use. One lock for all devices: a steady step
-// only looks its plan up (no allocation), and a plan is made once per shape.
+// The plan of a device, shape and math (tensorOps), made on first use. One lock for all devices:
+// a steady step only looks its plan up (no allocation), and a plan is made once per shape.
 const Plan& planFor(const Device& device, const ConvolutionShape& s) {
-  using Key = std::array<int64_t, 15>;
+  using Key = std::array<int64_t, 16>;
   struct Cache {
     std::mutex mutex;
     std::map<Key, std::unique_ptr<Plan>> plans;
   };
   static Cache* cache = new Cache();
+  const bool tensorCores = tensorOps();
   const Key key{device.index(), s.batch, s.inPlanes, s.height, s.width, s.outPlanes,
                 s.kH,           s.kW,    s.dH,       s.dW,     s.padH,  s.padW,    s.dilH, s.dilW,
-                cuda::unfoldedConvolutionsForced()};
+                cuda::unfoldedConvolutionsForced(), tensorCores};
   std::lock_guard<std::mutex> lock(cache->mutex);
   std::unique_ptr<Plan>& plan = cache->plans[key];
   if (!plan) {
     try {
-      plan = makePlan(device, s);
+      plan = makePlan(device, s, tensorCores);
     } catch (...) {
       cache->plans.erase(key);  // so that the next call tries again rather than finding nothing
       throw;

@@ -4,6 +4,7 @@
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "nn/core/Error.h"
+#include "nn/core/MatmulPrecision.h"
 
 namespace nn::cuda {
 
@@ -15,6 +16,20 @@ int toInt(int64_t value, const char* what, const char* who) {
   return static_cast<int>(value);
 }
 
+// cuBLAS's compute type for float32 operands at `precision`. At highest, the pedantic one: what
+// cublasSgemm computes on the handle's CUBLAS_PEDANTIC_MATH (CudaBackend::blas), float32 on any
+// GPU generation. An explicit compute type is not overridden by the handle's math mode.
+cublasComputeType_t computeType(MatmulPrecision precision) {
+  switch (precision) {
+    case MatmulPrecision::high:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case MatmulPrecision::medium:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+    default:
+      return CUBLAS_COMPUTE_32F_PEDANTIC;
+  }
+}
+
 }  // namespace
 
 // A row-major matrix is its transpose to column-major cuBLAS, so this asks it for
@@ -23,10 +38,10 @@ void gemm(const Device& device, bool transA, bool transB, int64_t m, int64_t n, 
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const char* who) {
   if (m == 0 || n == 0) return;
   cublasHandle_t handle = CudaBackend::instance().blas(device.index());
-  CUBLAS_CHECK(cublasSgemm(handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           toInt(n, "size", who), toInt(m, "size", who), toInt(k, "size", who), &alpha, b,
-                           toInt(ldb, "stride", who), a, toInt(lda, "stride", who), &beta, c,
-                           toInt(ldc, "stride", who)));
+  CUBLAS_CHECK(cublasGemmEx(handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            toInt(n, "size", who), toInt(m, "size", who), toInt(k, "size", who), &alpha, b, CUDA_R_32F,
+                            toInt(ldb, "stride", who), a, CUDA_R_32F, toInt(lda, "stride", who), &beta, c, CUDA_R_32F,
+                            toInt(ldc, "stride", who), computeType(float32MatmulPrecision()), CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace nn::cuda

@@ -1,6 +1,7 @@
 // Row-major matrix products on a CUDA device through cuBLAS, which is column-major: the one way
-// this backend multiplies matrices (Linear, the unfolded convolution), in full float32 on the
-// device's handle and stream (CudaBackend::blas).
+// this backend multiplies matrices (Linear, the unfolded convolution), on the device's handle and
+// stream (CudaBackend::blas), in the float32 matmul precision in force (nn/core/MatmulPrecision.h):
+// float32 throughout at highest, TF32 tensor cores at high, bfloat16 ones at medium.
 #pragma once
 
 #include <cstdint>
