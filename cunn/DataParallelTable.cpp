@@ -209,6 +209,7 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   plan_.gradOutputs.resize(devices.size());
   resetProfileDetail();
   threads_ = std::make_unique<DeviceThreads>(devices);
+  statistics_ = std::make_unique<ReplicaStatistics>(devices.size());
   communicator_ = makeCommunicator(devices, options_.useNCCL, [this](size_t count, FunctionRef<void(size_t)> task) {
     runTimed(collectivePart_, count, task);
   });
@@ -369,8 +370,10 @@ const Activity& DataParallelTable::updateOutputActivity(const Activity& input) {
   plan_.gradOutput.forget();
   splitBatch(rows, replicas_.size(), plan_.slices);
   const bool scattered = scatterWhole(plan_.inputs);
-  runReplicas(kForward, plan_.active(),
-              [&](size_t i) { replicas_[i]->forward(scattered ? plan_.inputs[i] : scatterTo(i, plan_.inputs[i])); });
+  statistics_->begin(plan_.active(), currentStatisticsGroup());
+  runReplicas(kForward, plan_.active(), [&](size_t i) {
+    replicaPass(i, [&] { replicas_[i]->forward(scattered ? plan_.inputs[i] : scatterTo(i, plan_.inputs[i])); });
+  });
   plan_.input.remember(input);
   if (train_) buffersChanged_ = true;
   gather(&Module::outputActivity, outputActivity_);
@@ -444,11 +447,22 @@ void DataParallelTable::withGradOutputSlices(Part part, const Activity& gradOutp
     contiguousActivity(gradOutput, plan_.source);
     eachThreadCopies = !scatterWhole(plan_.gradOutputs);
   }
+  statistics_->begin(plan_.active(), currentStatisticsGroup());
   runReplicas(part, everyReplica ? replicas_.size() : plan_.active(), [&](size_t i) {
     if (eachThreadCopies && i < plan_.active()) scatterTo(i, plan_.gradOutputs[i]);
-    then(i);
+    replicaPass(i, [&] { then(i); });
   });
   if (fresh) plan_.gradOutput.remember(gradOutput);
+}
+
+void DataParallelTable::replicaPass(size_t i, FunctionRef<void()> pass) {
+  ScopedStatisticsGroup group(statistics_->replica(i));
+  try {
+    pass();
+  } catch (const std::exception& e) {
+    statistics_->abort(i, e.what());
+    throw;
+  }
 }
 
 const Activity& DataParallelTable::updateGradInputActivity(const Activity& input, const Activity& gradOutput) {

@@ -12,6 +12,7 @@
 #include "cunn/DataParallelSteps.h"
 #include "cunn/DeviceThreads.h"
 #include "cunn/NoSync.h"
+#include "cunn/ReplicaStatistics.h"
 #include "nn/backend/Communicator.h"
 #include "nn/core/Container.h"
 #include "nn/core/Options.h"
@@ -223,6 +224,10 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   /// on device i's thread after its slice is there, for every replica (those without rows
   /// too, when `everyReplica`).
   void withGradOutputSlices(Part part, const Activity& gradOutput, bool everyReplica, FunctionRef<void(size_t)> then);
+  /// Runs replica i's part of a forward or backward on its device thread with the replicas'
+  /// StatisticsGroup (synchronised batch normalisation sums through it); where it fails, the
+  /// other replicas' waits in that group end with an error that names it.
+  void replicaPass(size_t i, FunctionRef<void()> pass);
   void markStale();
   static void mirrorModes(const Module& from, Module& to);
 
@@ -292,6 +297,7 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   bool uncounted_ = false;
   bool buffersChanged_ = false;
   std::unique_ptr<DeviceThreads> threads_;
+  std::unique_ptr<ReplicaStatistics> statistics_;
   std::unique_ptr<Communicator> communicator_;
   StepPlan plan_;
 };

@@ -136,6 +136,58 @@ TEST_CASE("every rank ends with the parameters of one process trained on the glo
   }
 }
 
+TEST_CASE("synchronised batch normalisation over the ranks trains as one process on the global batch",
+          "[distributed]") {
+  REQUIRE(world().size() >= 2);
+  const Data data;
+  const auto bnNet = [](uint64_t seed, bool sync) {
+    nn::manualSeed(seed);
+    auto net = std::make_shared<nn::Sequential>(std::vector<nn::ModulePtr>{
+        nn::make<nn::Linear>(6, 8), nn::make<nn::BatchNormalization>(8), nn::make<nn::Tanh>(),
+        nn::make<nn::Linear>(8, 3), nn::make<nn::LogSoftMax>()});
+    nn::setSyncBatchNorm(*net, sync);
+    return net;
+  };
+  // Batch normalisation of the global batch, on every rank alike, from rank 0's parameters.
+  auto single = bnNet(0, false);
+  nn::BatchIterator global(data.inputs, data.targets, 4 * world().size(), nn::BatchOptions{true, false, 11});
+  const std::vector<float> expected = train(*single, global);
+  std::vector<float> runningExpected;
+  for (const Tensor& b : single->buffers())
+    for (float v : b.toVector()) runningExpected.push_back(v);
+  const auto running = [](nn::Module& m) {
+    std::vector<float> values;
+    for (const Tensor& b : m.buffers())
+      for (float v : b.toVector()) values.push_back(v);
+    return values;
+  };
+
+  SECTION("around a plain module") {
+    auto model = std::make_shared<nn::DistributedDataParallelTable>(bnNet(world().rank(), true),
+                                                                    nn::ProcessGroup::world());
+    nn::BatchIterator shard(data.inputs, data.targets, 4, shardOptions());
+    const std::vector<float> trained = train(*model, shard);
+    CHECK(maxDifference(trained, expected) < 2e-6);
+    CHECK(maxDifference(running(*model), runningExpected) < 2e-6);
+    for (const std::string& other : world().allGather(bytesOf(trained))) CHECK(other == bytesOf(trained));
+  }
+  SECTION("around a DataParallelTable on cpu:0 and cpu:1: the replicas, then the ranks") {
+    auto table = std::make_shared<nn::DataParallelTable>(0, true, false);
+    table->add(bnNet(world().rank(), true), {nn::Device::cpu(0), nn::Device::cpu(1)});
+    auto model = std::make_shared<nn::DistributedDataParallelTable>(table, nn::ProcessGroup::world());
+    nn::BatchIterator shard(data.inputs, data.targets, 4, shardOptions());
+    const std::vector<float> trained = train(*model, shard);
+    CHECK(maxDifference(trained, expected) < 2e-6);
+    CHECK(maxDifference(running(*model), runningExpected) < 2e-6);
+  }
+  SECTION("without sync, each rank's own statistics: another training") {
+    auto model = std::make_shared<nn::DistributedDataParallelTable>(bnNet(world().rank(), false),
+                                                                    nn::ProcessGroup::world());
+    nn::BatchIterator shard(data.inputs, data.targets, 4, shardOptions());
+    CHECK(maxDifference(train(*model, shard), expected) > 1e-3);
+  }
+}
+
 // On CUDA devices the sums run on NCCL, whose communicator is set up over MPI.
 NN_DEVICE_TEST_CASE("each rank on a device of its own trains as one process on the global batch", "[distributed]") {
   if (kind.available() < world().size()) NN_SKIP("needs a " << kind.name() << " device for each rank");

@@ -46,24 +46,44 @@ __device__ void gradientSums(const float* x, const float* g, const BatchNormShap
   gsum = blockSum(sum, shared);
 }
 
-// One block per feature: the batch statistics, saved and moved into the running ones, then y.
+// One block per feature: the batch statistics, saved and moved into the running ones, then y;
+// or one phase of that (BatchNormPhase), the same for the whole block.
 __global__ void trainingOutputKernel(const float* x, float* y, BatchNormShape s, BatchNormState st) {
   __shared__ double shared[kThreads];
   const int64_t c = blockIdx.x;
   const int64_t m = s.batch * s.positions;
-  double sum = 0;
-  for (int64_t i = threadIdx.x; i < m; i += kThreads) sum += x[offsetOf(s, c, i)];
-  const float mean = math::batchNormAverage(blockSum(sum, shared), m);
-  double squares = 0;
-  for (int64_t i = threadIdx.x; i < m; i += kThreads)
-    squares += math::batchNormSquaredDeviation<double>(x[offsetOf(s, c, i)], mean);
-  const double sumSquares = blockSum(squares, shared);
-  const float invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
-  if (threadIdx.x == 0) {
-    st.saveMean[c] = mean;
-    st.saveInvstd[c] = invstd;
-    st.runningMean[c] = math::batchNormRunningMean(st.runningMean[c], mean, st.momentum);
-    st.runningVar[c] = math::batchNormRunningVar(st.runningVar[c], sumSquares, m, st.momentum);
+  float mean, invstd;
+  if (st.phase == BatchNormPhase::fromSums) {
+    mean = st.saveMean[c];
+    invstd = st.saveInvstd[c];
+  } else {
+    if (st.phase == BatchNormPhase::sumSquares) {
+      mean = st.saveMean[c];
+    } else {
+      double sum = 0;
+      for (int64_t i = threadIdx.x; i < m; i += kThreads) sum += x[offsetOf(s, c, i)];
+      const double total = blockSum(sum, shared);
+      if (st.phase == BatchNormPhase::sumValues) {
+        if (threadIdx.x == 0) st.statSums[c] = static_cast<float>(total);
+        return;
+      }
+      mean = math::batchNormAverage(total, m);
+    }
+    double squares = 0;
+    for (int64_t i = threadIdx.x; i < m; i += kThreads)
+      squares += math::batchNormSquaredDeviation<double>(x[offsetOf(s, c, i)], mean);
+    const double sumSquares = blockSum(squares, shared);
+    if (st.phase == BatchNormPhase::sumSquares) {
+      if (threadIdx.x == 0) st.statSums[c] = static_cast<float>(sumSquares);
+      return;
+    }
+    invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
+    if (threadIdx.x == 0) {
+      st.saveMean[c] = mean;
+      st.saveInvstd[c] = invstd;
+      st.runningMean[c] = math::batchNormRunningMean(st.runningMean[c], mean, st.momentum);
+      st.runningVar[c] = math::batchNormRunningVar(st.runningVar[c], sumSquares, m, st.momentum);
+    }
   }
   const float w = st.weight ? st.weight[c] : 1.f;
   const float b = st.bias ? st.bias[c] : 0.f;
@@ -86,7 +106,7 @@ __global__ void evaluateOutputKernel(const float* x, float* y, BatchNormShape s,
   }
 }
 
-// One block per feature: the two sums, then gradInput.
+// One block per feature: the two sums, then gradInput; or one phase of that (BatchNormPhase).
 __global__ void trainingGradInputKernel(const float* x, const float* g, float* gi, BatchNormShape s,
                                         BatchNormState st) {
   __shared__ double shared[kThreads];
@@ -96,10 +116,17 @@ __global__ void trainingGradInputKernel(const float* x, const float* g, float* g
   const float invstd = st.saveInvstd[c];
   const math::BatchNormGradientAtY gradientAt = batchNormGradientAtY(st, c, mean, invstd);
   double dotp, gsum;
-  gradientSums(x, g, s, c, mean, gradientAt, shared, dotp, gsum);
-  if (threadIdx.x == 0 && st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
-  const float gradMean = math::batchNormAverage(gsum, m);
-  const float projection = math::batchNormProjection(dotp, invstd, m);
+  int64_t count = m;
+  if (st.phase == BatchNormPhase::fromSums) {
+    math::batchNormLoadGradSums(st.gradSums, s.features, c, &dotp, &gsum);
+    count = st.count;
+  } else {
+    gradientSums(x, g, s, c, mean, gradientAt, shared, dotp, gsum);
+    if (threadIdx.x == 0 && st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
+    if (st.phase == BatchNormPhase::sumGradients) return;
+  }
+  const float gradMean = math::batchNormAverage(gsum, count);
+  const float projection = math::batchNormProjection(dotp, invstd, count);
   const float w = st.weight ? st.weight[c] : 1.f;
   for (int64_t i = threadIdx.x; i < m; i += kThreads) {
     const int64_t at = offsetOf(s, c, i);

@@ -61,6 +61,7 @@ DistributedDataParallelTable::DistributedDataParallelTable(ModulePtr module, std
   buffers_ = this->module()->buffers();
   broadcastState();
   meta_ = Tensor::zeros({3});
+  statistics_ = std::make_unique<RankStatistics>(*group_, options_);
 }
 
 std::string DistributedDataParallelTable::describeForCheck(Module& module) {
@@ -164,10 +165,12 @@ const Activity& DistributedDataParallelTable::updateOutputActivity(const Activit
     const Tensor& first = input.isTensor() ? input.tensor() : input[0].tensor();
     const int64_t samples = first.dim() > 0 ? first.size(0) : 1;
     batch_ = accumulating_ ? batch_ + samples : samples;
+    statistics_->setSamples(samples);
     if (options_.buffers == BufferPolicy::BroadcastFirst)
       for (Tensor& b : buffers_)
         if (b.numel() > 0) group_->broadcast(b, 0);
   }
+  ScopedStatisticsGroup ranks(statistics_.get());
   return setOutput(childUpdateOutput(0, input));
 }
 
@@ -175,6 +178,7 @@ const Activity& DistributedDataParallelTable::updateGradInputActivity(const Acti
                                                                       const Activity& gradOutput) {
   // The step's check goes on while the module computes its gradInput.
   if (isTraining() && sync_) beginStep();
+  ScopedStatisticsGroup ranks(statistics_.get());
   return setGradInput(childUpdateGradInput(0, input, gradOutput));
 }
 
@@ -209,6 +213,29 @@ void DistributedDataParallelTable::accGradParametersActivity(const Activity& inp
         group_->allReduceSum(b);
         b.mul_(1.f / static_cast<float>(group_->size()));
       }
+}
+
+void DistributedDataParallelTable::RankStatistics::allReduceSum(double* values, size_t n) {
+  stage_.resize_({2 * static_cast<int64_t>(n)});
+  float* stage = stage_.data();
+  for (size_t k = 0; k < n; ++k) {
+    stage[k] = static_cast<float>(values[k]);
+    stage[n + k] = static_cast<float>(values[k] - static_cast<double>(stage[k]));
+  }
+  group_.allReduceSum(stage_);
+  for (size_t k = 0; k < n; ++k) values[k] = static_cast<double>(stage[k]) + static_cast<double>(stage[n + k]);
+}
+
+void DistributedDataParallelTable::RankStatistics::allReduceGradientSum(double* values, size_t n) {
+  if (!options_.average) {
+    allReduceSum(values, n);
+    return;
+  }
+  // A rank of no samples has no gradient sums (and no backward through them).
+  const auto weight = static_cast<double>(std::max<int64_t>(samples_, 1));
+  for (size_t k = 0; k < n; ++k) values[k] *= weight;
+  allReduceSum(values, n);
+  for (size_t k = 0; k < n; ++k) values[k] /= weight;
 }
 
 void DistributedDataParallelTable::beginStep() {

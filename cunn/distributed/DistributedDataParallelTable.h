@@ -21,6 +21,7 @@
 #include "cunn/distributed/ProcessGroup.h"
 #include "nn/core/Container.h"
 #include "nn/core/GradientObserver.h"
+#include "nn/core/StatisticsGroup.h"
 #include "nn/core/TableModule.h"
 
 namespace nn {
@@ -129,7 +130,28 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
   // Starts the buckets, in order, whose gradients are all final.
   void startReadyBuckets();
 
+  // The ranks as the StatisticsGroup of the child's passes (synchronised batch normalisation):
+  // each double summed as two floats, its float and the rest, so that the totals keep about
+  // twice float's digits.
+  class RankStatistics : public StatisticsGroup {
+   public:
+    RankStatistics(ProcessGroup& group, const Options& options) : group_(group), options_(options) {}
+    void allReduceSum(double* values, size_t n) override;
+    /// Where the table averages, each rank's sums weighed by its batch: the scale the averaged
+    /// gradient gives every sample (1 / the global batch), over this rank's (1 / its batch).
+    void allReduceGradientSum(double* values, size_t n) override;
+    /// This rank's samples in the forward whose backward comes next.
+    void setSamples(int64_t samples) { samples_ = samples; }
+
+   private:
+    ProcessGroup& group_;
+    const Options& options_;
+    Tensor stage_;
+    int64_t samples_ = 0;
+  };
+
   std::shared_ptr<ProcessGroup> group_;
+  std::unique_ptr<RankStatistics> statistics_;
   Options options_;
   // The flat gradient of the module's parameters (getParameters), and the first parameter's
   // gradient: when that stops pointing into the flat one, the parameters were flattened anew.

@@ -22,6 +22,24 @@ struct BatchNormShape {
   int64_t positions = 0;
 };
 
+/// What a training pass does: all of it, or one part, where the statistics are of a batch that
+/// several devices or processes hold slices of (synchronised batch normalisation): the module
+/// sums each part's per-feature sums over them between the parts.
+enum class BatchNormPhase {
+  /// The whole pass, with the statistics of this call's batch.
+  whole,
+  /// updateOutput: statSums[c] = sum x over feature c's values; nothing else is written.
+  sumValues,
+  /// updateOutput: statSums[c] = sum (x - saveMean[c])^2; nothing else is written.
+  sumSquares,
+  /// updateGradInput: gradSums = dotp and gsum (about saveMean); gradIn is not written.
+  sumGradients,
+  /// updateOutput: y from saveMean and saveInvstd as they are (the running statistics are the
+  /// caller's to move). updateGradInput: gradIn from the dotp and gsum in gradSums, of `count`
+  /// values per feature.
+  fromSums,
+};
+
 /// The module's per-feature tensors, [features] each on the input's device, and its settings.
 struct BatchNormState {
   /// Null without affine parameters (weight 1, bias 0).
@@ -53,6 +71,12 @@ struct BatchNormState {
   /// A ReLU follows (Note [Batch normalisation, then ReLU], nn/math/BatchNorm.h): the forward
   /// writes ReLU(y); the backward's gradOutput is the ReLU's, taken back through it where read.
   bool rectified = false;
+  /// The part of a training pass to do (BatchNormPhase); evaluation ignores it.
+  BatchNormPhase phase = BatchNormPhase::whole;
+  /// [features]: where the phases sumValues and sumSquares write.
+  float* statSums = nullptr;
+  /// The values per feature of the whole batch, for the phase fromSums of updateGradInput.
+  int64_t count = 0;
 };
 
 /// Feature c's gradient at y from gradOutput (Note [Batch normalisation, then ReLU]), for the

@@ -6,6 +6,7 @@
 // backward two (the sums of the gradients, gradInput), and accGradParameters none after
 // updateGradInput (it takes the sums that pass saved, BatchNormState::gradSums). A ReLU that
 // follows is taken in these passes (Note [Batch normalisation, then ReLU], nn/math/BatchNorm.h).
+// Synchronised statistics run the same passes one at a time (BatchNormPhase).
 #include <algorithm>
 
 #include "nn/core/ComputeThreads.h"
@@ -160,7 +161,20 @@ void outputFeature(const float* x, float* y, const BatchNormShape& s, const Batc
   widest([&]() NN_CPU_INLINE {
     const int64_t m = s.batch * s.positions;
     float mean, invstd;
-    if (st.train) {
+    if (st.train && st.phase == BatchNormPhase::sumValues) {
+      st.statSums[c] = static_cast<float>(featureSum(s, x, c, [](float v) { return v; }));
+      return;
+    }
+    if (st.train && st.phase == BatchNormPhase::sumSquares) {
+      const float given = st.saveMean[c];
+      st.statSums[c] =
+          static_cast<float>(featureSum(s, x, c, [&](float v) { return math::batchNormSquaredDeviation(v, given); }));
+      return;
+    }
+    if (st.train && st.phase == BatchNormPhase::fromSums) {
+      mean = st.saveMean[c];
+      invstd = st.saveInvstd[c];
+    } else if (st.train) {
       mean = math::batchNormAverage(featureSum(s, x, c, [](float v) { return v; }), m);
       const double sumSquares = featureSum(s, x, c, [&](float v) { return math::batchNormSquaredDeviation(v, mean); });
       invstd = math::batchNormInvstd(math::batchNormAverage(sumSquares, m), st.eps);
@@ -197,7 +211,6 @@ void outputFeature(const float* x, float* y, const BatchNormShape& s, const Batc
 void gradInputFeature(const float* x, const float* g, float* gi, const BatchNormShape& s, const BatchNormState& st,
                       int64_t c) {
   widest([&]() NN_CPU_INLINE {
-    const int64_t m = s.batch * s.positions;
     float mean, invstd;
     math::batchNormStatistics(st.train, st.saveMean, st.saveInvstd, st.runningMean, st.runningVar, st.eps, c, &mean,
                               &invstd);
@@ -216,8 +229,15 @@ void gradInputFeature(const float* x, const float* g, float* gi, const BatchNorm
       return;
     }
     double dotp, gsum;
-    gradientSums(x, g, s, c, mean, gradientAt, dotp, gsum);
-    if (st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
+    int64_t m = s.batch * s.positions;
+    if (st.phase == BatchNormPhase::fromSums) {
+      math::batchNormLoadGradSums(st.gradSums, s.features, c, &dotp, &gsum);
+      m = st.count;
+    } else {
+      gradientSums(x, g, s, c, mean, gradientAt, dotp, gsum);
+      if (st.gradSums) math::batchNormSaveGradSums(st.gradSums, s.features, c, dotp, gsum);
+      if (st.phase == BatchNormPhase::sumGradients) return;
+    }
     const float gradMean = math::batchNormAverage(gsum, m);
     const float projection = math::batchNormProjection(dotp, invstd, m);
     withGradientAt(gradientAt, [&](const auto at) NN_CPU_INLINE {

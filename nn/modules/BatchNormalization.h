@@ -2,8 +2,11 @@
 // batch statistics in training mode and by running statistics in evaluation mode.
 #pragma once
 
+#include <vector>
+
 #include "nn/backend/BatchNormKernels.h"
 #include "nn/core/Options.h"
+#include "nn/core/StatisticsGroup.h"
 
 namespace nn {
 
@@ -20,6 +23,11 @@ struct BatchNormalizationOptions {
   /// Learns a weight and a bias per feature (y = normalised x * weight + bias); without them the output is the
   /// normalised input. Default true.
   bool affine = true;
+  /// Synchronised (PyTorch's SyncBatchNorm): in training mode, the statistics of the whole batch
+  /// that a DataParallelTable's replicas and a DistributedDataParallelTable's ranks hold slices
+  /// of, summed over them at each pass (nn/core/StatisticsGroup.h); outside such tables, or in
+  /// evaluation mode, the same as without. Default false.
+  bool sync = false;
 
   template <typename F>
   void visit(F&& field) {
@@ -27,6 +35,7 @@ struct BatchNormalizationOptions {
     field("eps", eps);
     field("momentum", momentum);
     field("affine", affine);
+    field("sync", sync, DefaultIfAbsent{});
   }
 };
 
@@ -73,6 +82,10 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   float momentum() const { return options_.momentum; }
   /// Whether the module has a weight and a bias (BatchNormalizationOptions::affine).
   bool affine() const { return options_.affine; }
+  /// Whether the statistics are the whole batch's across devices and ranks (BatchNormalizationOptions::sync).
+  bool sync() const { return options_.sync; }
+  /// Sets sync(); nn::setSyncBatchNorm sets it on every batch normalisation of a tree.
+  void setSync(bool sync) { options_.sync = sync; }
 
   /// The scale per feature, [nOutput]; empty when the module is not affine.
   Tensor weight;
@@ -101,6 +114,13 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   BatchNormShape shapeOf(const Tensor& input) const;
   /// This module's tensors and settings for the kernels.
   BatchNormState state();
+  /// The training forward and the training updateGradInput where sync() and the thread has a
+  /// StatisticsGroup: the kernels' phases, with the sums added over the group between them.
+  void syncedOutput(const Tensor& x, StatisticsGroup& group);
+  void syncedGradInput(const Tensor& x, const Tensor& g, StatisticsGroup& group);
+  /// Sums the device's `sums` and `extra` with the group's (allReduceGradientSum where
+  /// `gradients`), through the host: the totals, in double, `extra`'s last.
+  std::vector<double>& sumOverGroup(const Tensor& sums, StatisticsGroup& group, double extra, bool gradients = false);
 
   const char* typeName_;
   int inputDim_;
@@ -113,6 +133,18 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   const float* gradSumsGradOutput_ = nullptr;
   bool gradSumsReLUAfter_ = false;
   bool reluAfter_ = false;
+  // Synchronised statistics: the kernels' per-feature sums on the device, the group's totals
+  // on the host, the totals of the gradient sums back on the device, the host's staging of
+  // [features] values, and the whole batch's count of values per feature of the last forward.
+  Tensor statSums_, groupGradSums_, hostStage_;
+  std::vector<double> totals_;
+  std::vector<float> hostValues_, hostRunning_;
+  int64_t syncedCount_ = 0;
 };
+
+/// Sets BatchNormalizationOptions::sync on every BatchNormalization and SpatialBatchNormalization
+/// of `module`'s tree (PyTorch's SyncBatchNorm.convert_sync_batchnorm), before it is wrapped in
+/// a data-parallel table.
+void setSyncBatchNorm(Module& module, bool sync = true);
 
 }  // namespace nn
