@@ -3,7 +3,7 @@
 // bench/networks_torch.py; tools/bench-suite.sh runs both alternately.
 //
 //   train_synthetic --network vgg [--batch-size 128] [--steps 20] [--warmup 3] [--threads 1]
-//                   [--devices cpu:0,cpu:1] [--profile] [--metrics FILE]
+//                   [--devices cpu:0,cpu:1] [--precision highest|high|medium] [--profile] [--metrics FILE]
 //
 // A step is what examples/lenet does: zeroGradParameters, forward, ClassNLLCriterion forward
 // (the loss read on the host) and backward, backward, SGD (lr 0.01, momentum 0.9, dampening 0,
@@ -32,6 +32,7 @@ struct Flags {
   int64_t batchSize = 128, steps = 20, warmup = 3;
   int threads = 1;
   std::string devices = "cpu:0";
+  std::string precision = "highest";
   bool profile = false;
   std::string metrics;
 };
@@ -40,7 +41,8 @@ struct Flags {
   std::fprintf(stderr,
                "train_synthetic: %s\n"
                "usage: train_synthetic --network lenet|mlp|vgg|resnet [--batch-size N] [--steps N] [--warmup N]\n"
-               "                       [--threads N] [--devices cpu:0,cpu:1] [--profile] [--metrics FILE]\n",
+               "                       [--threads N] [--devices cpu:0,cpu:1] [--precision highest|high|medium]\n"
+               "                       [--profile] [--metrics FILE]\n",
                error.c_str());
   std::exit(2);
 }
@@ -76,6 +78,8 @@ Flags parse(int argc, char** argv) {
       f.devices = value;
     else if (arg == "--metrics")
       f.metrics = value;
+    else if (arg == "--precision")
+      f.precision = value;
     else
       usage("unknown flag " + arg);
   }
@@ -87,6 +91,7 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 int run(const Flags& f) {
   const std::vector<nn::Device> devices = examples::parseDevices("train_synthetic", f.devices);
   nn::setNumThreads(f.threads);
+  nn::setFloat32MatmulPrecision(nn::matmulPrecisionNamed(f.precision));
   nn::setProfiling(f.profile);
   nn::manualSeed(1);
 
@@ -149,7 +154,8 @@ int run(const Flags& f) {
   line << "{\"network\": \"" << net.name << "\", \"images_per_second\": " << imagesPerSecond
        << ", \"forward_macs\": " << work.multiplyAdds << ", \"first_layer_macs\": " << work.firstLayer
        << ", \"loss\": " << loss << ", \"steps\": " << f.steps << ", \"batch_size\": " << f.batchSize
-       << ", \"threads\": " << f.threads << ", \"devices\": " << devices.size() << "}\n";
+       << ", \"threads\": " << f.threads << ", \"devices\": " << devices.size() << ", \"precision\": \"" << f.precision
+       << "\"}\n";
   std::cout << line.str();
   if (!f.metrics.empty()) {
     std::ofstream out(f.metrics);

@@ -51,6 +51,8 @@ struct Options : TrainingDefaults {
   double bucketMegabytes = nn::DistributedDataParallelTable::Options().bucketMegabytes;
   bool checkNumerics = false;
   bool profile = false;
+  // The float32 matmul precision (nn/core/MatmulPrecision.h).
+  nn::MatmulPrecision precision = nn::MatmulPrecision::highest;
   // The learning-rate schedule (PyTorch's schedulers; none: Torch7's decay alone).
   std::string lrSchedule = "none";
   int64_t warmupEpochs = 0;
@@ -117,6 +119,9 @@ std::string usage(const ExampleSettings& settings) {
     << "  --limit N          train on the first N training images only (all)\n"
     << "  --flip on|off      mirror each training image left to right with probability 1/2 (" << (s.flip ? "on" : "off")
     << ")\n"
+    << "  --precision P      float32 matmul precision, as PyTorch's: highest (float32 products), high\n"
+    << "                     (TF32 tensor cores on CUDA; float32 on the CPU) or medium (bfloat16 products:\n"
+    << "                     AVX512-BF16 CPUs' GEMMs, bfloat16 tensor cores on CUDA) (highest)\n"
     << "  --check-numerics   stop at the first NaN or Inf, naming the module and the pass\n"
     << "  --profile          after each epoch, print the time of each module's forward and backward\n"
     << "                     (with several devices, the first device's replica) and of the step's other parts\n";
@@ -214,7 +219,11 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.exportOnnx = value;
     else if (arg == "--logdir")
       o.logdir = value;
-    else if (arg == "--flip")
+    else if (arg == "--precision") {
+      NN_CHECK(value == "highest" || value == "high" || value == "medium",
+               program << ": --precision expects highest, high or medium, got '" << value << "'");
+      o.precision = nn::matmulPrecisionNamed(value);
+    } else if (arg == "--flip")
       o.flip = onOff(program, arg, value);
     else if (arg == "--limit")
       o.limit = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt64));
@@ -558,8 +567,12 @@ void start(Run& r) {
   std::signal(SIGTERM, onStopSignal);
   r.group = launchedByMpirun() ? nn::ProcessGroup::world() : nullptr;
   r.lead = r.group == nullptr || r.group->rank() == 0;
-  // First, what the run's speed depends on: the CPU and the kernels that run on it.
-  if (r.lead) std::cout << nn::cpuInfo() << std::endl;
+  // First, what the run's speed depends on: the CPU, the kernels that run on it and the precision
+  // of their products.
+  nn::setFloat32MatmulPrecision(r.o.precision);
+  if (r.lead)
+    std::cout << nn::cpuInfo() << "\nfloat32 matmul precision on the CPU: " << nn::cpuMatmulPrecisionInfo()
+              << std::endl;
   // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
   checkSeparateFiles(r.o, r.s.name);
   if (r.lead && !r.o.save.empty()) nn::checkWritable(r.o.save);

@@ -7,6 +7,7 @@
 #include "nn/core/Container.h"
 #include "nn/core/Device.h"
 #include "nn/core/Error.h"
+#include "nn/core/MatmulPrecision.h"
 #include "nn/core/Module.h"
 #include "nn/core/Numerics.h"
 #include "nn/core/Profiler.h"
