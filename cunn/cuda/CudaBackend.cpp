@@ -37,6 +37,7 @@ Kernels cudaKernels() {
   k.convolution = cuda::convolutionKernels();
   k.pooling = cuda::poolingKernels();
   k.batchNorm = cuda::batchNormKernels();
+  k.normalization = cuda::normalizationKernels();
   k.softMax = cuda::softMaxKernels();
   k.criterion = cuda::criterionKernels();
   k.concat = cuda::concatKernels();

@@ -12,6 +12,7 @@ LinearKernels linearKernels();
 ConvolutionKernels convolutionKernels();
 PoolingKernels poolingKernels();
 BatchNormKernels batchNormKernels();
+NormalizationKernels normalizationKernels();
 SoftMaxKernels softMaxKernels();
 CriterionKernels criterionKernels();
 ConcatKernels concatKernels();

@@ -12,6 +12,7 @@
 #include "nn/backend/ElementwiseKernels.h"
 #include "nn/backend/LinearKernels.h"
 #include "nn/backend/LookupKernels.h"
+#include "nn/backend/NormalizationKernels.h"
 #include "nn/backend/PoolingKernels.h"
 #include "nn/backend/SoftMaxKernels.h"
 #include "nn/backend/TensorKernels.h"
@@ -32,6 +33,8 @@ struct Kernels {
   PoolingKernels pooling;
   /// nn::BatchNormalization and nn::SpatialBatchNormalization.
   BatchNormKernels batchNorm;
+  /// nn::LayerNorm and nn::GroupNorm.
+  NormalizationKernels normalization;
   /// nn::SoftMax and nn::LogSoftMax.
   SoftMaxKernels softMax;
   /// The criterions' losses and gradients.

@@ -31,6 +31,7 @@ Kernels cpuKernels() {
   k.convolution = cpu::convolutionKernels();
   k.pooling = cpu::poolingKernels();
   k.batchNorm = cpu::batchNormKernels();
+  k.normalization = cpu::normalizationKernels();
   k.softMax = cpu::softMaxKernels();
   k.criterion = cpu::criterionKernels();
   k.concat = cpu::concatKernels();
