@@ -51,6 +51,8 @@ struct Options : TrainingDefaults {
   double bucketMegabytes = nn::DistributedDataParallelTable::Options().bucketMegabytes;
   bool checkNumerics = false;
   bool profile = false;
+  // Batch normalisation over the whole batch of every device and process (nn::setSyncBatchNorm).
+  bool syncBn = false;
   // The float32 matmul precision (nn/core/MatmulPrecision.h).
   nn::MatmulPrecision precision = nn::MatmulPrecision::highest;
   // The learning-rate schedule (PyTorch's schedulers; none: Torch7's decay alone).
@@ -92,13 +94,15 @@ std::string usage(const ExampleSettings& settings) {
     << "  --lr-milestones L  multistep: the epochs of the decays, e.g. 10,20\n"
     << "  --min-lr X         cosine, plateau: the lowest rate (0)\n"
     << "  --clip-grad-norm X scale the gradients down to a global L2 norm of at most X before each step,\n"
-    << "                     as PyTorch's clip_grad_norm_; --logdir records the norm (0: off)\n"
+    << "                     as PyTorch's clip_grad_norm_ (0: off)\n"
     << "  --clip-grad-value X clamp each gradient into [-X, X] before each step (0: off)\n"
     << "  --accumulate K     cut each batch into K micro-batches whose gradients add up to the batch's,\n"
     << "                     for one step (less memory); only the last one's are summed over the\n"
     << "                     processes under mpirun and over the devices (1)\n"
     << "  --ema X            keep an exponential moving average of the weights (decay X, e.g. 0.999),\n"
     << "                     updated after each step, and measure the test accuracy on it (0: off)\n"
+    << "  --sync-bn          batch normalisation by the statistics of the whole batch of every device\n"
+    << "                     and process (PyTorch's SyncBatchNorm), not each one's slice\n"
     << "  --lr-decay X       learning rate at step t is lr / (1 + t * X), as Torch7's optim (" << s.learningRateDecay
     << "; not rmsprop)\n"
     << "  --seed N           seed of initialisation and data order (1)\n"
@@ -114,7 +118,8 @@ std::string usage(const ExampleSettings& settings) {
     << "  --resume FILE      continue from a checkpoint; --epochs counts from the start\n"
     << "  --metrics FILE     append one JSON object per epoch (JSON lines)\n"
     << "  --export-onnx FILE after training, write the network as an ONNX model (for ONNX Runtime)\n"
-    << "  --logdir DIR       TensorBoard event files: per step the loss, images/s and learning rate,\n"
+    << "  --logdir DIR       TensorBoard event files: per step the loss, images/s, learning rate and\n"
+    << "                     gradient norm,\n"
     << "                     per epoch the train loss, test accuracy and learning rate\n"
     << "  --limit N          train on the first N training images only (all)\n"
     << "  --flip on|off      mirror each training image left to right with probability 1/2 (" << (s.flip ? "on" : "off")
@@ -179,6 +184,10 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
     }
     if (arg == "--profile") {
       o.profile = true;
+      continue;
+    }
+    if (arg == "--sync-bn") {
+      o.syncBn = true;
       continue;
     }
     NN_CHECK(i + 1 < argc, program << ": option " << arg << " needs a value\n" << usage(s));
@@ -388,7 +397,8 @@ std::string sharedConfiguration(const Options& o, int64_t trainingImages) {
     << o.seed << "\n--limit " << o.limit << "\n--flip " << (o.flip ? "on" : "off") << "\n--bucket-mb "
     << o.bucketMegabytes << "\n--resume " << o.resume << "\n--lr-schedule " << o.lrSchedule << "\n--warmup-epochs "
     << o.warmupEpochs << "\n--clip-grad-norm " << o.clipGradNorm << "\n--clip-grad-value " << o.clipGradValue
-    << "\n--ema " << o.ema << "\n--accumulate " << o.accumulate << "\ntraining images " << trainingImages << "\n";
+    << "\n--ema " << o.ema << "\n--accumulate " << o.accumulate << "\n--sync-bn " << (o.syncBn ? "on" : "off")
+    << "\ntraining images " << trainingImages << "\n";
   return c.str();
 }
 
@@ -590,7 +600,9 @@ void start(Run& r) {
 // The example's network on the devices (wrapped for the processes under mpirun), printed, and
 // its optimizer.
 void buildModel(Run& r) {
-  r.local = placeOnDevices(r.s.model(), r.devices);
+  nn::ModulePtr model = r.s.model();
+  if (r.o.syncBn) nn::setSyncBatchNorm(*model);
+  r.local = placeOnDevices(model, r.devices);
   nn::DistributedDataParallelTable::Options distributed;
   distributed.bucketMegabytes = r.o.bucketMegabytes;
   distributed.configuration = sharedConfiguration(r.o, r.data.train->size());
@@ -598,7 +610,7 @@ void buildModel(Run& r) {
   // Flushed, so that a log shows the model before the first epoch's progress on stderr.
   if (r.lead) std::cout << r.model->toString() << std::endl;
   r.optimizer = makeOptimizer(r.o, r.model->getParameters());
-  if (r.o.clipGradNorm > 0 || r.o.clipGradValue > 0)
+  if (r.o.clipGradNorm > 0 || r.o.clipGradValue > 0 || !r.o.logdir.empty())
     r.clipper = std::make_unique<nn::GradientClipper>(r.optimizer->gradients());
   if (r.o.ema > 0) r.average = std::make_unique<nn::ExponentialMovingAverage>(*r.model, r.o.ema);
 }
@@ -714,7 +726,10 @@ double trainStep(Run& r, Epoch& e) {
   e.lossSum += loss;
   nn::ScopedTimer timer(e.times.step);
   // The whole batch's gradient: one device's, the table's first replica's, every rank's sum.
-  if (r.o.clipGradNorm > 0) r.gradientNorm = r.clipper->clipNorm(r.o.clipGradNorm);
+  if (r.o.clipGradNorm > 0)
+    r.gradientNorm = r.clipper->clipNorm(r.o.clipGradNorm);
+  else if (r.events)
+    r.gradientNorm = r.clipper->norm();
   if (r.o.clipGradValue > 0) r.clipper->clipValue(r.o.clipGradValue);
   r.optimizer->step();
   if (r.average) r.average->update();
@@ -729,7 +744,7 @@ void logStep(Run& r, const Epoch& e, double loss) {
   r.events->addScalar("train/images_per_second", static_cast<double>(e.seen) / (seconds() - e.start),
                       r.optimizer->stepCount());
   r.events->addScalar("train/learning_rate", nextLearningRate(r.o, *r.optimizer), r.optimizer->stepCount());
-  if (r.o.clipGradNorm > 0) r.events->addScalar("train/grad_norm", r.gradientNorm, r.optimizer->stepCount());
+  r.events->addScalar("train/grad_norm", r.gradientNorm, r.optimizer->stepCount());
 }
 
 // The signal that asked to stop, 0 while none has: every process stops after the same step,

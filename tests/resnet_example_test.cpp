@@ -1,7 +1,9 @@
 // The residual network example (examples/resnet.cpp) as a user runs it, on small synthetic
 // data: it learns, trains on cpu:0,cpu:1 through a DataParallelTable, and a run stopped after
 // an epoch and resumed ends with the same bytes as an uninterrupted one.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -80,6 +82,42 @@ TEST_CASE("--flip mirrors training images: off trains to other numbers, and each
   const nn::test::ExampleResult bad = runExample("resnet", {"--flip", "yes"});
   CHECK(bad.exitStatus == 1);
   CHECK(bad.stderrText.find("resnet: --flip expects on or off, got 'yes'") != std::string::npos);
+}
+
+TEST_CASE("--sync-bn: two devices train as one device on the whole batch; without it, as two halves",
+          "[resnet][noemulator]") {
+  nn::test::TempDir dir;
+  // Two steps: the floats of summations in other orders have not grown yet.
+  nn::test::writeSyntheticSplit(dir, "train", 64, 5);
+  nn::test::writeSyntheticSplit(dir, "t10k", 32, 6);
+  auto train = [&](const std::string& devices, bool sync, const std::string& name) {
+    const std::string path = dir.file(name);
+    std::vector<std::string> args{"--data-dir", dir.path(), "--batch-size", "32", "--devices", devices, "--threads",
+                                  "1",          "--epochs", "1",           "--flip",       "off", "--save", path};
+    if (sync) args.push_back("--sync-bn");
+    const nn::test::ExampleResult r = runExample("resnet", args);
+    CAPTURE(r.stderrText);
+    REQUIRE(r.exitStatus == 0);
+    CHECK((r.stdoutText.find(", sync)") != std::string::npos) == sync);
+    std::vector<float> values;
+    for (const nn::NamedTensor& t : nn::readSafetensors(path).tensors)
+      if (t.name.rfind("training.", 0) != 0)
+        for (float v : t.value.toVector()) values.push_back(v);
+    return values;
+  };
+  const std::vector<float> one = train("cpu:0", false, "one.safetensors");
+  const std::vector<float> synced = train("cpu:0,cpu:1", true, "synced.safetensors");
+  const std::vector<float> halves = train("cpu:0,cpu:1", false, "halves.safetensors");
+  REQUIRE(one.size() == synced.size());
+  REQUIRE(one.size() == halves.size());
+  double syncedGap = 0, halvesGap = 0;
+  for (size_t i = 0; i < one.size(); ++i) {
+    syncedGap = std::max(syncedGap, static_cast<double>(std::abs(synced[i] - one[i])));
+    halvesGap = std::max(halvesGap, static_cast<double>(std::abs(halves[i] - one[i])));
+  }
+  CAPTURE(syncedGap, halvesGap);
+  CHECK(syncedGap < 2e-4);
+  CHECK(halvesGap > 1e-2);
 }
 
 TEST_CASE("the residual network example's usage shows its own name and defaults", "[resnet]") {

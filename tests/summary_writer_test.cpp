@@ -4,6 +4,7 @@
 // installed) reads back every scalar, its step and its time; the LeNet example's --logdir
 // curves equal its --metrics file.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -149,8 +150,9 @@ TEST_CASE("lenet --logdir: TensorBoard reads the curves of --metrics, per step a
       {"--data-dir", dir.path(), "--epochs", "2", "--batch-size", "16", "--logdir", logdir, "--metrics", metrics});
   INFO(run.stdoutText << run.stderrText);
   REQUIRE(run.exitStatus == 0);
-  // Per step (4 a epoch): the loss, the speed and the next step's rate; per epoch: three curves.
-  REQUIRE(records(onlyFile(logdir)).size() == 1 + 3 * 8 + 3 * 2);
+  // Per step (4 a epoch): the loss, the speed, the next step's rate and the gradient's norm; per
+  // epoch: three curves.
+  REQUIRE(records(onlyFile(logdir)).size() == 1 + 4 * 8 + 3 * 2);
   const std::string python = nn::test::referencePython();
   if (python.empty()) NN_SKIP("TensorBoard is not installed (tools/reference-venv.sh); the framing was checked");
   // TensorBoard's values by tag and step.
@@ -191,12 +193,14 @@ TEST_CASE("lenet --logdir: TensorBoard reads the curves of --metrics, per step a
     // SGD's rate after `step` steps, as --metrics gives it per epoch.
     CHECK(static_cast<float>(values[{"train/learning_rate", step}]) ==
           static_cast<float>(double{0.05f} / (1 + static_cast<double>(step) * double{2e-4f})));
+    REQUIRE(values.count({"train/grad_norm", step}) == 1);
+    CHECK(values[{"train/grad_norm", step}] > 0);
     epochLoss[(step - 1) / 4] += values[{"train/loss", step}] / 4;
   }
   // An epoch's train loss is the mean of its steps' losses.
   for (int64_t epoch = 1; epoch <= 2; ++epoch)
     CHECK(epochLoss[epoch - 1] == Approx(values[{"epoch/train_loss", epoch}]).epsilon(1e-5));
-  REQUIRE(values.size() == 3 * 8 + 3 * 2);
+  REQUIRE(values.size() == 4 * 8 + 3 * 2);
 }
 
 TEST_CASE("lenet --clip-grad-norm: the norm of each step's gradient is recorded, and clipping changes the run",
@@ -214,24 +218,27 @@ TEST_CASE("lenet --clip-grad-norm: the norm of each step's gradient is recorded,
   const nn::test::ExampleResult b = nn::test::runExample(with({"--logdir", free}));
   REQUIRE(a.exitStatus == 0);
   REQUIRE(b.exitStatus == 0);
-  // Per step (4): the loss, the speed, the rate and the norm; per epoch: three curves.
+  // Per step (4): the loss, the speed, the rate and the norm, clipped or not; per epoch: three curves.
   CHECK(records(onlyFile(clipped)).size() == 1 + 4 * 4 + 3);
-  CHECK(records(onlyFile(free)).size() == 1 + 3 * 4 + 3);
+  CHECK(records(onlyFile(free)).size() == 1 + 4 * 4 + 3);
   // A norm of 0.05 holds every step's gradient back: the epoch's loss differs.
   const std::string lossA = a.stdoutText.substr(a.stdoutText.find("train loss")),
                     lossB = b.stdoutText.substr(b.stdoutText.find("train loss"));
   CHECK(lossA.substr(0, 18) != lossB.substr(0, 18));
   const std::string python = nn::test::referencePython();
   if (python.empty()) NN_SKIP("TensorBoard is not installed (tools/reference-venv.sh); the framing was checked");
-  int norms = 0;
-  for (const std::string& line : tensorboardScalars(python, clipped))
-    if (line.rfind("train/grad_norm ", 0) == 0) {
-      ++norms;
-      std::istringstream in(line.substr(16));
-      int64_t step;
-      double norm;
-      in >> step >> norm;
-      CHECK(norm > 0.05);  // the norm before clipping: LeNet's gradients are larger than that
-    }
-  CHECK(norms == 4);
+  for (const std::string& run : {clipped, free}) {
+    int norms = 0;
+    for (const std::string& line : tensorboardScalars(python, run))
+      if (line.rfind("train/grad_norm ", 0) == 0) {
+        ++norms;
+        std::istringstream in(line.substr(16));
+        int64_t step;
+        double norm;
+        in >> step >> norm;
+        CHECK(norm > 0.05);  // the norm before clipping: LeNet's gradients are larger than that
+        CHECK(std::isfinite(norm));
+      }
+    CHECK(norms == 4);
+  }
 }
