@@ -287,6 +287,42 @@ const bool kLayers = [] {
                                   {in.value.name, scale, shift, e.tensor(bn.runningMean), e.tensor(bn.runningVar)},
                                   {{"epsilon", static_cast<float>(o.eps)}}));
               });
+  // Opset 17's LayerNormalization over the last dimensions; its scale is required (ones without
+  // affine parameters).
+  registerExport("nn.LayerNorm", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
+    auto& ln = as<LayerNorm>(m);
+    const Tensor& x = exampleTensor(e, in);
+    const Ints& shape = ln.normalizedShape();
+    const int64_t axis = x.dim() - static_cast<int64_t>(shape.size());
+    checkNotBatch(e, axis, "a normalisation");
+    const std::vector<float> ones(static_cast<size_t>(product(shape)), 1.f), zeros(ones.size(), 0.f);
+    const std::string scale = ln.elementwiseAffine() ? e.tensor(ln.weight) : e.floats(ones, shape);
+    const std::string shift = ln.elementwiseAffine() ? e.tensor(ln.bias) : e.floats(zeros, shape);
+    return Value(e.op("LayerNormalization", {in.value.name, scale, shift},
+                      {{"axis", axis}, {"epsilon", static_cast<float>(ln.eps())}}));
+  });
+  // Opset 17 has no GroupNormalization (opset 18's scales groups, not channels): [N, C, *] seen as
+  // [N, G, C / G * positions], whose InstanceNormalization normalises each (sample, group), then
+  // the sizes back and the per-channel weight and bias broadcast over the positions.
+  registerExport("nn.GroupNorm", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
+    auto& gn = as<GroupNorm>(m);
+    const Tensor& x = exampleTensor(e, in);
+    if (x.dim() < 2) e.refuse("expected an input [N, C, *], got " + x.shapeString());
+    const int64_t groups = gn.numGroups();
+    const std::vector<float> ones(static_cast<size_t>(groups), 1.f), zeros(ones.size(), 0.f);
+    const std::string grouped = e.op("Reshape", {in.value.name, e.int64s({0, groups, -1})});
+    const std::string normalised = e.op("InstanceNormalization",
+                                        {grouped, e.floats(ones, {groups}), e.floats(zeros, {groups})},
+                                        {{"epsilon", static_cast<float>(gn.eps())}});
+    Ints sizes = x.sizes();
+    sizes[0] = 0;  // the batch of the input, whatever its size
+    std::string y = e.op("Reshape", {normalised, e.int64s(sizes)});
+    if (!gn.affine()) return Value(y);
+    Ints channel(static_cast<size_t>(x.dim() - 1), 1);
+    channel[0] = gn.numChannels();
+    y = e.op("Mul", {y, e.op("Reshape", {e.tensor(gn.weight), e.int64s(channel)})});
+    return Value(e.op("Add", {y, e.op("Reshape", {e.tensor(gn.bias), e.int64s(channel)})}));
+  });
   registerExport("nn.PReLU", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
     auto& prelu = as<PReLU>(m);
     const Tensor& x = exampleTensor(e, in);
