@@ -34,6 +34,7 @@
 #include "nn/io/Checkpoint.h"
 #include "nn/io/Serialize.h"
 #include "nn/io/SummaryWriter.h"
+#include "nn/io/Torch7.h"
 #include "nn/modules/Add.h"
 #include "nn/modules/AddConstant.h"
 #include "nn/modules/BatchNormalization.h"

@@ -121,6 +121,24 @@ TEST_CASE("checkpoint seeds and regression inputs are read or rejected with nn::
           10);
 }
 
+TEST_CASE("Torch7 seeds and regression inputs are read or rejected with nn::Error", "[fuzz]") {
+  // readTorch7 and loadTorch7: a model's file passes both; a file of tensors, tables or a class
+  // of no module passes the reader alone.
+  readAll("torch7", nn::fuzz::readTorch7,
+          {{"valid-convnet.t7", 2},
+           {"valid-data-parallel.t7", 2},
+           {"valid-floattensor.t7", 1},
+           {"valid-list-table.t7", 1},
+           {"valid-recursive-class.t7", 1},
+           {"valid-recursive-kv-table.t7", 1},
+           {"valid-residual.t7", 2},
+           {"valid-shared.t7", 2},
+           {"valid-tds-hash.t7", 1},
+           {"valid-tds-vec.t7", 1},
+           {"valid-unknown-class.t7", 1}},
+          0);
+}
+
 TEST_CASE("module tree seeds and regression inputs run, or stop at an nn::Error", "[fuzz]") {
   // The fuzzer knows every module type of //nn (DataParallelTable, of //cunn, runs threads of
   // its own and is left out), and the corpus holds one seed for each.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -392,6 +393,25 @@ TEST_CASE("negative strides, deep nesting and self-references are refused", "[to
   sequential(loop, 1, 1);
   loop.number(1).i32(4).i32(1);
   CHECK(contains(loadError(dir, loop.bytes), "modules[1]: nn.Sequential contains itself"));
+  // Sequentials each holding the one below in two places, 40 levels: 2^40 places from 2 KB,
+  // refused before making a container walks them.
+  T7 doubling;
+  int32_t next = 1;
+  std::function<int32_t(int)> level = [&](int n) {
+    const int32_t index = next;
+    if (n == 0) {
+      next += 2;
+      doubling.object(index, "nn.Identity").table(index + 1, 0);
+      return index;
+    }
+    next += 3;
+    doubling.object(index, "nn.Sequential").table(index + 1, 1).string("modules").table(index + 2, 2).number(1);
+    const int32_t below = level(n - 1);
+    doubling.number(2).i32(4).i32(below);
+    return index;
+  };
+  level(40);
+  CHECK(contains(loadError(dir, doubling.bytes), "the module tree holds more than 1048576 modules counted at each"));
   // A number where a size was expected, and a size that is not an integer.
   T7 conv;
   conv.object(1, "nn.SpatialConvolution").table(2, 1).string("nInputPlane").number(1.5);

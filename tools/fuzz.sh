@@ -2,7 +2,7 @@
 # Fuzzes the file readers and what lies past them: installs clang and libFuzzer (Debian packages)
 # if missing, builds the fuzz targets of tests/fuzz with --config=fuzz (AddressSanitizer and
 # UBSan), and runs each for SECONDS (default 60) from its seed corpus and regression inputs: the
-# IDX, image (PNG, JPEG) and checkpoint readers, module trees loaded and run forward and backward, Tensor's views. Exits non-zero if a target
+# IDX, image (PNG, JPEG), checkpoint and Torch7 readers, module trees loaded and run forward and backward, Tensor's views. Exits non-zero if a target
 # crashes, hangs, leaks or runs out of memory, and prints where the input that did it is.
 # Usage: tools/fuzz.sh [SECONDS] [bazel build options ...]
 set -uo pipefail
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: tools/fuzz.sh [SECONDS] [bazel build options ...]" >&2; exit 2; }
 shift $(($# > 0 ? 1 : 0))
-targets=(idx image checkpoint module_tree tensor_view)
+targets=(idx image checkpoint torch7 module_tree tensor_view)
 
 tools/install-deps.sh clang-14 libclang-rt-14-dev || exit 1
 labels=()

@@ -51,6 +51,10 @@ constexpr int64_t kBudgetExtra = int64_t{1} << 20;
 // bytes, plus kBudgetExtra. A float weight takes 4 bytes in the file and 8 in its module (the
 // value and its gradient); a byte storage's elements take 1 in the file.
 constexpr int64_t kModuleStorageFactor = 8;
+// A tree's modules counted at each of their places, and the places that building its containers
+// walks (see ModuleBuilder::container): far above any model's, far below a hang.
+constexpr int64_t kMaxPlaces = int64_t{1} << 20;
+constexpr int64_t kMaxPlacesWalked = int64_t{1} << 24;
 
 // The element types of Torch7's storages, all read as float32.
 enum class Element { U8, I8, I16, I32, I64, F16, F32, F64 };
@@ -582,18 +586,45 @@ class ModuleBuilder {
     return sizes;
   }
 
-  // The children of a container's `modules` field, a list 1..n.
+  // The children of a container's `modules` field, a list 1..n (a key assigned twice keeps its
+  // last value, as in Lua).
   std::vector<ModulePtr> children(const Site& s, const std::string& place, int depth) {
     const Torch7Object* f = optional(s, "modules");
-    if (!f || f->kind != Kind::Table) fail(s, "field modules is a " + (f ? f->describe() : std::string("nil")) + ", expected a table");
+    if (!f || f->kind != Kind::Table)
+      fail(s, "field modules is a " + (f ? f->describe() : std::string("nil")) + ", expected a table");
     const Torch7Table& list = f->table();
+    const size_t n = list.entries.size();
+    std::vector<const Torch7Object*> items(n, nullptr);
+    for (const auto& [key, item] : list.entries) {
+      if (key.kind != Kind::Number || key.number != std::floor(key.number) || key.number < 1 ||
+          key.number > static_cast<double>(n))
+        fail(s, "field modules has a key " + (key.kind == Kind::Number ? std::to_string(key.number) : key.describe()) +
+                    ", expected the list's indices 1 to " + std::to_string(n));
+      items[static_cast<size_t>(key.number) - 1] = &item;
+    }
     std::vector<ModulePtr> modules;
-    for (size_t i = 1; i <= list.entries.size(); ++i) {
-      const Torch7Object* child = list.find(static_cast<double>(i));
-      if (!child) fail(s, "field modules has " + std::to_string(list.entries.size()) + " entries but no item " + std::to_string(i));
-      modules.push_back(build(*child, (place.empty() ? "" : place + ".") + "modules[" + std::to_string(i) + "]", depth + 1));
+    for (size_t i = 0; i < n; ++i) {
+      if (!items[i]) fail(s, "field modules has " + std::to_string(n) + " entries but no item " + std::to_string(i + 1));
+      modules.push_back(build(*items[i], (place.empty() ? "" : place + ".") + "modules[" + std::to_string(i + 1) + "]", depth + 1));
     }
     return modules;
+  }
+
+  // A container of `kids`: its modules counted at every place (a module in two places twice) at
+  // most kMaxPlaces, and all containers' together at most kMaxPlacesWalked, since making a
+  // container walks each child's tree (a container may not hold itself), and modules shared
+  // at every level would make that walk exponential in a small file.
+  ModulePtr container(const Site& s, const std::string& type, std::vector<ModulePtr> kids) {
+    int64_t count = 1;
+    for (const ModulePtr& kid : kids) count += places_.at(kid.get());
+    if (count > kMaxPlaces || count > kMaxPlacesWalked - placesWalked_)
+      fail(s, "the module tree holds more than " + std::to_string(kMaxPlaces) +
+                  " modules counted at each of their places, or its containers more than " +
+                  std::to_string(kMaxPlacesWalked) + " together");
+    placesWalked_ += count;
+    ModulePtr module = create(s, type, Config(), std::move(kids));
+    places_[module.get()] = count;
+    return module;
   }
 
   // createModule under the storage still allowed, its errors named by the site.
@@ -754,6 +785,8 @@ class ModuleBuilder {
   std::string path_;
   int64_t storageLeft_;
   std::unordered_map<const void*, ModulePtr> built_;
+  std::unordered_map<const Module*, int64_t> places_;
+  int64_t placesWalked_ = 0;
   std::set<const void*> open_;
   std::vector<std::pair<ModulePtr, bool>> modes_;
 };
@@ -761,7 +794,7 @@ class ModuleBuilder {
 ModulePtr ModuleBuilder::make(const Site& s, const std::string& type, const std::string& place, int depth) {
   // cudnn's modules hold the fields of nn's.
   const std::string name = startsWith(type, "cudnn.") ? "nn." + type.substr(6) : type;
-  if (name == "nn.Sequential" || name == "nn.ConcatTable") return create(s, name, Config(), children(s, place, depth));
+  if (name == "nn.Sequential" || name == "nn.ConcatTable") return container(s, name, children(s, place, depth));
   if (name == "nn.DataParallelTable") {
     std::vector<ModulePtr> replicas = children(s, place, depth);
     if (replicas.empty()) fail(s, "has no replica");
@@ -804,6 +837,7 @@ ModulePtr ModuleBuilder::build(const Torch7Object& value, const std::string& pla
   const size_t modeAt = modes_.size();
   modes_.emplace_back(nullptr, true);
   ModulePtr module = make(site, value.className, place, depth);
+  places_.emplace(module.get(), 1);
   modes_[modeAt] = {module, flag(site, "train", true)};
   open_.erase(id);
   built_.emplace(id, module);

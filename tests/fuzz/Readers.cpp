@@ -16,6 +16,7 @@
 #include "nn/data/IdxFile.h"
 #include "nn/data/Image.h"
 #include "nn/io/Serialize.h"
+#include "nn/io/Torch7.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/ReLU.h"
 
@@ -150,6 +151,11 @@ int readCheckpoint(const uint8_t* data, size_t size) {
   accepted += accepts([&] { loadStateInto(*setup.model, file.path()); });
   accepted += accepts([&] { loadCheckpoint(setup.state, file.path()); });
   return accepted;
+}
+
+int readTorch7(const uint8_t* data, size_t size) {
+  const MemoryFile file(data, size);
+  return accepts([&] { nn::readTorch7(file.path()); }) + accepts([&] { loadTorch7(file.path()); });
 }
 
 CheckpointSetup::CheckpointSetup()

@@ -27,6 +27,9 @@ int readIdx(const uint8_t* data, size_t size);
 /// safetensors file, the last two into a fresh CheckpointSetup. Returns 0 to 4.
 int readCheckpoint(const uint8_t* data, size_t size);
 
+/// nn::readTorch7 and nn::loadTorch7 on the bytes as a Torch7 file. Returns 0 to 2.
+int readTorch7(const uint8_t* data, size_t size);
+
 /// nn::decodeImageHeader and nn::decodeImage on the bytes as a PNG or JPEG file (at most 2^20
 /// pixels), then the decoded picture converted to grey and to RGB and made a tensor; throws
 /// std::logic_error if the header and the picture disagree. Returns 0 to 2.
