@@ -205,6 +205,8 @@ std::vector<Prototype> makePrototypes() {
       of(std::make_shared<SoftSign>(), matrix),
       of(std::make_shared<SiLU>(), matrix),
       of(std::make_shared<GELU>(), matrix),
+      of(std::make_shared<LayerNorm>(std::vector<int64_t>{3}), matrix),
+      of(std::make_shared<GroupNorm>(1, 3), images),
   };
 }
 
