@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -577,6 +578,24 @@ TEST_CASE("a module tree whose sizes overflow is an error naming the file", "[Se
   expectError("nn.Linear", R"({"inputSize":1125899906842624,"outputSize":1125899906842624,"bias":1})");
   // 2^62 floats are 2^64 bytes, which wrapped to 0 in size_t.
   expectError("nn.Linear", R"({"inputSize":2147483648,"outputSize":2147483648,"bias":1})");
+}
+
+TEST_CASE("a module tree whose shared modules double at every level is refused before its places explode",
+          "[Serialize]") {
+  TempDir dir;
+  const std::string path = dir.file("tree.safetensors");
+  // Level k: a Sequential of level k - 1 twice, the second time as "same_as" the first: 2^60
+  // places of one ReLU, from a few kilobytes of tree.
+  std::function<std::string(int, const std::string&)> tree = [&](int level, const std::string& where) {
+    if (level == 0) return std::string(R"({"type":"nn.ReLU","config":{},"training":true,"children":[]})");
+    const std::string first = where.empty() ? "0" : where + ".0";
+    return R"({"type":"nn.Sequential","config":{},"training":true,"children":[)" + tree(level - 1, first) +
+           R"(,{"same_as":")" + first + R"("}]})";
+  };
+  nn::writeSafetensors(path, {}, {{"nn.module", tree(60, "")}});
+  const auto started = std::chrono::steady_clock::now();
+  REQUIRE_THROWS_WITH(nn::load(path), Catch::Contains(path) && Catch::Contains("places"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
 }
 
 TEST_CASE("a module tree that would allocate far more than the file's tensors is an error naming it", "[Serialize]") {

@@ -1,6 +1,7 @@
 // nn::Container: a module made of child modules (Sequential, Concat, ...).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,11 +20,27 @@ class Container : public Module {
   /// but it keeps only the output and gradInput of its last call, which its neighbours may read
   /// in backward, so a clone() sharing nothing is the safe way to use a layer twice.
   Container& add(ModulePtr module);
+  /// Appends a module under `name` (PyTorch's named children, `nn.Sequential(OrderedDict)`): its
+  /// tensors are "name.weight" in stateDict and the files written from it, and its print is
+  /// "(name): ...". A name is unique among the children's, has no '.', and is not another
+  /// child's index; the empty name lifts the child's own names to this level (a residual block's
+  /// branches, whose layers a PyTorch model names in the block itself). nn::save and clone()
+  /// keep the names.
+  Container& add(const std::string& name, ModulePtr module);
   /// Child i, counted from 0 (printed descriptions count from 1, as Torch7's).
   ModulePtr get(size_t index) const;
+  /// The child named `name` (add(name, module)); an nn::Error where none is.
+  ModulePtr get(const std::string& name) const;
   /// Number of children (Torch7's `container:size()`).
   size_t size() const { return modules_.size(); }
   const std::vector<ModulePtr>& children() const override { return modules_; }
+  std::string childName(size_t index) const override;
+  /// Each child's name as add(name, module) gave it; nullopt for a child known by its index
+  /// (empty for a container whose children have no names).
+  const std::vector<std::optional<std::string>>& childNames() const { return names_; }
+  /// Names the children (as childNames() returns them), checked as add(name, module) checks a
+  /// name; `source` starts the message of an nn::Error.
+  void setChildNames(const std::vector<std::optional<std::string>>& names, const std::string& source = "");
 
  protected:
   /// Runs fn() for child `index`; an nn::Error from it gets the child's place, "(8) ", in front.
@@ -64,6 +81,13 @@ class Container : public Module {
 
   /// The children, in order (Torch7's `container.modules`); add() appends to it.
   std::vector<ModulePtr> modules_;
+  /// Their names (childNames()): empty while no child has one, else one per child; a subclass
+  /// that inserts or removes children keeps it in step.
+  std::vector<std::optional<std::string>> names_;
+
+ private:
+  /// Throws unless `names` (one per child) are names add(name, module) would take.
+  void checkNames(const std::vector<std::optional<std::string>>& names, const std::string& source) const;
 };
 
 }  // namespace nn

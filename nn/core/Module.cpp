@@ -6,6 +6,7 @@
 #include <mutex>
 #include <ostream>
 
+#include "nn/core/Container.h"
 #include "nn/core/Random.h"
 
 namespace nn {
@@ -260,8 +261,10 @@ std::vector<NamedTensor> Module::stateDict() {
   for (const Parameter& p : parameters_) out.push_back({p.name, *p.value});
   for (const Buffer& b : buffers_) out.push_back({b.name, *b.value});
   const std::vector<ModulePtr>& kids = children();
-  for (size_t i = 0; i < kids.size(); ++i)
-    for (NamedTensor& t : kids[i]->stateDict()) out.push_back({std::to_string(i) + "." + t.name, t.value});
+  for (size_t i = 0; i < kids.size(); ++i) {
+    const std::string name = childName(i);
+    for (NamedTensor& t : kids[i]->stateDict()) out.push_back({name.empty() ? t.name : name + "." + t.name, t.value});
+  }
   return out;
 }
 
@@ -319,6 +322,8 @@ ModulePtr Module::cloneTree(std::unordered_map<const Module*, ModulePtr>& copies
   std::vector<ModulePtr> kids;
   for (const ModulePtr& child : children()) kids.push_back(child->cloneTree(copies));
   ModulePtr copy = createModule(typeName(), config(), std::move(kids));
+  if (const auto* named = dynamic_cast<const Container*>(this))
+    if (auto* into = dynamic_cast<Container*>(copy.get())) into->setChildNames(named->childNames());
   copy->copyLocalStateFrom(*this);
   copies.emplace(this, copy);
   return copy;

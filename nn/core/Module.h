@@ -234,6 +234,10 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual Config config() const { return Config(); }
   /// Direct sub-modules, in order.
   virtual const std::vector<ModulePtr>& children() const;
+  /// Child i's part of stateDict names ("3" in "3.weight"): its index, unless its container
+  /// named it (Container::add(name, module)); empty where the child's own names stand at this
+  /// level, as if its tensors were this module's.
+  virtual std::string childName(size_t index) const { return std::to_string(index); }
 
   /// The result of the last updateOutput (Torch7's `module.output`). The module's own tensor,
   /// resized and overwritten by the next forward (read or copy it before then); a few modules

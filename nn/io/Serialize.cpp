@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "nn/core/Checked.h"
+#include "nn/core/Container.h"
 #include "nn/core/Error.h"
 #include "nn/io/AtomicFile.h"
 #include "nn/math/Half.h"
@@ -35,6 +36,10 @@ constexpr const char* kMetadataKey = "__metadata__";
 constexpr const char* kModuleKey = "nn.module";
 constexpr const char* kFormatKey = "format";
 constexpr int kMaxTreeDepth = 100;
+// Places of modules in a tree, a module in several places counted at each: far more than any
+// network has, and few enough to walk. Modules shared at every level ("same_as") would otherwise
+// double the places with each level of a few bytes.
+constexpr int64_t kMaxTreePlaces = int64_t{1} << 20;
 // A safetensors header nests three levels deep ({name: {"shape": [...]}}); a few more are
 // allowed. Its values: a handful per tensor, far below this for any model.
 constexpr int kMaxHeaderDepth = 8;
@@ -383,7 +388,8 @@ Tensor readTensor(InputFile& file, const TensorEntry& entry, uint64_t dataStart)
 // ---------------------------------------------------------------------------------------
 // The module tree.
 
-// The place of child i of the module at `where`, as in stateDict names.
+// The place of child i of the module at `where`, by indices ("2.0"): stateDict's names where no
+// child is named.
 std::string childPlace(const std::string& where, size_t i) {
   return where.empty() ? std::to_string(i) : where + "." + std::to_string(i);
 }
@@ -424,14 +430,22 @@ Json describe(const Module& module, const std::string& where, std::map<const Mod
   node["config"] = config;
   node["training"] = module.isTraining();
   node["children"] = children;
+  if (const auto* container = dynamic_cast<const Container*>(&module))
+    if (!container->childNames().empty()) {
+      Json names = Json::array();
+      for (const std::optional<std::string>& name : container->childNames())
+        names.push_back(name ? Json(*name) : Json(nullptr));
+      node["names"] = names;
+    }
   return node;
 }
 
 // `where` as in describe; `built` the modules built so far, by place, which a "same_as" node
 // names (only a module finished before it: a module cannot hold itself).
 // `storageLeft`: the bytes that the leaves still to be built may allocate (see load).
+// `places`: for each module built so far, the places it and the modules below it take.
 ModulePtr build(const Json& node, const std::string& where, int depth, const std::string& source, int64_t& storageLeft,
-                std::map<std::string, ModulePtr>& built) {
+                std::map<std::string, ModulePtr>& built, std::map<const Module*, int64_t>& places) {
   const std::string at = source + ": module tree: " + (where.empty() ? "root" : "module '" + where + "'") + ": ";
   // Far deeper than any network; a corrupted tree must not exhaust the stack.
   NN_CHECK(depth <= kMaxTreeDepth, at << "nested more than " << kMaxTreeDepth << " modules deep");
@@ -475,8 +489,13 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
   }
   std::vector<ModulePtr> children;
   const Json& kids = node["children"];
-  for (size_t i = 0; i < kids.size(); ++i)
-    children.push_back(build(kids[i], childPlace(where, i), depth + 1, source, storageLeft, built));
+  int64_t placesBelow = 1;
+  for (size_t i = 0; i < kids.size(); ++i) {
+    children.push_back(build(kids[i], childPlace(where, i), depth + 1, source, storageLeft, built, places));
+    placesBelow += places.at(children.back().get());
+    NN_CHECK(placesBelow <= kMaxTreePlaces, at << "the modules below take more than " << kMaxTreePlaces
+                                               << " places (a module in several places counted at each)");
+  }
   ModulePtr module;
   try {
     // A leaf allocates its parameters at the sizes its config gives; containers allocate
@@ -495,7 +514,21 @@ ModulePtr build(const Json& node, const std::string& where, int depth, const std
     NN_CHECK(rebuilt.has(item.first), at << type << " has no config entry '" << item.first << "'");
   NN_CHECK(module->children().size() == kids.size(),
            at << type << " has " << module->children().size() << " children, the file lists " << kids.size());
+  if (node.contains("names")) {
+    auto* container = dynamic_cast<Container*>(module.get());
+    const Json& names = node["names"];
+    NN_CHECK(container != nullptr, at << type << " has no named children, but the file names them");
+    NN_CHECK(names.is_array() && names.size() == kids.size(),
+             at << "expected \"names\": a list of " << kids.size() << " names or nulls, got " << brief(names));
+    std::vector<std::optional<std::string>> given;
+    for (const Json& name : names) {
+      NN_CHECK(name.is_null() || name.is_string(), at << "expected a name or null, got " << brief(name));
+      given.push_back(name.is_null() ? std::nullopt : std::optional<std::string>(name.get<std::string>()));
+    }
+    container->setChildNames(given, at + type);
+  }
   built.emplace(where, module);
+  places.emplace(module.get(), placesBelow);
   return module;
 }
 
@@ -609,7 +642,8 @@ ModulePtr buildModuleTree(const std::string& description, const std::string& sou
   if (!mulInto(3, stateBytes, storageLeft) || !addInto(storageLeft, kSlack, storageLeft))
     storageLeft = INT64_MAX;  // saturated: no file is that large
   std::map<std::string, ModulePtr> built;
-  ModulePtr module = build(tree, "", 0, source, storageLeft, built);
+  std::map<const Module*, int64_t> places;
+  ModulePtr module = build(tree, "", 0, source, storageLeft, built, places);
   setModes(*module, tree);
   return module;
 }

@@ -41,12 +41,14 @@ void Sequential::insert(ModulePtr module, size_t index) {
   NN_CHECK(index <= modules_.size(),
            "nn.Sequential.insert: index " << index << " out of range [0, " << modules_.size() << "]");
   modules_.insert(modules_.begin() + static_cast<std::ptrdiff_t>(index), std::move(module));
+  if (!names_.empty()) names_.insert(names_.begin() + static_cast<std::ptrdiff_t>(index), std::nullopt);
 }
 
 void Sequential::remove(size_t index) {
   NN_CHECK(index < modules_.size(),
            "nn.Sequential.remove: index " << index << " out of range for " << modules_.size() << " modules");
   modules_.erase(modules_.begin() + static_cast<std::ptrdiff_t>(index));
+  if (!names_.empty()) names_.erase(names_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
 bool Sequential::takesNext(size_t i) const {
