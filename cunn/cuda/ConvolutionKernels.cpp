@@ -51,12 +51,14 @@ constexpr cudnnConvolutionBwdDataAlgo_t kBackwardDataAlgorithms[] = {CUDNN_CONVO
 constexpr cudnnConvolutionBwdFilterAlgo_t kBackwardFilterAlgorithms[] = {
     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3};
 
-// "input [2, 3, 7, 9], weight [4, 3, 3, 3], stride 2,2, padding 1,1" for messages.
+// "input [2, 3, 7, 9], weight [4, 3, 3, 3], stride 2,2, padding 1,1, dilation 1,1, groups 1" for
+// messages.
 std::string describe(const ConvolutionShape& s) {
   return "input " + shapeString({s.batch, s.inPlanes, s.height, s.width}) + ", weight " +
-         shapeString({s.outPlanes, s.inPlanes, s.kH, s.kW}) + ", stride " + std::to_string(s.dW) + "," +
+         shapeString({s.outPlanes, s.inPlanes / s.groups, s.kH, s.kW}) + ", stride " + std::to_string(s.dW) + "," +
          std::to_string(s.dH) + ", padding " + std::to_string(s.padW) + "," + std::to_string(s.padH) +
-         ", dilation " + std::to_string(s.dilW) + "," + std::to_string(s.dilH);
+         ", dilation " + std::to_string(s.dilW) + "," + std::to_string(s.dilH) + ", groups " +
+         std::to_string(s.groups);
 }
 
 int toInt(int64_t value, const ConvolutionShape& s) {
@@ -127,13 +129,16 @@ std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s, 
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->bias));
   CUDNN_CHECK(
       cudnnSetTensor4dDescriptor(plan->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, toInt(s.outPlanes, s), 1, 1));
+  // The filters of a grouped convolution read inPlanes / groups planes each (cuDNN's and
+  // PyTorch's layout, the module's).
   CUDNN_CHECK(cudnnCreateFilterDescriptor(&plan->weight));
   CUDNN_CHECK(cudnnSetFilter4dDescriptor(plan->weight, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, toInt(s.outPlanes, s),
-                                         toInt(s.inPlanes, s), toInt(s.kH, s), toInt(s.kW, s)));
+                                         toInt(s.inPlanes / s.groups, s), toInt(s.kH, s), toInt(s.kW, s)));
   CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&plan->convolution));
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(plan->convolution, toInt(s.padH, s), toInt(s.padW, s), toInt(s.dH, s),
                                               toInt(s.dW, s), toInt(s.dilH, s), toInt(s.dilW, s),
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan->convolution, toInt(s.groups, s)));
   CUDNN_CHECK(cudnnSetConvolutionMathType(plan->convolution, tensorCores ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
 
   // cuDNN and nn/math/Im2Col.h must agree on the output size.
@@ -182,7 +187,7 @@ std::unique_ptr<Plan> makePlan(const Device& device, const ConvolutionShape& s, 
 // The plan of a device, shape and math (tensorOps), made on first use. One lock for all devices:
 // a steady step only looks its plan up (no allocation), and a plan is made once per shape.
 const Plan& planFor(const Device& device, const ConvolutionShape& s) {
-  using Key = std::array<int64_t, 16>;
+  using Key = std::array<int64_t, 17>;
   struct Cache {
     std::mutex mutex;
     std::map<Key, std::unique_ptr<Plan>> plans;
@@ -191,7 +196,7 @@ const Plan& planFor(const Device& device, const ConvolutionShape& s) {
   const bool tensorCores = tensorOps();
   const Key key{device.index(), s.batch, s.inPlanes, s.height, s.width, s.outPlanes,
                 s.kH,           s.kW,    s.dH,       s.dW,     s.padH,  s.padW,    s.dilH, s.dilW,
-                cuda::unfoldedConvolutionsForced(), tensorCores};
+                s.groups,       cuda::unfoldedConvolutionsForced(), tensorCores};
   std::lock_guard<std::mutex> lock(cache->mutex);
   std::unique_ptr<Plan>& plan = cache->plans[key];
   if (!plan) {

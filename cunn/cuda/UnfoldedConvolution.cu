@@ -23,6 +23,10 @@ constexpr const char* kWho = "nn.SpatialConvolution (unfolded)";
 // positions).
 NN_HD int64_t columnRows(const ConvolutionShape& s) { return s.inPlanes * s.kH * s.kW; }
 NN_HD int64_t positions(const ConvolutionShape& s) { return s.outHeight * s.outWidth; }
+// A group's rows of the column matrix (the length of its filters, the weight's rows) and its
+// output planes: group g multiplies its own block of rows by its own filters (PyTorch's groups).
+int64_t groupRows(const ConvolutionShape& s) { return columnRows(s) / s.groups; }
+int64_t groupPlanes(const ConvolutionShape& s) { return s.outPlanes / s.groups; }
 
 // columns[row(c, ky, kx)][oy * outWidth + ox] = the input cell that tap reads there, 0 in the
 // padding.
@@ -74,23 +78,26 @@ int64_t unfoldedWorkspaceFloats(const ConvolutionShape& s) { return columnRows(s
 void unfoldedOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                     float* output, float* columns) {
   ++gPasses;
-  const int64_t rows = columnRows(s), p = positions(s);
+  const int64_t rows = groupRows(s), planes = groupPlanes(s), p = positions(s);
   for (int64_t n = 0; n < s.batch; ++n) {
     unfold(device, s, input + n * s.inPlanes * s.height * s.width, columns);
-    // output_n [outPlanes, p] = weight [outPlanes, rows] x columns [rows, p]
-    gemm(device, false, false, s.outPlanes, p, rows, 1.f, weight, rows, columns, p, 0.f, output + n * s.outPlanes * p,
-         p, kWho);
+    // output_n [outPlanes, p] = weight [outPlanes, rows] x columns [rows, p], group by group
+    for (int64_t g = 0; g < s.groups; ++g)
+      gemm(device, false, false, planes, p, rows, 1.f, weight + g * planes * rows, rows, columns + g * rows * p, p,
+           0.f, output + (n * s.outPlanes + g * planes) * p, p, kWho);
   }
 }
 
 void unfoldedGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                        float* gradInput, float* columns) {
   ++gPasses;
-  const int64_t rows = columnRows(s), p = positions(s), cells = s.inPlanes * s.height * s.width;
+  const int64_t rows = groupRows(s), planes = groupPlanes(s), p = positions(s);
+  const int64_t cells = s.inPlanes * s.height * s.width;
   for (int64_t n = 0; n < s.batch; ++n) {
-    // columns [rows, p] = weight^T [rows, outPlanes] x gradOutput_n [outPlanes, p]
-    gemm(device, true, false, rows, p, s.outPlanes, 1.f, weight, rows, gradOutput + n * s.outPlanes * p, p, 0.f,
-         columns, p, kWho);
+    // columns [rows, p] = weight^T [rows, outPlanes] x gradOutput_n [outPlanes, p], group by group
+    for (int64_t g = 0; g < s.groups; ++g)
+      gemm(device, true, false, rows, p, planes, 1.f, weight + g * planes * rows, rows,
+           gradOutput + (n * s.outPlanes + g * planes) * p, p, 0.f, columns + g * rows * p, p, kWho);
     col2imKernel<<<blocksFor(static_cast<size_t>(cells)), kThreads, 0, streamOf(device)>>>(s, columns,
                                                                                            gradInput + n * cells);
     CUDA_CHECK(cudaGetLastError());
@@ -100,12 +107,13 @@ void unfoldedGradInput(const Device& device, const ConvolutionShape& s, const fl
 void unfoldedGradWeight(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                         float* gradWeight, float scale, float* columns) {
   ++gPasses;
-  const int64_t rows = columnRows(s), p = positions(s);
+  const int64_t rows = groupRows(s), planes = groupPlanes(s), p = positions(s);
   for (int64_t n = 0; n < s.batch; ++n) {
     unfold(device, s, input + n * s.inPlanes * s.height * s.width, columns);
-    // gradWeight [outPlanes, rows] += scale gradOutput_n [outPlanes, p] x columns^T [p, rows]
-    gemm(device, false, true, s.outPlanes, rows, p, scale, gradOutput + n * s.outPlanes * p, p, columns, p, 1.f,
-         gradWeight, rows, kWho);
+    // gradWeight [outPlanes, rows] += scale gradOutput_n [outPlanes, p] x columns^T [p, rows], group by group
+    for (int64_t g = 0; g < s.groups; ++g)
+      gemm(device, false, true, planes, rows, p, scale, gradOutput + (n * s.outPlanes + g * planes) * p, p,
+           columns + g * rows * p, p, 1.f, gradWeight + g * planes * rows, rows, kWho);
   }
 }
 

@@ -1,6 +1,6 @@
 // ConvolutionKernels: the work of nn::SpatialConvolution on one device type, over raw
-// contiguous NCHW arrays: input [batch, inPlanes, height, width], weight [outPlanes, inPlanes,
-// kH, kW], bias [outPlanes], output [batch, outPlanes, outHeight, outWidth]. The CPU table is
+// contiguous NCHW arrays: input [batch, inPlanes, height, width], weight [outPlanes, inPlanes /
+// groups, kH, kW], bias [outPlanes], output [batch, outPlanes, outHeight, outWidth]. The CPU table is
 // in nn/cpu (im2col + OpenBLAS), the CUDA table in cunn/cuda (cuDNN); see
 // nn/backend/Backend.h. The module checks shapes and devices and sizes output and gradInput.
 #pragma once
@@ -46,6 +46,10 @@ struct ConvolutionShape {
   int64_t dilH = 1;
   /// Kernel taps dilW columns apart; 1 without dilation.
   int64_t dilW = 1;
+  /// Groups of planes convolved apart (PyTorch's Conv2d(groups=...)): output planes
+  /// [g outPlanes / groups, (g + 1) outPlanes / groups) see only input planes
+  /// [g inPlanes / groups, (g + 1) inPlanes / groups); both divisible by it. 1 without grouping.
+  int64_t groups = 1;
 };
 
 /// Whether each buffer that a backend derives from the shape holds at most kMaxElements floats

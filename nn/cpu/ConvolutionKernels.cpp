@@ -5,7 +5,10 @@
 // chunks from its first sample, and the chunks into parts, one per compute thread of the device
 // (nn/core/ComputeThreads.h), so that every sample sees the same products whatever the thread count; each
 // part has its own columns in the workspace, and the weight gradients of parts summed apart are
-// added to the module's in part order.
+// added to the module's in part order. A convolution in groups of planes (PyTorch's groups; not
+// the grouping of samples above) unfolds all its planes as one, and each group multiplies its own block of the columns' rows with its own
+// filters, into its own output planes: GEMMs on sub-blocks of the same matrices, in the same
+// order for every sample, whatever the thread count.
 #include <algorithm>
 #include <cstring>
 
@@ -136,6 +139,11 @@ void foldStridedPlane(const float* __restrict columns, int64_t tapStride, int64_
 
 int64_t rowsOf(const ConvolutionShape& s) { return s.inPlanes * s.kH * s.kW; }
 int64_t positionsOf(const ConvolutionShape& s) { return s.outHeight * s.outWidth; }
+// A group's rows of the columns, which are the length of each of its filters (a row of the
+// weight, [outPlanes, groupRows]), and its output planes. Group g's rows and planes start at
+// g groupRowsOf(s) and g groupPlanesOf(s).
+int64_t groupRowsOf(const ConvolutionShape& s) { return rowsOf(s) / s.groups; }
+int64_t groupPlanesOf(const ConvolutionShape& s) { return s.outPlanes / s.groups; }
 
 // Layers without dilation (all but SpatialDilatedConvolution) unfold whole rows of each input
 // plane, and fold whole rows back, with none of the per-tap bounds of the general loops, which
@@ -323,7 +331,7 @@ void stage(const ConvolutionShape& s, const float* sample, int64_t n, int64_t co
   for (int64_t o = 0; o < s.outPlanes; ++o)
     copyRow(sample + o * positions, staged + o * count * positions + n * positions, positions);
 }
-int64_t gradientFloats(const ConvolutionShape& s) { return s.outPlanes * rowsOf(s) + s.outPlanes; }
+int64_t gradientFloats(const ConvolutionShape& s) { return s.outPlanes * groupRowsOf(s) + s.outPlanes; }
 
 float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, bool gradients, Tensor& workspace) {
   const int64_t floats = parts * partFloats(s) + (gradients ? parts * gradientFloats(s) : 0);
@@ -346,7 +354,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
     return directUpdateOutput(device, s, input, weight, bias, output, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::forward);
-  const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
+  const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
   float* columnsBase = workspaceFor(device, s, parts, false, workspace);
@@ -359,8 +367,11 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
       im2col(s, input + first * inSample, count, columns, padded);
       if (grouped(s)) {
-        // staged[out, cols] = W[out, rows] * columns[rows, cols]; then output[n] = bias + its part.
-        blas::gemm(false, false, s.outPlanes, cols, rows, 1.f, weight, rows, columns, cols, 0.f, staged, cols);
+        // staged[out, cols] = W[out, rows] * columns[rows, cols], group by group (W's rows and
+        // columns' rows of group g to staged's rows of g); then output[n] = bias + its part.
+        for (int64_t g = 0; g < s.groups; ++g)
+          blas::gemm(false, false, planes, cols, rows, 1.f, weight + g * planes * rows, rows,
+                     columns + g * rows * cols, cols, 0.f, staged + g * planes * cols, cols);
         for (int64_t n = 0; n < count; ++n)
           for (int64_t o = 0; o < s.outPlanes; ++o) {
             const float* from = staged + o * cols + n * positions;
@@ -371,11 +382,12 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
         continue;
       }
       for (int64_t n = 0; n < count; ++n) {
-        // output[n] = bias + W[out, rows] * columns[rows, sample n's positions]
+        // output[n] = bias + W[out, rows] * columns[rows, sample n's positions], group by group
         float* y = output + (first + n) * outSample;
         for (int64_t o = 0; o < s.outPlanes; ++o) fillRow(y + o * positions, positions, bias ? bias[o] : 0.f);
-        blas::gemm(false, false, s.outPlanes, positions, rows, 1.f, weight, rows, columns + n * positions, cols, 1.f, y,
-                   positions);
+        for (int64_t g = 0; g < s.groups; ++g)
+          blas::gemm(false, false, planes, positions, rows, 1.f, weight + g * planes * rows, rows,
+                     columns + g * rows * cols + n * positions, cols, 1.f, y + g * planes * positions, positions);
       }
     }
   });
@@ -392,7 +404,7 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
     return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::gradInput);
-  const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
+  const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
   float* columnsBase = workspaceFor(device, s, parts, false, workspace);
@@ -404,14 +416,20 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
     for (int64_t first = r.begin; first < r.end; first += chunk) {
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
       if (grouped(s)) {
-        // gradColumns[rows, cols] = W[out, rows]^T * the chunk's gradOutput staged as [out, cols]
+        // gradColumns[rows, cols] = W[out, rows]^T * the chunk's gradOutput staged as [out, cols],
+        // group by group
         for (int64_t n = 0; n < count; ++n) stage(s, gradOutput + (first + n) * outSample, n, count, staged);
-        blas::gemm(true, false, rows, cols, s.outPlanes, 1.f, weight, rows, staged, cols, 0.f, columns, cols);
+        for (int64_t g = 0; g < s.groups; ++g)
+          blas::gemm(true, false, rows, cols, planes, 1.f, weight + g * planes * rows, rows, staged + g * planes * cols,
+                     cols, 0.f, columns + g * rows * cols, cols);
       } else {
-        // gradColumns[rows, sample n's positions] = W[out, rows]^T * gradOutput[n][out, positions]
+        // gradColumns[rows, sample n's positions] = W[out, rows]^T * gradOutput[n][out, positions],
+        // group by group
         for (int64_t n = 0; n < count; ++n)
-          blas::gemm(true, false, rows, positions, s.outPlanes, 1.f, weight, rows, gradOutput + (first + n) * outSample,
-                     positions, 0.f, columns + n * positions, cols);
+          for (int64_t g = 0; g < s.groups; ++g)
+            blas::gemm(true, false, rows, positions, planes, 1.f, weight + g * planes * rows, rows,
+                       gradOutput + (first + n) * outSample + g * planes * positions, positions, 0.f,
+                       columns + g * rows * cols + n * positions, cols);
       }
       col2im(s, columns, count, gradInput + first * inSample, padded);
     }
@@ -442,7 +460,7 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
       });
     return;
   }
-  const int64_t rows = rowsOf(s), positions = positionsOf(s), chunk = chunkOf(s);
+  const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const bool transposed = transposedGradient(s);
   countRoute(Route::convolutionUnfolded, Pass::gradParameters);
@@ -464,16 +482,19 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
       im2col(s, input + first * inSample, count, columns, padded);
       // gradWeight[out, rows] += scale * gradOutput[n][out, positions] * columns[rows, sample n's positions]^T,
-      // or its transpose; gradBias[out] += scale * the sum of gradOutput[n][out], while that
-      // sample is in the cache.
+      // or its transpose [rows, out], group by group; gradBias[out] += scale * the sum of
+      // gradOutput[n][out], while that sample is in the cache.
       for (int64_t n = 0; n < count; ++n) {
         const float* gn = gradOutput + (first + n) * outSample;
-        if (transposed)
-          blas::gemm(false, true, rows, s.outPlanes, positions, scale, columns + n * positions, cols, gn, positions,
-                     1.f, gw, s.outPlanes);
-        else
-          blas::gemm(false, true, s.outPlanes, rows, positions, scale, gn, positions, columns + n * positions, cols,
-                     1.f, gw, rows);
+        for (int64_t g = 0; g < s.groups; ++g) {
+          const float* x = columns + g * rows * cols + n * positions;
+          if (transposed)
+            blas::gemm(false, true, rows, planes, positions, scale, x, cols, gn + g * planes * positions, positions,
+                       1.f, gw + g * planes, s.outPlanes);
+          else
+            blas::gemm(false, true, planes, rows, positions, scale, gn + g * planes * positions, positions, x, cols,
+                       1.f, gw + g * planes * rows, rows);
+        }
         if (gradBias) addSampleBiasGradient(gn, positions, scale, gb, 0, s.outPlanes);
       }
     }

@@ -353,7 +353,7 @@ bool directFits(const ConvolutionShape& s) {
   const bool square3 = s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && (s.dW == 1 || s.dW == 2);
   const bool pointwise = s.kH == 1 && s.kW == 1 && s.padH == 0 && s.padW == 0 && s.dW == 2;
   return isaAtLeast(Isa::avx2) && (square3 || pointwise) && s.dH == s.dW && s.dilH == 1 && s.dilW == 1 &&
-         s.outPlanes % kOutPlanes == 0 && direct::narrow(s.outWidth) && s.width == s.dW * s.outWidth;
+         s.groups == 1 && s.outPlanes % kOutPlanes == 0 && direct::narrow(s.outWidth) && s.width == s.dW * s.outWidth;
 }
 
 bool directWeightGradientFits(const ConvolutionShape& s) {
@@ -362,7 +362,7 @@ bool directWeightGradientFits(const ConvolutionShape& s) {
   // wider planes is not measured against Winograd's at AVX2 yet.
   return directFits(s) ||
          (isaAtLeast(Isa::avx512) && s.kH == 3 && s.kW == 3 && s.padH == 1 && s.padW == 1 && s.dH == 1 && s.dW == 1 &&
-          s.dilH == 1 && s.dilW == 1 && s.outPlanes % kOutPlanes == 0 && s.inPlanes >= 16);
+          s.dilH == 1 && s.dilW == 1 && s.groups == 1 && s.outPlanes % kOutPlanes == 0 && s.inPlanes >= 16);
 }
 
 bool directGradInputFits(const ConvolutionShape& s) {

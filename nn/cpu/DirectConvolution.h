@@ -24,15 +24,16 @@ namespace nn::cpu {
 
 /// Whether the direct route serves this layer's forward and weight gradient: a 3x3 kernel of
 /// stride 1 or 2 with padding 1, or a 1x1 kernel of stride 2 without (of stride 2: input rows
-/// twice the output's), no dilation, output rows of 7, 8 or 14 positions, output planes a multiple
-/// of 32, and the kernels' level avx2 or above (Isa.h; at generic the unfolded route serves it).
+/// twice the output's), no dilation, no groups, output rows of 7, 8 or 14 positions, output planes a
+/// multiple of 32, and the kernels' level avx2 or above (Isa.h; at generic the unfolded route serves
+/// it).
 bool directFits(const ConvolutionShape& s);
 /// And its gradInput: stride 1 and input planes a multiple of 32 too, or stride 2, input planes a
 /// multiple of 16 and twice as many input rows as output rows (a 1x1 layer's: its products at the
 /// even positions, zeros elsewhere).
 bool directGradInputFits(const ConvolutionShape& s);
 /// And its weight gradient, which it also serves for 3x3 layers of stride 1 and padding 1 on planes
-/// of any width, from 16 input planes, output planes a multiple of 32, at the level avx512 only
+/// of any width, without groups, from 16 input planes, output planes a multiple of 32, at the level avx512 only
 /// (the AVX2 form of that case is not measured against Winograd's yet).
 bool directWeightGradientFits(const ConvolutionShape& s);
 

@@ -136,7 +136,8 @@ void shallowUpdateOutput(const Device& device, const ConvolutionShape& s, const 
 
 bool shallowFits(const ConvolutionShape& s) {
   const bool shape = s.inPlanes >= 1 && s.inPlanes <= 4 && s.kH == s.kW && (s.kH == 3 || s.kH == 5) && s.dH == 1 &&
-                     s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.padH == s.padW && s.padH >= 0 && s.padH < s.kH;
+                     s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.groups == 1 && s.padH == s.padW && s.padH >= 0 &&
+                     s.padH < s.kH;
   return isaAtLeast(Isa::avx2) && shape && s.outWidth >= 1 && s.outWidth <= 32 && s.outPlanes % shallow::kPlanes == 0;
 }
 

@@ -229,8 +229,8 @@ void transformGradOutput(const Correlation& p, const float* gradOutput, int64_t 
 }  // namespace
 
 bool winogradFits(const ConvolutionShape& s) {
-  return s.kH == 3 && s.kW == 3 && s.dH == 1 && s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.padH == s.padW &&
-         s.padH <= 2 && s.inPlanes >= 16 && s.outPlanes >= 16 && s.outHeight * s.outWidth >= 256;
+  return s.kH == 3 && s.kW == 3 && s.dH == 1 && s.dW == 1 && s.dilH == 1 && s.dilW == 1 && s.groups == 1 &&
+         s.padH == s.padW && s.padH <= 2 && s.inPlanes >= 16 && s.outPlanes >= 16 && s.outHeight * s.outWidth >= 256;
 }
 
 void winogradUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,

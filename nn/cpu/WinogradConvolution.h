@@ -15,7 +15,7 @@
 
 namespace nn::cpu {
 
-/// Whether the Winograd route serves this layer: a 3x3 kernel, stride 1, no dilation, the same
+/// Whether the Winograd route serves this layer: a 3x3 kernel, stride 1, no dilation, no groups, the same
 /// padding of at most 2 on both axes, and planes enough on both sides that its products run at
 /// a rate near the unfolded GEMM's (chosen from tools/bench-kernels.sh).
 bool winogradFits(const ConvolutionShape& s);

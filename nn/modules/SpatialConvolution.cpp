@@ -16,7 +16,7 @@ NN_REGISTER_MODULE(SpatialConvolution);
 NN_REGISTER_MODULE(SpatialDilatedConvolution);
 
 SpatialConvolution::SpatialConvolution(const Options& options, const char* module) : WithOptions(options) {
-  const auto [nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH, dilW, dilH] = options;
+  const auto [nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH, dilW, dilH, groups] = options;
   NN_CHECK(nInputPlane > 0 && nOutputPlane > 0 && kW > 0 && kH > 0 && dW > 0 && dH > 0 && padW >= 0 && padH >= 0 &&
                dilW > 0 && dilH > 0,
            module << ": expected positive planes, kernel, stride and dilation and non-negative padding, got "
@@ -26,8 +26,11 @@ SpatialConvolution::SpatialConvolution(const Options& options, const char* modul
   NN_CHECK(isExtent(kW) && isExtent(kH) && isExtent(dW) && isExtent(dH) && isExtent(padW) && isExtent(padH) &&
                isExtent(dilW) && isExtent(dilH),
            module << ": expected kernel, stride, padding and dilation of at most " << kMaxElements);
-  weight.resize_({nOutputPlane, nInputPlane, kH, kW});
-  gradWeight = Tensor::zeros({nOutputPlane, nInputPlane, kH, kW});
+  NN_CHECK(groups > 0 && nInputPlane % groups == 0 && nOutputPlane % groups == 0,
+           module << ": expected groups that divide both plane counts, got " << nInputPlane << " -> " << nOutputPlane
+                  << " planes in " << groups << " groups");
+  weight.resize_({nOutputPlane, nInputPlane / groups, kH, kW});
+  gradWeight = Tensor::zeros({nOutputPlane, nInputPlane / groups, kH, kW});
   registerParameter("weight", &weight, &gradWeight);
   bias.resize_({nOutputPlane});
   gradBias = Tensor::zeros({nOutputPlane});
@@ -36,7 +39,8 @@ SpatialConvolution::SpatialConvolution(const Options& options, const char* modul
 }
 
 void SpatialConvolution::reset() {
-  const float stdv = 1.0f / std::sqrt(static_cast<float>(options_.kW * options_.kH * options_.nInputPlane));
+  const float stdv =
+      1.0f / std::sqrt(static_cast<float>(options_.kW * options_.kH * (options_.nInputPlane / options_.groups)));
   weight.uniform_(defaultGenerator(), -stdv, stdv);
   bias.uniform_(defaultGenerator(), -stdv, stdv);
 }
@@ -51,6 +55,7 @@ std::string SpatialConvolution::toString() const {
     s += ", " + std::to_string(options_.dW) + "," + std::to_string(options_.dH);
   if (padded) s += ", " + std::to_string(options_.padW) + "," + std::to_string(options_.padH);
   if (dilated) s += ", " + std::to_string(options_.dilW) + "," + std::to_string(options_.dilH);
+  if (options_.groups != 1) s += ", groups=" + std::to_string(options_.groups);
   return s + ")";
 }
 
@@ -83,7 +88,8 @@ ConvolutionShape SpatialConvolution::checkInput(const Tensor& input) const {
                            math::convOutputSize(height, options_.kH, options_.dH, options_.padH, options_.dilH),
                            math::convOutputSize(width, options_.kW, options_.dW, options_.padW, options_.dilW),
                            options_.dilH,
-                           options_.dilW};
+                           options_.dilW,
+                           options_.groups};
   NN_CHECK(convolutionFits(s), toString() << ": input " << input.shapeString() << " gives an output of " << s.outHeight
                                           << "x" << s.outWidth << " whose unfolded or padded input would exceed "
                                           << kMaxElements << " floats");

@@ -1,5 +1,5 @@
 // nn::SpatialConvolution: 2-D convolution (cross-correlation, as Torch7 and PyTorch) of
-// [N, C, H, W] or [C, H, W] input with an [nOutputPlane, nInputPlane, kH, kW] weight.
+// [N, C, H, W] or [C, H, W] input with an [nOutputPlane, nInputPlane / groups, kH, kW] weight.
 #pragma once
 
 #include "nn/backend/ConvolutionKernels.h"
@@ -8,7 +8,8 @@
 namespace nn {
 
 /// kW x kH kernel, stride dW, dH, zero padding padW, padH on each side, taps dilW, dilH apart
-/// (SpatialDilatedConvolution; 1 in files of earlier versions).
+/// (SpatialDilatedConvolution; 1 in files of earlier versions), planes in `groups` groups
+/// convolved apart (PyTorch's Conv2d(groups=...); 1 in files of earlier versions).
 struct SpatialConvolutionOptions {
   /// Planes of the input, its dimension 1 ([N, C, H, W]) or 0 ([C, H, W]); positive.
   int64_t nInputPlane = 0;
@@ -30,6 +31,11 @@ struct SpatialConvolutionOptions {
   int64_t dilW = 1;
   /// Rows between kernel taps (Torch7's dilationH), 1 (none) by default; positive.
   int64_t dilH = 1;
+  /// Groups of planes (PyTorch's groups), 1 by default; positive, dividing nInputPlane and
+  /// nOutputPlane. Output planes [g nOutputPlane / groups, (g + 1) nOutputPlane / groups) see only
+  /// input planes [g nInputPlane / groups, (g + 1) nInputPlane / groups); groups = nInputPlane =
+  /// nOutputPlane is a depthwise convolution (MobileNet's), a plane for each filter.
+  int64_t groups = 1;
 
   template <typename F>
   void visit(F&& field) {
@@ -43,6 +49,7 @@ struct SpatialConvolutionOptions {
     field("padH", padH);
     field("dilW", dilW, DefaultIfAbsent{});
     field("dilH", dilH, DefaultIfAbsent{});
+    field("groups", groups, DefaultIfAbsent{});
   }
 };
 
@@ -54,11 +61,14 @@ class SpatialConvolution : public WithOptions<SpatialConvolutionOptions> {
   SpatialConvolution(int64_t nInputPlane, int64_t nOutputPlane, int64_t kW, int64_t kH, int64_t dW = 1, int64_t dH = 1,
                      int64_t padW = 0, int64_t padH = 0)
       : SpatialConvolution(Options{nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH}) {}
-  /// The same from options (what nn::load rebuilds from), dilated where dilW or dilH is above 1.
+  /// The same from options (what nn::load rebuilds from), dilated where dilW or dilH is above 1,
+  /// grouped where groups is: SpatialConvolution(Options{32, 32, 3, 3, 1, 1, 1, 1, 1, 1, 32}) is a
+  /// depthwise 3x3 (PyTorch's Conv2d(32, 32, 3, padding=1, groups=32)). Throws unless groups
+  /// divides both plane counts.
   explicit SpatialConvolution(const Options& options) : SpatialConvolution(options, "nn.SpatialConvolution") {}
 
-  /// Weight, then bias, uniform in +-1/sqrt(kW * kH * nInputPlane) from the default
-  /// generator (Torch7's reset).
+  /// Weight, then bias, uniform in +-1/sqrt(kW * kH * nInputPlane / groups) (the planes a filter
+  /// sees) from the default generator (Torch7's reset; PyTorch's bound for groups).
   void reset();
 
   const Tensor& updateOutput(const Tensor& input) override;
@@ -69,15 +79,16 @@ class SpatialConvolution : public WithOptions<SpatialConvolutionOptions> {
 
   std::string typeName() const override { return "nn.SpatialConvolution"; }
   /// "nn.SpatialConvolution(1 -> 20, 5x5)", then ", dW,dH" if strided, padded or dilated, then
-  /// ", padW,padH" if padded or dilated, then ", dilW,dilH" if dilated.
+  /// ", padW,padH" if padded or dilated, then ", dilW,dilH" if dilated, then ", groups=G" if grouped.
   std::string toString() const override;
 
-  /// The filters, [nOutputPlane, nInputPlane, kH, kW] (Torch7's and PyTorch's layout).
+  /// The filters, [nOutputPlane, nInputPlane / groups, kH, kW] (Torch7's and PyTorch's layout):
+  /// filter o reads the input planes of its group, o / (nOutputPlane / groups).
   Tensor weight;
   /// The bias added to each output plane, [nOutputPlane].
   Tensor bias;
-  /// Gradient of the loss with respect to weight, [nOutputPlane, nInputPlane, kH, kW], summed over the batch;
-  /// zeroed by zeroGradParameters.
+  /// Gradient of the loss with respect to weight, [nOutputPlane, nInputPlane / groups, kH, kW], summed over the
+  /// batch; zeroed by zeroGradParameters.
   Tensor gradWeight;
   /// Gradient of the loss with respect to bias, [nOutputPlane], summed over the batch and positions; zeroed
   /// by zeroGradParameters.
