@@ -260,7 +260,8 @@ const bool kLayers = [] {
                               {{"kernel_shape", Ints{o.kH, o.kW}},
                                {"strides", Ints{o.dH, o.dW}},
                                {"pads", pads(o.padH, o.padW)},
-                               {"dilations", Ints{o.dilH, o.dilW}}});
+                               {"dilations", Ints{o.dilH, o.dilW}},
+                               {"group", o.groups}});
                 });
               });
   registerExport("nn.SpatialFullConvolution", [](Exporter& e, Module& m, const Traced& in, const Activity&) {
