@@ -338,9 +338,36 @@ def data_parallel():
     expect("data-parallel", x, F.relu(F.linear(t(x), t(w), t(b))))
 
 
+# ---------------------------------------------------------------------------------------------
+# grouped.t7
+
+def grouped():
+    # cudnn's grouped convolution without a bias (noBias() drops the field), then a depthwise one.
+    w1 = uniform(4, 2, 3, 3)
+    w2, b2 = uniform(4, 1, 3, 3), uniform(4)
+    model = sequential("nn.Sequential", [
+        module("cudnn.SpatialConvolution", weight=tensor(w1), groups=2, **conv_fields(w1, None, 1, 1)),
+        module("cudnn.ReLU", inplace=True),
+        module("cudnn.SpatialConvolution", weight=tensor(w2), bias=tensor(b2), groups=4, **conv_fields(w2, b2, 1, 0)),
+    ])
+    model.fields["modules"][0].fields["nInputPlane"] = 4
+    model.fields["modules"][2].fields["nInputPlane"] = 4
+    save("grouped.t7", model)
+
+    x = uniform(2, 4, 5, 5, scale=1.0)
+    y = F.relu(F.conv2d(t(x), t(w1), None, padding=1, groups=2))
+    y = F.conv2d(y, t(w2), t(b2), groups=4)
+    expect("grouped", x, y)
+
+    def compare(m):
+        assert m.modules[0].groups == 2 and m.modules[0].bias is None
+    check("grouped.t7", compare)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     convnet()
     residual()
     shared()
     data_parallel()
+    grouped()

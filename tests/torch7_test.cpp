@@ -226,6 +226,21 @@ TEST_CASE("a convolutional network loads and computes PyTorch's output", "[torch
              "}");
 }
 
+TEST_CASE("cudnn's grouped and depthwise convolutions, one without a bias, load and compute PyTorch's output",
+          "[torch7]") {
+  const nn::ModulePtr model = checkModel("grouped",
+                                         "nn.Sequential {\n"
+                                         "  [input -> (1) -> (2) -> (3) -> output]\n"
+                                         "  (1): nn.SpatialConvolution(4 -> 4, 3x3, 1,1, 1,1, groups=2, no bias)\n"
+                                         "  (2): nn.ReLU(true)\n"
+                                         "  (3): nn.SpatialConvolution(4 -> 4, 3x3, groups=4)\n"
+                                         "}");
+  // noBias() leaves no parameter: the first convolution's weight alone.
+  std::vector<std::string> names;
+  for (const nn::NamedTensor& t : model->stateDict()) names.push_back(t.name);
+  CHECK(names == std::vector<std::string>{"0.weight", "2.weight", "2.bias"});
+}
+
 TEST_CASE("cudnn's modules and a residual block load and compute PyTorch's output", "[torch7]") {
   checkModel("residual",
              "nn.Sequential {\n"

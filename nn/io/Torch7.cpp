@@ -677,28 +677,37 @@ class ModuleBuilder {
     // Files of before padW and padH have one `padding`.
     const int64_t padding = integer(s, "padding", 0);
     const int64_t padW = integer(s, "padW", padding);
-    if (integer(s, "groups", 1) != 1) fail(s, "grouped convolutions (groups > 1) are not supported");
+    // cudnn's grouped convolutions: each filter sees nInputPlane / groups planes.
+    const int64_t groups = integer(s, "groups", 1);
+    if (groups < 1 || nIn % groups != 0 || nOut % groups != 0)
+      fail(s, "groups " + std::to_string(groups) + " does not divide nInputPlane " + std::to_string(nIn) +
+                  " and nOutputPlane " + std::to_string(nOut));
+    const int64_t planes = nIn / groups;
     Config config;
     config.set("nInputPlane", nIn).set("nOutputPlane", nOut).set("kW", kW).set("kH", kH);
     config.set("dW", integer(s, "dW", 1)).set("dH", integer(s, "dH", 1));
     config.set("padW", padW).set("padH", integer(s, "padH", padW));
     if (dilated) config.set("dilW", integer(s, "dilationW", 1)).set("dilH", integer(s, "dilationH", 1));
-    // The weight, [nOutputPlane, nInputPlane, kH, kW], or SpatialConvolutionMM's
+    config.set("groups", groups);
+    // The weight, [nOutputPlane, nInputPlane / groups, kH, kW], or SpatialConvolutionMM's
     // [nOutputPlane, nInputPlane * kH * kW]: the same elements in the same order.
     const Tensor& weight = *tensor(s, "weight", true);
     int64_t patch = 0;
-    if (!isExtent(nIn) || !isExtent(kH) || !isExtent(kW) || !mulInto(nIn, kH, patch) || !mulInto(patch, kW, patch))
-      fail(s, "nInputPlane " + std::to_string(nIn) + " x kH " + std::to_string(kH) + " x kW " + std::to_string(kW) +
-                  " is not a size");
-    if (weight.sizes() != std::vector<int64_t>{nOut, nIn, kH, kW} && weight.sizes() != std::vector<int64_t>{nOut, patch})
-      fail(s, "weight is " + weight.shapeString() + ", expected " + shapeString({nOut, nIn, kH, kW}) + " or " +
+    if (!isExtent(planes) || !isExtent(kH) || !isExtent(kW) || !mulInto(planes, kH, patch) ||
+        !mulInto(patch, kW, patch))
+      fail(s, "nInputPlane / groups " + std::to_string(planes) + " x kH " + std::to_string(kH) + " x kW " +
+                  std::to_string(kW) + " is not a size");
+    if (weight.sizes() != std::vector<int64_t>{nOut, planes, kH, kW} &&
+        weight.sizes() != std::vector<int64_t>{nOut, patch})
+      fail(s, "weight is " + weight.shapeString() + ", expected " + shapeString({nOut, planes, kH, kW}) + " or " +
                   shapeString({nOut, patch}));
     const Tensor* bias = tensor(s, "bias", false);
     if (bias) expectSizes(s, "bias", *bias, {nOut});
+    // A convolution without bias (noBias()) has none here either.
+    config.set("bias", bias != nullptr);
     ModulePtr m = create(s, dilated ? "nn.SpatialDilatedConvolution" : "nn.SpatialConvolution", config);
     fill(s, *m, "weight", &weight);
-    // A convolution without bias (noBias()) adds zeros.
-    fill(s, *m, "bias", bias);
+    if (bias) fill(s, *m, "bias", bias);
     return m;
   }
 

@@ -16,7 +16,8 @@ NN_REGISTER_MODULE(SpatialConvolution);
 NN_REGISTER_MODULE(SpatialDilatedConvolution);
 
 SpatialConvolution::SpatialConvolution(const Options& options, const char* module) : WithOptions(options) {
-  const auto [nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH, dilW, dilH, groups] = options;
+  [[maybe_unused]] const auto [nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH, dilW, dilH, groups, hasBias] =
+      options;
   NN_CHECK(nInputPlane > 0 && nOutputPlane > 0 && kW > 0 && kH > 0 && dW > 0 && dH > 0 && padW >= 0 && padH >= 0 &&
                dilW > 0 && dilH > 0,
            module << ": expected positive planes, kernel, stride and dilation and non-negative padding, got "
@@ -34,7 +35,7 @@ SpatialConvolution::SpatialConvolution(const Options& options, const char* modul
   registerParameter("weight", &weight, &gradWeight);
   bias.resize_({nOutputPlane});
   gradBias = Tensor::zeros({nOutputPlane});
-  registerParameter("bias", &bias, &gradBias);
+  if (hasBias) registerParameter("bias", &bias, &gradBias);
   reset();
 }
 
@@ -42,7 +43,10 @@ void SpatialConvolution::reset() {
   const float stdv =
       1.0f / std::sqrt(static_cast<float>(options_.kW * options_.kH * (options_.nInputPlane / options_.groups)));
   weight.uniform_(defaultGenerator(), -stdv, stdv);
-  bias.uniform_(defaultGenerator(), -stdv, stdv);
+  if (options_.bias)
+    bias.uniform_(defaultGenerator(), -stdv, stdv);
+  else
+    bias.zero_();
 }
 
 std::string SpatialConvolution::toString() const {
@@ -56,6 +60,7 @@ std::string SpatialConvolution::toString() const {
   if (padded) s += ", " + std::to_string(options_.padW) + "," + std::to_string(options_.padH);
   if (dilated) s += ", " + std::to_string(options_.dilW) + "," + std::to_string(options_.dilH);
   if (options_.groups != 1) s += ", groups=" + std::to_string(options_.groups);
+  if (!options_.bias) s += ", no bias";
   return s + ")";
 }
 
@@ -114,6 +119,7 @@ const Tensor& SpatialConvolution::updateOutput(const Tensor& input) {
     output.resize_({s.batch, options_.nOutputPlane, s.outHeight, s.outWidth}, input.device());
   else
     output.resize_({options_.nOutputPlane, s.outHeight, s.outWidth}, input.device());
+  placeZeroBias(input.device());
   kernelsOf(input.device())
       .convolution.updateOutput(input.device(), s, x.rawData(), weight.rawData(), bias.rawData(), output.rawData(),
                                 workspace_);
@@ -137,9 +143,19 @@ void SpatialConvolution::accGradParameters(const Tensor& input, const Tensor& gr
            toString() << ": backward needs a forward on this input (" << input.shapeString() << ") first");
   const Tensor x = input.contiguous();
   const Tensor g = gradOutput.contiguous();
+  // Without a bias the kernels' sums of gradOutput land in a scratch that nothing reads.
+  placeZeroBias(input.device());
+  if (!options_.bias) gradBias.zero_();
   kernelsOf(input.device())
       .convolution.accGradParameters(input.device(), s, x.rawData(), g.rawData(), gradWeight.rawData(),
                                      gradBias.rawData(), scale, workspace_);
+}
+
+void SpatialConvolution::placeZeroBias(const Device& device) {
+  // Not a parameter, so to() leaves it where it was made: it follows the input's device.
+  if (options_.bias || bias.device() == device) return;
+  bias = Tensor::zeros({options_.nOutputPlane}, device);
+  gradBias = Tensor::zeros({options_.nOutputPlane}, device);
 }
 
 void SpatialConvolution::clearState() {

@@ -36,6 +36,9 @@ struct SpatialConvolutionOptions {
   /// input planes [g nInputPlane / groups, (g + 1) nInputPlane / groups); groups = nInputPlane =
   /// nOutputPlane is a depthwise convolution (MobileNet's), a plane for each filter.
   int64_t groups = 1;
+  /// A learned bias per output plane (true by default; PyTorch's bias=False where a batch
+  /// normalisation follows): without one, `bias` is zeros that no step changes, not a parameter.
+  bool bias = true;
 
   template <typename F>
   void visit(F&& field) {
@@ -50,6 +53,7 @@ struct SpatialConvolutionOptions {
     field("dilW", dilW, DefaultIfAbsent{});
     field("dilH", dilH, DefaultIfAbsent{});
     field("groups", groups, DefaultIfAbsent{});
+    field("bias", bias, DefaultIfAbsent{});
   }
 };
 
@@ -85,7 +89,8 @@ class SpatialConvolution : public WithOptions<SpatialConvolutionOptions> {
   /// The filters, [nOutputPlane, nInputPlane / groups, kH, kW] (Torch7's and PyTorch's layout):
   /// filter o reads the input planes of its group, o / (nOutputPlane / groups).
   Tensor weight;
-  /// The bias added to each output plane, [nOutputPlane].
+  /// The bias added to each output plane, [nOutputPlane]; zeros, and no parameter, without one
+  /// (SpatialConvolutionOptions::bias).
   Tensor bias;
   /// Gradient of the loss with respect to weight, [nOutputPlane, nInputPlane / groups, kH, kW], summed over the
   /// batch; zeroed by zeroGradParameters.
@@ -101,6 +106,8 @@ class SpatialConvolution : public WithOptions<SpatialConvolutionOptions> {
  private:
   ConvolutionShape checkInput(const Tensor& input) const;
   void checkGradOutput(const Tensor& gradOutput, const Tensor& input, const ConvolutionShape& s) const;
+  /// Without a bias: `bias` and `gradBias` on `device` (zeros), which the kernels take.
+  void placeZeroBias(const Device& device);
 
   // Scratch memory of the kernels (nn/backend/ConvolutionKernels.h): on the CPU the unfolded input
   // (im2col) of a chunk of samples per compute thread, on CUDA cuDNN's workspace.

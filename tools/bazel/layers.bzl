@@ -45,6 +45,11 @@ LAYER_DEPS = {
     ],
     # Data sets read files into tensors.
     "data": ["//nn/core"],
+    # Networks built from the modules, with torchvision's names.
+    "models": [
+        "//nn/core",
+        "//nn/modules",
+    ],
     # Files of modules, optimizers' state and data: above the layers whose state they hold.
     "io": [
         "//nn/core",
