@@ -1,7 +1,7 @@
-// Fine-tuning a model one already has: torchvision's ResNet weights (its state_dict() saved by
-// safetensors.torch.save_file, any dtype) or a Lua Torch model (torch.save's .t7), its classifier
-// replaced by one for the classes of an image folder, trained on several devices through a
-// DataParallelTable, saved, and exported to ONNX.
+// Fine-tuning a model one already has: torchvision's ResNet or MobileNetV2 weights (its
+// state_dict() saved by safetensors.torch.save_file, any dtype) or a Lua Torch model (torch.save's
+// .t7), its classifier replaced by one for the classes of an image folder, trained on several
+// devices through a DataParallelTable, saved, and exported to ONNX.
 //
 //   finetune --weights resnet18.safetensors --images DIR --devices cpu:0,cpu:1 --epochs 3
 //            --save tuned.safetensors --export-onnx tuned.onnx
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cunn/cunn.h"
+#include "nn/models/MobileNet.h"
 #include "nn/models/ResNet.h"
 #include "nn/nn.h"
 #include "nn/onnx/Export.h"
@@ -34,7 +35,7 @@ const char* kUsage =
     "  --weights FILE      torchvision's state_dict() as safetensors (loaded into --arch), or a Lua\n"
     "                      Torch model (.t7); its classifier is replaced for DIR's classes\n"
     "  --images DIR        DIR/train and DIR/test: a folder of pictures per class\n"
-    "  --arch NAME         resnet18, resnet34 or resnet50, for a safetensors file (resnet18)\n"
+    "  --arch NAME         resnet18, resnet34, resnet50 or mobilenet_v2, for a safetensors file (resnet18)\n"
     "  --devices LIST      e.g. cpu:0,cpu:1 or cuda:0,cuda:1: a DataParallelTable over them (cpu:0)\n"
     "  --epochs N          (3)\n"
     "  --batch-size N      global mini-batch size (32)\n"
@@ -95,10 +96,10 @@ Options parse(int argc, char** argv) {
     }
   }
   NN_CHECK(!o.weights.empty() && !o.images.empty(), "finetune: --weights and --images are needed\n" << kUsage);
-  NN_CHECK(o.arch == "resnet18" || o.arch == "resnet34" || o.arch == "resnet50",
-           "finetune: --arch expects resnet18, resnet34 or resnet50, got '" << o.arch << "'");
+  NN_CHECK(o.arch == "resnet18" || o.arch == "resnet34" || o.arch == "resnet50" || o.arch == "mobilenet_v2",
+           "finetune: --arch expects resnet18, resnet34, resnet50 or mobilenet_v2, got '" << o.arch << "'");
   NN_CHECK(o.channels == 3 || endsWith(o.weights, ".t7"),
-           "finetune: torchvision's ResNets take colour pictures: --channels 3 with a safetensors file");
+           "finetune: torchvision's models take colour pictures: --channels 3 with a safetensors file");
   return o;
 }
 
@@ -122,11 +123,14 @@ nn::ModulePtr torch7Model(const std::string& path, int64_t classes) {
 
 // torchvision's layout for `classes` outputs, its weights but the classifier's from the file.
 nn::ModulePtr torchvisionModel(const Options& o, int64_t classes) {
-  nn::ModulePtr model = o.arch == "resnet50"   ? nn::models::resnet50(classes)
-                        : o.arch == "resnet34" ? nn::models::resnet34(classes)
-                                               : nn::models::resnet18(classes);
+  nn::ModulePtr model = o.arch == "mobilenet_v2" ? nn::models::mobilenetV2(classes)
+                        : o.arch == "resnet50"   ? nn::models::resnet50(classes)
+                        : o.arch == "resnet34"   ? nn::models::resnet34(classes)
+                                                 : nn::models::resnet18(classes);
+  // The classifier: the ResNets' fc, MobileNetV2's classifier (its dropout and Linear).
+  const std::string classifier = o.arch == "mobilenet_v2" ? "classifier." : "fc.";
   nn::LoadOptions options;
-  options.filter = [](const std::string& name) { return name.rfind("fc.", 0) != 0; };
+  options.filter = [classifier](const std::string& name) { return name.rfind(classifier, 0) != 0; };
   std::printf("%s\n", nn::loadStateInto(*model, o.weights, options).toString().c_str());
   return model;
 }

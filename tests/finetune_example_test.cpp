@@ -111,5 +111,5 @@ TEST_CASE("finetune: a Lua Torch model's last Linear replaced, trained on grey p
   const nn::test::ExampleResult bad =
       runExample("finetune", {"--weights", "w.safetensors", "--images", dir.path(), "--channels", "1"});
   CHECK(bad.exitStatus == 1);
-  CHECK(bad.stderrText.find("torchvision's ResNets take colour pictures") != std::string::npos);
+  CHECK(bad.stderrText.find("torchvision's models take colour pictures") != std::string::npos);
 }

@@ -1,9 +1,10 @@
-"""Prints tests/ModelsReference.h: torchvision's resnet18 and resnet50 (num_classes=10) with
-parameters and buffers of closed formulas, for tests/models_test.cpp: each state_dict entry's
-name and shape (num_batches_tracked left out: the library keeps no batch count), the logits in
+"""Prints tests/ModelsReference.h: torchvision's resnet18, resnet50 and mobilenet_v2
+(num_classes=10) with parameters and buffers of closed formulas, for tests/models_test.cpp: each
+state_dict entry's name and shape (num_batches_tracked left out: the library keeps no batch
+count), the logits in
 evaluation mode of an input of a closed formula, and the gradients of a few parameters of the sum
-of the logits weighted by a closed formula (resnet18 in training mode, resnet50 with its running
-statistics), as their sums of squares and a few entries.
+of the logits weighted by a closed formula (resnet18 in training mode, resnet50 and mobilenet_v2
+with their running statistics), as their sums of squares and a few entries.
 
 Run with PyTorch and torchvision (python3 tests/make_models_reference.py > tests/ModelsReference.h);
 the test holds the printed numbers, not a dependency on either. The formulas, which the test
@@ -61,16 +62,19 @@ def floats(name, values):
 GRADIENTS = {
     "ResNet18": ["conv1.weight", "layer1.0.conv1.weight", "layer4.1.bn2.weight", "fc.weight", "fc.bias"],
     "ResNet50": ["conv1.weight", "layer1.0.conv3.weight", "layer4.2.bn3.weight", "fc.weight", "fc.bias"],
+    "MobileNetV2": ["features.0.0.weight", "features.2.conv.1.0.weight", "features.17.conv.3.weight",
+                    "classifier.1.weight", "classifier.1.bias"],
 }
 SAMPLES = 16
 
-print("// torchvision %s's resnet18 and resnet50 with parameters of closed formulas: written by"
+print("// torchvision %s's resnet18, resnet50 and mobilenet_v2 with parameters of closed formulas: written by"
       % torchvision.__version__.split("+")[0])
 print("// tests/make_models_reference.py, which says how. Do not edit.")
 print("#pragma once\n\n#include <cstdint>\n#include <string>\n#include <vector>\n\nnamespace nn::test {\n")
 x = u(2 * 3 * 64 * 64, 7).reshape(2, 3, 64, 64).to(torch.float32)
 gy = u(2 * 10, 11).reshape(2, 10).to(torch.float32)
-for label, build in (("ResNet18", torchvision.models.resnet18), ("ResNet50", torchvision.models.resnet50)):
+for label, build in (("ResNet18", torchvision.models.resnet18), ("ResNet50", torchvision.models.resnet50),
+                     ("MobileNetV2", torchvision.models.mobilenet_v2)):
     model = build(num_classes=10)
     formula_state(model)
     entries = [(n, list(t.shape)) for n, t in model.state_dict().items() if not n.endswith("num_batches_tracked")]
@@ -80,8 +84,8 @@ for label, build in (("ResNet18", torchvision.models.resnet18), ("ResNet50", tor
     with torch.no_grad():
         print(floats("k%sLogits" % label, model(x).reshape(-1).tolist()))
     # resnet50's batch statistics over 2 x 2 x 2 values in layer4 make its training-mode step
-    # ill-conditioned (PyTorch's float32 and float64 differ by 2%): its step runs with the running
-    # statistics, as fine-tuning with frozen batch normalisation does.
+    # ill-conditioned (PyTorch's float32 and float64 differ by 2%): its step, and mobilenet_v2's,
+    # run with the running statistics, as fine-tuning with frozen batch normalisation does.
     model.train(label == "ResNet18")
     y = model(x)
     (y * gy).sum().backward()

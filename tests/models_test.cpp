@@ -1,8 +1,8 @@
-// nn::models: torchvision's ResNets under torchvision's names. Against torchvision itself
-// (tests/ModelsReference.h, from tests/make_models_reference.py): the state dict's names and
-// shapes, the logits in evaluation mode and the gradients of a step (resnet18's in training mode,
-// resnet50's with its batch normalisation frozen, as fine-tuning runs it), with parameters of
-// the same closed formulas on both sides; then a file of torchvision's names loaded strictly,
+// nn::models: torchvision's ResNets and MobileNetV2 under torchvision's names. Against
+// torchvision itself (tests/ModelsReference.h, from tests/make_models_reference.py): the state
+// dict's names and shapes, the logits in evaluation mode and the gradients of a step (resnet18's in
+// training mode, resnet50's and mobilenetV2's with batch normalisation frozen, as fine-tuning runs
+// it), with parameters of the same closed formulas on both sides; then a file of torchvision's names loaded strictly,
 // printed names, and names kept through clone, save and load.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -12,6 +12,7 @@
 
 #include "nn/core/Container.h"
 #include "nn/io/Serialize.h"
+#include "nn/models/MobileNet.h"
 #include "nn/models/ResNet.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/ReLU.h"
@@ -129,6 +130,15 @@ TEST_CASE("resnet50 is torchvision's: names, shapes, logits and the gradients wi
                           {nn::test::kResNet50Names, nn::test::kResNet50Shapes, nn::test::kResNet50Logits,
                            nn::test::kResNet50GradientNames, nn::test::kResNet50GradientSquares,
                            nn::test::kResNet50GradientSamples},
+                          false);
+}
+
+TEST_CASE("mobilenetV2 is torchvision's: names, shapes, logits and the gradients with frozen batch statistics",
+          "[models]") {
+  checkAgainstTorchvision(nn::models::mobilenetV2(10),
+                          {nn::test::kMobileNetV2Names, nn::test::kMobileNetV2Shapes, nn::test::kMobileNetV2Logits,
+                           nn::test::kMobileNetV2GradientNames, nn::test::kMobileNetV2GradientSquares,
+                           nn::test::kMobileNetV2GradientSamples},
                           false);
 }
 
