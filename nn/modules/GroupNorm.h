@@ -4,8 +4,8 @@
 // statistics, so training and evaluation agree.
 #pragma once
 
-#include "nn/backend/NormalizationKernels.h"
 #include "nn/core/Options.h"
+#include "nn/modules/RowNormalization.h"
 
 namespace nn {
 
@@ -31,7 +31,7 @@ struct GroupNormOptions {
 };
 
 /// PyTorch's nn.GroupNorm, for an input [N, numChannels, *] (any number of positions' dimensions).
-class GroupNorm : public WithOptions<GroupNormOptions> {
+class GroupNorm : public WithOptions<GroupNormOptions, RowNormalization> {
  public:
   /// GroupNorm(2, 6) as PyTorch's nn.GroupNorm(2, 6); the other arguments are those of GroupNormOptions.
   GroupNorm(int64_t numGroups, int64_t numChannels, float eps = 1e-5f, bool affine = true)
@@ -39,18 +39,6 @@ class GroupNorm : public WithOptions<GroupNormOptions> {
   /// The module of `options`, weight one and bias zero; an nn::Error unless numGroups and
   /// numChannels are positive, numGroups divides numChannels and eps is at least 0.
   explicit GroupNorm(const Options& options);
-
-  /// PyTorch's reset_parameters: weight one, bias zero.
-  void reset();
-
-  /// Normalises each sample's groups of channels by their mean and biased variance, which it
-  /// saves for the backward.
-  const Tensor& updateOutput(const Tensor& input) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
-  void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
-
-  /// Also releases the saved statistics.
-  void clearState() override;
 
   std::string typeName() const override { return "nn.GroupNorm"; }
   /// "nn.GroupNorm(2, 6)", with ", eps=..." and ", affine=false" where they differ from the defaults.
@@ -65,25 +53,13 @@ class GroupNorm : public WithOptions<GroupNormOptions> {
   /// Whether the module has a weight and a bias (GroupNormOptions::affine).
   bool affine() const { return options_.affine; }
 
-  /// Parameter "weight", [numChannels]: the scale per channel; empty without affine.
-  Tensor weight;
-  /// Parameter "bias", [numChannels]: the shift per channel; empty without affine.
-  Tensor bias;
-  /// Gradient of the loss with respect to weight, summed over the samples and positions; zeroed
-  /// by zeroGradParameters; empty without affine.
-  Tensor gradWeight;
-  /// Gradient of the loss with respect to bias, as gradWeight.
-  Tensor gradBias;
+  // weight and bias (RowNormalization) are [numChannels]: a scale and a shift per channel.
 
- private:
-  void checkInput(const Tensor& input) const;
-  void checkGradOutput(const Tensor& input, const Tensor& gradOutput) const;
-  /// The input as the kernels see it: N * numGroups rows of a group's channels' positions.
-  NormalizationShape shapeOf(const Tensor& input) const;
-  NormalizationState state();
-
-  // Each row's mean and 1 / sqrt(biased variance + eps) of the last forward.
-  Tensor saveMean_, saveInvstd_;
+ protected:
+  void checkInput(const Tensor& input) const override;
+  /// N * numGroups rows of a group's channels' positions, a channel's values sharing its parameters.
+  NormalizationShape shapeOf(const Tensor& input) const override;
+  float epsilon() const override { return options_.eps; }
 };
 
 }  // namespace nn

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "nn/backend/NormalizationKernels.h"
 #include "nn/core/Options.h"
+#include "nn/modules/RowNormalization.h"
 
 namespace nn {
 
@@ -31,7 +31,7 @@ struct LayerNormOptions {
 };
 
 /// PyTorch's nn.LayerNorm, for an input [..., normalizedShape...].
-class LayerNorm : public WithOptions<LayerNormOptions> {
+class LayerNorm : public WithOptions<LayerNormOptions, RowNormalization> {
  public:
   /// LayerNorm({64}) as PyTorch's nn.LayerNorm(64); the other arguments are those of LayerNormOptions.
   explicit LayerNorm(std::vector<int64_t> normalizedShape, float eps = 1e-5f, bool elementwiseAffine = true)
@@ -39,18 +39,6 @@ class LayerNorm : public WithOptions<LayerNormOptions> {
   /// The module of `options`, weight one and bias zero; an nn::Error unless normalizedShape has
   /// positive sizes (at least one) and eps is at least 0.
   explicit LayerNorm(const Options& options);
-
-  /// PyTorch's reset_parameters: weight one, bias zero.
-  void reset();
-
-  /// Normalises each sample's last normalizedShape().size() dimensions by their mean and
-  /// biased variance, which it saves for the backward.
-  const Tensor& updateOutput(const Tensor& input) override;
-  const Tensor& updateGradInput(const Tensor& input, const Tensor& gradOutput) override;
-  void accGradParameters(const Tensor& input, const Tensor& gradOutput, float scale) override;
-
-  /// Also releases the saved statistics.
-  void clearState() override;
 
   std::string typeName() const override { return "nn.LayerNorm"; }
   /// "nn.LayerNorm([64])", with ", eps=..." and ", elementwiseAffine=false" where they differ
@@ -64,26 +52,16 @@ class LayerNorm : public WithOptions<LayerNormOptions> {
   /// Whether the module has a weight and a bias (LayerNormOptions::elementwiseAffine).
   bool elementwiseAffine() const { return options_.elementwiseAffine; }
 
-  /// Parameter "weight", of normalizedShape: the scale per element; empty without elementwiseAffine.
-  Tensor weight;
-  /// Parameter "bias", of normalizedShape: the shift per element; empty without elementwiseAffine.
-  Tensor bias;
-  /// Gradient of the loss with respect to weight, summed over the samples; zeroed by
-  /// zeroGradParameters; empty without elementwiseAffine.
-  Tensor gradWeight;
-  /// Gradient of the loss with respect to bias, as gradWeight.
-  Tensor gradBias;
+  // weight and bias (RowNormalization) have normalizedShape: a scale and a shift per element.
+
+ protected:
+  void checkInput(const Tensor& input) const override;
+  /// One row per sample, of the normalised elements, each its own parameter.
+  NormalizationShape shapeOf(const Tensor& input) const override;
+  float epsilon() const override { return options_.eps; }
 
  private:
-  void checkInput(const Tensor& input) const;
-  void checkGradOutput(const Tensor& input, const Tensor& gradOutput) const;
-  /// The input as the kernels see it: one row per sample, of the normalised elements.
-  NormalizationShape shapeOf(const Tensor& input) const;
-  NormalizationState state();
-
   int64_t elements_ = 1;  // the product of normalizedShape: one row's values
-  // Each row's mean and 1 / sqrt(biased variance + eps) of the last forward.
-  Tensor saveMean_, saveInvstd_;
 };
 
 }  // namespace nn
