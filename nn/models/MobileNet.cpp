@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/models/Layers.h"
 #include "nn/modules/CAddTable.h"
 #include "nn/modules/ConcatTable.h"
 #include "nn/modules/Dropout.h"
@@ -14,7 +15,6 @@
 #include "nn/modules/Sequential.h"
 #include "nn/modules/SpatialAdaptiveAveragePooling.h"
 #include "nn/modules/SpatialBatchNormalization.h"
-#include "nn/modules/SpatialConvolution.h"
 #include "nn/modules/View.h"
 
 namespace nn::models {
@@ -23,15 +23,7 @@ namespace {
 
 // A convolution without a bias, `groups` groups, padded to keep the size at stride 1.
 ModulePtr conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t groups) {
-  SpatialConvolution::Options o;
-  o.nInputPlane = in;
-  o.nOutputPlane = out;
-  o.kW = o.kH = kernel;
-  o.dW = o.dH = stride;
-  o.padW = o.padH = (kernel - 1) / 2;
-  o.groups = groups;
-  o.bias = false;
-  return std::make_shared<SpatialConvolution>(o);
+  return convolution(in, out, kernel, stride, (kernel - 1) / 2, groups);
 }
 
 // torchvision's Conv2dNormActivation: convolution, batch normalisation, ReLU6 ("0", "1", "2").

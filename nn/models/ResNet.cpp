@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/models/Layers.h"
 #include "nn/modules/CAddTable.h"
 #include "nn/modules/ConcatTable.h"
 #include "nn/modules/Identity.h"
@@ -13,7 +14,6 @@
 #include "nn/modules/Sequential.h"
 #include "nn/modules/SpatialAdaptiveAveragePooling.h"
 #include "nn/modules/SpatialBatchNormalization.h"
-#include "nn/modules/SpatialConvolution.h"
 #include "nn/modules/SpatialMaxPooling.h"
 #include "nn/modules/View.h"
 
@@ -21,16 +21,8 @@ namespace nn::models {
 
 namespace {
 
-// torchvision's convolutions of a ResNet: square, without a bias (a batch normalisation follows).
 ModulePtr conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad) {
-  SpatialConvolution::Options o;
-  o.nInputPlane = in;
-  o.nOutputPlane = out;
-  o.kW = o.kH = kernel;
-  o.dW = o.dH = stride;
-  o.padW = o.padH = pad;
-  o.bias = false;
-  return std::make_shared<SpatialConvolution>(o);
+  return convolution(in, out, kernel, stride, pad);
 }
 
 ModulePtr norm(int64_t planes) { return std::make_shared<SpatialBatchNormalization>(planes); }

@@ -144,6 +144,13 @@ std::vector<double>& BatchNormalization::sumOverGroup(const Tensor& sums, Statis
 
 namespace {
 
+// Reads `from` (any device) into `into` through the host tensor `stage`, reusing both's memory.
+void download(const Tensor& from, Tensor& stage, std::vector<float>& into) {
+  stage.resize_({from.numel()});
+  stage.copy_(from);
+  into.assign(stage.data(), stage.data() + from.numel());
+}
+
 // Writes `values` into `into` (any device) through the host tensor `stage`.
 void upload(const std::vector<float>& values, Tensor& stage, Tensor& into) {
   stage.resize_({static_cast<int64_t>(values.size())});
@@ -169,7 +176,8 @@ void BatchNormalization::syncedOutput(const Tensor& x, StatisticsGroup& group) {
   NN_CHECK(count > 1, toString() << ": expected more than one value per feature in training mode over the "
                                  << "synchronised batch, got " << count);
   syncedCount_ = static_cast<int64_t>(count);
-  std::vector<float> mean(static_cast<size_t>(features));
+  std::vector<float>& mean = hostMean_;
+  mean.resize(static_cast<size_t>(features));
   for (int64_t c = 0; c < features; ++c) mean[c] = math::batchNormAverage(sums[c], syncedCount_);
   upload(mean, hostStage_, saveMean_);
 
@@ -182,11 +190,11 @@ void BatchNormalization::syncedOutput(const Tensor& x, StatisticsGroup& group) {
   upload(hostValues_, hostStage_, saveInvstd_);
 
   // The running statistics, as the whole pass moves them on one device.
-  hostRunning_ = runningMean.toVector();
+  download(runningMean, hostStage_, hostRunning_);
   for (int64_t c = 0; c < features; ++c)
     hostRunning_[c] = math::batchNormRunningMean(hostRunning_[c], mean[c], options_.momentum);
   upload(hostRunning_, hostStage_, runningMean);
-  hostRunning_ = runningVar.toVector();
+  download(runningVar, hostStage_, hostRunning_);
   for (int64_t c = 0; c < features; ++c)
     hostRunning_[c] = math::batchNormRunningVar(hostRunning_[c], squares[c], syncedCount_, options_.momentum);
   upload(hostRunning_, hostStage_, runningVar);

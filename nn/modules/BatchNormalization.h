@@ -135,10 +135,11 @@ class BatchNormalization : public WithOptions<BatchNormalizationOptions> {
   bool reluAfter_ = false;
   // Synchronised statistics: the kernels' per-feature sums on the device, the group's totals
   // on the host, the totals of the gradient sums back on the device, the host's staging of
-  // [features] values, and the whole batch's count of values per feature of the last forward.
+  // [features] values and its copies (kept, so that a step allocates nothing), and the whole
+  // batch's count of values per feature of the last forward.
   Tensor statSums_, groupGradSums_, hostStage_;
   std::vector<double> totals_;
-  std::vector<float> hostValues_, hostRunning_;
+  std::vector<float> hostMean_, hostValues_, hostRunning_;
   int64_t syncedCount_ = 0;
 };
 
