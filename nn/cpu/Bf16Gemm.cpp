@@ -3,11 +3,11 @@
 #include "nn/cpu/Bf16Gemm.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <memory>
 
 #include "nn/core/Error.h"
+#include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Avx512.h"
+#include "nn/cpu/Bf16Packing.h"
 #include "nn/cpu/CpuFeatures.h"
 #include "nn/cpu/Isa.h"
 
@@ -31,9 +31,6 @@ namespace nn::cpu {
 
 namespace {
 
-#define NN_BF16_KERNEL \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16"), optimize("no-predictive-commoning")))
-
 constexpr int kTileRows = 12;
 constexpr int kTileColumns = 32;
 // k of a block, even: each block's pairs are its own.
@@ -41,93 +38,7 @@ constexpr int64_t kDepth = 256;
 constexpr int64_t kRowBlock = 8 * kTileRows;
 constexpr int64_t kColumnBlock = 16 * kTileColumns;
 
-// 64-byte aligned 32-bit lanes, grown to the largest need and kept.
-class Lanes {
- public:
-  uint32_t* get(size_t count) {
-    if (count > size_) {
-      const size_t bytes = (count * sizeof(uint32_t) + 63) / 64 * 64;
-      data_.reset(static_cast<uint32_t*>(std::aligned_alloc(64, bytes)));
-      NN_CHECK(data_ != nullptr, "nn::cpu::bf16Gemm: out of memory packing " << bytes << " bytes");
-      size_ = count;
-    }
-    return data_.get();
-  }
-
- private:
-  struct Free {
-    void operator()(uint32_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint32_t, Free> data_;
-  size_t size_ = 0;
-};
-
 thread_local Lanes packedA, packedB;
-
-// vpermw's indices that interleave the two halves of a vector of 32 bfloat16 values: lane 2i from
-// the lower half, 2i + 1 from the upper.
-alignas(64) const uint16_t kInterleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
-                                              8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-
-// Pairs from two rows of a matrix stored by rows along the pairs' other index: lane i holds
-// row0[i] in its lower half and row1[i] (zero where row1 is null) in its upper, for the lanes of
-// `mask`, zeros elsewhere.
-NN_BF16_KERNEL inline __attribute__((always_inline)) __m512 pairRows(const float* row0, const float* row1,
-                                                                     __mmask16 mask, __m512i interleave) {
-  const __m512 x0 = _mm512_maskz_loadu_ps(mask, row0);
-  const __m512 x1 = row1 ? _mm512_maskz_loadu_ps(mask, row1) : _mm512_setzero_ps();
-  return _mm512_castsi512_ps(_mm512_permutexvar_epi16(interleave, (__m512i)_mm512_cvtne2ps_pbh(x1, x0)));
-}
-
-// Pairs from up to 16 lines stored along k (line l at src + l * ld, its first `depth` values, at
-// most 32 of them, read; zeros past them and for lines from `lines` on): r[q] holds pair q of line l
-// in lane l.
-NN_BF16_KERNEL inline __attribute__((always_inline)) void pairLines(const float* src, int64_t ld, int64_t lines,
-                                                                    int64_t depth, __m512* r) {
-  const __mmask16 low = firstLanes(depth), high = firstLanes(depth - 16);
-  for (int l = 0; l < 16; ++l)
-    r[l] = l < lines ? (__m512)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(high, src + l * ld + 16),
-                                                   _mm512_maskz_loadu_ps(low, src + l * ld))
-                     : _mm512_setzero_ps();
-  transpose16(r);
-}
-
-// The block of op(B) of `depth` k from k0 and `cols` columns from j0, as panels of 32 columns:
-// panel[pair][32 lanes], zeros past the block's columns and k.
-NN_BF16_KERNEL void packB(bool transB, const float* b, int64_t ldb, int64_t k0, int64_t j0, int64_t depth, int64_t cols,
-                          uint32_t* out) {
-  const int64_t pairs = (depth + 1) / 2;
-  float* packed = reinterpret_cast<float*>(out);
-  if (!transB) {
-    // op(B)[k][j] = b[k ldb + j]: each pair from two rows of b.
-    const __m512i interleave = _mm512_load_si512(kInterleave);
-    for (int64_t jp = 0; jp < cols; jp += kTileColumns) {
-      float* panel = packed + jp * pairs;
-      for (int h = 0; h < 2; ++h) {
-        const __mmask16 mask = firstLanes(cols - jp - 16 * h);
-        for (int64_t p = 0; p < pairs; ++p) {
-          const float* row0 = b + (k0 + 2 * p) * ldb + j0 + jp + 16 * h;
-          const float* row1 = 2 * p + 1 < depth ? row0 + ldb : nullptr;
-          _mm512_store_ps(panel + p * kTileColumns + 16 * h, pairRows(row0, row1, mask, interleave));
-        }
-      }
-    }
-    return;
-  }
-  // op(B)[k][j] = b[j ldb + k]: 16 columns of 32 k at a time, transposed into 16 pairs.
-  __m512 r[16];
-  for (int64_t jp = 0; jp < cols; jp += kTileColumns) {
-    float* panel = packed + jp * pairs;
-    for (int h = 0; h < 2; ++h) {
-      const int64_t j = jp + 16 * h, lines = std::min<int64_t>(16, cols - j);
-      for (int64_t p0 = 0; p0 < pairs; p0 += 16) {
-        pairLines(b + (j0 + j) * ldb + k0 + 2 * p0, ldb, lines, depth - 2 * p0, r);
-        const int64_t count = std::min<int64_t>(16, pairs - p0);
-        for (int64_t q = 0; q < count; ++q) _mm512_store_ps(panel + (p0 + q) * kTileColumns + 16 * h, r[q]);
-      }
-    }
-  }
-}
 
 // The block of op(A) of `rows` rows from i0 and `depth` k from k0, as tiles of 12 rows:
 // tile[pair][12 lanes], zeros past the block's rows and k.
@@ -205,7 +116,7 @@ void product(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float al
     const float blockBeta = k0 == 0 ? beta : 1.f;
     for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
       const int64_t cols = std::min(kColumnBlock, n - j0);
-      packB(transB, b, ldb, k0, j0, depth, cols, pb);
+      packPanels(transB, b, ldb, k0, j0, depth, cols, pairs, pb);
       for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
         const int64_t rows = std::min(kRowBlock, m - i0);
         packA(transA, a, lda, i0, k0, rows, depth, pa);
@@ -247,18 +158,22 @@ std::string bf16GemmMissing() {
          has + " runs " + isaName(machineIsa()) + "; NN_CPU_ISA lowers it)";
 }
 
+const char* bf16GemmKernel() { return amxGemmRuns() ? "AMX" : bf16GemmRuns() ? "AVX512-BF16" : ""; }
+
+void avx512Bf16Gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  checkSizes("nn::cpu::avx512Bf16Gemm", m, n, k);
+  NN_CHECK(bf16GemmRuns(), "nn::cpu::avx512Bf16Gemm: " << bf16GemmMissing());
+  if (!productsLeft(m, n, k, beta, c, ldc)) return;
+  product(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 void bf16Gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  NN_CHECK(m >= 0 && n >= 0 && k >= 0 && m < (int64_t{1} << 31) && n < (int64_t{1} << 31) && k < (int64_t{1} << 31),
-           "nn::cpu::bf16Gemm: sizes out of range: m=" << m << " n=" << n << " k=" << k);
+  checkSizes("nn::cpu::bf16Gemm", m, n, k);
   NN_CHECK(bf16GemmRuns(), "nn::cpu::bf16Gemm: " << bf16GemmMissing());
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    // No products: C = beta C, where beta 0 reads nothing.
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0 ? 0.f : beta * c[i * ldc + j];
-    return;
-  }
+  if (amxGemmRuns()) return amxGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (!productsLeft(m, n, k, beta, c, ldc)) return;
   product(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
