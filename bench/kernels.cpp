@@ -5,8 +5,9 @@
 // SpatialBatchNormalization (training mode), ReLU, Dropout and SpatialMaxPooling forward and
 // backward in GB/s (the bytes each must read and write once) and as a share of the machine's
 // copy bandwidth. Both yardsticks are measured first, and printed. And the GEMMs of LeNet, the
-// MLP and a square 1024 case on one thread, OpenBLAS's sgemm beside the bfloat16 kernel of
-// AVX512-BF16 CPUs (nn/cpu/Bf16Gemm.h, the precision medium), with the ratio of their rates.
+// MLP, the VGG-style CNN and a square 1024 case on 1 and 2 threads, OpenBLAS's sgemm beside the
+// bfloat16 kernels of the precision medium, vdpbf16ps (AVX512-BF16, nn/cpu/Bf16Gemm.h) and AMX's
+// tiles (nn/cpu/AmxGemm.h), with the ratios of their rates.
 // Run: tools/bench-kernels.sh.
 #include <benchmark/benchmark.h>
 
@@ -20,6 +21,7 @@
 
 #include "nn/core/ComputeThreads.h"
 #include "nn/core/Random.h"
+#include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Blas.h"
 #include "nn/modules/Dropout.h"
@@ -208,47 +210,85 @@ struct GemmShape {
   int64_t m, n, k;
 };
 
-// sgemm's rate on each shape, by the shape's name: the bfloat16 benchmark of that shape, run after
-// it, divides its own rate by it.
-std::map<std::string, double> gSgemmRate;
+// The products compared on each shape: OpenBLAS's sgemm, and the two bfloat16 kernels of the
+// precision medium, vdpbf16ps (AVX512-BF16) and AMX's tiles (nn/cpu/Bf16Gemm.h, AmxGemm.h).
+enum class Kernel { sgemm, vdpbf16ps, amx };
 
-// C = op(A) op(B) on one thread through OpenBLAS's sgemm (bf16 false) or the bfloat16 kernel,
-// in GFLOP/s; the bfloat16 kernel's "x_sgemm" is its rate over sgemm's on the same shape.
-// Operands from [-1, 1], stored without padding.
-void gemm(benchmark::State& state, const char* shape, GemmShape g, bool bf16) {
-  if (bf16 && !nn::cpu::bf16GemmRuns()) {
+// Each kernel's rate on each shape and thread count, by "shape/threads": a later kernel's benchmark
+// of that shape divides its own rate by the earlier ones'.
+std::map<std::string, double> gGemmRate[3];
+
+// C = op(A) op(B) through `kernel` on `threads` compute threads of cpu:0 (the argument), in
+// GFLOP/s: on 2, cut into 2 parts as the Linear kernels cut a product (by C's columns where there
+// are at least as many as rows, else by rows), each part one call on its thread (OpenBLAS on one
+// thread inside it). The bfloat16 kernels' "x_sgemm" is their rate over sgemm's on the same shape
+// and threads, AMX's "x_vdpbf16ps" over vdpbf16ps's. Operands from [-1, 1], stored without
+// padding.
+void gemm(benchmark::State& state, const char* shape, GemmShape g, Kernel kernel) {
+  if (kernel == Kernel::vdpbf16ps && !nn::cpu::bf16GemmRuns()) {
     state.SkipWithError(nn::cpu::bf16GemmMissing().c_str());
     return;
   }
+  if (kernel == Kernel::amx && !nn::cpu::amxGemmRuns()) {
+    state.SkipWithError(nn::cpu::amxGemmMissing().c_str());
+    return;
+  }
+  const int threads = static_cast<int>(state.range(0));
   nn::blas::setNumThreads(1);
+  nn::setNumThreads(threads);
   const nn::Tensor a = randomInput({g.transA ? g.k : g.m, g.transA ? g.m : g.k});
   const nn::Tensor b = randomInput({g.transB ? g.n : g.k, g.transB ? g.k : g.n});
   nn::Tensor c = nn::Tensor::zeros({g.m, g.n});
   const int64_t lda = g.transA ? g.m : g.k, ldb = g.transB ? g.k : g.n;
-  auto multiply = bf16 ? &nn::cpu::bf16Gemm : &nn::blas::gemm;
+  auto multiply = kernel == Kernel::sgemm       ? &nn::blas::gemm
+                  : kernel == Kernel::vdpbf16ps ? &nn::cpu::avx512Bf16Gemm
+                                                : &nn::cpu::amxGemm;
+  const bool byColumns = g.n >= g.m;
+  const float* pa = a.data();
+  const float* pb = b.data();
+  float* pc = c.data();
   const double start = seconds();
   for (auto _ : state) {
-    multiply(g.transA, g.transB, g.m, g.n, g.k, 1.f, a.data(), lda, b.data(), ldb, 0.f, c.data(), g.n);
+    nn::parallelFor(nn::Device::cpu(0), threads, [&](int p) {
+      const nn::Range r = nn::partRange(byColumns ? g.n : g.m, threads, p);
+      const int64_t i0 = byColumns ? 0 : r.begin, rows = byColumns ? g.m : r.end - r.begin;
+      const int64_t j0 = byColumns ? r.begin : 0, cols = byColumns ? r.end - r.begin : g.n;
+      multiply(g.transA, g.transB, rows, cols, g.k, 1.f, pa + (g.transA ? i0 : i0 * lda), lda,
+               pb + (g.transB ? j0 * ldb : j0), ldb, 0.f, pc + i0 * g.n + j0, g.n);
+    });
     benchmark::ClobberMemory();
   }
   const double rate = 2e-9 * g.m * g.n * g.k * static_cast<double>(state.iterations()) / (seconds() - start);
+  nn::setNumThreads(1);
   state.counters["GFLOP"] = benchmark::Counter(2e-9 * g.m * g.n * g.k, benchmark::Counter::kIsIterationInvariantRate);
-  if (!bf16)
-    gSgemmRate[shape] = rate;
-  else if (gSgemmRate.count(shape))
-    state.counters["x_sgemm"] = rate / gSgemmRate[shape];
+  const std::string key = std::string(shape) + "/" + std::to_string(threads);
+  gGemmRate[static_cast<int>(kernel)][key] = rate;
+  if (kernel != Kernel::sgemm && gGemmRate[0].count(key)) state.counters["x_sgemm"] = rate / gGemmRate[0][key];
+  if (kernel == Kernel::amx && gGemmRate[1].count(key)) state.counters["x_vdpbf16ps"] = rate / gGemmRate[1][key];
 }
 
 }  // namespace
 
 // The GEMMs of LeNet's second convolution (unfolded: 500 rows = 20 planes x 5 x 5, 64
 // positions, per sample) and first Linear (800 -> 500) at batch 128, of the MLP
-// (784-1024-1024-10) at batch 256, and a square 1024 case: each pass's product as the CPU's
-// kernels call it (nn/cpu/ConvolutionKernels.cpp, LinearKernels.cpp). LeNet's first convolution
-// and the 10-output layers take routes of our own and no GEMM.
-#define NN_GEMM_BENCHMARK(name, ...)                                                                        \
-  BENCHMARK_CAPTURE(gemm, name##_sgemm, #name, GemmShape{__VA_ARGS__}, false)->UseRealTime()->MinTime(0.2); \
-  BENCHMARK_CAPTURE(gemm, name##_bf16, #name, GemmShape{__VA_ARGS__}, true)->UseRealTime()->MinTime(0.2)
+// (784-1024-1024-10) at batch 256, of the VGG-style CNN at batch 128 (the Winograd route's 16
+// products per sample of its 3x3 convolutions, 32 -> 32 planes on 32x32 (256 blocks of 2x2) and
+// 64 -> 64 on 16x16 (64 blocks), one sample a chunk; its first Linear, 4096 -> 256), and a square
+// 1024 case: each pass's product as the CPU's kernels call it (nn/cpu/ConvolutionKernels.cpp,
+// WinogradConvolution.cpp, LinearKernels.cpp). LeNet's first convolution and the 10-output
+// layers take routes of our own and no GEMM. Argument: compute threads.
+#define NN_GEMM_BENCHMARK(name, ...)                                                               \
+  BENCHMARK_CAPTURE(gemm, name##_sgemm, #name, GemmShape{__VA_ARGS__}, Kernel::sgemm)             \
+      ->Arg(1)                                                                                     \
+      ->Arg(2)                                                                                     \
+      ->UseRealTime()                                                                              \
+      ->MinTime(0.2);                                                                              \
+  BENCHMARK_CAPTURE(gemm, name##_vdpbf16ps, #name, GemmShape{__VA_ARGS__}, Kernel::vdpbf16ps)     \
+      ->Arg(1)                                                                                     \
+      ->Arg(2)                                                                                     \
+      ->UseRealTime()                                                                              \
+      ->MinTime(0.2);                                                                              \
+  BENCHMARK_CAPTURE(gemm, name##_amx, #name, GemmShape{__VA_ARGS__}, Kernel::amx)->Arg(1)->Arg(2)->UseRealTime()->MinTime(0.2)
 NN_GEMM_BENCHMARK(lenet_conv2_forward, false, false, 50, 64, 500);
 NN_GEMM_BENCHMARK(lenet_conv2_gradInput, true, false, 500, 64, 50);
 NN_GEMM_BENCHMARK(lenet_conv2_gradWeight, false, true, 500, 50, 64);
@@ -260,6 +300,13 @@ NN_GEMM_BENCHMARK(mlp1_gradWeight, true, false, 1024, 784, 256);
 NN_GEMM_BENCHMARK(mlp2_forward, false, true, 256, 1024, 1024);
 NN_GEMM_BENCHMARK(mlp2_gradInput, false, false, 256, 1024, 1024);
 NN_GEMM_BENCHMARK(mlp2_gradWeight, true, false, 1024, 1024, 256);
+NN_GEMM_BENCHMARK(vgg_conv32_forward, false, false, 32, 256, 32);
+NN_GEMM_BENCHMARK(vgg_conv32_gradWeight, false, true, 32, 32, 256);
+NN_GEMM_BENCHMARK(vgg_conv64_forward, false, false, 64, 64, 64);
+NN_GEMM_BENCHMARK(vgg_conv64_gradWeight, false, true, 64, 64, 64);
+NN_GEMM_BENCHMARK(vgg_fc1_forward, false, true, 128, 256, 4096);
+NN_GEMM_BENCHMARK(vgg_fc1_gradInput, false, false, 128, 4096, 256);
+NN_GEMM_BENCHMARK(vgg_fc1_gradWeight, true, false, 256, 4096, 128);
 NN_GEMM_BENCHMARK(square_1024, false, false, 1024, 1024, 1024);
 
 // Argument: compute threads (OpenBLAS runs one inside each part).

@@ -125,6 +125,8 @@ def main():
     p.add_argument("--batch-size", type=int, default=128, help="global batch")
     p.add_argument("--steps", type=int, default=20, help="timed steps")
     p.add_argument("--warmup", type=int, default=3, help="steps before the timed ones")
+    p.add_argument("--autocast", choices=["none", "bfloat16"], default="none",
+                   help="bfloat16: forward and loss under torch.autocast('cpu', dtype=torch.bfloat16)")
     add_process_arguments(p)
     a = p.parse_args()
 
@@ -148,7 +150,8 @@ def main():
         nonlocal loss_value
         x, y = batches[k % len(batches)]
         optimizer.zero_grad(set_to_none=False)
-        loss = F.nll_loss(model(x), y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast == "bfloat16"):
+            loss = F.nll_loss(model(x), y)
         loss.backward()
         optimizer.step()
         loss_value = loss.item()
@@ -169,7 +172,7 @@ def main():
     line = {
         "network": a.network, "images_per_second": a.steps * a.batch_size / elapsed, "loss": loss_value,
         "steps": a.steps, "batch_size": a.batch_size, "threads": a.threads, "rank": rank, "world_size": world,
-        "torch": torch.__version__,
+        "torch": torch.__version__, "autocast": a.autocast,
         # ru_maxrss is in kilobytes on Linux
         "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }

@@ -31,14 +31,18 @@ def run_nn(network, config, args, work):
     threads, devices = next((t, d) for _, c, t, d in CONFIGS if c == config)
     metrics = os.path.join(work, "nn.json")
     cmd = [TRAIN, "--network", network, "--batch-size", str(args.batch_size), "--steps", str(steps(network, args)),
-           "--threads", str(threads), "--devices", devices, "--metrics", metrics]
+           "--threads", str(threads), "--devices", devices, "--metrics", metrics, "--precision", args.precision]
+    if args.no_amx:
+        cmd.append("--no-amx")
     m, rss = run_json(cmd, metrics, nn_env())
-    return {"ips": m["images_per_second"], "rss_kb": rss, "flop": flop_per_image(m)}
+    return {"ips": m["images_per_second"], "rss_kb": rss, "flop": flop_per_image(m), "kernel": m.get("bf16_kernel", "")}
 
 
 def run_torch(python, network, config, args, work):
     base = [python, TORCH_SCRIPT, "--network", network, "--batch-size", str(args.batch_size), "--steps",
             str(steps(network, args))]
+    if args.precision == "medium":
+        base += ["--autocast", "bfloat16"]
     m, rss = run_torch_config(base, config, work)
     return {"ips": m["images_per_second"], "rss_kb": rss, "version": m["torch"]}
 
@@ -59,9 +63,20 @@ def main():
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--scale", type=float, default=1.0, help="multiplies every network's timed steps")
     p.add_argument("--networks", default=",".join(NETWORKS), help="comma-separated, of " + ", ".join(NETWORKS))
+    p.add_argument("--precision", choices=["highest", "medium"], default="highest",
+                   help="medium: this project's float32 matmul precision medium (bfloat16 products) against "
+                        "PyTorch's torch.autocast('cpu', dtype=torch.bfloat16)")
+    p.add_argument("--no-amx", action="store_true",
+                   help="at medium, hold this project's bfloat16 products to vdpbf16ps on a CPU with AMX")
+    p.add_argument("--configs", default=",".join(c for _, c, _, _ in CONFIGS),
+                   help="comma-separated, of " + ", ".join(c for _, c, _, _ in CONFIGS))
     add_torch_argument(p)
     a = p.parse_args()
     a.networks = a.networks.split(",")
+    a.configs = [entry for entry in CONFIGS if entry[1] in a.configs.split(",")]
+    if not a.configs:
+        sys.exit(f"suite_compare: no known configuration in --configs; expected some of "
+                 f"{', '.join(c for _, c, _, _ in CONFIGS)}")
     unknown = [n for n in a.networks if n not in NETWORKS]
     if unknown:
         sys.exit(f"suite_compare: unknown network {', '.join(unknown)}; expected some of {', '.join(NETWORKS)}")
@@ -70,7 +85,7 @@ def main():
 
 def run_rounds(a, work):
     origins, impls = implementations(a.torch)
-    results = {(n, c, name): [] for n in a.networks for _, c, _, _ in CONFIGS for name, _ in impls}
+    results = {(n, c, name): [] for n in a.networks for _, c, _, _ in a.configs for name, _ in impls}
     versions, sgemm = {}, SgemmRates()
     load_before = os.getloadavg()
     print(f"{a.rounds} rounds; each runs every network and configuration with this project, then with each "
@@ -78,7 +93,7 @@ def run_rounds(a, work):
     for r in range(1, a.rounds + 1):
         sgemm.measure()
         for network in a.networks:
-            for _, config, _, _ in CONFIGS:
+            for _, config, _, _ in a.configs:
                 for name, python in impls:
                     res = (run_nn(network, config, a, work) if python is None
                            else run_torch(python, network, config, a, work))
@@ -89,12 +104,18 @@ def run_rounds(a, work):
                           f"{res['rss_kb'] / 1024:6.0f} MB", file=sys.stderr)
     load_after = os.getloadavg()
 
+    kernels = {x.get("kernel", "") for runs in results.values() for x in runs}
+    products = f", {'/'.join(sorted(kernels))}" if a.precision == "medium" and kernels - {""} else ""
+
     def label(name, config):
         if name == "nn":
-            return "nn DataParallelTable" if config == "dp" else "nn (this project)"
+            return "nn DataParallelTable" + products if config == "dp" else f"nn (this project{products})"
         return f"PyTorch {versions[name].split('+')[0]} {origins[name]}" + (" DDP" if config == "dp" else "")
 
     print(f"Training on the CPU, synthetic data, {datetime.date.today()}: {cpu_name()}, {os.cpu_count()} cores")
+    if a.precision == "medium":
+        print("precision: this project at the float32 matmul precision medium (bfloat16 products, "
+              "nn::cpuMatmulPrecisionInfo below), PyTorch under torch.autocast('cpu', dtype=torch.bfloat16)")
     print(f"batch {a.batch_size}, after 3 warm-up steps; {a.rounds} alternating rounds; images/s: median (min-max)")
     print_setup(sgemm, load_before, load_after)
     print()
@@ -103,8 +124,8 @@ def run_rounds(a, work):
     print(header)
     print("-" * len(header))
     for network in a.networks:
-        flop = results[(network, "1t", "nn")][0]["flop"]
-        for title, config, _, _ in CONFIGS:
+        flop = results[(network, a.configs[0][1], "nn")][0]["flop"]
+        for title, config, _, _ in a.configs:
             ours = statistics.median(x["ips"] for x in results[(network, config, "nn")])
             for i, (name, _) in enumerate(impls):
                 runs = results[(network, config, name)]
@@ -112,7 +133,7 @@ def run_rounds(a, work):
                 median = statistics.median(ips)
                 gflops = flop * median / 1e9
                 rss = statistics.median(x["rss_kb"] for x in runs) / 1024
-                print(f"{network if i == 0 and config == '1t' else '':8s} {title if i == 0 else '':22s} "
+                print(f"{network if i == 0 and config == a.configs[0][1] else '':8s} {title if i == 0 else '':22s} "
                       f"{label(name, config):26s} {spread(ips):>20s} {ours / median:7.2f}x {gflops:8.1f} "
                       f"{100 * gflops / sgemm.median(config):7.1f}% {rss:12.0f}")
         print(f"{'':8s} work per image: {flop / 1e6:.1f} MFLOP forward + backward")
@@ -121,7 +142,7 @@ def run_rounds(a, work):
     print(f"targets against {label(peer, '1t')}; each round's ratio beside the medians':")
     for network in a.networks:
         floor = NETWORKS[network][1]
-        for title, config, _, _ in CONFIGS:
+        for title, config, _, _ in a.configs:
             ours = results[(network, config, "nn")]
             theirs = results[(network, config, peer)]
             ratio = statistics.median(x["ips"] for x in ours) / statistics.median(x["ips"] for x in theirs)

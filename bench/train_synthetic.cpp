@@ -3,7 +3,11 @@
 // bench/networks_torch.py; tools/bench-suite.sh runs both alternately.
 //
 //   train_synthetic --network vgg [--batch-size 128] [--steps 20] [--warmup 3] [--threads 1]
-//                   [--devices cpu:0,cpu:1] [--precision highest|high|medium] [--profile] [--metrics FILE]
+//                   [--devices cpu:0,cpu:1] [--precision highest|high|medium] [--no-amx] [--profile]
+//                   [--metrics FILE]
+//
+// --no-amx holds the precision medium's products to vdpbf16ps on a CPU with AMX (nn/cpu/AmxGemm.h),
+// to compare the two; the JSON line names the bfloat16 products' instructions ("bf16_kernel").
 //
 // A step is what examples/lenet does: zeroGradParameters, forward, ClassNLLCriterion forward
 // (the loss read on the host) and backward, backward, SGD (lr 0.01, momentum 0.9, dampening 0,
@@ -23,6 +27,8 @@
 #include "bench/Networks.h"
 #include "cunn/cunn.h"
 #include "examples/Trainer.h"
+#include "nn/cpu/AmxGemm.h"
+#include "nn/cpu/Bf16Gemm.h"
 #include "nn/nn.h"
 
 namespace {
@@ -34,6 +40,7 @@ struct Flags {
   std::string devices = "cpu:0";
   std::string precision = "highest";
   bool profile = false;
+  bool noAmx = false;
   std::string metrics;
 };
 
@@ -42,7 +49,7 @@ struct Flags {
                "train_synthetic: %s\n"
                "usage: train_synthetic --network lenet|mlp|vgg|resnet [--batch-size N] [--steps N] [--warmup N]\n"
                "                       [--threads N] [--devices cpu:0,cpu:1] [--precision highest|high|medium]\n"
-               "                       [--profile] [--metrics FILE]\n",
+               "                       [--no-amx] [--profile] [--metrics FILE]\n",
                error.c_str());
   std::exit(2);
 }
@@ -60,6 +67,10 @@ Flags parse(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--profile") {
       f.profile = true;
+      continue;
+    }
+    if (arg == "--no-amx") {
+      f.noAmx = true;
       continue;
     }
     if (i + 1 >= argc) usage(arg == "--help" ? "help" : "unknown flag or missing value: " + arg);
@@ -92,6 +103,7 @@ int run(const Flags& f) {
   const std::vector<nn::Device> devices = examples::parseDevices("train_synthetic", f.devices);
   nn::setNumThreads(f.threads);
   nn::setFloat32MatmulPrecision(nn::matmulPrecisionNamed(f.precision));
+  nn::cpu::allowAmx(!f.noAmx);
   nn::setProfiling(f.profile);
   nn::manualSeed(1);
 
@@ -155,7 +167,7 @@ int run(const Flags& f) {
        << ", \"forward_macs\": " << work.multiplyAdds << ", \"first_layer_macs\": " << work.firstLayer
        << ", \"loss\": " << loss << ", \"steps\": " << f.steps << ", \"batch_size\": " << f.batchSize
        << ", \"threads\": " << f.threads << ", \"devices\": " << devices.size() << ", \"precision\": \"" << f.precision
-       << "\"}\n";
+       << "\", \"bf16_kernel\": \"" << nn::cpu::bf16GemmKernel() << "\"}\n";
   std::cout << line.str();
   if (!f.metrics.empty()) {
     std::ofstream out(f.metrics);

@@ -6,6 +6,7 @@
 // case; and their refusal below the level avx512. Skipped, naming why, where the CPU or the run
 // cannot run them.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -222,10 +223,22 @@ TEST_CASE("At medium nn::blas::gemm runs on AMX tiles on every compute thread, w
                    y.data() + r.begin, out);
   });
   const int64_t calls = nn::cpu::amxGemmCalls() - before;
+  // Held off, the same product runs on vdpbf16ps.
+  const bool allowed = nn::cpu::allowAmx(false);
+  const std::string heldOff = nn::cpu::amxGemmMissing();
+  const std::string kernel = nn::cpu::bf16GemmKernel();
+  std::vector<float> z(batch * out, 0.f);
+  nn::blas::gemm(false, true, batch, out, in, 1.f, x.data(), in, w.data(), in, 0.f, z.data(), out);
+  const int64_t heldCalls = nn::cpu::amxGemmCalls() - before;
+  nn::cpu::allowAmx(allowed);
   nn::setNumThreads(1);
   nn::setFloat32MatmulPrecision(previous);
   CHECK(calls == 2);
   CHECK(ids[0] != ids[1]);
+  CHECK(heldCalls == 2);
+  CHECK(kernel == "AVX512-BF16");
+  CHECK(heldOff.find("allowAmx") != std::string::npos);
+  CHECK(nn::cpu::amxGemmRuns());
   // Each output against the double sum of the rounded terms, within float32's rounding.
   double worst = 0;
   for (int64_t i = 0; i < batch; ++i)
@@ -236,7 +249,8 @@ TEST_CASE("At medium nn::blas::gemm runs on AMX tiles on every compute thread, w
         sum += term;
         magnitude += std::fabs(term);
       }
-      worst = std::max(worst, std::fabs(y[i * out + o] - sum) / (std::ldexp(in + 4.0, -24) * magnitude));
+      const double bound = std::ldexp(in + 4.0, -24) * magnitude;
+      worst = std::max({worst, std::fabs(y[i * out + o] - sum) / bound, std::fabs(z[i * out + o] - sum) / bound});
     }
   CHECK(worst <= 1);
 }

@@ -8,7 +8,10 @@
 # run and peak RSS (bench/suite_compare.py). Peers and instruction sets as tools/bench-lenet.sh
 # (tools/bench-peers.sh; every instruction set free on both sides unless ISA=same).
 # ROUNDS (3), NETWORKS (lenet,mlp,vgg,resnet), SCALE (1: multiplies each network's timed steps)
-# and BATCH (128) may be set in the environment.
+# BATCH (128), CONFIGS (1t,2t,dp: 1 thread, 2 threads, 2 devices) and PRECISION (highest; medium:
+# this project's bfloat16 products, nn/core/MatmulPrecision.h, against PyTorch's
+# torch.autocast("cpu", dtype=torch.bfloat16)) may be set in the environment; arguments go to
+# bench/suite_compare.py (--no-amx: at medium, this project's products on vdpbf16ps, not AMX).
 #
 # One network's profile: bazel-bin/bench/train_synthetic --network vgg --profile
 set -euo pipefail
@@ -21,4 +24,5 @@ DEBIAN_TORCH=${DEBIAN_TORCH:-0}
 source tools/bench-peers.sh
 
 exec /usr/bin/python3 bench/suite_compare.py --rounds "${ROUNDS:-3}" --networks "${NETWORKS:-lenet,mlp,vgg,resnet}" \
-  --scale "${SCALE:-1}" --batch-size "${BATCH:-128}" "${peers[@]}"
+  --scale "${SCALE:-1}" --batch-size "${BATCH:-128}" --configs "${CONFIGS:-1t,2t,dp}" \
+  --precision "${PRECISION:-highest}" "${peers[@]}" "$@"

@@ -39,6 +39,7 @@ namespace nn::cpu {
 namespace {
 
 std::atomic<int64_t> calls{0};
+std::atomic<bool> allowed{true};
 
 // Linux's arch_prctl request for a state component, and AMX's tile data, component 18
 // (asm/prctl.h, the kernel's x86 xstate documentation).
@@ -225,7 +226,11 @@ void product(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t
 
 }  // namespace
 
-bool amxGemmRuns() { return bf16GemmRuns() && cpuFeatures().amxBf16 && tilesPermitted(); }
+bool amxGemmRuns() {
+  return bf16GemmRuns() && cpuFeatures().amxBf16 && allowed.load(std::memory_order_relaxed) && tilesPermitted();
+}
+
+bool allowAmx(bool allow) { return allowed.exchange(allow, std::memory_order_relaxed); }
 
 std::string amxGemmMissing() {
   if (amxGemmRuns()) return "";
@@ -235,6 +240,7 @@ std::string amxGemmMissing() {
     return "AMX products need AMX-TILE and AMX-BF16 with the tile state saved by the OS, which this CPU (" +
            features + ") lacks";
   }
+  if (!allowed.load(std::memory_order_relaxed)) return "AMX products held off (nn::cpu::allowAmx(false))";
   return "AMX products need the tile data, which Linux did not grant this process (arch_prctl "
          "ARCH_REQ_XCOMP_PERM; Linux 5.16 or later grants it)";
 }

@@ -15,8 +15,13 @@ namespace nn::cpu {
 /// a build with the kernels), the CPU has AMX-TILE and AMX-BF16 with the tile state saved by the OS
 /// (CpuFeatures.h), and Linux granted this process the tile data (arch_prctl
 /// ARCH_REQ_XCOMP_PERM, asked once, the first time the rest holds: never at the levels avx2 and
-/// generic).
+/// generic), unless allowAmx(false) holds it off.
 bool amxGemmRuns();
+
+/// Whether bf16Gemm may run AMX's tiles where they run: true until set; false holds it (and
+/// amxGemm) to vdpbf16ps, for the benchmarks that compare the two. Returns the previous setting;
+/// for the whole process, between passes, not during one.
+bool allowAmx(bool allowed);
 
 /// Empty where amxGemmRuns(); else why not.
 std::string amxGemmMissing();
