@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include "nn/backend/Backend.h"
 #include "nn/core/Error.h"
 #include "nn/math/Optimizers.h"
 
@@ -17,12 +16,7 @@ Adam::Adam(std::pair<Tensor, Tensor> parameters, AdamOptions options)
 void Adam::checkOptions() const {
   const AdamOptions& o = options_;
   // Note [Optimizer options] in nn/optim/Optimizer.h.
-  checkNonNegative("a learning rate", o.learningRate);
-  checkNonNegative("a learning rate decay", o.learningRateDecay);
-  checkFraction("beta1", o.beta1, false);
-  checkFraction("beta2", o.beta2, false);
-  checkNonNegative("an epsilon", o.epsilon);
-  checkNonNegative("a weight decay", o.weightDecay);
+  checkAdamOptions(o.learningRate, o.learningRateDecay, o.beta1, o.beta2, o.epsilon, o.weightDecay);
 }
 
 void Adam::step() {
@@ -41,18 +35,8 @@ void Adam::step() {
                                                                              << o.learningRate
                                                                              << " is beyond a float's range");
   update.divisor = o.pytorchEpsilon ? static_cast<float>(correction2) : 1.f;
-  update.beta1 = static_cast<float>(o.beta1);
-  update.oneMinusBeta1 = static_cast<float>(1 - o.beta1);
-  update.beta2 = static_cast<float>(o.beta2);
-  update.oneMinusBeta2 = static_cast<float>(1 - o.beta2);
-  update.epsilon = static_cast<float>(o.epsilon);
   update.weightDecay = static_cast<float>(o.weightDecay);
-  float* m = stateBuffer(0).rawData();
-  float* v = stateBuffer(1).rawData();
-  const Device device = parameters_.device();
-  kernelsOf(device).elementwise.adamStep(device, parameters_.rawData(), gradients_.rawData(), m, v,
-                                         parameters_.numel(), update);
-  ++stepCount_;
+  adamStep(update, o.beta1, o.beta2, o.epsilon);
 }
 
 }  // namespace nn

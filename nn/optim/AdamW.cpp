@@ -4,7 +4,6 @@
 
 #include <cmath>
 
-#include "nn/backend/Backend.h"
 #include "nn/core/Error.h"
 #include "nn/math/Optimizers.h"
 
@@ -18,12 +17,7 @@ AdamW::AdamW(std::pair<Tensor, Tensor> parameters, AdamWOptions options)
 void AdamW::checkOptions() const {
   const AdamWOptions& o = options_;
   // Note [Optimizer options] in nn/optim/Optimizer.h.
-  checkNonNegative("a learning rate", o.learningRate);
-  checkNonNegative("a learning rate decay", o.learningRateDecay);
-  checkFraction("beta1", o.beta1, false);
-  checkFraction("beta2", o.beta2, false);
-  checkNonNegative("an epsilon", o.epsilon);
-  checkNonNegative("a weight decay", o.weightDecay);
+  checkAdamOptions(o.learningRate, o.learningRateDecay, o.beta1, o.beta2, o.epsilon, o.weightDecay);
 }
 
 void AdamW::step() {
@@ -42,18 +36,8 @@ void AdamW::step() {
            "nn.AdamW: the step size or the weight decay's factor at step "
                << stepCount_ + 1 << " of learning rate " << o.learningRate << " and weight decay " << o.weightDecay
                << " is beyond a float's range");
-  update.beta1 = static_cast<float>(o.beta1);
-  update.oneMinusBeta1 = static_cast<float>(1 - o.beta1);
-  update.beta2 = static_cast<float>(o.beta2);
-  update.oneMinusBeta2 = static_cast<float>(1 - o.beta2);
-  update.epsilon = static_cast<float>(o.epsilon);
   update.weightDecay = 0.f;  // decoupled: in shrink, not in the gradient
-  float* m = stateBuffer(0).rawData();
-  float* v = stateBuffer(1).rawData();
-  const Device device = parameters_.device();
-  kernelsOf(device).elementwise.adamStep(device, parameters_.rawData(), gradients_.rawData(), m, v, parameters_.numel(),
-                                         update);
-  ++stepCount_;
+  adamStep(update, o.beta1, o.beta2, o.epsilon);
 }
 
 }  // namespace nn

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "nn/backend/Backend.h"
 #include "nn/core/Error.h"
+#include "nn/math/Optimizers.h"
 
 namespace nn {
 
@@ -31,6 +33,30 @@ void Optimizer::checkNonNegative(const char* what, double value) const {
 void Optimizer::checkFraction(const char* what, double value, bool oneIncluded) const {
   NN_CHECK(value >= 0 && (oneIncluded ? value <= 1 : value < 1),
            module_ << ": expected " << what << " in [0, 1" << (oneIncluded ? "]" : ")") << ", got " << value);
+}
+
+void Optimizer::checkAdamOptions(double learningRate, double learningRateDecay, double beta1, double beta2,
+                                 double epsilon, double weightDecay) const {
+  checkNonNegative("a learning rate", learningRate);
+  checkNonNegative("a learning rate decay", learningRateDecay);
+  checkFraction("beta1", beta1, false);
+  checkFraction("beta2", beta2, false);
+  checkNonNegative("an epsilon", epsilon);
+  checkNonNegative("a weight decay", weightDecay);
+}
+
+void Optimizer::adamStep(math::AdamUpdate& update, double beta1, double beta2, double epsilon) {
+  update.beta1 = static_cast<float>(beta1);
+  update.oneMinusBeta1 = static_cast<float>(1 - beta1);
+  update.beta2 = static_cast<float>(beta2);
+  update.oneMinusBeta2 = static_cast<float>(1 - beta2);
+  update.epsilon = static_cast<float>(epsilon);
+  float* m = stateBuffer(0).rawData();
+  float* v = stateBuffer(1).rawData();
+  const Device device = parameters_.device();
+  kernelsOf(device).elementwise.adamStep(device, parameters_.rawData(), gradients_.rawData(), m, v,
+                                         parameters_.numel(), update);
+  ++stepCount_;
 }
 
 void Optimizer::setStepCount(int64_t count) {

@@ -15,6 +15,10 @@
 
 namespace nn {
 
+namespace math {
+struct AdamUpdate;
+}
+
 /// The base of the optimizers (Torch7's optim functions as objects): step() updates a module's flat
 /// parameters from its flat gradients.
 ///
@@ -85,6 +89,14 @@ class Optimizer {
   /// Throws "nn.SGD: expected a momentum in [0, 1], got -1" unless value is in [0, 1], or in
   /// [0, 1) where `oneIncluded` is false.
   void checkFraction(const char* what, double value, bool oneIncluded = true) const;
+  /// Adam's and AdamW's options, checked alike: the learning rate, its decay, the epsilon and
+  /// the weight decay at least 0, the betas in [0, 1).
+  void checkAdamOptions(double learningRate, double learningRateDecay, double beta1, double beta2, double epsilon,
+                        double weightDecay) const;
+  /// Adam's and AdamW's update of every element (state buffers 0 and 1 the moments): `update`'s
+  /// step size, divisor, shrink and weight decay as the caller set them, its betas and epsilon
+  /// from these; then the step count grows by 1.
+  void adamStep(math::AdamUpdate& update, double beta1, double beta2, double epsilon);
 
   /// The parameter buffer; a handle that shares the module's storage.
   Tensor parameters_;
