@@ -33,6 +33,7 @@
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Tables.h"
 #include "cunn/cuda/UnfoldedConvolution.h"
+#include "nn/core/Autocast.h"
 #include "nn/core/Error.h"
 #include "nn/core/MatmulPrecision.h"
 
@@ -95,8 +96,10 @@ struct Plan {
   size_t workspaceBytes = 0;
 };
 
-// Whether the float32 matmul precision in force lets convolutions run on tensor cores (TF32).
-bool tensorOps() { return float32MatmulPrecision() != MatmulPrecision::highest; }
+// Whether the float32 matmul precision in force, or the calling thread's autocast scope
+// (nn/core/Autocast.h), lets convolutions run on tensor cores. The tensors are float32, so
+// cuDNN's tensor cores take them as TF32 inside a scope too.
+bool tensorOps() { return autocastEnabled() || float32MatmulPrecision() != MatmulPrecision::highest; }
 
 // The first algorithm of cuDNN's ranking that it can run on this shape, deterministic, not on
 // tensor cores, and one of `allowed` (Note [Reproducible convolutions]), in `chosen`; false

@@ -3,6 +3,7 @@
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
+#include "nn/core/Autocast.h"
 #include "nn/core/Error.h"
 #include "nn/core/MatmulPrecision.h"
 
@@ -30,6 +31,19 @@ cublasComputeType_t computeType(MatmulPrecision precision) {
   }
 }
 
+// The compute type of the calling thread's products: its autocast scope's type where it is in one
+// (nn/core/Autocast.h: bfloat16 or float16 tensor cores, float32 sums), else the precision's.
+cublasComputeType_t computeType() {
+  switch (autocastType()) {
+    case DType::BFloat16:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+    case DType::Float16:
+      return CUBLAS_COMPUTE_32F_FAST_16F;
+    default:
+      return computeType(float32MatmulPrecision());
+  }
+}
+
 }  // namespace
 
 // A row-major matrix is its transpose to column-major cuBLAS, so this asks it for
@@ -41,7 +55,7 @@ void gemm(const Device& device, bool transA, bool transB, int64_t m, int64_t n, 
   CUBLAS_CHECK(cublasGemmEx(handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N,
                             toInt(n, "size", who), toInt(m, "size", who), toInt(k, "size", who), &alpha, b, CUDA_R_32F,
                             toInt(ldb, "stride", who), a, CUDA_R_32F, toInt(lda, "stride", who), &beta, c, CUDA_R_32F,
-                            toInt(ldc, "stride", who), computeType(float32MatmulPrecision()), CUBLAS_GEMM_DEFAULT));
+                            toInt(ldc, "stride", who), computeType(), CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace nn::cuda

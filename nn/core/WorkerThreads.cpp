@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "nn/core/Autocast.h"
 #include "nn/core/Error.h"
 
 namespace nn {
@@ -85,6 +86,7 @@ void WorkerThreads::loop(size_t index) {
   while (true) {
     const FunctionRef<void(size_t)>* task;
     size_t offset;
+    DType autocast;
     const auto until = std::chrono::steady_clock::now() + watchTime();
     while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
       std::this_thread::yield();
@@ -96,6 +98,7 @@ void WorkerThreads::loop(size_t index) {
       if (index >= workerTasks_) continue;
       task = task_;
       offset = offset_;
+      autocast = autocast_;
     }
     std::exception_ptr error;
     try {
@@ -103,10 +106,12 @@ void WorkerThreads::loop(size_t index) {
         start_(index);
         started = true;
       }
+      setAutocastType(autocast);
       (*task)(index + offset);
     } catch (...) {
       error = std::current_exception();
     }
+    setAutocastType(DType::Float32);
     std::lock_guard<std::mutex> lock(mutex_);
     // Moved, so that only the caller of run() ever holds (and releases) the exception.
     errors_[index] = std::move(error);
@@ -128,6 +133,7 @@ std::exception_ptr WorkerThreads::run(size_t count, FunctionRef<void(size_t)> ta
     task_ = &task;
     workerTasks_ = workerTasks;
     offset_ = offset;
+    autocast_ = autocastType();
     pending_ = workerTasks;
     for (std::exception_ptr& e : errors_) e = nullptr;
     if (workerTasks > 0) {

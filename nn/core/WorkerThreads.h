@@ -2,7 +2,8 @@
 // time: run() hands task i to worker i and returns when every task of the round is done,
 // with the first exception (in task order) for the caller to rethrow. DataParallelTable's
 // threads (one per device, cunn/DeviceThreads.h) and the compute threads of a CPU device
-// (nn/core/ComputeThreads.h) are both this.
+// (nn/core/ComputeThreads.h) are both this. A worker runs its task under the autocast setting
+// (nn/core/Autocast.h) of the thread that called run(), as that thread would have run it.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "nn/core/DType.h"
 #include "nn/core/FunctionRef.h"
 
 namespace nn {
@@ -53,6 +55,7 @@ class WorkerThreads {
   const FunctionRef<void(size_t)>* task_ = nullptr;
   size_t workerTasks_ = 0;  // workers with a task this round
   size_t offset_ = 0;       // worker i runs task i + offset_
+  DType autocast_ = DType::Float32;  // the caller's autocast type this round
   // Written under mutex_; atomic so that workers watching for the next task, and the caller
   // watching for the last worker, may read them without it.
   std::atomic<uint64_t> generation_{0};

@@ -11,10 +11,13 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
+#include "nn/core/Autocast.h"
 #include "nn/core/Error.h"
 #include "nn/core/MatmulPrecision.h"
 #include "nn/cpu/Bf16Gemm.h"
+#include "nn/math/Half.h"
 
 // Note [Choosing OpenBLAS's kernels]
 // A distribution's OpenBLAS holds the kernels of every x86-64 generation (DYNAMIC_ARCH) and
@@ -146,27 +149,68 @@ __attribute__((constructor)) void loadAtStart() { library(); }
 
 }  // namespace
 
+namespace {
+
+// The stored rows x cols block of a matrix of row stride ld, each element rounded to float16 and
+// widened back, into `out` (row stride cols): the thread's own buffer, grown to the largest
+// operand it has seen, so that a training step allocates nothing after the first.
+const float* roundedToHalf(const float* x, int64_t rows, int64_t cols, int64_t ld, std::vector<float>& out) {
+  const size_t count = static_cast<size_t>(rows) * static_cast<size_t>(cols);
+  if (out.size() < count) out.resize(count);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      out[static_cast<size_t>(i * cols + j)] = math::halfToFloat(math::floatToHalf(x[i * ld + j]));
+  return out.data();
+}
+
+}  // namespace
+
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   NN_CHECK(m >= 0 && n >= 0 && k >= 0 && m < (int64_t{1} << 31) && n < (int64_t{1} << 31) && k < (int64_t{1} << 31),
            "nn::blas::gemm: sizes out of range: m=" << m << " n=" << n << " k=" << k);
   if (m == 0 || n == 0) return;
   if (bf16Products()) return cpu::bf16Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (fp16Products() && k > 0) {
+    // float16 autocast: the operands rounded to float16, multiplied and summed in float32 (Autocast.h).
+    thread_local std::vector<float> halfA, halfB;
+    const int64_t aRows = transA ? k : m, aCols = transA ? m : k, bRows = transB ? n : k, bCols = transB ? k : n;
+    a = roundedToHalf(a, aRows, aCols, lda, halfA);
+    b = roundedToHalf(b, bRows, bCols, ldb, halfB);
+    lda = aCols;
+    ldb = bCols;
+  }
   loaded().sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                  static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,
                  static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
 bool bf16Products() {
-  if (float32MatmulPrecision() != MatmulPrecision::medium) return false;
+  const DType autocast = autocastType();
+  if (autocast == DType::Float16) return false;
+  const bool scope = autocast == DType::BFloat16;
+  if (!scope && float32MatmulPrecision() != MatmulPrecision::medium) return false;
   if (cpu::bf16GemmRuns()) return true;
-  static std::once_flag said;
-  std::call_once(said, [] {
-    std::fprintf(stderr, "nn: float32 matmul precision medium: the CPU's products stay float32: %s\n",
-                 cpu::bf16GemmMissing().c_str());
+  static std::once_flag saidMedium, saidAutocast;
+  std::call_once(scope ? saidAutocast : saidMedium, [scope] {
+    std::fprintf(stderr, "nn: %s: the CPU's products stay float32: %s\n",
+                 scope ? "autocast bfloat16" : "float32 matmul precision medium", cpu::bf16GemmMissing().c_str());
   });
   return false;
 }
+
+bool fp16Products() {
+  if (autocastType() != DType::Float16) return false;
+  static std::once_flag said;
+  std::call_once(said, [] {
+    std::fprintf(stderr,
+                 "nn: autocast float16: no CPU multiplies float16 faster than float32; the CPU's products round "
+                 "their operands to float16 and multiply them in float32\n");
+  });
+  return true;
+}
+
+bool reducedProducts() { return bf16Products() || fp16Products(); }
 
 void setNumThreads(int threads) {
   NN_CHECK(threads >= 1, "nn::blas::setNumThreads: expected at least 1 thread, got " << threads);

@@ -13,14 +13,21 @@ namespace nn::blas {
 
 /// C = alpha * op(A) * op(B) + beta * C, all row-major; op(X) is X or its transpose.
 /// op(A) is m x k, op(B) is k x n, C is m x n; lda, ldb, ldc are row strides. OpenBLAS's sgemm,
-/// or cpu::bf16Gemm where bf16Products().
+/// or cpu::bf16Gemm where bf16Products(), or sgemm on operands rounded to float16 where
+/// fp16Products().
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-/// Whether gemm multiplies in bfloat16: at the float32 matmul precision medium where
-/// cpu::bf16Gemm runs (AVX512-BF16 at the kernels' level avx512). At medium where it does not,
-/// false, and stderr says once why, naming the CPU's features and level: the products stay float32.
+/// Whether gemm multiplies in bfloat16: at the float32 matmul precision medium, or in the calling
+/// thread's bfloat16 autocast scope (nn/core/Autocast.h) whatever the precision, where
+/// cpu::bf16Gemm runs (AVX512-BF16 at the kernels' level avx512). Where it does not, false, and
+/// stderr says once why, naming the CPU's features and level: the products stay float32.
 bool bf16Products();
+/// Whether gemm rounds its operands to float16 and multiplies them in float32: in the calling
+/// thread's float16 autocast scope (no CPU multiplies float16 faster; stderr says so once).
+bool fp16Products();
+/// bf16Products() or fp16Products(): gemm's products are a narrower type's.
+bool reducedProducts();
 
 /// Threads OpenBLAS may use inside one gemm call.
 void setNumThreads(int threads);

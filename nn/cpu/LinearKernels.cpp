@@ -1,7 +1,7 @@
 // The CPU table of LinearKernels: the narrow route's loops and the direct route's tiles
 // (nn/cpu/DirectLinear.h) where they fit, else OpenBLAS GEMMs; the bias in plain loops. Where the
-// GEMMs multiply in bfloat16 (the precision medium, nn/cpu/Blas.h), they serve the direct route's
-// shapes too: there they run at about twice the tiles' float32 rate (bench/README.md).
+// GEMMs multiply in bfloat16 or float16 (the precision medium or autocast, nn/cpu/Blas.h), they
+// serve the direct route's shapes too: there they run at about twice the tiles' float32 rate (bench/README.md).
 #include "nn/core/ComputeThreads.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/DirectLinear.h"
@@ -41,7 +41,7 @@ void cpuUpdateOutput(const Device& device, const float* x, const float* weight, 
     countRoute(Route::linearNarrow, Pass::forward);
     return narrowLinearUpdateOutput(device, x, weight, bias, y, batch, in, out);
   }
-  if (directLinearFits(batch, in, out) && !blas::bf16Products()) {
+  if (directLinearFits(batch, in, out) && !blas::reducedProducts()) {
     countRoute(Route::linearDirect, Pass::forward);
     return directLinearUpdateOutput(device, x, weight, bias, y, batch, in, out, workspace);
   }
@@ -65,7 +65,7 @@ void cpuUpdateGradInput(const Device& device, const float* gradY, const float* w
     countRoute(Route::linearNarrow, Pass::gradInput);
     return narrowLinearUpdateGradInput(device, gradY, weight, gradX, batch, in, out);
   }
-  if (directLinearFits(batch, in, out) && !blas::bf16Products()) {
+  if (directLinearFits(batch, in, out) && !blas::reducedProducts()) {
     countRoute(Route::linearDirect, Pass::gradInput);
     return directLinearUpdateGradInput(device, gradY, weight, gradX, batch, in, out, workspace);
   }
