@@ -2,6 +2,7 @@
 #pragma once
 
 #include "nn/core/Activity.h"
+#include "nn/core/Autocast.h"
 #include "nn/core/ComputeThreads.h"
 #include "nn/core/Config.h"
 #include "nn/core/Container.h"
@@ -96,6 +97,7 @@
 #include "nn/optim/Adagrad.h"
 #include "nn/optim/Adam.h"
 #include "nn/optim/AdamW.h"
+#include "nn/optim/GradScaler.h"
 #include "nn/optim/Optimizer.h"
 #include "nn/optim/RMSprop.h"
 #include "nn/optim/ExponentialMovingAverage.h"

@@ -19,6 +19,8 @@ constexpr const char* kStatePrefix = "training.";
 constexpr const char* kPermutation = "training.permutation";
 constexpr const char* kScheduler = "training.scheduler";
 constexpr const char* kAverage = "training.ema";
+constexpr const char* kScalerScale = "training.grad_scaler.scale";
+constexpr const char* kScalerTracker = "training.grad_scaler.growth_tracker";
 // Sample indices are stored as floats, exact below 2^24 (saveCheckpoint checks the count).
 constexpr float kMaxSampleIndex = 16777216.f;
 
@@ -93,6 +95,12 @@ void saveCheckpoint(const TrainingState& state, const std::string& path) {
     std::snprintf(decay, sizeof decay, "%.17g", state.average->decay());
     metadata[kAverage + std::string(".decay")] = decay;
     metadata[kAverage + std::string(".updates")] = std::to_string(state.average->updates());
+  }
+  if (state.scaler) {
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%.9g", static_cast<double>(state.scaler->getScale()));  // every bit of the float
+    metadata[kScalerScale] = scale;
+    metadata[kScalerTracker] = std::to_string(state.scaler->growthTracker());
   }
   if (state.scheduler) {
     metadata[kScheduler] = state.scheduler->typeName();
@@ -201,6 +209,12 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
     }
   }
 
+  // The loss scale: restored where both the file and the run have one; a file without keeps the
+  // run's initial scale, a run without ignores the file's.
+  const bool fileScales = m.count(kScalerScale) > 0;
+  const double scalerScale = fileScales ? number(m, kScalerScale, path) : 0;
+  const int64_t scalerTracker = fileScales ? integer(m, kScalerTracker, path, kMaxSteps) : 0;
+
   // Check everything before changing anything: the model's load is all or nothing, and the
   // rest is checked here first, the network before what depends on it (the optimizer's state
   // has one value per parameter).
@@ -223,6 +237,13 @@ int64_t loadCheckpoint(TrainingState& state, const std::string& path) {
   if (state.average) {
     try {
       state.average->restore(*averageParameters, averageBuffers, averageUpdates);
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what());
+    }
+  }
+  if (state.scaler && fileScales) {
+    try {
+      state.scaler->setState(scalerScale, scalerTracker);
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
     }

@@ -13,7 +13,8 @@
 // load with 0); with a learning-rate schedule, "training.scheduler" (its typeName()) and
 // "training.scheduler.KEY" for each number of its state(); with an average of the weights,
 // tensors "training.ema.parameters" and "training.ema.buffer.I" and metadata "training.ema.decay"
-// and "training.ema.updates".
+// and "training.ema.updates"; with a loss scaler, metadata "training.grad_scaler.scale" and
+// "training.grad_scaler.growth_tracker" (files without them load, the scaler as it was).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include "nn/core/Module.h"
 #include "nn/data/BatchIterator.h"
 #include "nn/optim/ExponentialMovingAverage.h"
+#include "nn/optim/GradScaler.h"
 #include "nn/optim/LrScheduler.h"
 #include "nn/optim/Optimizer.h"
 
@@ -49,6 +51,9 @@ struct TrainingState {
   /// The average of the model's weights, saved; none where null (not owned). A checkpoint with
   /// one resumes only into a run with one of the same decay, and one without into a run without.
   ExponentialMovingAverage* average = nullptr;
+  /// The loss scaler of float16 training, whose scale and growth tracker are saved; none where
+  /// null (not owned). Restored where the file has them; a run without one ignores them.
+  GradScaler* scaler = nullptr;
 };
 
 /// Writes model, optimizer and data order atomically to `path`.
