@@ -5,6 +5,9 @@
 #include <cblas.h>
 #include <dlfcn.h>
 #include <strings.h>
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -154,12 +157,21 @@ namespace {
 // The stored rows x cols block of a matrix of row stride ld, each element rounded to float16 and
 // widened back, into `out` (row stride cols): the thread's own buffer, grown to the largest
 // operand it has seen, so that a training step allocates nothing after the first.
+// F16C's conversions (the build's x86-64 baseline has them) round as math::floatToHalf does, eight
+// at a time.
 const float* roundedToHalf(const float* x, int64_t rows, int64_t cols, int64_t ld, std::vector<float>& out) {
   const size_t count = static_cast<size_t>(rows) * static_cast<size_t>(cols);
   if (out.size() < count) out.resize(count);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      out[static_cast<size_t>(i * cols + j)] = math::halfToFloat(math::floatToHalf(x[i * ld + j]));
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* row = x + i * ld;
+    float* to = out.data() + i * cols;
+    int64_t j = 0;
+#ifdef __F16C__
+    for (; j + 8 <= cols; j += 8)
+      _mm256_storeu_ps(to + j, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(row + j), _MM_FROUND_TO_NEAREST_INT)));
+#endif
+    for (; j < cols; ++j) to[j] = math::halfToFloat(math::floatToHalf(row[j]));
+  }
   return out.data();
 }
 

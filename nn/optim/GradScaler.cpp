@@ -28,9 +28,9 @@ GradScaler::GradScaler(GradScalerOptions options) : options_(options) {
 }
 
 Tensor GradScaler::scale(Tensor gradient) const {
-  NN_CHECK(gradient.dtype() == DType::Float32 && gradient.isContiguous(),
-           kModule << ".scale: expected a contiguous float32 gradient, got " << dtypeName(gradient.dtype()) << " "
-                   << gradient.shapeString() << (gradient.isContiguous() ? "" : " (not contiguous)"));
+  NN_CHECK(gradient.isContiguous(),
+           kModule << ".scale: expected a contiguous gradient, got sizes " << gradient.shapeString() << " with strides "
+                   << shapeString(gradient.strides()));
   gradient.mul_(scale_);
   return gradient;
 }

@@ -49,7 +49,7 @@ class GradScaler {
   explicit GradScaler(GradScalerOptions options = {});
 
   /// Multiplies `gradient` (the criterion's gradInput) by the scale, in place, and returns it
-  /// (a handle to the same storage) for model->backward. Contiguous float32, else an nn::Error.
+  /// (a handle to the same storage) for model->backward. Contiguous, else an nn::Error.
   Tensor scale(Tensor gradient) const;
   /// Divides the optimizer's gradients by the scale (multiplies them by its inverse, exact for
   /// powers of two, as PyTorch does) and finds whether any is inf or NaN (one sum over them on
