@@ -84,6 +84,9 @@ class CudaBackend : public Backend {
   void copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src, const Device& srcDevice,
             const StridedView& srcView, int64_t count) override;
   bool copiesStrided(const Device& dstDevice, const Device& srcDevice) const override { return dstDevice == srcDevice; }
+  /// Copies `bytes` between two devices, one of them CUDA, both sides contiguous (copy()'s
+  /// routes: staged through pinned memory from and to the host, peer copies between devices).
+  void copyBytes(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes) override;
   /// NCCL where asked for and it starts, else peer copies (saying once why not NCCL).
   std::unique_ptr<Communicator> communicator(const std::vector<Device>& devices, bool useNCCL,
                                              ParallelFor parallel) override;
@@ -178,8 +181,6 @@ class CudaBackend : public Backend {
   void initialise();
   /// Throws unless `device` is cuda:N with N < deviceCount().
   PerDevice& perDevice(int device);
-  /// Copies `bytes` between two devices, one of them CUDA, both sides contiguous.
-  void copyBytes(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes);
   /// Host to cuda:`device` and back, through the device's staging slots.
   void copyFromHost(void* dst, int device, const void* src, size_t bytes);
   void copyToHost(void* dst, int device, const void* src, size_t bytes);

@@ -1,12 +1,14 @@
-// The CUDA table of nn::TensorKernels (fill, the tensor arithmetic of nn/math/TensorOps.h over
-// contiguous floats), and the backend's own kernels behind the launchers of Kernels.h (the
-// strided copy, the sum of the peer communicator).
+// The CUDA table of nn::TensorKernels (fill, the conversions between element types of
+// nn/math/Half.h, the tensor arithmetic of nn/math/TensorOps.h over contiguous floats), and the
+// backend's own kernels behind the launchers of Kernels.h (the strided copy, the sum of the peer
+// communicator).
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Kernels.h"
 #include "cunn/cuda/Launch.h"
 #include "cunn/cuda/Tables.h"
+#include "nn/math/Half.h"
 #include "nn/math/TensorOps.h"
 
 namespace nn {
@@ -34,6 +36,30 @@ __global__ void fillKernel(float* ptr, size_t count, float value) {
 __global__ void fillStridedKernel(float* ptr, StridedView view, size_t count, float value) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x)
     ptr[offsetOf(static_cast<int64_t>(i), view)] = value;
+}
+
+// Element i of an array of `type` at `p` as a float (exact for every type).
+__device__ float loadAs(DType type, const void* p, int64_t i) {
+  if (type == DType::Float32) return static_cast<const float*>(p)[i];
+  const uint16_t bits = static_cast<const uint16_t*>(p)[i];
+  return type == DType::BFloat16 ? math::bfloat16ToFloat(bits) : math::halfToFloat(bits);
+}
+
+// Element i of an array of `type` at `p` = x, rounded to the type (ties to even).
+__device__ void storeAs(DType type, void* p, int64_t i, float x) {
+  if (type == DType::Float32)
+    static_cast<float*>(p)[i] = x;
+  else
+    static_cast<uint16_t*>(p)[i] = type == DType::BFloat16 ? math::floatToBfloat16(x) : math::floatToHalf(x);
+}
+
+// The types are the same for every thread: the branches in loadAs and storeAs do not diverge.
+__global__ void convertKernel(void* dst, DType dstType, StridedView dstView, const void* src, DType srcType,
+                              StridedView srcView, size_t count) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+    const auto e = static_cast<int64_t>(i);
+    storeAs(dstType, dst, offsetOf(e, dstView), loadAs(srcType, src, offsetOf(e, srcView)));
+  }
 }
 
 __global__ void addKernel(float* dst, const float* src, size_t count) {
@@ -122,6 +148,15 @@ void multiply(const Device& device, float* dst, const float* a, const float* b, 
   CUDA_CHECK(cudaGetLastError());
 }
 
+void convert(const Device& device, void* dst, DType dstType, const StridedView& dstView, const void* src, DType srcType,
+             const StridedView& srcView, int64_t count) {
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  const auto n = static_cast<size_t>(count);
+  convertKernel<<<blocksFor(n), kThreads, 0, streamOf(device)>>>(dst, dstType, dstView, src, srcType, srcView, n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 void divide(const Device& device, float* dst, const float* src, int64_t count) {
   if (count == 0) return;
   DeviceGuard guard(device);
@@ -154,6 +189,7 @@ void reduce(const Device& device, float* dst, const float* src, int64_t outer, i
 TensorKernels cuda::tensorKernels() {
   TensorKernels k{};
   k.fill = &fill;
+  k.convert = &convert;
   k.addScaled = &addScaled;
   k.scale = &scale;
   k.multiply = &multiply;

@@ -89,6 +89,11 @@ class Backend {
   /// Whether copy() takes strided views between these two devices (Tensor::copy_ makes the
   /// views contiguous first where not).
   virtual bool copiesStrided(const Device& dstDevice, const Device& srcDevice) const = 0;
+  /// Copies `bytes` contiguous bytes from src to dst, between any two devices of this type or of
+  /// the host, as copy() copies contiguous floats: the tensors of the 16-bit element types move
+  /// between devices this way (Tensor::copy_), converted on one side.
+  virtual void copyBytes(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice,
+                         size_t bytes) = 0;
 
   /// The collectives over `devices`, all of this type (nn/backend/Communicator.h). useNCCL
   /// asks for NCCL where this type has it; `parallel`, where given, runs a call's work on the

@@ -4,17 +4,25 @@
 
 #include <cstdint>
 
+#include "nn/core/DType.h"
 #include "nn/core/Device.h"
 #include "nn/math/StridedView.h"
 #include "nn/math/TensorOps.h"
 
 namespace nn {
 
-/// nn::Tensor's element-wise operations and reductions on one device type, over contiguous arrays (fill takes
-/// a strided view).
+/// nn::Tensor's element-wise operations and reductions on one device type, over contiguous float32 arrays
+/// (fill takes a strided view), and its conversions between element types.
 struct TensorKernels {
   /// Element e of the tensor at ptr (seen as view) = value, for e < count.
   void (*fill)(const Device& device, float* ptr, const StridedView& view, int64_t count, float value);
+  /// Element e of dst (of type dstType, seen as dstView) = element e of src (of type srcType, seen
+  /// as srcView) converted, for e < count, both on `device` and not overlapping (Tensor::copy_
+  /// between types, and of the 16-bit types): widening exact, narrowing by
+  /// math::floatToBfloat16 and math::floatToHalf (nn/math/Half.h); between two 16-bit types
+  /// through float32. Views' strides count elements of their own type.
+  void (*convert)(const Device& device, void* dst, DType dstType, const StridedView& dstView, const void* src,
+                  DType srcType, const StridedView& srcView, int64_t count);
   /// dst[i] = math::addScaled(a[i], alpha, src[i]) for i < count (Tensor::add_; dst may be a).
   void (*addScaled)(const Device& device, float* dst, const float* a, const float* src, int64_t count, float alpha);
   /// ptr[i] = math::multiply(ptr[i], value) for i < count (Tensor::mul_).

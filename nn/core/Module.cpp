@@ -95,7 +95,14 @@ const Activity& Module::backwardPassesActivity(const Activity& input, const Acti
   return gradInputActivity_;
 }
 
+void Module::checkElementType(const Tensor& t, const char* what) const {
+  NN_CHECK(takesElementType(t.dtype()),
+           toString() << ": " << what << " is " << dtypeName(t.dtype()) << ", this module computes in float32");
+}
+
 const Tensor& Module::updateGradInputIfNeeded(const Tensor& input, const Tensor& gradOutput) {
+  if (input.dtype() != DType::Float32) checkElementType(input, "input");
+  if (gradOutput.dtype() != DType::Float32) checkElementType(gradOutput, "gradOutput");
   if (gradInputNeeded_ || !children().empty()) return updateGradInput(input, gradOutput);
   if (gradInput.numel() != 0) gradInput.set_(Tensor());
   return gradInput;
@@ -111,7 +118,9 @@ const Activity& Module::updateGradInputIfNeeded(const Activity& input, const Act
 void Module::accGradParameters(const Tensor&, const Tensor&, float) {}
 
 const Activity& Module::updateOutputActivity(const Activity& input) {
-  outputActivity_.shareTensor(updateOutput(tensorInput(input, "input")));
+  const Tensor& x = tensorInput(input, "input");
+  if (x.dtype() != DType::Float32) checkElementType(x, "input");
+  outputActivity_.shareTensor(updateOutput(x));
   return outputActivity_;
 }
 

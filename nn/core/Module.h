@@ -79,12 +79,19 @@ class Module : public std::enable_shared_from_this<Module> {
   Module& operator=(const Module&) = delete;
   virtual ~Module() = default;
 
-  /// Computes and returns output for input (= updateOutput, between the forward hooks).
-  const Tensor& forward(const Tensor& input) { return hooks_ ? forwardHooked(input) : updateOutput(input); }
+  /// Computes and returns output for input (= updateOutput, between the forward hooks). An
+  /// input of an element type the module does not take is an nn::Error naming the module
+  /// (takesElementType).
+  const Tensor& forward(const Tensor& input) {
+    if (input.dtype() != DType::Float32) checkElementType(input, "input");
+    return hooks_ ? forwardHooked(input) : updateOutput(input);
+  }
   /// updateGradInput (unless gradInput is not needed), then accGradParameters(scale);
   /// returns gradInput. (backwardPasses, which a module may do better in one go; then the
   /// backward hooks.)
   const Tensor& backward(const Tensor& input, const Tensor& gradOutput, float scale = 1.f) {
+    if (input.dtype() != DType::Float32) checkElementType(input, "input");
+    if (gradOutput.dtype() != DType::Float32) checkElementType(gradOutput, "gradOutput");
     const Tensor& g = backwardPasses(input, gradOutput, scale);
     if (hooks_) runBackwardHooks(Activity(g), Activity(gradOutput));
     return g;
@@ -234,6 +241,13 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual Config config() const { return Config(); }
   /// Direct sub-modules, in order.
   virtual const std::vector<ModulePtr>& children() const;
+  /// Whether the tensor passes take an input and a gradOutput of `dtype` (nn/core/DType.h):
+  /// float32 only, in which every module computes; a container takes every type and leaves the
+  /// check to its children, so that the error names the module that refuses.
+  virtual bool takesElementType(DType dtype) const { return dtype == DType::Float32 || !children().empty(); }
+  /// An nn::Error "nn.Linear(784 -> 10): input is bfloat16, this module computes in float32"
+  /// unless takesElementType(t.dtype()); `what` names the tensor ("input", "gradOutput").
+  void checkElementType(const Tensor& t, const char* what) const;
   /// Child i's part of stateDict names ("3" in "3.weight"): its index, unless its container
   /// named it (Container::add(name, module)); empty where the child's own names stand at this
   /// level, as if its tensors were this module's.

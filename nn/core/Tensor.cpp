@@ -6,11 +6,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <ostream>
+#include <type_traits>
 #include <vector>
 
 #include "nn/backend/Backend.h"
 #include "nn/core/Error.h"
 #include "nn/core/Random.h"
+#include "nn/math/Half.h"
 
 namespace nn {
 
@@ -22,7 +24,30 @@ std::atomic<int64_t> gStorageAllocations{0};
 thread_local StorageLimit* tStorageLimit = nullptr;
 thread_local uint64_t tStorageLimitSerials = 0;
 
-size_t storageBytes(int64_t count) { return static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float); }
+// Note [Element types]
+// A tensor's element type is its storage's: float32, bfloat16 or float16 (nn/core/DType.h), the
+// 16-bit ones as their bits (uint16_t, nn/math/Half.h). Offsets, strides and sizes count
+// elements of that type, so that views (narrow, select, view, transpose, set_) and resize_ are
+// the same code for every type; a storage's bytes are its count times the element's size.
+// Copies convert (copy_, to(DType), clone, toVector): on one device in the backend's convert
+// kernel, between devices as bytes of the destination's type, converted on the source's device.
+// Everything that computes (the arithmetic methods, reductions, comparisons, every module and
+// kernel) computes in float32 and refuses another type with an nn::Error naming both: the
+// methods by name, modules where they are dispatched (Module::checkElementType), and any other
+// caller at rawData()/data(), which give float pointers of float32 tensors only.
+
+// The bytes a storage of `count` elements of `dtype` takes, counting at least 4 (an empty
+// storage still allocates): count is at most kMaxElements, so that the product does not overflow.
+size_t storageBytes(int64_t count, DType dtype) {
+  return static_cast<size_t>(std::max<int64_t>(count * elementSize(dtype), 4));
+}
+
+// An nn::Error naming `op` and `dtype` unless it is float32.
+void checkFloat32Type(DType dtype, const char* op) {
+  NN_CHECK(dtype == DType::Float32, "nn.Tensor." << op << ": expected a float32 tensor, got a " << dtypeName(dtype)
+                                                 << " one (this operation computes in float32; convert with "
+                                                    "to(nn::DType::Float32))");
+}
 
 // Sizes of at least 0 that hold at most kMaxElements elements, counting each size of 0 as 1
 // (as the strides do), so that neither the element count nor a stride can overflow.
@@ -106,12 +131,14 @@ bool overlapping(const Tensor& dst, const Tensor& src) {
 
 int64_t storageAllocationCount() { return gStorageAllocations.load(); }
 
-Storage::Storage(int64_t count, const Device& device) : count_(count), device_(device) {
-  NN_CHECK(count >= 0 && count <= kMaxElements,
-           "nn.Storage: expected a size from 0 to " << kMaxElements << " floats, got " << count);
+Storage::Storage(int64_t count, const Device& device, DType dtype) : count_(count), dtype_(dtype), device_(device) {
+  int64_t totalBytes = 0;
+  NN_CHECK(count >= 0 && count <= kMaxElements && mulInto(count, elementSize(dtype), totalBytes),
+           "nn.Storage: expected a size from 0 to " << kMaxElements << " elements of " << dtypeName(dtype) << ", got "
+                                                    << count);
   checkDeviceExists(device);
   gStorageAllocations.fetch_add(1);
-  const size_t bytes = storageBytes(count);
+  const size_t bytes = storageBytes(count, dtype);
   if (StorageLimit* limit = tStorageLimit) {
     const auto wanted = static_cast<int64_t>(bytes);
     NN_CHECK(wanted <= limit->bytesLeft(), "nn.Storage: " << wanted << " bytes on " << device.str()
@@ -120,7 +147,12 @@ Storage::Storage(int64_t count, const Device& device) : count_(count), device_(d
     limit->bytesLeft_ -= wanted;
     limitSerial_ = limit->serial_;
   }
-  data_ = static_cast<float*>(backendOf(device).allocate(device, bytes));
+  data_ = backendOf(device).allocate(device, bytes);
+}
+
+void Storage::throwNotFloat32() const {
+  throw Error(std::string("nn.Storage.data: expected a float32 storage, got a ") + dtypeName(dtype_) + " one of " +
+              std::to_string(count_) + " elements on " + device_.str() + " (bytes() gives its elements' bits)");
 }
 
 StorageLimit::StorageLimit(int64_t bytes, std::string purpose)
@@ -133,7 +165,7 @@ StorageLimit::~StorageLimit() { tStorageLimit = outer_; }
 Storage::~Storage() {
   // Temporaries (the values a parameter is initialised from) give their bytes back.
   if (limitSerial_ != 0 && tStorageLimit != nullptr && tStorageLimit->serial_ == limitSerial_)
-    tStorageLimit->bytesLeft_ += static_cast<int64_t>(storageBytes(count_));
+    tStorageLimit->bytesLeft_ += static_cast<int64_t>(storageBytes(count_, dtype_));
   // The backend exists: this storage was allocated from it.
   findBackend(device_.type())->deallocate(device_, data_);
 }
@@ -144,6 +176,9 @@ void copyAlong(const Tensor& dst, int64_t dstStart, const Tensor& src, int64_t s
   NN_CHECK(same, "nn::copyAlong: expected tensors of equal sizes but along dimension "
                      << dim << ", got " << dst.shapeString() << " and " << src.shapeString());
   NN_CHECK(dst.isContiguous() && src.isContiguous(), "nn::copyAlong: expected contiguous tensors");
+  NN_CHECK(
+      dst.dtype() == DType::Float32 && src.dtype() == DType::Float32,
+      "nn::copyAlong: expected float32 tensors, got " << dtypeName(dst.dtype()) << " and " << dtypeName(src.dtype()));
   NN_CHECK(rangeWithin(srcStart, length, src.size(dim)) && rangeWithin(dstStart, length, dst.size(dim)),
            "nn::copyAlong: indices " << rangeString(srcStart, length) << " of " << src.shapeString() << " to "
                                      << rangeString(dstStart, length) << " of " << dst.shapeString()
@@ -205,16 +240,19 @@ int64_t product(const std::vector<int64_t>& sizes) {
 
 Tensor::Tensor() : impl_(std::make_shared<TensorImpl>()) { impl_->storage = nullptr; }
 
-Tensor Tensor::empty(const std::vector<int64_t>& sizes, const Device& device) {
+Tensor Tensor::empty(const std::vector<int64_t>& sizes, const Device& device, DType dtype) {
   Tensor t;
+  t.impl_->dtype = dtype;
   t.resize_(sizes, device);
   return t;
 }
 
-Tensor Tensor::zeros(const std::vector<int64_t>& sizes, const Device& device) { return full(sizes, 0.f, device); }
+Tensor Tensor::zeros(const std::vector<int64_t>& sizes, const Device& device, DType dtype) {
+  return full(sizes, 0.f, device, dtype);
+}
 
-Tensor Tensor::full(const std::vector<int64_t>& sizes, float value, const Device& device) {
-  Tensor t = empty(sizes, device);
+Tensor Tensor::full(const std::vector<int64_t>& sizes, float value, const Device& device, DType dtype) {
+  Tensor t = empty(sizes, device, dtype);
   t.fill_(value);
   return t;
 }
@@ -256,18 +294,50 @@ bool Tensor::isContiguous() const {
 
 std::string Tensor::shapeString() const { return nn::shapeString(impl_->sizes); }
 
-float* Tensor::rawData() const { return impl_->storage ? impl_->storage->data() + impl_->offset : nullptr; }
+void* Tensor::rawBytes() const {
+  return impl_->storage ? static_cast<char*>(impl_->storage->bytes()) + impl_->offset * elementSize(impl_->dtype)
+                        : nullptr;
+}
+
+float* Tensor::rawData() const {
+  if (impl_->dtype != DType::Float32) checkFloat32Type(impl_->dtype, "rawData");
+  return static_cast<float*>(rawBytes());
+}
 
 float* Tensor::data() const {
   NN_CHECK(device().isCpu(), "nn.Tensor.data: the tensor lives on " << device().str() << "; data() is for CPU tensors");
-  return rawData();
+  if (impl_->dtype != DType::Float32) checkFloat32Type(impl_->dtype, "data");
+  return static_cast<float*>(rawBytes());
 }
+
+template <typename T>
+T* Tensor::rawData() const {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, uint16_t>::value,
+                "a tensor's elements are float (float32) or uint16_t (bfloat16, float16)");
+  const bool matches = std::is_same<T, float>::value ? impl_->dtype == DType::Float32 : impl_->dtype != DType::Float32;
+  NN_CHECK(matches, "nn.Tensor.rawData: expected a "
+                        << (std::is_same<T, float>::value ? "float32" : "bfloat16 or float16") << " tensor, got a "
+                        << dtypeName(impl_->dtype) << " one");
+  return static_cast<T*>(rawBytes());
+}
+
+template <typename T>
+T* Tensor::data() const {
+  NN_CHECK(device().isCpu(), "nn.Tensor.data: the tensor lives on " << device().str() << "; data() is for CPU tensors");
+  return rawData<T>();
+}
+
+template float* Tensor::rawData<float>() const;
+template uint16_t* Tensor::rawData<uint16_t>() const;
+template float* Tensor::data<float>() const;
+template uint16_t* Tensor::data<uint16_t>() const;
 
 Tensor Tensor::makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                         const char* op) const {
   checkView(impl_->storage.get(), offset, sizes, strides, op);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = impl_->storage;
+  impl->dtype = impl_->dtype;
   impl->offset = offset;
   impl->sizes = std::move(sizes);
   impl->strides = std::move(strides);
@@ -379,19 +449,27 @@ const Tensor& contiguousIn(const Tensor& t, Tensor& buffer) {
 }
 
 Tensor Tensor::clone() const {
-  Tensor t = empty(sizes(), device());
+  Tensor t = empty(sizes(), device(), dtype());
   t.copy_(*this);
   return t;
 }
 
 Tensor Tensor::to(const Device& d) const {
   if (d == device()) return *this;
-  Tensor t = empty(sizes(), d);
+  Tensor t = empty(sizes(), d, dtype());
+  t.copy_(*this);
+  return t;
+}
+
+Tensor Tensor::to(DType type) const {
+  if (type == dtype()) return *this;
+  Tensor t = empty(sizes(), device(), type);
   t.copy_(*this);
   return t;
 }
 
 std::vector<float> Tensor::toVector() const {
+  if (dtype() != DType::Float32) return to(DType::Float32).toVector();  // widening is exact
   Tensor host = device().isCpu() ? contiguous() : to(Device());
   return std::vector<float>(host.rawData(), host.rawData() + host.numel());
 }
@@ -407,7 +485,16 @@ float Tensor::at(std::initializer_list<int64_t> index) const {
     offset += i * impl_->strides[d++];
   }
   NN_CHECK(device().isCpu(), "nn.Tensor.at: the tensor lives on " << device().str());
-  return impl_->storage->data()[offset];
+  const void* bytes = impl_->storage->bytes();
+  switch (dtype()) {
+    case DType::BFloat16:
+      return math::bfloat16ToFloat(static_cast<const uint16_t*>(bytes)[offset]);
+    case DType::Float16:
+      return math::halfToFloat(static_cast<const uint16_t*>(bytes)[offset]);
+    case DType::Float32:
+      break;
+  }
+  return static_cast<const float*>(bytes)[offset];
 }
 
 Tensor& Tensor::copy_(const Tensor& src) {
@@ -416,6 +503,27 @@ Tensor& Tensor::copy_(const Tensor& src) {
                                                                             << " (sizes " << src.shapeString() << ")");
   if (numel() == 0) return *this;
   if (overlapping(*this, src)) return copy_(src.clone());  // Note [Overlapping copies]
+  if (dtype() != DType::Float32 || src.dtype() != DType::Float32) {
+    // Note [Element types]: on one device the backend converts, strided on both sides.
+    if (device() == src.device()) {
+      kernelsOf(device()).tensor.convert(device(), rawBytes(), dtype(), stridedView(*this), src.rawBytes(), src.dtype(),
+                                         stridedView(src), numel());
+      return *this;
+    }
+    // Between devices: a contiguous tensor of this type on src's device, whose bytes move to
+    // this tensor, or through a contiguous one on this device where this one is strided.
+    const Tensor moving = src.dtype() == dtype() ? src.contiguous() : src.to(dtype());
+    Backend& dstBackend = backendOf(device());
+    Backend& backend = dstBackend.isHost() ? backendOf(src.device()) : dstBackend;
+    const auto bytes = static_cast<size_t>(numel() * elementSize(dtype()));  // numel() <= kMaxElements
+    if (isContiguous()) {
+      backend.copyBytes(rawBytes(), device(), moving.rawBytes(), src.device(), bytes);
+      return *this;
+    }
+    Tensor landed = empty(sizes(), device(), dtype());
+    backend.copyBytes(landed.rawBytes(), device(), moving.rawBytes(), src.device(), bytes);
+    return copy_(landed);
+  }
   // Between the host and another device type, that type's backend copies.
   Backend& dstBackend = backendOf(device());
   Backend& backend = dstBackend.isHost() ? backendOf(src.device()) : dstBackend;
@@ -433,6 +541,13 @@ Tensor& Tensor::copy_(const Tensor& src) {
 
 Tensor& Tensor::fill_(float value) {
   if (numel() == 0) return *this;
+  if (dtype() != DType::Float32) {
+    // One float32 element seen at every index (strides 0), converted in by copy_.
+    const Tensor one = full({1}, value, device());
+    Tensor everywhere;
+    everywhere.set_(one.storage(), 0, sizes(), std::vector<int64_t>(sizes().size(), 0));
+    return copy_(everywhere);
+  }
   kernelsOf(device()).tensor.fill(device(), rawData(), stridedView(*this), numel(), value);
   return *this;
 }
@@ -451,10 +566,10 @@ Tensor& Tensor::resizeImpl(const int64_t* sizes, size_t dims, const Device& d) {
   checkSizes(sizes, dims, "resize_");
   int64_t needed = 1;
   for (size_t i = 0; i < dims; ++i) needed *= sizes[i];  // at most the extent: no overflow
-  const bool fits =
-      impl_->storage && impl_->storage->device() == d && rangeWithin(impl_->offset, needed, impl_->storage->count());
+  const bool fits = impl_->storage && impl_->storage->device() == d && impl_->storage->dtype() == impl_->dtype &&
+                    rangeWithin(impl_->offset, needed, impl_->storage->count());
   if (!fits) {
-    impl_->storage = std::make_shared<Storage>(needed, d);
+    impl_->storage = std::make_shared<Storage>(needed, d, impl_->dtype);
     impl_->offset = 0;
   }
   impl_->sizes.assign(sizes, sizes + dims);
@@ -480,6 +595,7 @@ bool Tensor::hasSizes(std::initializer_list<int64_t> sizes) const {
 Tensor& Tensor::set_(const Tensor& src) {
   if (src.impl_ == impl_) return *this;
   impl_->storage = src.impl_->storage;
+  impl_->dtype = src.impl_->dtype;
   impl_->offset = src.impl_->offset;
   impl_->sizes = src.impl_->sizes;
   impl_->strides = src.impl_->strides;
@@ -494,6 +610,7 @@ Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, co
            "nn.Tensor.set_: sizes " << nn::shapeString(sizes) << " at offset " << offset
                                     << " reach outside a storage of " << count << " elements");
   impl_->storage = storage;
+  if (storage != nullptr) impl_->dtype = storage->dtype();
   impl_->offset = offset;
   impl_->sizes = sizes;
   setContiguousStrides();
@@ -504,13 +621,19 @@ Tensor& Tensor::set_(const std::shared_ptr<Storage>& storage, int64_t offset, co
                      const std::vector<int64_t>& strides) {
   checkView(storage.get(), offset, sizes, strides, "set_");
   impl_->storage = storage;
+  if (storage != nullptr) impl_->dtype = storage->dtype();
   impl_->offset = offset;
   impl_->sizes = sizes;
   impl_->strides = strides;
   return *this;
 }
 
+void Tensor::checkFloat32(const char* op) const { checkFloat32Type(dtype(), op); }
+
 void Tensor::checkElementwise(const char* op, const Tensor& other) const {
+  NN_CHECK(dtype() == DType::Float32 && other.dtype() == DType::Float32,
+           "nn.Tensor." << op << ": expected float32 tensors, got " << dtypeName(dtype()) << " and "
+                        << dtypeName(other.dtype()) << " (this operation computes in float32)");
   NN_CHECK(sizes() == other.sizes(),
            "nn.Tensor." << op << ": expected sizes " << shapeString() << ", got " << other.shapeString());
   NN_CHECK(device() == other.device(),
@@ -528,12 +651,14 @@ Tensor& Tensor::add_(const Tensor& other, float alpha) {
 
 Tensor& Tensor::add_(const Tensor& a, const Tensor& b) {
   a.checkElementwise("add_", b);
+  checkFloat32("add_");
   resize_(a.sizes(), a.device());
   kernelsOf(device()).tensor.addScaled(device(), rawData(), a.rawData(), b.rawData(), numel(), 1.f);
   return *this;
 }
 
 Tensor& Tensor::mul_(float value) {
+  checkFloat32("mul_");
   NN_CHECK(isContiguous(), "nn.Tensor.mul_: needs a contiguous tensor, got sizes " << shapeString() << " with strides "
                                                                                    << nn::shapeString(strides()));
   kernelsOf(device()).tensor.scale(device(), rawData(), numel(), value);
@@ -548,6 +673,7 @@ Tensor& Tensor::cmul_(const Tensor& other) {
 
 Tensor& Tensor::cmul_(const Tensor& a, const Tensor& b) {
   a.checkElementwise("cmul_", b);
+  checkFloat32("cmul_");
   resize_(a.sizes(), a.device());
   kernelsOf(device()).tensor.multiply(device(), rawData(), a.rawData(), b.rawData(), numel());
   return *this;
@@ -581,7 +707,9 @@ double Tensor::sum() const {
 }
 
 std::ostream& operator<<(std::ostream& out, const Tensor& t) {
-  out << "nn.Tensor " << t.shapeString() << " on " << t.device().str() << " {";
+  out << "nn.Tensor " << t.shapeString();
+  if (t.dtype() != DType::Float32) out << " " << dtypeName(t.dtype());
+  out << " on " << t.device().str() << " {";
   const std::vector<float> values = t.numel() > 0 ? t.toVector() : std::vector<float>();
   const size_t shown = values.size() > 8 ? 6 : values.size();
   for (size_t i = 0; i < shown; ++i) out << (i ? ", " : "") << values[i];
@@ -631,6 +759,7 @@ const char* comparisonName(math::Comparison op) {
 
 Tensor reduceAlong(const Tensor& t, int dim, bool keepDim, math::Reduction op) {
   const char* name = reductionName(op);
+  checkFloat32Type(t.dtype(), name);
   const int dims = t.dim();
   NN_CHECK(dim >= -dims && dim < dims, "nn.Tensor." << name << ": dimension " << dim
                                                     << " out of range for a tensor of sizes " << t.shapeString()
@@ -655,7 +784,9 @@ Tensor reduceAlong(const Tensor& t, int dim, bool keepDim, math::Reduction op) {
 }
 
 Tensor compareWith(const Tensor& t, const Tensor* other, float value, math::Comparison op) {
+  checkFloat32Type(t.dtype(), comparisonName(op));
   if (other != nullptr) {
+    checkFloat32Type(other->dtype(), comparisonName(op));
     NN_CHECK(other->sizes() == t.sizes(), "nn.Tensor." << comparisonName(op) << ": expected sizes " << t.shapeString()
                                                        << ", got " << other->shapeString());
     NN_CHECK(other->device() == t.device(), "nn.Tensor." << comparisonName(op) << ": expected a tensor on "

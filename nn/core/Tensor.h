@@ -1,4 +1,6 @@
-// nn::Tensor: a float32 strided view of a Storage that lives on one Device.
+// nn::Tensor: a strided view of a Storage that lives on one Device, of one element type
+// (nn/core/DType.h): float32, in which every module and arithmetic method computes, or bfloat16
+// and float16, which views, copies and conversions take (Note [Element types] in Tensor.cpp).
 //
 // A Tensor is a handle: copies of it share one TensorImpl (storage, offset, sizes,
 // strides), as in libtorch, so `Tensor w = layer->weight; w.set_(...)` rebinds the
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "nn/core/Checked.h"
+#include "nn/core/DType.h"
 #include "nn/core/Device.h"
 #include "nn/core/FunctionRef.h"
 
@@ -20,26 +23,40 @@ namespace nn {
 
 class Generator;
 
-/// A block of floats on one device. Allocated once, never resized in place.
+/// A block of elements of one type on one device. Allocated once, never resized in place.
 class Storage {
  public:
-  /// Allocates `count` floats, uninitialised, on `device`. An nn::Error for a count outside
-  /// [0, kMaxElements], a device that does not exist, or one over the thread's StorageLimit.
-  Storage(int64_t count, const Device& device);
+  /// Allocates `count` elements of `dtype`, uninitialised, on `device`. An nn::Error for a
+  /// count outside [0, kMaxElements], a device that does not exist, or one over the thread's
+  /// StorageLimit.
+  Storage(int64_t count, const Device& device, DType dtype = DType::Float32);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
-  /// The first float: host memory on a CPU device, device memory on a CUDA device.
-  float* data() const { return data_; }
-  /// Number of floats.
+  /// The first float of a float32 storage: host memory on a CPU device, device memory on a
+  /// CUDA device. An nn::Error naming both types for a storage of another type.
+  float* data() const {
+    if (dtype_ != DType::Float32) throwNotFloat32();
+    return static_cast<float*>(data_);
+  }
+  /// The first byte, of a storage of any type.
+  void* bytes() const { return data_; }
+  /// Number of elements.
   int64_t count() const { return count_; }
-  /// Where the floats live.
+  /// Number of bytes the elements take: count() * elementSize(dtype()).
+  int64_t byteCount() const { return count_ * elementSize(dtype_); }
+  /// The elements' type.
+  DType dtype() const { return dtype_; }
+  /// Where the elements live.
   const Device& device() const { return device_; }
 
  private:
-  float* data_ = nullptr;
+  [[noreturn]] void throwNotFloat32() const;
+
+  void* data_ = nullptr;
   int64_t count_ = 0;
+  DType dtype_ = DType::Float32;
   Device device_;
   // The serial number of the StorageLimit that counts this storage, 0 for none.
   uint64_t limitSerial_ = 0;
@@ -81,30 +98,36 @@ class StorageLimit {
 /// What a Tensor handle points to, shared by all its copies: set_() and resize_() change it for
 /// every one of them.
 struct TensorImpl {
-  /// The floats viewed; null for a tensor that never had any (Tensor()).
+  /// The elements viewed; null for a tensor that never had any (Tensor()).
   std::shared_ptr<Storage> storage;
-  /// Index of the first element in storage, in floats.
+  /// The elements' type: the storage's, and the type resize_ allocates.
+  DType dtype = DType::Float32;
+  /// Index of the first element in storage, in elements of the storage's type.
   int64_t offset = 0;
   /// Size of each dimension, outermost first; [0] for Tensor().
   std::vector<int64_t> sizes{0};
-  /// Distance between neighbours along each dimension, in floats (at least 0).
+  /// Distance between neighbours along each dimension, in elements (at least 0).
   std::vector<int64_t> strides{1};
 };
 
-/// A float32 tensor on one device (Torch7's torch.FloatTensor and torch.CudaTensor in one type):
-/// a handle whose copies share one view (see the top of this file). Sizes, strides, offsets and
-/// indices count elements; a size, dimension or index out of range is an nn::Error.
+/// A tensor on one device (Torch7's torch.FloatTensor and torch.CudaTensor in one type), float32
+/// unless made of another element type: a handle whose copies share one view (see the top of
+/// this file). Sizes, strides, offsets and indices count elements; a size, dimension or index
+/// out of range is an nn::Error.
 class Tensor {
  public:
   /// An empty tensor (sizes [0]) on cpu:0.
   Tensor();
-  /// Uninitialised memory of the given sizes, contiguous, on `device`. An nn::Error for a
-  /// negative size, more than kMaxElements elements or a device that does not exist.
-  static Tensor empty(const std::vector<int64_t>& sizes, const Device& device = Device());
+  /// Uninitialised memory of the given sizes and element type, contiguous, on `device`. An
+  /// nn::Error for a negative size, more than kMaxElements elements or a device that does not
+  /// exist.
+  static Tensor empty(const std::vector<int64_t>& sizes, const Device& device = Device(), DType dtype = DType::Float32);
   /// Zeros of the given sizes, contiguous, on `device` (torch.zeros).
-  static Tensor zeros(const std::vector<int64_t>& sizes, const Device& device = Device());
-  /// `value` in every element, of the given sizes, contiguous, on `device` (torch.full).
-  static Tensor full(const std::vector<int64_t>& sizes, float value, const Device& device = Device());
+  static Tensor zeros(const std::vector<int64_t>& sizes, const Device& device = Device(), DType dtype = DType::Float32);
+  /// `value` in every element, of the given sizes, contiguous, on `device` (torch.full), rounded
+  /// to `dtype` as copy_ rounds.
+  static Tensor full(const std::vector<int64_t>& sizes, float value, const Device& device = Device(),
+                     DType dtype = DType::Float32);
   /// Row-major values; values.size() must equal the product of sizes.
   static Tensor fromVector(const std::vector<int64_t>& sizes, const std::vector<float>& values,
                            const Device& device = Device());
@@ -118,17 +141,19 @@ class Tensor {
   int dim() const { return static_cast<int>(impl_->sizes.size()); }
   /// Size of dimension d, from 0 to dim() - 1 (no negative d); an nn::Error otherwise.
   int64_t size(int d) const;
-  /// Distance in floats between neighbours along dimension d (0 to dim() - 1); an nn::Error
+  /// Distance in elements between neighbours along dimension d (0 to dim() - 1); an nn::Error
   /// otherwise.
   int64_t stride(int d) const;
   /// Size of every dimension, outermost first.
   const std::vector<int64_t>& sizes() const { return impl_->sizes; }
-  /// Stride of every dimension, in floats.
+  /// Stride of every dimension, in elements.
   const std::vector<int64_t>& strides() const { return impl_->strides; }
   /// Number of elements: the product of sizes() (0 where a size is 0, 1 for no dimension).
   int64_t numel() const;
-  /// Index in storage() of the first element, in floats.
+  /// Index in storage() of the first element, in elements.
   int64_t storageOffset() const { return impl_->offset; }
+  /// The elements' type (float32 for Tensor()).
+  DType dtype() const { return impl_->dtype; }
   /// The storage viewed, shared with every view of it; null for a tensor that never had any.
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
   /// The storage's device; cpu:0 for a tensor without storage.
@@ -143,10 +168,21 @@ class Tensor {
   /// sizes() == sizes, without building a vector.
   bool hasSizes(std::initializer_list<int64_t> sizes) const;
 
-  /// Pointer to the first element. Only for tensors on a CPU device.
+  /// Pointer to the first element. Only for float32 tensors on a CPU device: an nn::Error naming
+  /// both types for a tensor of another type (Note [Element types] in Tensor.cpp).
   float* data() const;
-  /// Device pointer to the first element, for kernels of any device.
+  /// Device pointer to the first element of a float32 tensor, for kernels of any device; an
+  /// nn::Error naming both types for a tensor of another type.
   float* rawData() const;
+  /// The same, typed, for the kernels of each element type: T is float for a float32 tensor,
+  /// uint16_t (the bits, nn/math/Half.h) for a bfloat16 or float16 one; an nn::Error otherwise.
+  /// data<T>() only on a CPU device.
+  template <typename T>
+  T* data() const;
+  template <typename T>
+  T* rawData() const;
+  /// Device pointer to the first element's bytes, of a tensor of any type (null without storage).
+  void* rawBytes() const;
 
   // Views (share storage). Every view is checked to lie inside its storage, its sizes and
   // strides at least 0 and its extent at most kMaxElements, all without overflow: a size, start
@@ -170,21 +206,29 @@ class Tensor {
   Tensor contiguous() const;
   /// A contiguous copy in new storage, of the same sizes and on the same device.
   Tensor clone() const;
-  /// This tensor if already there, else a contiguous copy on `device`.
+  /// This tensor if already there, else a contiguous copy on `device` of the same element type.
   Tensor to(const Device& device) const;
-  /// The elements in row-major order, copied to the host from any device and any strides.
+  /// This tensor if already of `dtype`, else a contiguous copy of that type on the same device,
+  /// each element rounded as copy_ rounds.
+  Tensor to(DType dtype) const;
+  /// The elements in row-major order as floats (exact for every type), copied to the host from
+  /// any device and any strides.
   std::vector<float> toVector() const;
-  /// Element at a full index, for tests and small reads (CPU only).
+  /// Element at a full index as a float, for tests and small reads (CPU only; any type).
   float at(std::initializer_list<int64_t> index) const;
 
   // In place.
-  /// Copies src (same number of elements, any device, any strides) into this tensor.
+  /// Copies src (same number of elements, any device, any strides, any element type) into this
+  /// tensor, converting to this tensor's type: to bfloat16 and float16 rounded to nearest, ties
+  /// to even (nn/math/Half.h: float16 overflows to infinity beyond 65504, NaN stays NaN);
+  /// widening is exact.
   Tensor& copy_(const Tensor& src);
-  /// Sets every element (any strides) to `value`; returns this tensor.
+  /// Sets every element (any strides) to `value`, rounded to this tensor's type; returns this
+  /// tensor.
   Tensor& fill_(float value);
   /// fill_(0).
   Tensor& zero_() { return fill_(0.f); }
-  /// Contiguous sizes on this tensor's device; keeps the storage when it is large enough from the
+  /// Contiguous sizes on this tensor's device, of its element type; keeps the storage when it is large enough from the
   /// offset, else allocates new, uninitialised storage. Allocates nothing when the storage
   /// already fits: steady training steps resize freely.
   Tensor& resize_(const std::vector<int64_t>& sizes);
@@ -198,9 +242,10 @@ class Tensor {
   Tensor& resize_(std::initializer_list<int64_t> sizes, const Device& device);
   /// resize_ to other's sizes on other's device (Torch7's resizeAs); the values are not copied.
   Tensor& resizeAs_(const Tensor& other) { return resize_(other.sizes(), other.device()); }
-  /// Makes this handle view `src`'s storage with src's offset, sizes and strides.
+  /// Makes this handle view `src`'s storage with src's offset, sizes, strides and element type.
   Tensor& set_(const Tensor& src);
-  /// Contiguous sizes at `offset` (at least 0) of `storage`: an nn::Error where they reach outside.
+  /// Contiguous sizes at `offset` (at least 0) of `storage`, of its element type: an nn::Error
+  /// where they reach outside.
   Tensor& set_(const std::shared_ptr<Storage>& storage, int64_t offset, const std::vector<int64_t>& sizes);
   /// The same with the given strides (at least 0): a view with no new handle, so that a module
   /// that copies through a strided view of its own buffer allocates nothing in a steady step.
@@ -289,8 +334,11 @@ class Tensor {
   Tensor makeView(int64_t offset, std::vector<int64_t> sizes, std::vector<int64_t> strides, const char* op) const;
   /// The storage offset of index `index` along dimension `d`, checked not to overflow.
   int64_t offsetAlong(int d, int64_t index, const char* op) const;
-  /// Throws unless `other` has this tensor's sizes and device and both are contiguous (add_, cmul_, cdiv_).
+  /// Throws unless `other` has this tensor's sizes and device and both are contiguous float32
+  /// tensors (add_, cmul_, cdiv_).
   void checkElementwise(const char* op, const Tensor& other) const;
+  /// Throws, naming `op` and both types, unless this tensor is float32.
+  void checkFloat32(const char* op) const;
 
   std::shared_ptr<TensorImpl> impl_;
 };
@@ -317,7 +365,8 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
 /// Product of sizes.
 int64_t product(const std::vector<int64_t>& sizes);
 
-/// "nn.Tensor [2, 3] on cpu:0 {1, 2, 3, 4, 5, 6}": the sizes, the device and the values in
+/// "nn.Tensor [2, 3] on cpu:0 {1, 2, 3, 4, 5, 6}": the sizes, the element type where it is
+/// not float32 ("nn.Tensor [2, 3] bfloat16 on cpu:0 {...}"), the device and the values in
 /// order, the first six and the last where there are more than eight (copied to the host).
 std::ostream& operator<<(std::ostream& out, const Tensor& t);
 

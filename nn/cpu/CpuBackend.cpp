@@ -95,6 +95,10 @@ void* CpuBackend::allocate(const Device& device, size_t bytes) {
 
 void CpuBackend::deallocate(const Device&, void* ptr) noexcept { std::free(ptr); }
 
+void CpuBackend::copyBytes(void* dst, const Device&, const void* src, const Device&, size_t bytes) {
+  if (bytes != 0 && dst != src) std::memmove(dst, src, bytes);
+}
+
 void CpuBackend::copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src, const Device&,
                       const StridedView& srcView, int64_t count) {
   // The logical devices share the address space: a copy between them is a copy in memory.

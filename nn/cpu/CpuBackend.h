@@ -23,6 +23,8 @@ class CpuBackend : public Backend {
   void copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src, const Device& srcDevice,
             const StridedView& srcView, int64_t count) override;
   bool copiesStrided(const Device&, const Device&) const override { return true; }
+  /// memmove: the logical devices share the host's memory.
+  void copyBytes(void* dst, const Device& dstDevice, const void* src, const Device& srcDevice, size_t bytes) override;
   /// The compute threads cut the work of each kernel; each part's GEMMs run on one OpenBLAS
   /// thread, so that the parts do not oversubscribe the cores.
   void setComputeThreads(int threads) override;

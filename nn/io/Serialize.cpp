@@ -363,10 +363,17 @@ void toFloats(FileDtype dtype, const uint8_t* bytes, size_t n, float* out) {
 }
 
 // The tensor of `entry` as float32: F32 read in place, the other types through a buffer of
-// at most kChunkBytes, so that a large F16 file needs no second copy of itself.
-Tensor readTensor(InputFile& file, const TensorEntry& entry, uint64_t dataStart) {
-  Tensor t = Tensor::empty(entry.shape);
+// at most kChunkBytes, so that a large F16 file needs no second copy of itself. With
+// keepElementTypes, F16 and BF16 are read in place as tensors of their type.
+Tensor readTensor(InputFile& file, const TensorEntry& entry, uint64_t dataStart, bool keepElementTypes) {
   const std::string what = "tensor '" + entry.name + "'";
+  if (keepElementTypes && (entry.dtype->dtype == FileDtype::F16 || entry.dtype->dtype == FileDtype::BF16)) {
+    Tensor t =
+        Tensor::empty(entry.shape, Device(), entry.dtype->dtype == FileDtype::F16 ? DType::Float16 : DType::BFloat16);
+    file.read(t.rawBytes(), entry.end - entry.begin, dataStart + entry.begin, what);
+    return t;
+  }
+  Tensor t = Tensor::empty(entry.shape);
   if (entry.dtype->dtype == FileDtype::F32) {
     file.read(t.data(), entry.end - entry.begin, dataStart + entry.begin, what);
     return t;
@@ -578,9 +585,10 @@ void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& t
         !t.name.empty() && t.name != kMetadataKey && names.insert(t.name).second,
         path << ": cannot save tensor '" << t.name << "': names must be unique, non-empty and not " << kMetadataKey);
     host.push_back(t.value.device().isCpu() ? t.value.contiguous() : t.value.to(Device()));
-    const uint64_t bytes = static_cast<uint64_t>(t.value.numel()) * sizeof(float);
+    const DType type = t.value.dtype();
+    const uint64_t bytes = static_cast<uint64_t>(t.value.numel()) * static_cast<uint64_t>(elementSize(type));
     Json entry = Json::object();
-    entry["dtype"] = "F32";
+    entry["dtype"] = type == DType::Float32 ? "F32" : type == DType::BFloat16 ? "BF16" : "F16";
     entry["shape"] = t.value.sizes();
     entry["data_offsets"] = {offset, offset + bytes};
     header[t.name] = entry;
@@ -600,17 +608,17 @@ void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& t
   AtomicFile file(path);
   file.write(length, sizeof length);
   file.write(text.data(), text.size());
-  for (const Tensor& t : host) file.write(t.rawData(), static_cast<size_t>(t.numel()) * sizeof(float));
+  for (const Tensor& t : host) file.write(t.rawBytes(), static_cast<size_t>(t.numel() * elementSize(t.dtype())));
   file.commit();
 }
 
-SafetensorsContents readSafetensors(const std::string& path) {
+SafetensorsContents readSafetensors(const std::string& path, bool keepElementTypes) {
   InputFile file(path);
   const Header header = readHeader(file, path);
   SafetensorsContents out;
   out.metadata = header.metadata;
   for (const TensorEntry& e : header.entries) {
-    out.tensors.push_back({e.name, readTensor(file, e, header.dataStart)});
+    out.tensors.push_back({e.name, readTensor(file, e, header.dataStart, keepElementTypes)});
     out.dtypes.push_back(e.dtype->name);
   }
   return out;
@@ -670,7 +678,7 @@ std::vector<size_t> firstPlaces(const std::vector<NamedTensor>& state) {
 
 // Equal sizes and equal bits (NaN equal to the same NaN, -0 not to +0): copies of one tensor.
 bool sameBits(const Tensor& a, const Tensor& b) {
-  if (a.sizes() != b.sizes()) return false;
+  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
   const std::vector<float> x = a.toVector(), y = b.toVector();
   return std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }

@@ -4,14 +4,16 @@
 // A safetensors file is an 8-byte little-endian header length N, N bytes of JSON (padded
 // with spaces so that the data starts at a multiple of 8), then raw little-endian data. The
 // header maps each tensor's name to {"dtype":"F32","shape":[...], "data_offsets":[begin,end]}
-// (byte offsets into the data section) and "__metadata__" to a map of strings. Files are
-// written in F32; every dtype PyTorch writes (F64, F32, F16, BF16, I64, I32, I16, I8, U8,
-// BOOL) is read, as float32. nn::save stores module.stateDict() under PyTorch's names ("0.weight"),
-// "format": "pt", and "nn.module": the module tree as a JSON string, {"type": "nn.Linear",
-// "config": {...}, "training": true, "children": [...]}, where a module used in two places is
-// described at the first and {"same_as": "0"} (its first place, as in stateDict names) stands
-// at the others, so that it loads as one module again. Callers that store more (optimizer
-// state, the epoch) build on writeSafetensors/readSafetensors and the three helpers below.
+// (byte offsets into the data section) and "__metadata__" to a map of strings. Tensors are
+// written in their element type (F32, BF16, F16: nn/core/DType.h); every dtype PyTorch writes
+// (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL) is read, as float32, or F16 and BF16 as
+// tensors of their own type where asked (readSafetensors' keepElementTypes). nn::save stores
+// module.stateDict() under PyTorch's names ("0.weight"), "format": "pt", and "nn.module": the
+// module tree as a JSON string, {"type": "nn.Linear", "config": {...}, "training": true,
+// "children": [...]}, where a module used in two places is described at the first and
+// {"same_as": "0"} (its first place, as in stateDict names) stands at the others, so that it
+// loads as one module again. Callers that store more (optimizer state, the epoch) build on
+// writeSafetensors/readSafetensors and the three helpers below.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +34,8 @@ using Metadata = std::map<std::string, std::string>;
 struct SafetensorsContents {
   /// CPU tensors on cpu:0, in the order of their data in the file, converted to float32:
   /// floating values to the nearest float32 (exact but for F64's), integers likewise (exact up
-  /// to 2^24), BOOL as 0 and 1.
+  /// to 2^24), BOOL as 0 and 1; with keepElementTypes, F16 and BF16 as float16 and bfloat16
+  /// tensors of the file's bits.
   std::vector<NamedTensor> tensors;
   /// Each tensor's dtype in the file ("F32", "BF16", "I64"), in the order of `tensors`.
   std::vector<std::string> dtypes;
@@ -41,12 +44,16 @@ struct SafetensorsContents {
 };
 
 /// Writes tensors (on any device: they are copied to the host) and metadata as a safetensors
-/// file, tensors in the given order. Atomic: a temporary file in the same folder is written,
-/// fsync'd and renamed over `path`, so that on any error `path` keeps its old contents.
+/// file, tensors in the given order, each in its element type (F32, BF16 or F16). Atomic: a
+/// temporary file in the same folder is written, fsync'd and renamed over `path`, so that on any
+/// error `path` keeps its old contents.
 void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors, const Metadata& metadata);
 /// Reads a safetensors file, checking every length, offset, dtype and shape before using it;
 /// a truncated or corrupted file is an nn::Error naming the path (and the tensor at fault).
-SafetensorsContents readSafetensors(const std::string& path);
+/// keepElementTypes reads F16 and BF16 tensors as tensors of those types, bit for bit (a state
+/// dict of mixed element types round-trips), where the default converts every tensor to float32
+/// (what the modules, all float32, load).
+SafetensorsContents readSafetensors(const std::string& path, bool keepElementTypes = false);
 /// The metadata alone, read from the header (checked as readSafetensors checks it).
 Metadata readSafetensorsMetadata(const std::string& path);
 

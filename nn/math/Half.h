@@ -53,4 +53,31 @@ NN_HD inline float halfToFloat(uint16_t h) {
   return floatFromBits(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
 }
 
+/// The binary16 nearest x, ties to even, as F16C's vcvtps2ph and CUDA's __float2half_rn round:
+/// from 65520 (65504 plus half its last place) on, infinity; below 2^-14, the subnormals
+/// (multiples of 2^-24), and zero below 2^-25 (2^-25 itself a tie, to zero); a NaN stays a
+/// NaN (quiet, its sign and its payload's upper bits kept).
+NN_HD inline uint16_t floatToHalf(float x) {
+  const uint32_t bits = bitsOfFloat(x);
+  const uint32_t sign = (bits >> 16) & 0x8000u;
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
+  if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // 65520 and beyond, infinity
+  if (magnitude >= 0x38800000u) {
+    // A normal half: rebias the exponent (127 to 15), then drop 13 mantissa bits as
+    // floatToBfloat16 drops 16; a carry out of the mantissa raises the exponent.
+    const uint32_t rebiased = magnitude - (112u << 23);
+    return static_cast<uint16_t>(sign | ((rebiased + 0xfffu + ((rebiased >> 13) & 1u)) >> 13));
+  }
+  const uint32_t exponent = magnitude >> 23;
+  if (exponent < 102) return static_cast<uint16_t>(sign);  // below 2^-25: zero
+  // A subnormal half: x / 2^-24 = significand * 2^(exponent - 126), rounded to an integer,
+  // ties to even; 1024 is the smallest normal's bits, reached by rounding up.
+  const uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 126u - exponent;  // 14 to 24
+  const uint32_t kept = significand >> shift, dropped = significand & ((1u << shift) - 1u);
+  const uint32_t half = 1u << (shift - 1u);
+  return static_cast<uint16_t>(sign | (kept + ((dropped > half || (dropped == half && (kept & 1u))) ? 1u : 0u)));
+}
+
 }  // namespace nn::math
