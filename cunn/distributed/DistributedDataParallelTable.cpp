@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "cunn/DataParallelTable.h"
+#include "cunn/distributed/Launch.h"
 #include "nn/core/Error.h"
 
 namespace nn {
@@ -75,7 +76,10 @@ std::string DistributedDataParallelTable::describeForCheck(Module& module) {
 }
 
 void DistributedDataParallelTable::checkSameRun() {
-  const std::vector<std::string> configurations = group_->allGather(options_.configuration);
+  // The program's file first: ranks of another build (other code, compiler or flags) may compute
+  // other floats or lay their messages out otherwise.
+  const std::vector<std::string> configurations =
+      group_->allGather("program file checksum " + buildIdentity() + "\n" + options_.configuration);
   for (size_t r = 1; r < configurations.size(); ++r)
     NN_CHECK(configurations[r] == configurations[0],
              "nn.DistributedDataParallelTable: rank "

@@ -49,7 +49,8 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
     /// "--batch-size 64"): compared at construction, before the model, a difference is an
     /// nn::Error on every rank naming the first line that differs. Ranks that train on other
     /// batch sizes, data or seeds otherwise go on with shards that overlap, or fail at the end
-    /// of an epoch inside MPI.
+    /// of an epoch inside MPI. The checksum of each rank's program file (nn::buildIdentity())
+    /// is compared first: a rank of another build is refused too.
     std::string configuration;
   };
 

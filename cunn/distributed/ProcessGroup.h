@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cunn/distributed/Launch.h"
 #include "nn/core/Error.h"
 #include "nn/core/Tensor.h"
 
@@ -66,7 +67,9 @@ class ProcessGroup {
     std::exit(status);
   }
 
-  /// How long a collective waits for the other ranks before the job is ended (default 600 s).
+  /// How long a collective waits for the other ranks before the job is ended: 600 s, or the
+  /// environment's NN_PROCESS_GROUP_TIMEOUT where it is set (an nn::Error at the group's
+  /// construction where it is not a positive number).
   double timeoutSeconds() const { return timeoutSeconds_; }
   /// Sets timeoutSeconds(); an nn::Error unless `seconds` is positive and finite.
   void setTimeoutSeconds(double seconds) {
@@ -80,7 +83,7 @@ class ProcessGroup {
   static std::shared_ptr<ProcessGroup> world();
 
  private:
-  double timeoutSeconds_ = 600;
+  double timeoutSeconds_ = timeoutFromEnvironment().value_or(600);
 };
 
 }  // namespace nn
