@@ -13,8 +13,10 @@
 // its own. They meet once when the network is built (after the data has loaded, so that the
 // epoch's clock starts together) and then at the start of every training step's backward (a
 // module after the network's last passes gradOutput back once each process has reached it).
-// A wait spins, yielding its core to any thread that wants it, as a rank waits for a collective;
-// a process that does not come within kTimeout ends the others with an error naming it.
+// A wait polls as a rank waits for a collective (cunn/distributed/MpiProcessGroup.cpp): at once,
+// yielding its core to any thread that wants it, for kBusyPoll, then with a short sleep between
+// polls, so that a waiting process leaves the cores to the others as a rank does. A process that
+// does not come within kTimeout ends the others with an error naming it.
 // At exit it prints its time waiting at the start and at the steps' meetings to stderr.
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -43,6 +45,9 @@ using Clock = std::chrono::steady_clock;
 
 // How long a process waits for the others at a meeting before it ends with an error.
 constexpr std::chrono::seconds kTimeout{300};
+// How long a wait polls without sleeping, and the sleep between polls after it: a rank's.
+constexpr std::chrono::milliseconds kBusyPoll{2};
+constexpr std::chrono::microseconds kSleep{50};
 
 // One process's count of meetings, a cache line each so that no two processes write one line.
 struct alignas(64) Slot {
@@ -87,8 +92,12 @@ class Meeting {
     __atomic_store_n(&slots_[rank_].arrived, count_, __ATOMIC_RELEASE);
     for (int other = 0; other < size_; ++other)
       for (uint64_t polls = 0; load(other) < count_; ++polls) {
-        std::this_thread::yield();
-        if (polls % 1024 == 1023 && Clock::now() - start > kTimeout)
+        const auto waited = Clock::now() - start;
+        if (waited < kBusyPoll)
+          std::this_thread::yield();
+        else
+          std::this_thread::sleep_for(kSleep);
+        if (polls % 1024 == 1023 && waited > kTimeout)
           NN_CHECK(false, "lenet_meeting: rank " << rank_ << " of " << size_ << " waited " << kTimeout.count()
                                                  << " s at meeting " << count_ << " (" << path_ << ") for rank "
                                                  << other << ", which has come to " << load(other)
