@@ -104,8 +104,8 @@ def run_rounds(a, work):
                           f"{res['rss_kb'] / 1024:6.0f} MB", file=sys.stderr)
     load_after = os.getloadavg()
 
-    kernels = {x.get("kernel", "") for runs in results.values() for x in runs}
-    products = f", {'/'.join(sorted(kernels))}" if a.precision == "medium" and kernels - {""} else ""
+    kernels = {x.get("kernel", "") for runs in results.values() for x in runs} - {""}
+    products = f", {'/'.join(sorted(kernels))}" if a.precision == "medium" and kernels else ""
 
     def label(name, config):
         if name == "nn":

@@ -27,10 +27,11 @@
 // the first-level cache while the B panels of a column block stream past them from the second),
 // each padded with zero pairs to a multiple of 16 pairs, as rows past m and columns past n are
 // zeros; a block's sums, stored from the tiles, are added to C (alpha times them, plus beta C for
-// the first block) with AVX-512, so C is read and written once per block. The rounding of the
-// operands is vcvtne2ps2bf16's, as bf16Gemm's; tdpbf16ps rounds its sums to nearest even and
-// flushes denormal sums to zero, below what a float32 sum of bfloat16 products of normal values
-// can notice. The configuration (palette 1, eight tiles of 16 rows of 64 bytes) is loaded by each
+// the first block) with AVX-512, so C is read and written once per block, or, where they are C's
+// values (alpha 1, beta 0, the first block of k, a whole 32 x 32 block of C), stored there by the
+// tiles. The rounding of the operands is vcvtne2ps2bf16's, as bf16Gemm's; tdpbf16ps rounds its
+// sums to nearest even and flushes denormal sums to zero, below what a float32 sum of bfloat16
+// products of normal values can notice. The configuration (palette 1, eight tiles of 16 rows of 64 bytes) is loaded by each
 // call on its thread and the tiles released at its end, so a thread that has run amxGemm holds no
 // tile state between calls.
 
@@ -126,11 +127,12 @@ NN_AMX_KERNEL void packRows(bool transA, const float* a, int64_t lda, int64_t i0
   }
 }
 
-// sums[32][32] = the products over `steps` steps of 16 pairs of the 32 packed rows at `a` (row
-// stride `stride` pairs) and the B panel at `b`. Where `lower` or `right` is false, the 16 rows or
-// columns of that half lie past C's and their tiles are left out (their sums are not written).
+// sums[32][32] (row stride `ld` floats) = the products over `steps` steps of 16 pairs of the 32
+// packed rows at `a` (row stride `stride` pairs) and the B panel at `b`. Where `lower` or `right`
+// is false, the 16 rows or columns of that half lie past C's and their tiles are left out (their
+// sums are not written).
 NN_AMX_KERNEL void multiplyBlock(const uint32_t* a, const uint32_t* b, int64_t stride, int64_t steps, bool lower,
-                                 bool right, float* sums) {
+                                 bool right, float* sums, int64_t ld) {
   const int64_t aBytes = stride * static_cast<int64_t>(sizeof(uint32_t));
   const uint32_t* a1 = a + kTilePairs * stride;
   constexpr int64_t kPanelBytes = 2 * kTilePairs * static_cast<int64_t>(sizeof(uint32_t));
@@ -153,11 +155,11 @@ NN_AMX_KERNEL void multiplyBlock(const uint32_t* a, const uint32_t* b, int64_t s
       if (right) _tile_dpbf16ps(3, 5, 7);
     }
   }
-  constexpr int64_t kRowBytes = kBlock * static_cast<int64_t>(sizeof(float));
-  _tile_stored(0, sums, kRowBytes);
-  if (right) _tile_stored(1, sums + 16, kRowBytes);
-  if (lower) _tile_stored(2, sums + 16 * kBlock, kRowBytes);
-  if (lower && right) _tile_stored(3, sums + 16 * kBlock + 16, kRowBytes);
+  const int64_t rowBytes = ld * static_cast<int64_t>(sizeof(float));
+  _tile_stored(0, sums, rowBytes);
+  if (right) _tile_stored(1, sums + 16, rowBytes);
+  if (lower) _tile_stored(2, sums + 16 * ld, rowBytes);
+  if (lower && right) _tile_stored(3, sums + 16 * ld + 16, rowBytes);
 }
 
 // C's block of `rows` x `cols` (at most 32 x 32) at c = alpha sums, plus beta C where beta is not 0
@@ -205,10 +207,15 @@ NN_AMX_KERNEL void product(bool transA, bool transB, int64_t m, int64_t n, int64
         memoryBarrier();
         for (int64_t it = 0; it < rows; it += kBlock)
           for (int64_t jp = 0; jp < cols; jp += kBlock) {
+            float* block = c + (i0 + it) * ldc + j0 + jp;
+            // A whole block of C that is the sums alone: the tiles store them there.
+            if (alpha == 1.f && blockBeta == 0.f && rows - it >= kBlock && cols - jp >= kBlock) {
+              multiplyBlock(pa + it * stride, pb + jp * stride, stride, stride / kTilePairs, true, true, block, ldc);
+              continue;
+            }
             multiplyBlock(pa + it * stride, pb + jp * stride, stride, stride / kTilePairs, rows - it > 16,
-                          cols - jp > 16, sums);
-            addBlock(sums, std::min(kBlock, rows - it), std::min(kBlock, cols - jp), alpha, blockBeta,
-                     c + (i0 + it) * ldc + j0 + jp, ldc);
+                          cols - jp > 16, sums, kBlock);
+            addBlock(sums, std::min(kBlock, rows - it), std::min(kBlock, cols - jp), alpha, blockBeta, block, ldc);
           }
       }
     }
