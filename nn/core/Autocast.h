@@ -24,8 +24,8 @@
 //    float32 products, and stderr says so once. float16: no CPU multiplies it faster, so the
 //    operands are rounded to float16 (nn/math/Half.h) and multiplied in float32, which gives
 //    float16's rounding at float32's speed; stderr says so once.
-//  - CUDA: cuBLAS's compute types CUBLAS_COMPUTE_32F_FAST_16BF and CUBLAS_COMPUTE_32F_FAST_16F,
-//    and cuDNN's tensor-op math with conversions allowed.
+//  - CUDA: cuBLAS's compute types CUBLAS_COMPUTE_32F_FAST_16BF and CUBLAS_COMPUTE_32F_FAST_16F;
+//    cuDNN's convolutions take tensor-op algorithms, TF32 on the float32 tensors.
 #pragma once
 
 #include "nn/core/DType.h"
@@ -64,7 +64,8 @@ class Autocast {
 };
 
 /// "bf16", "fp16" or "off" as a type for Autocast (BFloat16, Float16, Float32): the examples'
-/// --autocast; another name is an nn::Error listing them.
+/// --autocast; PyTorch's names "bfloat16", "float16" and "float32" too; another name is an
+/// nn::Error listing the first three.
 DType autocastNamed(const char* name);
 
 }  // namespace nn
