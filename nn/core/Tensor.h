@@ -174,11 +174,12 @@ class Tensor {
   /// Device pointer to the first element of a float32 tensor, for kernels of any device; an
   /// nn::Error naming both types for a tensor of another type.
   float* rawData() const;
-  /// The same, typed, for the kernels of each element type: T is float for a float32 tensor,
-  /// uint16_t (the bits, nn/math/Half.h) for a bfloat16 or float16 one; an nn::Error otherwise.
-  /// data<T>() only on a CPU device.
+  /// Pointer to the first element, typed, for the kernels of each element type: T is float for
+  /// a float32 tensor, uint16_t (the bits, nn/math/Half.h) for a bfloat16 or float16 one; an
+  /// nn::Error otherwise, or for a tensor that is not on a CPU device.
   template <typename T>
   T* data() const;
+  /// Device pointer to the first element, typed as data<T>() is, for kernels of any device.
   template <typename T>
   T* rawData() const;
   /// Device pointer to the first element's bytes, of a tensor of any type (null without storage).
