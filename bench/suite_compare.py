@@ -115,7 +115,7 @@ def run_rounds(a, work):
     print(f"Training on the CPU, synthetic data, {datetime.date.today()}: {cpu_name()}, {os.cpu_count()} cores")
     if a.precision == "medium":
         print("precision: this project at the float32 matmul precision medium (bfloat16 products, "
-              "nn::cpuMatmulPrecisionInfo below), PyTorch under torch.autocast('cpu', dtype=torch.bfloat16)")
+              "on the instructions the table names), PyTorch under torch.autocast('cpu', dtype=torch.bfloat16)")
     print(f"batch {a.batch_size}, after 3 warm-up steps; {a.rounds} alternating rounds; images/s: median (min-max)")
     print_setup(sgemm, load_before, load_after)
     print()
