@@ -277,18 +277,22 @@ void gemm(benchmark::State& state, const char* shape, GemmShape g, Kernel kernel
 // 1024 case: each pass's product as the CPU's kernels call it (nn/cpu/ConvolutionKernels.cpp,
 // WinogradConvolution.cpp, LinearKernels.cpp). LeNet's first convolution and the 10-output
 // layers take routes of our own and no GEMM. Argument: compute threads.
-#define NN_GEMM_BENCHMARK(name, ...)                                                               \
-  BENCHMARK_CAPTURE(gemm, name##_sgemm, #name, GemmShape{__VA_ARGS__}, Kernel::sgemm)             \
-      ->Arg(1)                                                                                     \
-      ->Arg(2)                                                                                     \
-      ->UseRealTime()                                                                              \
-      ->MinTime(0.2);                                                                              \
-  BENCHMARK_CAPTURE(gemm, name##_vdpbf16ps, #name, GemmShape{__VA_ARGS__}, Kernel::vdpbf16ps)     \
-      ->Arg(1)                                                                                     \
-      ->Arg(2)                                                                                     \
-      ->UseRealTime()                                                                              \
-      ->MinTime(0.2);                                                                              \
-  BENCHMARK_CAPTURE(gemm, name##_amx, #name, GemmShape{__VA_ARGS__}, Kernel::amx)->Arg(1)->Arg(2)->UseRealTime()->MinTime(0.2)
+#define NN_GEMM_BENCHMARK(name, ...)                                                          \
+  BENCHMARK_CAPTURE(gemm, name##_sgemm, #name, GemmShape{__VA_ARGS__}, Kernel::sgemm)         \
+      ->Arg(1)                                                                                \
+      ->Arg(2)                                                                                \
+      ->UseRealTime()                                                                         \
+      ->MinTime(0.2);                                                                         \
+  BENCHMARK_CAPTURE(gemm, name##_vdpbf16ps, #name, GemmShape{__VA_ARGS__}, Kernel::vdpbf16ps) \
+      ->Arg(1)                                                                                \
+      ->Arg(2)                                                                                \
+      ->UseRealTime()                                                                         \
+      ->MinTime(0.2);                                                                         \
+  BENCHMARK_CAPTURE(gemm, name##_amx, #name, GemmShape{__VA_ARGS__}, Kernel::amx)             \
+      ->Arg(1)                                                                                \
+      ->Arg(2)                                                                                \
+      ->UseRealTime()                                                                         \
+      ->MinTime(0.2)
 NN_GEMM_BENCHMARK(lenet_conv2_forward, false, false, 50, 64, 500);
 NN_GEMM_BENCHMARK(lenet_conv2_gradInput, true, false, 500, 64, 50);
 NN_GEMM_BENCHMARK(lenet_conv2_gradWeight, false, true, 500, 50, 64);

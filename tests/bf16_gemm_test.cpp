@@ -5,8 +5,8 @@
 // that bound of the un-rounded operands' product (so that sgemm in its place fails); a literal
 // case; and their refusal below the level avx512. Skipped, naming why, where the CPU or the run
 // cannot run them.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -50,8 +50,8 @@ struct Worst {
 // float32's rounding: (k + 4) 2^-24 (|alpha| sum |products| + |beta C0|) plus the least normal
 // float (k terms each rounded at most once in a sum of k, alpha's and beta's products and the
 // last addition). C's elements past n are checked untouched.
-using Gemm = void (*)(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
-                     float, float*, int64_t);
+using Gemm = void (*)(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float,
+                      float*, int64_t);
 
 Worst compare(Gemm gemm, bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, float beta,
               std::mt19937& random) {
@@ -123,8 +123,7 @@ void checkEdges(Gemm gemm) {
 
 }  // namespace
 
-TEST_CASE("bf16Gemm's vdpbf16ps kernel rounds to bfloat16 and sums in float32, on every edge of its tiles",
-          "[bf16]") {
+TEST_CASE("bf16Gemm's vdpbf16ps kernel rounds to bfloat16 and sums in float32, on every edge of its tiles", "[bf16]") {
   NN_REQUIRE_BF16_GEMM();
   checkEdges(&nn::cpu::avx512Bf16Gemm);
 }
@@ -200,8 +199,7 @@ TEST_CASE("bf16Gemm runs at the level avx512 only, AMX's tiles never below it", 
   CHECK(nn::cpu::amxGemmCalls() == amxCalls);
 }
 
-TEST_CASE("At medium nn::blas::gemm runs on AMX tiles on every compute thread, where the CPU has them",
-          "[bf16][amx]") {
+TEST_CASE("At medium nn::blas::gemm runs on AMX tiles on every compute thread, where the CPU has them", "[bf16][amx]") {
   if (const std::string why = nn::cpu::amxGemmMissing(); !why.empty()) NN_SKIP(why);
   CHECK(std::string(nn::cpu::bf16GemmKernel()) == "AMX");
   // A Linear layer's forward product y = x W^T as the CPU's kernels cut it: 2 parts of W's rows

@@ -31,9 +31,9 @@
 // values (alpha 1, beta 0, the first block of k, a whole 32 x 32 block of C), stored there by the
 // tiles. The rounding of the operands is vcvtne2ps2bf16's, as bf16Gemm's; tdpbf16ps rounds its
 // sums to nearest even and flushes denormal sums to zero, below what a float32 sum of bfloat16
-// products of normal values can notice. The configuration (palette 1, eight tiles of 16 rows of 64 bytes) is loaded by each
-// call on its thread and the tiles released at its end, so a thread that has run amxGemm holds no
-// tile state between calls.
+// products of normal values can notice. The configuration (palette 1, eight tiles of 16 rows of
+// 64 bytes) is loaded by each call on its thread and the tiles released at its end, so a thread
+// that has run amxGemm holds no tile state between calls.
 
 namespace nn::cpu {
 
@@ -62,7 +62,7 @@ bool tilesPermitted() {
 
 #if NN_AVX512
 
-#define NN_AMX_KERNEL                                                                          \
+#define NN_AMX_KERNEL                                                                       \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,amx-tile,amx-bf16"), \
                  optimize("no-predictive-commoning")))
 
@@ -244,8 +244,8 @@ std::string amxGemmMissing() {
   if (!bf16GemmRuns()) return bf16GemmMissing();
   if (!cpuFeatures().amxBf16) {
     const std::string features = featureNames(cpuFeatures());
-    return "AMX products need AMX-TILE and AMX-BF16 with the tile state saved by the OS, which this CPU (" +
-           features + ") lacks";
+    return "AMX products need AMX-TILE and AMX-BF16 with the tile state saved by the OS, which this CPU (" + features +
+           ") lacks";
   }
   if (!allowed.load(std::memory_order_relaxed)) return "AMX products held off (nn::cpu::allowAmx(false))";
   return "AMX products need the tile data, which Linux did not grant this process (arch_prctl "

@@ -69,7 +69,7 @@ std::string cpuMatmulPrecisionInfo() {
   const MatmulPrecision precision = float32MatmulPrecision();
   const std::string name = matmulPrecisionName(precision);
   if (precision != MatmulPrecision::medium) return name + ": float32 products";
-  if (cpu::bf16GemmRuns()) return name + ": bfloat16 products (AVX512-BF16)";
+  if (cpu::bf16GemmRuns()) return name + ": bfloat16 products (" + cpu::bf16GemmKernel() + ")";
   return name + ": float32 products (" + cpu::bf16GemmMissing() + ")";
 }
 
