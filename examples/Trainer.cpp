@@ -28,6 +28,7 @@
 
 #include "cunn/cunn.h"
 #include "cunn/distributed/DistributedDataParallelTable.h"
+#include "cunn/distributed/Launch.h"
 #include "nn/onnx/Export.h"
 
 namespace examples {
@@ -55,6 +56,12 @@ struct Options : TrainingDefaults {
   bool syncBn = false;
   // The float32 matmul precision (nn/core/MatmulPrecision.h).
   nn::MatmulPrecision precision = nn::MatmulPrecision::highest;
+  // The products of forward and backward in an autocast scope of this type (nn/core/Autocast.h);
+  // Float32: none.
+  nn::DType autocast = nn::DType::Float32;
+  // The loss scale (nn/optim/GradScaler.h): "dynamic", "off" or a number; empty: dynamic under
+  // float16 autocast, else off.
+  std::string lossScale;
   // The learning-rate schedule (PyTorch's schedulers; none: Torch7's decay alone).
   std::string lrSchedule = "none";
   int64_t warmupEpochs = 0;
@@ -107,7 +114,8 @@ std::string usage(const ExampleSettings& settings) {
     << "; not rmsprop)\n"
     << "  --seed N           seed of initialisation and data order (1)\n"
     << "  --threads N        compute threads of each device (" << s.threads << ")\n"
-    << "  --devices LIST     devices, e.g. cpu:0,cpu:1 (" << s.devices << "); several train data-parallel\n"
+    << "  --devices LIST     devices, e.g. cpu:0,cpu:1 (" << s.devices << "); several train data-parallel;\n"
+    << "                     cuda:local: under mpirun or srun, the GPU of the process's place on its host\n"
     << "  --bucket-mb X      under mpirun: the processes sum gradients in buckets of X MB, each started\n"
     << "                     as soon as backward has finished it ("
     << nn::DistributedDataParallelTable::Options().bucketMegabytes << ")\n"
@@ -127,6 +135,11 @@ std::string usage(const ExampleSettings& settings) {
     << "  --precision P      float32 matmul precision, as PyTorch's: highest (float32 products), high\n"
     << "                     (TF32 tensor cores on CUDA; float32 on the CPU) or medium (bfloat16 products:\n"
     << "                     AVX512-BF16 CPUs' GEMMs, bfloat16 tensor cores on CUDA) (highest)\n"
+    << "  --autocast T       mixed precision: forward and backward products on bf16 (bfloat16) or fp16\n"
+    << "                     (float16) operands with float32 sums, everything else float32, or off (off)\n"
+    << "  --loss-scale S     multiply the loss gradient by a scale: dynamic (as torch.amp.GradScaler), off\n"
+    << "                     or a fixed number; a step with an inf or NaN gradient is skipped\n"
+    << "                     (dynamic with --autocast fp16, else off)\n"
     << "  --check-numerics   stop at the first NaN or Inf, naming the module and the pass\n"
     << "  --profile          after each epoch, print the time of each module's forward and backward\n"
     << "                     (with several devices, the first device's replica) and of the step's other parts\n";
@@ -232,6 +245,18 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       NN_CHECK(value == "highest" || value == "high" || value == "medium",
                program << ": --precision expects highest, high or medium, got '" << value << "'");
       o.precision = nn::matmulPrecisionNamed(value);
+    } else if (arg == "--autocast") {
+      NN_CHECK(value == "bf16" || value == "fp16" || value == "off",
+               program << ": --autocast expects bf16, fp16 or off, got '" << value << "'");
+      o.autocast = nn::autocastNamed(value.c_str());
+    } else if (arg == "--loss-scale") {
+      char* end = nullptr;
+      const double scale = std::strtod(value.c_str(), &end);
+      NN_CHECK(value == "dynamic" || value == "off" ||
+                   (!value.empty() && end == value.c_str() + value.size() && scale > 0 && scale <= 3.4e38),
+               program << ": --loss-scale expects dynamic, off or a number > 0 within a float's range, got '" << value
+                       << "'");
+      o.lossScale = value;
     } else if (arg == "--flip")
       o.flip = onOff(program, arg, value);
     else if (arg == "--limit")
@@ -386,6 +411,13 @@ void standardize(nn::Tensor& images) {
   for (int64_t i = 0, n = images.numel(); i < n; ++i) p[i] = (p[i] - kMean) / kDeviation;
 }
 
+// --loss-scale as it applies: "dynamic", "off" or the number; by default dynamic under float16
+// autocast, else off.
+std::string lossScaleOf(const Options& o) {
+  if (!o.lossScale.empty()) return o.lossScale;
+  return o.autocast == nn::DType::Float16 ? "dynamic" : "off";
+}
+
 // The flags that every process under mpirun must share, a flag a line, and the training images
 // they leave: ranks with another batch size, data, limit or seed would train on shards that
 // overlap, or stop at other steps (--devices, --threads and the files rank 0 writes may differ).
@@ -398,15 +430,13 @@ std::string sharedConfiguration(const Options& o, int64_t trainingImages) {
     << o.bucketMegabytes << "\n--resume " << o.resume << "\n--lr-schedule " << o.lrSchedule << "\n--warmup-epochs "
     << o.warmupEpochs << "\n--clip-grad-norm " << o.clipGradNorm << "\n--clip-grad-value " << o.clipGradValue
     << "\n--ema " << o.ema << "\n--accumulate " << o.accumulate << "\n--sync-bn " << (o.syncBn ? "on" : "off")
-    << "\ntraining images " << trainingImages << "\n";
+    << "\n--autocast " << nn::dtypeName(o.autocast) << "\n--loss-scale " << lossScaleOf(o) << "\ntraining images "
+    << trainingImages << "\n";
   return c.str();
 }
 
-// True where mpirun started this process among others (Open MPI's environment says so).
-bool launchedByMpirun() {
-  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
-  return size != nullptr && std::atoi(size) > 1;
-}
+// True where mpirun or srun started this process among others (their environment says so).
+bool launchedByMpirun() { return nn::launchPlace().size > 1; }
 
 // The signal that asked training to stop (SIGINT or SIGTERM), 0 while none has.
 std::atomic<int> gStopSignal{0};
@@ -455,6 +485,10 @@ double seconds() {
 struct Data {
   std::shared_ptr<const nn::Dataset> train, test;
   nn::BatchTransform transform;
+  // Of the training set as loaded (Fashion-MNIST's pixels and labels; an image folder's files,
+  // classes and file sizes): the processes under mpirun compare it, so that a host with other
+  // files at the data's path is refused at the start.
+  uint64_t checksum = 0;
 };
 
 Data loadData(const Options& o, const std::string& program) {
@@ -473,7 +507,13 @@ Data loadData(const Options& o, const std::string& program) {
     for (const std::string& c : train->classes()) names += (names.empty() ? "" : ", ") + c;
     std::printf("%zu classes (%s), %lld training and %lld test pictures\n", train->classes().size(), names.c_str(),
                 static_cast<long long>(train->size()), static_cast<long long>(test->size()));
-    return {train, test, nn::normalize({kMean}, {kDeviation})};
+    uint64_t checksum = 0;
+    for (const auto& [file, label] : train->samples()) {
+      const std::string name = std::filesystem::path(file).lexically_relative(o.data).string();
+      const int64_t bytes[2] = {label, static_cast<int64_t>(std::filesystem::file_size(file))};
+      checksum = nn::checksum64(bytes, sizeof bytes, nn::checksum64(name.data(), name.size(), checksum));
+    }
+    return {train, test, nn::normalize({kMean}, {kDeviation}), checksum};
   }
   nn::FashionMnist train(nn::FashionMnist::Split::Train, o.dataDir);
   nn::FashionMnist test(nn::FashionMnist::Split::Test, o.dataDir);
@@ -483,8 +523,11 @@ Data loadData(const Options& o, const std::string& program) {
     train.images = train.images.narrow(0, 0, o.limit);
     train.labels = train.labels.narrow(0, 0, o.limit);
   }
+  const nn::Tensor images = train.images.contiguous(), labels = train.labels.contiguous();
+  const uint64_t checksum = nn::checksum64(labels.data(), sizeof(float) * labels.numel(),
+                                           nn::checksum64(images.data(), sizeof(float) * images.numel()));
   return {std::make_shared<nn::TensorDataset>(train.images, train.labels),
-          std::make_shared<nn::TensorDataset>(test.images, test.labels), nullptr};
+          std::make_shared<nn::TensorDataset>(test.images, test.labels), nullptr, checksum};
 }
 
 // The first n samples of `set`, prepared as the batches are: an example input.
@@ -498,7 +541,8 @@ nn::Tensor firstSamples(const Data& data, int64_t n) {
 }
 
 // Fraction of test images whose most likely class is the label.
-double accuracy(nn::Module& model, const Data& data, const nn::Device& device) {
+double accuracy(nn::Module& model, const Data& data, const nn::Device& device, nn::DType autocast) {
+  const nn::Autocast scope(autocast);
   model.evaluate();
   nn::BatchOptions options{false, false, 0};
   options.transform = data.transform;
@@ -533,6 +577,7 @@ struct Run {
   std::unique_ptr<nn::GradientClipper> clipper;           // where a --clip-grad flag is given
   double gradientNorm = 0;                                // the last step's, before clipping
   std::unique_ptr<nn::ExponentialMovingAverage> average;  // where --ema is given
+  std::unique_ptr<nn::GradScaler> scaler;                 // where --loss-scale is not off
   std::optional<nn::BatchIterator> batches;
   nn::TrainingState state;
   nn::Tensor x, y;
@@ -583,6 +628,8 @@ void start(Run& r) {
   if (r.lead)
     std::cout << nn::cpuInfo() << "\nfloat32 matmul precision on the CPU: " << nn::cpuMatmulPrecisionInfo()
               << std::endl;
+  if (r.lead && r.o.autocast != nn::DType::Float32)
+    std::cout << "autocast " << nn::dtypeName(r.o.autocast) << ", loss scale " << lossScaleOf(r.o) << std::endl;
   // Before any work: a --save or --metrics that cannot be written fails now, not after an epoch.
   checkSeparateFiles(r.o, r.s.name);
   if (r.lead && !r.o.save.empty()) nn::checkWritable(r.o.save);
@@ -605,7 +652,10 @@ void buildModel(Run& r) {
   r.local = placeOnDevices(model, r.devices);
   nn::DistributedDataParallelTable::Options distributed;
   distributed.bucketMegabytes = r.o.bucketMegabytes;
-  distributed.configuration = sharedConfiguration(r.o, r.data.train->size());
+  char checksum[17];
+  std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(r.data.checksum));
+  distributed.configuration =
+      sharedConfiguration(r.o, r.data.train->size()) + "training data checksum " + checksum + "\n";
   r.model = r.group ? std::make_shared<nn::DistributedDataParallelTable>(r.local, r.group, distributed) : r.local;
   // Flushed, so that a log shows the model before the first epoch's progress on stderr.
   if (r.lead) std::cout << r.model->toString() << std::endl;
@@ -613,6 +663,15 @@ void buildModel(Run& r) {
   if (r.o.clipGradNorm > 0 || r.o.clipGradValue > 0 || !r.o.logdir.empty())
     r.clipper = std::make_unique<nn::GradientClipper>(r.optimizer->gradients());
   if (r.o.ema > 0) r.average = std::make_unique<nn::ExponentialMovingAverage>(*r.model, r.o.ema);
+  const std::string lossScale = lossScaleOf(r.o);
+  if (lossScale != "off") {
+    nn::GradScalerOptions scaling;
+    if (lossScale != "dynamic") {
+      scaling.initScale = std::strtod(lossScale.c_str(), nullptr);
+      scaling.dynamic = false;
+    }
+    r.scaler = std::make_unique<nn::GradScaler>(scaling);
+  }
 }
 
 // The training batches (this process's shard of each under mpirun): the next is gathered (and
@@ -640,6 +699,7 @@ void resume(Run& r) {
   r.state = nn::TrainingState{r.local.get(), r.optimizer.get(), &*r.batches, 0};
   r.state.scheduler = r.scheduler.get();
   r.state.average = r.average.get();
+  r.state.scaler = r.scaler.get();
   if (r.o.resume.empty()) return;
   nn::loadCheckpoint(r.state, r.o.resume);
   if (r.lead)
@@ -715,24 +775,34 @@ double trainStep(Run& r, Epoch& e) {
       if (distributed) noSyncRanks.emplace(*distributed);
       if (table) noSyncDevices.emplace(*table);
     }
+    // --autocast: the model's products in the scope, the criterion's float32 outside it.
+    std::optional<nn::Autocast> scope;
+    scope.emplace(r.o.autocast);
     const nn::Tensor& out = r.model->forward(x);
+    scope.reset();
     {
       nn::ScopedTimer timer(e.times.criterion);
       loss += r.criterion.forward(out, y) * share;
       r.criterion.backward(out, y);
+      if (r.scaler) r.scaler->scale(r.criterion.gradInput);
     }
+    scope.emplace(r.o.autocast);
     r.model->backward(x, r.criterion.gradInput, share);
   }
   e.lossSum += loss;
   nn::ScopedTimer timer(e.times.step);
-  // The whole batch's gradient: one device's, the table's first replica's, every rank's sum.
-  if (r.o.clipGradNorm > 0)
+  // The whole batch's gradient: one device's, the table's first replica's, every rank's sum;
+  // unscaled before it is clipped or measured; one with an inf or NaN is neither (the step is skipped).
+  if (r.scaler) r.scaler->unscale(*r.optimizer);
+  const bool finite = !r.scaler || !r.scaler->foundInf();
+  if (finite && r.o.clipGradNorm > 0)
     r.gradientNorm = r.clipper->clipNorm(r.o.clipGradNorm);
-  else if (r.events)
+  else if (finite && r.events)
     r.gradientNorm = r.clipper->norm();
-  if (r.o.clipGradValue > 0) r.clipper->clipValue(r.o.clipGradValue);
-  r.optimizer->step();
-  if (r.average) r.average->update();
+  if (finite && r.o.clipGradValue > 0) r.clipper->clipValue(r.o.clipGradValue);
+  const bool stepped = r.scaler ? r.scaler->step(*r.optimizer) : (r.optimizer->step(), true);
+  if (r.scaler) r.scaler->update();
+  if (stepped && r.average) r.average->update();
   if (r.o.lrSchedule == "onecycle") r.scheduler->step();
   return loss;
 }
@@ -846,9 +916,9 @@ void recordEpoch(Run& r, const Epoch& e, double trainLoss) {
   double testAccuracy = 0;
   if (r.average) {
     const nn::AveragedWeights averaged(*r.average);
-    testAccuracy = accuracy(*r.model, r.data, r.devices[0]);
+    testAccuracy = accuracy(*r.model, r.data, r.devices[0], r.o.autocast);
   } else {
-    testAccuracy = accuracy(*r.model, r.data, r.devices[0]);
+    testAccuracy = accuracy(*r.model, r.data, r.devices[0], r.o.autocast);
   }
   if (r.interactive) std::fprintf(stderr, "\r%72s\r", "");
   std::printf("epoch %lld  train loss %.4f  test accuracy %.4f  %.1f s  %.0f images/s\n",
@@ -910,7 +980,11 @@ int run(const Options& o, const ExampleSettings& s) {
 std::vector<nn::Device> parseDevices(const std::string& program, const std::string& list) {
   std::vector<nn::Device> devices;
   std::stringstream stream(list);
-  for (std::string item; std::getline(stream, item, ',');) devices.push_back(nn::Device::parse(item));
+  for (std::string item; std::getline(stream, item, ',');) {
+    // One GPU per process of a host: the launcher's local rank (nn::launchPlace).
+    if (item == "cuda:local") item = "cuda:" + std::to_string(nn::launchPlace().localRank);
+    devices.push_back(nn::Device::parse(item));
+  }
   NN_CHECK(!devices.empty(), program << ": --devices lists no device");
   return devices;
 }

@@ -1,7 +1,9 @@
 // The LeNet example under mpirun: 2 processes of half the batch train as one process on the
 // whole batch, rank 0 alone prints and writes, and a checkpoint resumes on another number of
-// processes; Ctrl-C stops every process, rank 0 saving. On small synthetic data; skipped where
+// processes; Ctrl-C stops every process, rank 0 saving; a rank with other flags, another build
+// or other data is refused at the start. On small synthetic data; skipped where
 // mpirun or the build's MPI is missing, failed there where NN_REQUIRE_MPI=1 (.ci/run) asks for it.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -51,11 +53,14 @@ std::vector<std::string> mpirun(int processes) {
   return command;
 }
 
-// mpirun with one process of `first`'s flags and one of `second`'s (Open MPI's MPMD form).
-std::vector<std::string> mpirunEach(const std::vector<std::string>& first, const std::vector<std::string>& second) {
+// mpirun with one process of `first`'s flags and one of `second`'s (Open MPI's MPMD form), the
+// second running `program`.
+std::vector<std::string> mpirunEach(const std::vector<std::string>& first, const std::vector<std::string>& second,
+                                    const std::string& program = "examples/lenet") {
   std::vector<std::string> command = mpirun(1);
   command.insert(command.end(), first.begin(), first.end());
-  for (const char* arg : {":", "-np", "1", "examples/lenet"}) command.push_back(arg);
+  for (const std::string& arg : {std::string(":"), std::string("-np"), std::string("1"), program})
+    command.push_back(arg);
   command.insert(command.end(), second.begin(), second.end());
   return command;
 }
@@ -191,6 +196,38 @@ TEST_CASE("LeNet under mpirun: ranks started with another --batch-size, --limit 
                               "'") != std::string::npos);
     CHECK(run.stdoutText.find("epoch 1  train loss") == std::string::npos);
   }
+}
+
+TEST_CASE("LeNet under mpirun: a rank of another build, or with other training data, stops, naming the rank",
+          "[distributed]") {
+  if (!mpiRunsHere()) return;
+  nn::test::TempDir dir;
+  prepare(dir);
+  const std::vector<std::string> common{"--data-dir", dir.path(), "--epochs", "1", "--batch-size", "16"};
+  auto refused = [](const nn::test::ExampleResult& run, const std::string& line) {
+    INFO(run.stdoutText << run.stderrText);
+    CHECK(run.exitStatus != 0);
+    CHECK(run.stderrText.find("rank 1's configuration differs from rank 0's") != std::string::npos);
+    CHECK(std::regex_search(run.stderrText, std::regex("rank 0 has '" + line + "' where rank 1 has '" + line + "'")));
+    CHECK(run.stdoutText.find("epoch 1  train loss") == std::string::npos);
+  };
+
+  // Another build: the same program with a byte more at the end of its file, which it does not run.
+  const std::string other = dir.file("lenet-other");
+  {
+    std::ofstream copy(other, std::ios::binary);
+    copy << nn::test::fileBytes("examples/lenet") << '\n';
+  }
+  REQUIRE(chmod(other.c_str(), 0755) == 0);
+  refused(runCommand(mpirunEach(common, common, other)), "program file checksum [0-9a-f]{16}");
+
+  // Other training data at the other rank's path: as many images, other pixels.
+  nn::test::TempDir elsewhere;
+  nn::test::writeSyntheticSplit(elsewhere, "train", 300, 7);
+  nn::test::writeSyntheticSplit(elsewhere, "t10k", 50, 2);
+  std::vector<std::string> second = common;
+  second[1] = elsewhere.path();
+  refused(runCommand(mpirunEach(common, second)), "training data checksum [0-9a-f]{16}");
 }
 
 TEST_CASE("LeNet under mpirun: an error rank 0 meets alone ends the job at once, not at the collectives' deadline",

@@ -233,3 +233,30 @@ TEST_CASE("a checkpoint whose parameters are not finite goes beside the last goo
   CHECK(fileBytes(checkpoint) == good);
   CHECK(fs::exists(checkpoint + ".nonfinite"));
 }
+
+TEST_CASE("--autocast and --loss-scale: refused values named; float16 scales the loss and checkpoints its scale",
+          "[lenet]") {
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--autocast", "fp8"}, {"--loss-scale", "0"}, {"--loss-scale", "1e39"}, {"--loss-scale", "static"}}) {
+    CAPTURE(flag, value);
+    const nn::test::ExampleResult run = runExample({flag, value, "--data-dir", "/nonexistent"});
+    CHECK(run.exitStatus == 1);
+    CHECK(run.stderrText.find("lenet: " + flag + " expects") != std::string::npos);
+    CHECK(run.stderrText.find("'" + value + "'") != std::string::npos);
+  }
+  Data data;
+  // float16: dynamic loss scaling by default, its state in the checkpoint; bfloat16: none.
+  const std::string half = data.dir.file("half.safetensors"), bf16 = data.dir.file("bf16.safetensors");
+  const nn::test::ExampleResult fp16 = runExample(data.args({"--epochs", "1", "--autocast", "fp16", "--save", half}));
+  REQUIRE(fp16.exitStatus == 0);
+  CHECK(fp16.stdoutText.find("autocast float16, loss scale dynamic") != std::string::npos);
+  CHECK(fp16.stderrText.find("autocast float16") != std::string::npos);
+  const nn::Metadata halfMetadata = nn::readSafetensors(half).metadata;
+  CHECK(halfMetadata.count("training.grad_scaler.scale") == 1);
+  CHECK(halfMetadata.at("training.grad_scaler.growth_tracker") == "2");  // two good steps of 32 images
+  const nn::test::ExampleResult bfloat =
+      runExample(data.args({"--epochs", "1", "--autocast", "bf16", "--save", bf16}));
+  REQUIRE(bfloat.exitStatus == 0);
+  CHECK(bfloat.stdoutText.find("autocast bfloat16, loss scale off") != std::string::npos);
+  CHECK(nn::readSafetensors(bf16).metadata.count("training.grad_scaler.scale") == 0);
+}
