@@ -38,8 +38,8 @@ fi
 install -D -m 0755 "$lib" "$prefix/lib/libnn.so"
 headers=0
 # cunn/distributed's public headers are the hdrs of its BUILD (NcclGroup.h is its own).
-distributed=(cunn/distributed/DistributedDataParallelTable.h cunn/distributed/ProcessGroup.h
-  cunn/distributed/MpiProcessGroup.h)
+distributed=(cunn/distributed/DistributedDataParallelTable.h cunn/distributed/Launch.h
+  cunn/distributed/ProcessGroup.h cunn/distributed/MpiProcessGroup.h)
 [ -n "$mpicxx" ] || distributed=()
 while IFS= read -r header; do
   install -D -m 0644 "$header" "$prefix/include/$header"
