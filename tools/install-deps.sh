@@ -3,7 +3,7 @@
 # Usage: tools/install-deps.sh [extra-package ...]
 set -euo pipefail
 
-packages=(g++ bazel-bootstrap catch2 libopenblas-dev nlohmann-json3-dev zlib1g-dev libonnx-dev libprotobuf-dev libpng-dev libjpeg62-turbo-dev pkg-config cmake openmpi-bin libopenmpi-dev qemu-user "$@")
+packages=(g++ bazel-bootstrap catch2 libopenblas-dev nlohmann-json3-dev zlib1g-dev libonnx-dev libprotobuf-dev libpng-dev libjpeg62-turbo-dev pkg-config cmake openmpi-bin libopenmpi-dev qemu-user iproute2 "$@")
 
 missing=()
 for p in "${packages[@]}"; do
