@@ -355,7 +355,8 @@ def render_transcription(lines, name):
         if line.startswith("measured on: "):
             if out:
                 out.append("")
-            out += ["Measured on: " + line[len("measured on: "):].strip(), ""]
+            text = line[len("measured on: "):].strip()
+            out += ["Measured on: " + text + ("" if text.endswith(".") else "."), ""]
             seen = True
         elif line.startswith("|"):
             if not seen:
