@@ -29,21 +29,10 @@ struct Installation {
   Installation() { installBackend(CudaBackend::instance()); }
 } installation;
 
+// Every table of this folder (Tables.h), one per family of NN_KERNEL_FAMILIES, in its order.
 Kernels cudaKernels() {
-  Kernels k{};
-  k.tensor = cuda::tensorKernels();
-  k.elementwise = cuda::elementwiseKernels();
-  k.linear = cuda::linearKernels();
-  k.convolution = cuda::convolutionKernels();
-  k.pooling = cuda::poolingKernels();
-  k.batchNorm = cuda::batchNormKernels();
-  k.normalization = cuda::normalizationKernels();
-  k.softMax = cuda::softMaxKernels();
-  k.criterion = cuda::criterionKernels();
-  k.concat = cuda::concatKernels();
-  k.broadcast = cuda::broadcastKernels();
-  k.lookup = cuda::lookupKernels();
-  return k;
+  using namespace cuda;
+  return Kernels{NN_KERNEL_FAMILIES(NN_BUILD_KERNEL_TABLE)};
 }
 
 void enablePeerAccess(int from, int to) {

@@ -2,11 +2,15 @@
 // check of a tensor's values.
 #include "nn/backend/Backend.h"
 
+#include <array>
 #include <atomic>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "nn/backend/Communicator.h"
+#include "nn/backend/KernelEntries.h"
 #include "nn/core/Error.h"
 
 namespace nn {
@@ -16,7 +20,72 @@ namespace {
 // The backends of the types other than the CPU's, installed when their library is linked.
 std::atomic<Backend*> gCudaBackend{nullptr};
 
+// The walk over a table's entries (nn/backend/KernelEntries.h): each visitEntry adds to
+// `unfilled` the path of every null function pointer under `path`. One overload per table,
+// declared first so that the array's template finds the tables within tables.
+#define NN_DECLARE_VISIT(Table, ...) \
+  void visitEntry(const std::string& path, const Table& table, std::vector<std::string>& unfilled);
+NN_KERNEL_FAMILIES(NN_DECLARE_VISIT)
+NN_NESTED_KERNEL_TABLES(NN_DECLARE_VISIT)
+#undef NN_DECLARE_VISIT
+
+template <typename R, typename... Args>
+void visitEntry(const std::string& path, R (*entry)(Args...), std::vector<std::string>& unfilled) {
+  if (entry == nullptr) unfilled.push_back(path);
+}
+
+template <typename Table, size_t N>
+void visitEntry(const std::string& path, const std::array<Table, N>& tables, std::vector<std::string>& unfilled) {
+  for (size_t i = 0; i < N; ++i) visitEntry(path + "[" + std::to_string(i) + "]", tables[i], unfilled);
+}
+
+// Each table's entries, and the check that its list names all its members: the members' sizes
+// add up to the table's only where none is left out (every member takes at least a byte), and
+// a member of another kind than a function pointer or a table has no visitEntry.
+#define NN_ENTRY_BYTES(entry) +sizeof(Listed::entry)
+#define NN_VISIT_MEMBER(entry) visitEntry(path + "." #entry, table.entry, unfilled);
+#define NN_DEFINE_VISIT(Table, ...)                                                                  \
+  void visitEntry(const std::string& path, const Table& table, std::vector<std::string>& unfilled) { \
+    using Listed = Table;                                                                            \
+    static_assert(sizeof(Listed) == 0 NN_KERNEL_ENTRIES_##Table(NN_ENTRY_BYTES),                     \
+                  "a member of " #Table " is missing from its list in nn/backend/KernelEntries.h");  \
+    NN_KERNEL_ENTRIES_##Table(NN_VISIT_MEMBER)                                                       \
+  }
+NN_KERNEL_FAMILIES(NN_DEFINE_VISIT)
+NN_NESTED_KERNEL_TABLES(NN_DEFINE_VISIT)
+#undef NN_DEFINE_VISIT
+#undef NN_VISIT_MEMBER
+#undef NN_ENTRY_BYTES
+
 }  // namespace
+
+std::vector<std::string> unfilledKernelEntries(const Kernels& kernels) {
+  std::vector<std::string> unfilled;
+#define NN_VISIT_FAMILY(Table, member)                                            \
+  {                                                                               \
+    std::vector<std::string> entries;                                             \
+    visitEntry(#member, kernels.member, entries);                                 \
+    for (const std::string& e : entries) unfilled.push_back(e + " (" #Table ")"); \
+  }
+  NN_KERNEL_FAMILIES(NN_VISIT_FAMILY)
+#undef NN_VISIT_FAMILY
+  return unfilled;
+}
+
+void checkKernelsFilled(DeviceType type, const Kernels& kernels) {
+  const std::vector<std::string> unfilled = unfilledKernelEntries(kernels);
+  if (unfilled.empty()) return;
+  std::ostringstream s;
+  s << "nn::Backend: the " << deviceTypeName(type) << " backend's kernel tables leave " << unfilled.size()
+    << (unfilled.size() == 1 ? " entry" : " entries") << " null: ";
+  for (size_t i = 0; i < unfilled.size(); ++i) s << (i == 0 ? "" : ", ") << unfilled[i];
+  s << "; every entry of every table (nn/backend/KernelFamilies.h) must be filled";
+  throw Error(s.str());
+}
+
+Backend::Backend(DeviceType type, const Kernels& kernels) : type_(type), kernels_(kernels) {
+  checkKernelsFilled(type, kernels);
+}
 
 Backend* findBackend(DeviceType type) {
   return type == DeviceType::CPU ? &cpuBackend() : gCudaBackend.load(std::memory_order_acquire);
@@ -104,12 +173,12 @@ void checkScatterTensors(const Tensor& source, const std::vector<Tensor>& parts,
              who << ": expected part " << i << " on " << devices[i].str() << ", got one on " << t.device().str());
     NN_CHECK(t.isContiguous(), who << ": part " << i << " of sizes " << t.shapeString() << " is not contiguous");
     // Counted down from the source's size, so that no sum of the parts' sizes can overflow.
-    NN_CHECK(t.numel() <= left, who << ": the parts up to " << i << " hold more than the source's "
-                                    << source.numel() << " elements");
+    NN_CHECK(t.numel() <= left,
+             who << ": the parts up to " << i << " hold more than the source's " << source.numel() << " elements");
     left -= t.numel();
   }
-  NN_CHECK(left == 0, who << ": the parts hold " << source.numel() - left << " elements, the source "
-                          << source.numel());
+  NN_CHECK(left == 0,
+           who << ": the parts hold " << source.numel() - left << " elements, the source " << source.numel());
 }
 
 }  // namespace nn

@@ -55,8 +55,9 @@ class Backend {
   /// Runs task(i) for i < count at once and returns when all are done.
   using ParallelFor = std::function<void(size_t count, FunctionRef<void(size_t)> task)>;
 
-  /// The backend of `type`'s devices, with a copy of `kernels`, the tables its folder filled in.
-  Backend(DeviceType type, const Kernels& kernels) : type_(type), kernels_(kernels) {}
+  /// The backend of `type`'s devices, with a copy of `kernels`, the tables its folder filled in;
+  /// an nn::Error where an entry of a table is null (checkKernelsFilled).
+  Backend(DeviceType type, const Kernels& kernels);
   virtual ~Backend() = default;
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
@@ -124,6 +125,15 @@ class Backend {
 /// is not a class index in [0, 10)".
 std::string valueCheckMessage(const std::string& who, const ValueCheck& check, const std::vector<int64_t>& sizes,
                               int64_t position, float value);
+
+/// Every entry of `kernels`' tables left null, in the order of NN_KERNEL_FAMILIES and of each
+/// table's members (nn/backend/KernelEntries.h), each named by its family member and path with
+/// its table's struct: "linear.accGradParameters (LinearKernels)",
+/// "elementwise.activations[3].backward (ElementwiseKernels)". Empty where every entry is filled.
+std::vector<std::string> unfilledKernelEntries(const Kernels& kernels);
+/// An nn::Error naming `type` and every entry that unfilledKernelEntries finds, unless there is
+/// none: no backend is made with a kernel that would be called through a null pointer.
+void checkKernelsFilled(DeviceType type, const Kernels& kernels);
 
 /// The backend of a device type; for a type this build has no backend for, an nn::Error
 /// that names `device` and says so.

@@ -2,6 +2,7 @@
 // holds (nn/backend/Backend.h). Each table is a struct of plain functions over raw device
 // pointers with one name and one argument order on every device type (Torch7's THNN and
 // THCUNN); a module checks shapes and devices, sizes its buffers, and then makes one call.
+// The families are listed once, with what each holds, in nn/backend/KernelFamilies.h.
 #pragma once
 
 #include "nn/backend/BatchNormKernels.h"
@@ -10,6 +11,7 @@
 #include "nn/backend/ConvolutionKernels.h"
 #include "nn/backend/CriterionKernels.h"
 #include "nn/backend/ElementwiseKernels.h"
+#include "nn/backend/KernelFamilies.h"
 #include "nn/backend/LinearKernels.h"
 #include "nn/backend/LookupKernels.h"
 #include "nn/backend/NormalizationKernels.h"
@@ -19,32 +21,14 @@
 
 namespace nn {
 
-/// Every kernel table of one device type (Backend::kernels(), kernelsOf(device)).
+/// Every kernel table of one device type (Backend::kernels(), kernelsOf(device)): a member per
+/// family of NN_KERNEL_FAMILIES, named as there (tensor, elementwise, linear, convolution,
+/// pooling, batchNorm, normalization, softMax, criterion, concat, broadcast, lookup).
 struct Kernels {
-  /// nn::Tensor's fill_, arithmetic, comparisons and reductions along a dimension.
-  TensorKernels tensor;
-  /// The activations' passes and the optimizers' steps.
-  ElementwiseKernels elementwise;
-  /// nn::Linear's products.
-  LinearKernels linear;
-  /// nn::SpatialConvolution's passes (SpatialFullConvolution runs them the other way round).
-  ConvolutionKernels convolution;
-  /// Max, average and adaptive average pooling, and nearest-neighbour up-sampling.
-  PoolingKernels pooling;
-  /// nn::BatchNormalization and nn::SpatialBatchNormalization.
-  BatchNormKernels batchNorm;
-  /// nn::LayerNorm and nn::GroupNorm.
-  NormalizationKernels normalization;
-  /// nn::SoftMax and nn::LogSoftMax.
-  SoftMaxKernels softMax;
-  /// The criterions' losses and gradients.
-  CriterionKernels criterion;
-  /// nn::Concat's copies of its parts.
-  ConcatKernels concat;
-  /// Parameters broadcast against an input, and sums and maxima over dimensions (CMul, Add, PReLU, Sum, Max, ...).
-  BroadcastKernels broadcast;
-  /// nn::LookupTable's rows.
-  LookupKernels lookup;
+#define NN_KERNEL_FAMILY_MEMBER(Table, member) Table member;
+  // `Table member;` for each X(Table, member) of the list: TensorKernels tensor, ...
+  NN_KERNEL_FAMILIES(NN_KERNEL_FAMILY_MEMBER)
+#undef NN_KERNEL_FAMILY_MEMBER
 };
 
 }  // namespace nn

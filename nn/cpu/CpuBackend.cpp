@@ -23,21 +23,10 @@ namespace nn {
 
 namespace {
 
+// Every table of this folder (Tables.h), one per family of NN_KERNEL_FAMILIES, in its order.
 Kernels cpuKernels() {
-  Kernels k{};
-  k.tensor = cpu::tensorKernels();
-  k.elementwise = cpu::elementwiseKernels();
-  k.linear = cpu::linearKernels();
-  k.convolution = cpu::convolutionKernels();
-  k.pooling = cpu::poolingKernels();
-  k.batchNorm = cpu::batchNormKernels();
-  k.normalization = cpu::normalizationKernels();
-  k.softMax = cpu::softMaxKernels();
-  k.criterion = cpu::criterionKernels();
-  k.concat = cpu::concatKernels();
-  k.broadcast = cpu::broadcastKernels();
-  k.lookup = cpu::lookupKernels();
-  return k;
+  using namespace cpu;
+  return Kernels{NN_KERNEL_FAMILIES(NN_BUILD_KERNEL_TABLE)};
 }
 
 }  // namespace
