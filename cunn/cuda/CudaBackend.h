@@ -2,47 +2,29 @@
 // (a caching allocator per device), copies between any two devices, the NCCL and peer-copy
 // communicators, and the kernel tables of this folder (cunn/cuda/Tables.h). Linking
 // //cunn/cuda installs it in nn (Note [Backends]), so nn reaches CUDA without a CUDA header.
+// What the three notes below buy, and what was weighed against them: docs/cuda-backend.md.
 //
 // Note [One stream per device]
 // Every operation on a device (kernels, copies, NCCL calls) is queued on that device's one
-// stream, so operations on a device run in the order they were issued, and memory freed by
-// one operation's tensor is safe to hand to the next (CudaAllocator). Towards the host the
-// backend waits only where memory leaves the devices: a copy to host memory returns when the
-// data has arrived; a copy from host memory returns once the host's memory is no longer needed
-// (Note [Staged host copies]). Everything else is only queued. Between two
-// devices the order is kept by events, not by the host (Note [Peer copies]). What can observe a
-// result therefore comes later on the same stream, or behind such an event, or is a copy to the
-// host.
+// stream (stream()), so it runs after the operations issued before it there, and memory freed
+// by one operation's tensor is safe to hand to the next (CudaAllocator). The host waits only
+// where memory leaves the devices (Note [Staged host copies]); between two devices the order
+// is kept by events (streamWait, Note [Peer copies]).
 //
 // Note [Peer copies]
-// A copy between two devices with peer access runs on a copy stream of that pair of devices,
-// not on either device's stream: it waits there for events of both devices' streams (the work
-// already queued on both, which may write the source or still read or write the destination),
-// and both streams wait for an event recorded after it (later work on the destination sees
-// the data; later work on the source may overwrite what the copy read). So the copies of one
-// device to several others (a scatter from the first device) and of several to one (a gather
-// onto it) run at the same time, each over its own link, where on one of the devices' streams
-// they ran one after another and held up that device's kernels meanwhile. Each copy still joins
-// the two devices' queues: the library cannot see which later kernels write the source, so the
-// source's stream waits for the copy at once (as PyTorch's copy_ between devices does). That
-// wait also keeps the caching allocator right without a record of each block's last use on
-// other streams (PyTorch's recordStream): a block freed after a copy is handed out again only
-// to work on its device's stream, which is behind the copy. Where
-// NCCL runs, DataParallelTable's scatter of a batch on the first device needs no such joins:
-// NCCL's sends and receives run on each device's own stream (NcclCommunicator::scatter).
+// A copy between two devices with peer access runs on the copy stream of that pair
+// (pairStream), behind events of both devices' streams, and both streams wait for its `done`
+// event: copies from one device to several, or from several to one, run at once, and a block
+// freed after a copy is handed out again only behind it. Without peer access, copyThroughHost.
 //
 // Note [Staged host copies]
-// Copies between the host and a device (Note [Host synchronisations] in nn/backend/Backend.h)
-// go through the device's four pinned staging slots, a chunk at a time: a copy from the host
-// fills a slot and queues its copy from there, and waits only where the slot is still being read
-// by an earlier copy (an event is recorded after each); a copy to the host queues the copies into
-// up to four slots, waits once for them all, then copies them out. The slots grow to hold the
-// largest copy from the host so far (a power of two from 2 MB up to 64 MB), so that a steady
-// step's batch (a 64 x 3 x 224 x 224 one is 38.5 MB) fills one slot and its copy waits for
-// nothing; growing waits once for the old slots' copies. Every wait of the backend
-// goes through cunn/cuda/HostWait.h, which counts it; each wait for a stream (synchronize)
-// also reads the device's value-check record (cunn/cuda/ValueChecks.h) and throws a failed
-// check's error.
+// A copy between the host and a device goes through the device's kStagingSlots pinned slots,
+// a chunk at a time: from the host it waits only for a slot still read by an earlier copy
+// (stagingRead); to the host it queues a chunk into every slot, waits once, copies them out,
+// and so on until done. makeStaging grows the slots to the largest copy from the host so far,
+// a power of two from kStagingSlotMinBytes to kStagingSlotMaxBytes. Every wait goes through
+// cunn/cuda/HostWait.h, which counts it; synchronize() also throws a failed value check
+// (cunn/cuda/ValueChecks.h).
 #pragma once
 
 #include <cublas_v2.h>
