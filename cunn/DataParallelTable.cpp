@@ -1,141 +1,9 @@
-// nn::DataParallelTable.
-//
-// Note [Data parallel steps]
-// The table composes named steps, each a function of its own in cunn/DataParallelSteps.h
-// with tests of its own (tests/data_parallel_test.cpp, "step ..."):
-//   scatter   - splitBatch cuts a batch along `dim` into one slice per device, sizes differing
-//               by at most one, the remainder going to the first devices (a batch smaller than
-//               the device count uses the first devices); scatterSlice copies one device's
-//               slice onto it, on that device's thread, or scatterInOneCall copies them all
-//               in one call of the communicator (Note [Scatter by the communicator]);
-//   run       - each device's thread runs its replica on its slice (DeviceThreads);
-//   gather    - gatherParts concatenates the replicas' outputs (or gradInputs) along `dim` on
-//               the first device;
-//   reduce    - reduceGradients sums every replica's gradients onto the first replica through
-//               the Communicator, every replica taking part (Note [Counted gradients]);
-//   broadcast - broadcastParameters copies the first replica's parameters, and its buffers by
-//               the buffer policy, to the others (Note [Stale replicas]).
-// Inputs, outputs and gradients may be tables (nn::Activity): scatterActivity cuts every
-// tensor of a table along `dim`, all of them having the same number of rows there, and
-// ActivityGather joins the replicas' results tensor by tensor into a table of the same shape,
-// as Torch7's DataParallelTable does.
-// forward:  broadcast (where replicas are stale), scatter the input, run, gather the outputs.
-// backward: scatter gradOutput (once: Note [One scatter per backward]), run updateGradInput,
-//           gather the gradInputs; run accGradParameters, reduce. backward() does both runs
-//           in one round (Note [One round per backward]).
-// The first replica thus holds exactly the whole batch's gradient, also over several backward
-// calls, and the optimizer works on its parameters alone: they are the table's, and the first
-// replica is the table's only child (Container), so that a state dict has the plain module's
-// names.
-//
-// Note [Scatter by the communicator]
-// A batch that is one tensor on the first device, cut along dimension 0 (the usual case: the
-// input copied to cuda:0, the gradOutput a criterion computed there), is cut into runs of its
-// elements, and the caller hands them all to the communicator's scatter before the round: with
-// NCCL, sends from the first device and receives on the others, each on its device's stream;
-// with peer copies, a copy per device on that pair's copy stream; with host copies (CPU devices),
-// a copy per device on the caller's thread, which is shorter than the step's slowest task by far
-// (LeNet's 128 rows: about 0.05 ms of a 24 ms step). Every other batch (a table, a tensor on the
-// host with CUDA devices, another dimension, an empty tensor) is copied by each device's thread,
-// its own slice, inside the round. The floats are the same either way: each slice is copied.
-//
-// Note [Step plan]
-// What the steps work in between calls is one member, plan_: the split of the last forward's
-// batch, each device's slices of input and gradOutput, the parts to gather and the replicas'
-// tensors for the collectives. A forward makes a new split, which backward reads. The plan
-// keeps its memory from step to step (vectors their capacity, slices their storage, resized in
-// place; copyAlong rather than narrow, which makes a view), so that a steady training step
-// allocates nothing (tests/allocation_test.cpp).
-//
-// Note [One scatter per backward]
-// Module::backward, which the table cannot override, calls updateGradInput and then
-// accGradParameters with one gradOutput. updateGradInput scatters it and the plan remembers
-// which tensor it scattered (its handle, storage and offset); accGradParameters given that same
-// tensor before the next forward uses the slices as they are (for a table, every tensor of it
-// must be the one scattered). Either can still be called alone, or with another gradOutput,
-// and then scatters it itself. The slices stand for the gradOutput
-// tensor as a plain module's two passes share one: a replica's updateGradInput that writes into
-// its gradOutput (an in-place ReLU at the end) is seen by its accGradParameters, as a plain
-// module's would be; values the caller writes into gradOutput between the two calls are not.
-//
-// Note [One round per backward]
-// backward() (Module::backwardPassesActivity) runs each replica's updateGradInput and then its
-// accGradParameters on its device's thread in one round, as Torch7's DataParallelTable:backward
-// does, rather than a round for each pass: the two calls one by one wait twice a step for the
-// slowest device, and backward once. What each replica computes, and in which order, is the
-// same (so are the floats); the table then gathers the gradInputs and reduces the gradients as
-// the two calls do. updateGradInput and accGradParameters called one by one keep their rounds,
-// and so does a table inside a container, which calls its children's passes one by one.
-//
-// Note [A table in two places]
-// A module may sit in two places of a tree (README, "A module in two places"), and so may a
-// table: Sequential{t, Tanh, t}. Backward then reaches the table twice after one forward per
-// place, the second place first, each time with that place's input. A plain module computes
-// its gradients from the input it is given; the table's slices hold the last forward's input.
-// So the plan remembers which input its slices were scattered from, as it does for gradOutput,
-// and updateGradInput and accGradParameters given another input scatter that one (its rows
-// split as the last forward's were, which needs as many rows). The replicas then see what the
-// plain module would, and the table gives its gradients; any other state a replica keeps from
-// its last call is the plain module's too.
-//
-// Note [Counted gradients]
-// The gradients of the replicas other than the first are always counted: already summed
-// into the first replica (after a reduce), or copies of its own (after add()). Each of them
-// therefore zeroes its gradients on its own thread at the start of every accGradParameters,
-// before it adds to them, and zeroGradParameters zeroes only the first replica. This saves a
-// pass over the parameters and a round of the device threads in every step. Every replica
-// takes part in the reduce, as NCCL requires: those that got no rows of a small batch add
-// their zeros.
-//
-// Note [Deferred reduce]
-// With setSync(false) (nn::NoSync), backward leaves each replica's gradients on its device: the
-// replicas other than the first keep what they accumulate instead of zeroing it first (Note
-// [Counted gradients]: they are "uncounted" now), and no reduce runs. The next backward with
-// sync on adds to them and reduces, so the first replica ends with the sum of every micro-batch
-// of every replica: one reduce a step instead of one a micro-batch. zeroGradParameters zeroes
-// the uncounted gradients too.
-//
-// Note [Stale replicas]
-// Whether replica i must be refreshed before the next forward is the explicit flag
-// stale_[i]. It is set by everything after which the first replica's parameters may
-// change without this table seeing it: backward (an optimizer step follows),
-// updateParameters, apply, and handing out writable parameters (parameters,
-// getParameters, stateDict, which nn::loadStateInto writes through). forward syncs
-// stale replicas and clears the flags. Writes through handles obtained before the last
-// forward are not seen: call syncParameters() (or getParameters() again) after those.
-//
-// Note [Moving a table]
-// Module::to moves a whole tree by walking apply(), which reaches the first replica alone, so
-// a table inside a moved tree would be left with its replicas apart and a communicator for
-// devices they are no longer on. to() asks every module first (checkMovable), and the table
-// refuses any device but its first replica's, before anything in the tree moves.
-// Note [Device threads' profile]
-// With profiling on (nn::setProfiling, --profile), the table times each round of its device
-// threads as its caller sees it (from handing out the tasks until the last is done), and each
-// device thread's task in it, per part of the step: the parameters' broadcast, forward (with the
-// input's scatter), backward (with gradOutput's; or updateGradInput and accGradParameters, each
-// called alone) and the gradients' reduce. A device thread's wait in a round is the round less
-// its task: the time it sat idle while another device's task ran, and its wake-up; "of which
-// starting" is the part before its task began (from the hand-out: a thread that had gone to sleep
-// starts late, one that watched for the task at once). The caller's time in the table's calls
-// less the rounds is what the caller did alone meanwhile (the checks, the batch made
-// contiguous, the gathers, the collectives' lists), with every device thread idle.
-// profileDetail prints these per step; the module rows of profileTable are the first replica's
-// modules, the compute inside its tasks.
-//
-// Note [One call at a time]
-// A module is used by one thread at a time (README, "What the library promises"). A table
-// would not merely compute garbage when two threads call it at once: its step plan and its
-// device threads are shared, and such calls crashed, deadlocked or returned wrong outputs.
-// So every call that runs a step takes the table (OneCall): a second call from another thread
-// while one runs, or from inside the step (threads()'s init function calling forward, which
-// runs on a device thread), is an nn::Error that says so. Calls on the caller's own thread
-// nest (forward syncs stale replicas).
+// nn::DataParallelTable: the module contract over replicas of a module on several devices.
+// Note [Data parallel steps], the design (the named steps, their order in forward and backward,
+// the first replica as the table's only child), is in docs/data-parallel.md, "The steps"; the
+// notes below sit beside the code they are about, the profile is in DataParallelProfile.cpp.
 #include "cunn/DataParallelTable.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <set>
 #include <utility>
 
@@ -216,6 +84,14 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
   return *this;
 }
 
+// Note [One call at a time]
+// A module is used by one thread at a time (README, "What the library promises"). A table
+// would not merely compute garbage when two threads call it at once: its step plan and its
+// device threads are shared, and such calls crashed, deadlocked or returned wrong outputs.
+// So every call that runs a step takes the table (OneCall): a second call from another thread
+// while one runs, or from inside the step (threads()'s init function calling forward, which
+// runs on a device thread), is an nn::Error that says so. Calls on the caller's own thread
+// nest (forward syncs stale replicas).
 DataParallelTable::OneCall::OneCall(DataParallelTable& table, const char* what) : table_(table) {
   const std::thread::id self = std::this_thread::get_id();
   if (table.caller_.load(std::memory_order_acquire) == self) {
@@ -263,6 +139,14 @@ bool DataParallelTable::isStale(size_t index) const {
 
 std::string DataParallelTable::communicatorName() const { return communicator_ ? communicator_->name() : "none"; }
 
+// Note [Stale replicas]
+// Whether replica i must be refreshed before the next forward is the explicit flag
+// stale_[i]. It is set by everything after which the first replica's parameters may
+// change without this table seeing it: backward (an optimizer step follows),
+// updateParameters, apply, and handing out writable parameters (parameters,
+// getParameters, stateDict, which nn::loadStateInto writes through). forward syncs
+// stale replicas and clears the flags. Writes through handles obtained before the last
+// forward are not seen: call syncParameters() (or getParameters() again) after those.
 void DataParallelTable::markStale() {
   for (size_t i = 1; i < stale_.size(); ++i) stale_[i] = true;
 }
@@ -273,24 +157,6 @@ void DataParallelTable::runReplicas(Part part, size_t count, FunctionRef<void(si
   } catch (const Error& e) {
     throw Error(std::string("nn.DataParallelTable: replica ") + e.what());
   }
-}
-
-void DataParallelTable::runTimed(Part part, size_t count, FunctionRef<void(size_t)> task) {
-  if (part == kUntimed || !profilingEnabled()) {
-    threads_->run(count, task);
-    return;
-  }
-  ScopedTimer round(profileTimes_.rounds[part]);
-  std::vector<PassTime>& tasks = profileTimes_.tasks[part];
-  std::vector<PassTime>& starts = profileTimes_.starts;
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point handOut = Clock::now();
-  threads_->run(count, [&](size_t i) {
-    starts[i].seconds += std::chrono::duration<double>(Clock::now() - handOut).count();
-    ++starts[i].calls;
-    ScopedTimer timer(tasks[i]);
-    task(i);
-  });
 }
 
 // --- broadcast ------------------------------------------------------------------------
@@ -326,6 +192,26 @@ void DataParallelTable::mirrorModes(const Module& from, Module& to) {
 }
 
 // --- scatter, run, gather -------------------------------------------------------------
+
+// Note [Step plan]
+// What the steps work in between calls is one member, plan_: the split of the last forward's
+// batch, each device's slices of input and gradOutput, the parts to gather and the replicas'
+// tensors for the collectives. A forward makes a new split, which backward reads. The plan
+// keeps its memory from step to step (vectors their capacity, slices their storage, resized in
+// place; copyAlong rather than narrow, which makes a view), so that a steady training step
+// allocates nothing (tests/allocation_test.cpp).
+
+// Note [Scatter by the communicator]
+// A batch that is one tensor on the first device, cut along dimension 0 (the usual case: the
+// input copied to cuda:0, the gradOutput a criterion computed there), is cut into runs of its
+// elements, and the caller hands them all to the communicator's scatter before the round: with
+// NCCL, sends from the first device and receives on the others, each on its device's stream;
+// with peer copies, a copy per device on that pair's copy stream; with host copies (CPU devices),
+// a copy per device on the caller's thread, without a round of the device threads: for LeNet's
+// 128 rows a small fraction of a step, far shorter than the step's slowest task. Every other
+// batch (a table, a tensor on the host with CUDA devices, another dimension, an empty tensor) is
+// copied by each device's thread, its own slice, inside the round. The floats are the same
+// either way: each slice is copied.
 
 const Activity& DataParallelTable::scatterTo(size_t i, Activity& into) {
   ScopedTimer timer(profileTimes_.scatters[i]);
@@ -387,6 +273,16 @@ void DataParallelTable::checkGradOutput(const Activity& gradOutput) const {
                                                        << gradOutput.describe());
 }
 
+// Note [One scatter per backward]
+// Module::backward, which the table cannot override, calls updateGradInput and then
+// accGradParameters with one gradOutput. updateGradInput scatters it and the plan remembers
+// which tensor it scattered (its handle, storage and offset); accGradParameters given that same
+// tensor before the next forward uses the slices as they are (for a table, every tensor of it
+// must be the one scattered). Either can still be called alone, or with another gradOutput,
+// and then scatters it itself. The slices stand for the gradOutput
+// tensor as a plain module's two passes share one: a replica's updateGradInput that writes into
+// its gradOutput (an in-place ReLU at the end) is seen by its accGradParameters, as a plain
+// module's would be; values the caller writes into gradOutput between the two calls are not.
 bool DataParallelTable::Scattered::holds(const Activity& a, std::vector<Tensor>& scratch) const {
   if (!valid) return false;
   scratch.clear();
@@ -416,6 +312,16 @@ void DataParallelTable::Scattered::forget() {
   offsets.clear();
 }
 
+// Note [A table in two places]
+// A module may sit in two places of a tree (README, "A module in two places"), and so may a
+// table: Sequential{t, Tanh, t}. Backward then reaches the table twice after one forward per
+// place, the second place first, each time with that place's input. A plain module computes
+// its gradients from the input it is given; the table's slices hold the last forward's input.
+// So the plan remembers which input its slices were scattered from, as it does for gradOutput,
+// and updateGradInput and accGradParameters given another input scatter that one (its rows
+// split as the last forward's were, which needs as many rows). The replicas then see what the
+// plain module would, and the table gives its gradients; any other state a replica keeps from
+// its last call is the plain module's too.
 void DataParallelTable::scatterInputIfNew(Part part, const Activity& input) {
   if (plan_.input.holds(input, plan_.scratchTensors)) return;
   checkActivityDepth(input, "nn.DataParallelTable: backward's input");
@@ -492,6 +398,14 @@ void DataParallelTable::accGradParametersActivity(const Activity& input, const A
   gradientRound(kGradParameters, input, gradOutput, scale, /*gradInputToo=*/false);
 }
 
+// Note [One round per backward]
+// backward() (Module::backwardPassesActivity) runs each replica's updateGradInput and then its
+// accGradParameters on its device's thread in one round, as Torch7's DataParallelTable:backward
+// does, rather than a round for each pass: the two calls one by one wait twice a step for the
+// slowest device, and backward once. What each replica computes, and in which order, is the
+// same (so are the floats); the table then gathers the gradInputs and reduces the gradients as
+// the two calls do. updateGradInput and accGradParameters called one by one keep their rounds,
+// and so does a table inside a container, which calls its children's passes one by one.
 const Activity& DataParallelTable::backwardPassesActivity(const Activity& input, const Activity& gradOutput,
                                                           float scale) {
   OneCall call(*this, "backward");
@@ -499,6 +413,22 @@ const Activity& DataParallelTable::backwardPassesActivity(const Activity& input,
   return gradInputActivity();
 }
 
+// Note [Counted gradients]
+// The gradients of the replicas other than the first are always counted: already summed
+// into the first replica (after a reduce), or copies of its own (after add()). Each of them
+// therefore zeroes its gradients on its own thread at the start of every accGradParameters,
+// before it adds to them, and zeroGradParameters zeroes only the first replica. This saves a
+// pass over the parameters and a round of the device threads in every step. Every replica
+// takes part in the reduce, as NCCL requires: those that got no rows of a small batch add
+// their zeros.
+//
+// Note [Deferred reduce]
+// With setSync(false) (nn::NoSync), backward leaves each replica's gradients on its device: the
+// replicas other than the first keep what they accumulate instead of zeroing it first (Note
+// [Counted gradients]: they are "uncounted" now), and no reduce runs. The next backward with
+// sync on adds to them and reduces, so the first replica ends with the sum of every micro-batch
+// of every replica: one reduce a step instead of one a micro-batch. zeroGradParameters zeroes
+// the uncounted gradients too.
 void DataParallelTable::gradientRound(Part part, const Activity& input, const Activity& gradOutput, float scale,
                                       bool gradInputToo) {
   checkReady();
@@ -600,71 +530,15 @@ void DataParallelTable::apply(const std::function<void(Module&)>& fn) {
   markStale();
 }
 
+// Note [Moving a table]
+// Module::to moves a whole tree by walking apply(), which reaches the first replica alone, so
+// a table inside a moved tree would be left with its replicas apart and a communicator for
+// devices they are no longer on. to() asks every module first (checkMovable), and the table
+// refuses any device but its first replica's, before anything in the tree moves.
 void DataParallelTable::checkMovable(const Device& device) const {
   NN_CHECK(replicas_.empty() || device == devices()[0],
            header() << ": cannot move to " << device.str() << "; its replicas stay on the devices given to add(), "
                     << "the first on " << devices()[0].str());
-}
-
-// --- the profile (Note [Device threads' profile]) -------------------------------------
-
-void DataParallelTable::resetProfileDetail() {
-  const size_t count = options_.devices.size();
-  for (size_t part = 0; part < kParts; ++part) {
-    profileTimes_.rounds[part] = PassTime();
-    profileTimes_.tasks[part].assign(count, PassTime());
-  }
-  profileTimes_.starts.assign(count, PassTime());
-  profileTimes_.scatters.assign(count, PassTime());
-  profileTimes_.wholeScatters = PassTime();
-  profileTimes_.calls = PassTime();
-}
-
-std::string DataParallelTable::profileDetail(const PassTime& step) const {
-  const ProfileTimes& t = profileTimes_;
-  if (t.calls.calls == 0) return {};
-  const double perStep = 1e3 / static_cast<double>(std::max<int64_t>(step.calls, 1));
-  std::string out = header() + ", ms per step: the rounds of its device threads by part of the step, each\n" +
-                    "device thread's task and its wait for the others in them, and the caller alone in the table\n";
-  char cell[64];
-  auto add = [&](const char* format, auto... values) {
-    std::snprintf(cell, sizeof cell, format, values...);
-    out += cell;
-  };
-  add("%-18s %8s", "part", "rounds");
-  for (const Device& d : devices()) add(" %11s %7s", (d.str() + " task").c_str(), "wait");
-  out += "\n";
-  static const char* const kNames[kParts] = {"broadcast",      "forward",  "gradInput",
-                                             "gradParameters", "backward", "reduce"};
-  double rounds = 0;
-  std::vector<double> tasks(devices().size(), 0.);
-  for (size_t part = 0; part < kParts; ++part) {
-    if (t.rounds[part].calls == 0) continue;
-    const double round = t.rounds[part].seconds;
-    rounds += round;
-    add("%-18s %8.3f", kNames[part], perStep * round);
-    for (size_t i = 0; i < devices().size(); ++i) {
-      const double task = t.tasks[part][i].seconds;
-      tasks[i] += task;
-      add(" %11.3f %7.3f", perStep * task, perStep * std::max(0., round - task));
-    }
-    out += "\n";
-  }
-  add("%-18s %8.3f", "all rounds", perStep * rounds);
-  for (const double task : tasks) add(" %11.3f %7.3f", perStep * task, perStep * std::max(0., rounds - task));
-  out += "\n";
-  add("%-18s %8s", "of which starting", "");
-  for (const PassTime& start : t.starts) add(" %11s %7.3f", "", perStep * start.seconds);
-  out += "\n";
-  add("%-18s %8s", "of which scatters", "");
-  for (const PassTime& scatter : t.scatters) add(" %11.3f %7s", perStep * scatter.seconds, "");
-  out += "\n";
-  add("%-18s %8.3f", "the caller alone", perStep * std::max(0., t.calls.seconds - rounds));
-  out += "  (checks, the batch made contiguous, one-call scatters, gathers, small collectives; no device thread)\n";
-  add("%-18s %8.3f", "one-call scatters", perStep * t.wholeScatters.seconds);
-  out += "  (a batch on the first device, cut along dimension 0, scattered by the communicator in one call)\n";
-  add("%-18s %8.3f\n", "the table's calls", perStep * t.calls.seconds);
-  return out;
 }
 
 std::string DataParallelTable::header() const {
