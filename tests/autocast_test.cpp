@@ -151,19 +151,20 @@ void checkLinear(DType type, int64_t batch, int64_t in, int64_t out) {
   CHECK(scoped.gradBias == plain.gradBias);
 }
 
-// A stride-1 convolution, without padding, of `groups` groups, inside a scope of `type` against
-// float32; shapes that take the unfolded (GEMM) route in all three passes.
+// A stride-1 convolution of `groups` groups, padded by `pad`, inside a scope of `type` against
+// float32; shapes that take the unfolded (GEMM) route in all three passes inside the scope.
 void checkConvolution(DType type, int64_t batch, int64_t inPlanes, int64_t outPlanes, int64_t k, int64_t size,
-                      int64_t groups) {
-  CAPTURE(nn::dtypeName(type), batch, inPlanes, outPlanes, k, size, groups);
+                      int64_t groups, int64_t pad = 0) {
+  CAPTURE(nn::dtypeName(type), batch, inPlanes, outPlanes, k, size, groups, pad);
   nn::SpatialConvolutionOptions options;
   options.nInputPlane = inPlanes;
   options.nOutputPlane = outPlanes;
   options.kW = options.kH = k;
+  options.padW = options.padH = pad;
   options.groups = groups;
   nn::manualSeed(9);
   nn::SpatialConvolution convolution(options);
-  const int64_t outSize = size - k + 1, inGroup = inPlanes / groups, outGroup = outPlanes / groups;
+  const int64_t outSize = size + 2 * pad - k + 1, inGroup = inPlanes / groups, outGroup = outPlanes / groups;
   const Tensor x = nn::test::randomTensor({batch, inPlanes, size, size}, 21);
   const Tensor gy = nn::test::randomTensor({batch, outPlanes, outSize, outSize}, 22);
   const Passes plain = runPasses(convolution, x, gy);
@@ -188,7 +189,9 @@ void checkConvolution(DType type, int64_t batch, int64_t inPlanes, int64_t outPl
             const int64_t plane = (o / outGroup) * inGroup + c;
             for (int64_t ky = 0; ky < k; ++ky)
               for (int64_t kx = 0; kx < k; ++kx) {
-                const size_t xi = static_cast<size_t>(((n * inPlanes + plane) * size + oy + ky) * size + ox + kx);
+                const int64_t iy = oy + ky - pad, ix = ox + kx - pad;
+                if (iy < 0 || iy >= size || ix < 0 || ix >= size) continue;  // padding: no term
+                const size_t xi = static_cast<size_t>(((n * inPlanes + plane) * size + iy) * size + ix);
                 const size_t wi = static_cast<size_t>(((o * inGroup + c) * k + ky) * k + kx);
                 y.add(yi, xv[xi], w[wi]);
                 gx.add(xi, gv[yi], w[wi]);
@@ -261,6 +264,39 @@ TEST_CASE("Convolutions' passes in a bfloat16 scope: bfloat16 products within th
   checkConvolution(DType::BFloat16, 2, 4, 6, 3, 9, 2);
 }
 
+TEST_CASE("3x3 convolutions that take Winograd's route in float32 take the GEMMs' in a bfloat16 scope",
+          "[autocast]") {
+  REQUIRE_BF16_PRODUCTS();
+  // VGG's 3x3 padded layers (float32: Winograd's route, the direct route's weight gradient where
+  // the output planes are a multiple of 32), smaller: a sample's columns within 1 MB (unfolded
+  // whole); 32 -> 32 planes on 32x32 (1.2 MB a sample: unfolded in slices of output rows, the
+  // gradInput as the forward of the turned kernels); 16 -> 48 (the forward's columns whole, the
+  // gradInput's, 48 planes, in slices); padded by 2 (the gradInput's layer unpadded).
+  const nn::test::RouteWatch winograd(Route::convolutionWinograd);
+  checkConvolution(DType::BFloat16, 2, 16, 32, 3, 16, 1, 1);
+  checkConvolution(DType::BFloat16, 2, 32, 32, 3, 32, 1, 1);
+  checkConvolution(DType::BFloat16, 2, 16, 48, 3, 32, 1, 1);
+  checkConvolution(DType::BFloat16, 2, 32, 32, 3, 30, 1, 2);
+  // The float32 runs beside them took it, forward and gradInput: the shapes are Winograd's.
+  CHECK(winograd.ran(Pass::forward) == 4);
+  CHECK(winograd.ran(Pass::gradInput) == 4);
+}
+
+TEST_CASE("A bfloat16 scope's sliced convolution gives the same output and gradInput on 1 and 2 threads",
+          "[autocast]") {
+  REQUIRE_BF16_PRODUCTS();
+  nn::manualSeed(5);
+  nn::SpatialConvolution convolution(32, 32, 3, 3, 1, 1, 1, 1);
+  const Tensor x = nn::test::randomTensor({3, 32, 32, 32}, 31), gy = nn::test::randomTensor({3, 32, 32, 32}, 32);
+  Autocast scope(DType::BFloat16);
+  const Passes one = runPasses(convolution, x, gy);
+  nn::setNumThreads(2);
+  const Passes two = runPasses(convolution, x, gy);
+  nn::setNumThreads(1);
+  CHECK(one.output == two.output);
+  CHECK(one.gradInput == two.gradInput);
+}
+
 TEST_CASE("Convolutions' passes in a float16 scope: float16 operands within their bound of float32's",
           "[autocast]") {
   checkConvolution(DType::Float16, 3, 6, 16, 5, 12, 1);
@@ -279,10 +315,22 @@ TEST_CASE("Below AVX512-BF16 a bfloat16 scope multiplies in float32", "[autocast
     Autocast scope(DType::BFloat16);
     scoped = runPasses(linear, x, gy);
   }
+  // A 3x3 layer keeps float32's routes: Winograd's forward and gradInput.
+  nn::SpatialConvolution convolution(16, 16, 3, 3, 1, 1, 1, 1);
+  const Tensor image = nn::test::randomTensor({1, 16, 16, 16}, 13);
+  const nn::test::RouteWatch winograd(Route::convolutionWinograd);
+  {
+    Autocast scope(DType::BFloat16);
+    convolution.forward(image);
+    convolution.backward(image, image);
+  }
   nn::cpu::setIsa(previous);
   CHECK(scoped.output == plain.output);
   CHECK(scoped.gradInput == plain.gradInput);
   CHECK(scoped.gradWeight == plain.gradWeight);
+  CHECK(winograd.ran(Pass::forward) == 1);
+  CHECK(winograd.ran(Pass::gradInput) == 1);
+  CHECK(winograd.ran(Pass::gradParameters) == 1);
 }
 
 TEST_CASE("In a scope, softmax, log-softmax, batch normalisation and the criterions stay float32", "[autocast]") {

@@ -8,7 +8,9 @@
 // added to the module's in part order. A convolution in groups of planes (PyTorch's groups; not
 // the grouping of samples above) unfolds all its planes as one, and each group multiplies its own block of the columns' rows with its own
 // filters, into its own output planes: GEMMs on sub-blocks of the same matrices, in the same
-// order for every sample, whatever the thread count.
+// order for every sample, whatever the thread count. Where the GEMMs multiply in bfloat16, the
+// layers of the Winograd route come here in all three passes (Note [bfloat16 products take the
+// unfolded route]).
 #include <algorithm>
 #include <cstring>
 
@@ -56,6 +58,10 @@ inline void fillRow(float* dst, int64_t n, float value) {
     for (int64_t j = 0; j < 8; ++j) dst[i + j] = value;
   for (int64_t j = 0; j < 8; ++j)
     if (i + j < n) dst[i + j] = value;
+}
+
+inline void addConstant(float* dst, int64_t n, float value) {
+  for (int64_t i = 0; i < n; ++i) dst[i] += value;
 }
 
 // dst[j] += src[j] for j < N, a fixed number of vector adds.
@@ -160,6 +166,32 @@ int64_t paddedFloats(const ConvolutionShape& s) {
 
 bool grouped(const ConvolutionShape& s) { return positionsOf(s) < kGroupBelow; }
 
+// Note [bfloat16 products take the unfolded route]
+// Where the GEMMs multiply in bfloat16 (autocast bfloat16 or the precision medium, where
+// cpu::bf16Gemm runs: Blas.h), the layers that the Winograd route serves in float32 take the
+// unfolded route in all three passes: its GEMMs run on AMX or vdpbf16ps at several times sgemm's
+// rate, while Winograd's float32 transforms, which bfloat16 does not speed up, take most of its
+// time. Their weight gradient leaves the direct route (float32 multiply-adds) for the same reason.
+// Where one sample's columns outgrow kGroupedChunkBytes (VGG's 32 planes on 32x32: 288 rows of
+// 1024 positions, 1.2 MB), im2col and the GEMM's packing of the columns would wait for memory:
+// such a sample is unfolded a slice of output rows at a time (slicedSamples), and its gradInput
+// is computed as the forward of the layer with turned kernels (gradInputShape), whose slices need
+// no col2im. Float16 products are sgemm's on rounded operands, no faster than float32's: their
+// routes are float32's. At the levels below avx512, bf16Products() is false and nothing changes.
+bool unfoldedForBf16(const ConvolutionShape& s) { return winogradFits(s) && blas::bf16Products(); }
+
+// Output rows unfolded at a time where a sample is unfolded in slices: as many as fit kChunkBytes.
+int64_t sliceRowsOf(const ConvolutionShape& s) {
+  const int64_t rowBytes = rowsOf(s) * s.outWidth * static_cast<int64_t>(sizeof(float));
+  return std::max<int64_t>(1, std::min(s.outHeight, kChunkBytes / rowBytes));
+}
+
+// Whether a sample of this layer is unfolded in slices of sliceRowsOf(s) output rows (where
+// unfoldedForBf16): its columns outgrow kGroupedChunkBytes. Such a layer's chunk is one sample.
+bool slicedSamples(const ConvolutionShape& s) {
+  return rowsOf(s) * positionsOf(s) * static_cast<int64_t>(sizeof(float)) > kGroupedChunkBytes;
+}
+
 // Samples unfolded at a time: as many as fit kChunkBytes, at least one; for grouped layers at
 // least kGroupBelow columns where they fit kGroupedChunkBytes.
 int64_t chunkOf(const ConvolutionShape& s) {
@@ -182,6 +214,18 @@ int parallelPartsOf(const Device& device, const ConvolutionShape& s) {
   return parallelParts(device, (s.batch + chunkOf(s) - 1) / chunkOf(s));
 }
 
+// unfoldPlane of a fixed width where outW is a common one.
+auto unfoldOf(int64_t outW) {
+  return outW == 7    ? unfoldPlane<7>
+         : outW == 8  ? unfoldPlane<8>
+         : outW == 14 ? unfoldPlane<14>
+         : outW == 16 ? unfoldPlane<16>
+         : outW == 24 ? unfoldPlane<24>
+         : outW == 28 ? unfoldPlane<28>
+         : outW == 32 ? unfoldPlane<32>
+                      : unfoldPlane<0>;
+}
+
 // Both loops go sample by sample and plane by plane, so that the plane being read stays in
 // the L1 cache.
 void im2col(const ConvolutionShape& s, const float* input, int64_t count, float* columns, float* padded) {
@@ -190,14 +234,7 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
     const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
     const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
     const auto unfoldStrided = dW == 2 ? unfoldStridedPlane<2> : unfoldStridedPlane<0>;
-    const auto unfold = outW == 7    ? unfoldPlane<7>
-                        : outW == 8  ? unfoldPlane<8>
-                        : outW == 14 ? unfoldPlane<14>
-                        : outW == 16 ? unfoldPlane<16>
-                        : outW == 24 ? unfoldPlane<24>
-                        : outW == 28 ? unfoldPlane<28>
-                        : outW == 32 ? unfoldPlane<32>
-                                     : unfoldPlane<0>;
+    const auto unfold = unfoldOf(outW);
     if (rowRoute(s)) {
       const bool pad = paddedRoute(s);
       const int64_t rowLength = pad ? paddedWidth(s) : width;
@@ -248,6 +285,36 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
             fillRow(line, (outH - yEnd) * outW, 0.f);
           }
       }
+  });
+}
+
+// Output rows [y0, y1) of one sample of a layer of the row route (rowRoute), unfolded as im2col
+// unfolds the whole sample: columns [rows, (y1 - y0) outWidth]. Only the input rows that those
+// output rows read are copied into the padded plane, whose border stays zero.
+void im2colRows(const ConvolutionShape& s, const float* input, int64_t y0, int64_t y1, float* columns, float* padded) {
+  widest([&]() NN_CPU_INLINE {
+    ConvolutionShape slice = s;
+    slice.outHeight = y1 - y0;
+    const int64_t width = s.width, planeSize = s.height * width, stride = slice.outHeight * s.outWidth;
+    const bool pad = paddedRoute(s);
+    const int64_t rowLength = pad ? paddedWidth(s) : width;
+    // Rows of the (padded) plane that the slice reads.
+    const int64_t first = y0 * s.dH, end = (y1 - 1) * s.dH + s.kH;
+    const auto unfold = unfoldOf(s.outWidth);
+    if (pad) fillRow(padded, paddedFloats(s), 0.f);
+    for (int64_t c = 0; c < s.inPlanes; ++c) {
+      const float* plane = input + c * planeSize;
+      if (pad) {
+        for (int64_t y = std::max<int64_t>(first - s.padH, 0); y < std::min(end - s.padH, s.height); ++y)
+          copyRow(plane + y * width, padded + (y + s.padH) * rowLength + s.padW, width);
+        plane = padded;
+      }
+      float* out = columns + math::im2colRow(c, 0, 0, s.kH, s.kW) * stride;
+      if (s.dH == 1 && s.dW == 1)
+        unfold(plane + first * rowLength, rowLength, s.kH, s.kW, slice.outHeight, s.outWidth, out, stride);
+      else
+        unfoldStridedPlane<0>(plane + first * rowLength, rowLength, slice, out, stride);
+    }
   });
 }
 
@@ -339,13 +406,74 @@ float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, 
   return workspace.data();
 }
 
+// One sample's output = bias + W[out, rows] * its columns, output rows sliceRowsOf(s) at a time
+// (slicedSamples: no groups, the row route).
+void forwardSlices(const ConvolutionShape& s, const float* input, const float* weight, const float* bias,
+                   float* output, float* columns, float* padded) {
+  const int64_t positions = positionsOf(s), rows = rowsOf(s), sliceRows = sliceRowsOf(s);
+  for (int64_t y0 = 0; y0 < s.outHeight; y0 += sliceRows) {
+    const int64_t y1 = std::min(s.outHeight, y0 + sliceRows), cols = (y1 - y0) * s.outWidth;
+    im2colRows(s, input, y0, y1, columns, padded);
+    float* slice = output + y0 * s.outWidth;
+    blas::gemm(false, false, s.outPlanes, cols, rows, 1.f, weight, rows, columns, cols, 0.f, slice, positions);
+    if (bias)
+      for (int64_t o = 0; o < s.outPlanes; ++o) addConstant(slice + o * positions, cols, bias[o]);
+  }
+}
+
+// The layer whose forward is s's gradInput, for a layer of stride 1 without dilation or groups:
+// gradOutput's planes in, the input's out, each kernel turned by 180 degrees (turnedKernels), the
+// padding k - 1 - pad, as the Winograd route computes it (WinogradConvolution.h).
+ConvolutionShape gradInputShape(const ConvolutionShape& s) {
+  ConvolutionShape t = s;
+  t.inPlanes = s.outPlanes;
+  t.outPlanes = s.inPlanes;
+  t.height = s.outHeight;
+  t.width = s.outWidth;
+  t.padH = s.kH - 1 - s.padH;
+  t.padW = s.kW - 1 - s.padW;
+  t.outHeight = s.height;
+  t.outWidth = s.width;
+  return t;
+}
+
+// turned[c][o][ky][kx] = weight[o][c][kH - 1 - ky][kW - 1 - kx], in im2col's row order.
+void turnedKernels(const ConvolutionShape& s, const float* weight, float* turned) {
+  for (int64_t c = 0; c < s.inPlanes; ++c)
+    for (int64_t o = 0; o < s.outPlanes; ++o)
+      for (int64_t ky = 0; ky < s.kH; ++ky)
+        for (int64_t kx = 0; kx < s.kW; ++kx)
+          turned[c * s.outPlanes * s.kH * s.kW + math::im2colRow(o, ky, kx, s.kH, s.kW)] =
+              weight[o * rowsOf(s) + math::im2colRow(c, s.kH - 1 - ky, s.kW - 1 - kx, s.kH, s.kW)];
+}
+
+// gradInput as the forward of gradInputShape(s), sample by sample in slices (forwardSlices): the
+// columns of gradOutput are those of a forward, without col2im's scattered adds.
+void slicedGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
+                     float* gradInput, Tensor& workspace) {
+  const ConvolutionShape t = gradInputShape(s);
+  const int parts = parallelPartsOf(device, t);
+  workspace.resize_({parts * partFloats(t) + s.outPlanes * rowsOf(s)}, device);
+  float* columnsBase = workspace.data();
+  float* turned = columnsBase + parts * partFloats(t);
+  turnedKernels(s, weight, turned);
+  const int64_t inSample = t.inPlanes * t.height * t.width, outSample = t.outPlanes * positionsOf(t);
+  parallelFor(device, parts, [&](int p) {
+    float* columns = columnsBase + p * partFloats(t);
+    float* padded = columns + columnFloats(t);
+    const Range r = samplesOf(t, parts, p);
+    for (int64_t n = r.begin; n < r.end; ++n)
+      forwardSlices(t, gradOutput + n * inSample, turned, nullptr, gradInput + n * outSample, columns, padded);
+  });
+}
+
 void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                      const float* bias, float* output, Tensor& workspace) {
   if (shallowFits(s)) {
     countRoute(Route::convolutionShallow, Pass::forward);
     return shallowUpdateOutput(device, s, input, weight, bias, output, workspace);
   }
-  if (winogradFits(s)) {
+  if (winogradFits(s) && !unfoldedForBf16(s)) {
     countRoute(Route::convolutionWinograd, Pass::forward);
     return winogradUpdateOutput(device, s, input, weight, bias, output, workspace);
   }
@@ -355,6 +483,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
   }
   countRoute(Route::convolutionUnfolded, Pass::forward);
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
+  const bool sliced = unfoldedForBf16(s) && slicedSamples(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
   float* columnsBase = workspaceFor(device, s, parts, false, workspace);
@@ -365,6 +494,10 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
     const Range r = samplesOf(s, parts, p);
     for (int64_t first = r.begin; first < r.end; first += chunk) {
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
+      if (sliced) {
+        forwardSlices(s, input + first * inSample, weight, bias, output + first * outSample, columns, padded);
+        continue;
+      }
       im2col(s, input + first * inSample, count, columns, padded);
       if (grouped(s)) {
         // staged[out, cols] = W[out, rows] * columns[rows, cols], group by group (W's rows and
@@ -395,7 +528,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
 
 void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                         float* gradInput, Tensor& workspace) {
-  if (winogradFits(s)) {
+  if (winogradFits(s) && !unfoldedForBf16(s)) {
     countRoute(Route::convolutionWinograd, Pass::gradInput);
     return winogradUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   }
@@ -404,6 +537,8 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
     return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::gradInput);
+  if (unfoldedForBf16(s) && slicedSamples(gradInputShape(s)))
+    return slicedGradInput(device, s, gradOutput, weight, gradInput, workspace);
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
@@ -443,11 +578,11 @@ bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
-  if (directWeightGradientFits(s)) {
+  if (directWeightGradientFits(s) && !unfoldedForBf16(s)) {
     countRoute(Route::convolutionDirect, Pass::gradParameters);
     return directAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
   }
-  if (winogradFits(s)) {
+  if (winogradFits(s) && !unfoldedForBf16(s)) {
     countRoute(Route::convolutionWinograd, Pass::gradParameters);
     winogradAccGradParameters(device, s, input, gradOutput, gradWeight, scale, workspace);
     // The bias gradient as the unfolded route adds it on one thread, sample by sample, the planes
@@ -463,6 +598,8 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const bool transposed = transposedGradient(s);
+  const bool sliced = unfoldedForBf16(s) && slicedSamples(s);
+  const int64_t sliceRows = sliceRowsOf(s);
   countRoute(Route::convolutionUnfolded, Pass::gradParameters);
   const int parts = parallelPartsOf(device, s);
   float* columnsBase = workspaceFor(device, s, parts, true, workspace);
@@ -480,6 +617,19 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
     const Range r = samplesOf(s, parts, p);
     for (int64_t first = r.begin; first < r.end; first += chunk) {
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
+      if (sliced) {
+        // A sample a chunk, without groups, transposed (slicedSamples): gradWeight[rows, out] +=
+        // scale * the columns of output rows y0 to y1 * gradOutput[n][out, those rows]^T, slice by slice.
+        const float* g = gradOutput + first * outSample;
+        for (int64_t y0 = 0; y0 < s.outHeight; y0 += sliceRows) {
+          const int64_t y1 = std::min(s.outHeight, y0 + sliceRows), sliceCols = (y1 - y0) * s.outWidth;
+          im2colRows(s, input + first * inSample, y0, y1, columns, padded);
+          blas::gemm(false, true, rows, s.outPlanes, sliceCols, scale, columns, sliceCols, g + y0 * s.outWidth,
+                     positions, 1.f, gw, s.outPlanes);
+        }
+        if (gradBias) addSampleBiasGradient(g, positions, scale, gb, 0, s.outPlanes);
+        continue;
+      }
       im2col(s, input + first * inSample, count, columns, padded);
       // gradWeight[out, rows] += scale * gradOutput[n][out, positions] * columns[rows, sample n's positions]^T,
       // or its transpose [rows, out], group by group; gradBias[out] += scale * the sum of
