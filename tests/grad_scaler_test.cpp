@@ -1,9 +1,10 @@
 // nn::GradScaler (nn/optim/GradScaler.h), as torch.amp.GradScaler: its defaults and checks; scale
 // multiplies the loss gradient; unscale equals division (exactly for the powers of two of the
-// dynamic scale); an inf or NaN gradient skips the step and halves the scale, growthInterval good
-// steps double it; a static scale stays; its state round-trips through a checkpoint, and a
-// checkpoint without one loads; with a DataParallelTable on cpu:0 and cpu:1 a scaled step equals
-// the unscaled one, and an inf in one replica's slice skips the step.
+// dynamic scale); an inf or NaN gradient skips the step and halves the scale, finite gradients
+// whose sum overflows do not; growthInterval good steps double it; a static scale stays; its
+// state round-trips through a checkpoint, and a checkpoint without one loads; with a
+// DataParallelTable on cpu:0 and cpu:1 a scaled step equals the unscaled one, and an inf in one
+// replica's slice skips the step.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -152,6 +153,40 @@ TEST_CASE("A static scale stays, and still skips a step with an inf", "[GradScal
   CHECK_FALSE(scaler.step(net.sgd));
   scaler.update();
   CHECK(scaler.getScale() == 1024.f);
+}
+
+TEST_CASE("Finite gradients whose sum overflows are finite: the check is element by element", "[GradScaler]") {
+  // Scale 1: the gradients unscale to themselves. 3e38 + 3e38 is beyond a float's 3.4e38.
+  GradScalerOptions o;
+  o.initScale = 1;
+  o.dynamic = false;
+  GradScaler scaler(o);
+  for (float big : {3e38f, -3e38f}) {
+    CAPTURE(big);
+    Small net;
+    std::vector<float> g = kGradients;
+    g[0] = g[1] = big;
+    g[4] = std::numeric_limits<float>::max();
+    g[5] = -std::numeric_limits<float>::max();
+    net.setGradients(g);
+    CHECK(scaler.step(net.sgd));
+    CHECK_FALSE(scaler.foundInf());
+    CHECK(net.sgd.gradients().toVector() == g);
+    CHECK(net.sgd.stepCount() == 1);
+    scaler.update();
+  }
+  // And beside them an -inf, a +inf, a NaN are still found, wherever they are.
+  for (size_t at : {size_t{0}, size_t{3}, size_t{7}})
+    for (float bad : {-kInf, kInf, std::nanf("")}) {
+      CAPTURE(at, bad);
+      Small net;
+      std::vector<float> g(kGradients.size(), 3e38f);
+      g[at] = bad;
+      net.setGradients(g);
+      CHECK_FALSE(scaler.step(net.sgd));
+      CHECK(scaler.foundInf());
+      scaler.update();
+    }
 }
 
 TEST_CASE("GradScaler's state round-trips through a checkpoint; a checkpoint without one loads", "[GradScaler]") {

@@ -42,22 +42,25 @@ void GradScaler::unscale(Optimizer& optimizer) {
   bool finite = true;
   if (count > 0) {
     // Multiplied by the inverse as PyTorch's _amp_foreach_non_finite_check_and_unscale_ does: exact
-    // for the powers of two that the dynamic scale is.
-    gradients.mul_(static_cast<float>(1.0 / static_cast<double>(scale_)));
-    // An inf or a NaN makes the sum inf or NaN (inf - inf is NaN); finite gradients sum in double
-    // and round once, far from float's overflow.
+    // for the powers of two that the dynamic scale is. Element by element, exactly: the greatest
+    // of the gradients negated (an -inf or a NaN makes it inf or NaN: a NaN counts as the
+    // greatest, math::reduceAlong), then, negated back (negation is exact, so they end as one
+    // multiplication by the inverse leaves them), the greatest of the gradients (an inf or a NaN).
+    // A sum would count finite gradients whose sum overflows as inf.
     const Device device = gradients.device();
-    sum_.resize_({1}, device);
-    kernelsOf(device).tensor.reduce(device, sum_.rawData(), gradients.rawData(), 1, count, 1, math::Reduction::kSum);
-    float total;
-    if (device.isCpu()) {
-      total = sum_.data()[0];
-    } else {
-      host_.resize_({1}, Device());
-      host_.copy_(sum_);
-      total = host_.data()[0];
+    const auto& tensor = kernelsOf(device).tensor;
+    extremes_.resize_({2}, device);
+    gradients.mul_(static_cast<float>(-1.0 / static_cast<double>(scale_)));
+    tensor.reduce(device, extremes_.rawData(), gradients.rawData(), 1, count, 1, math::Reduction::kMax);
+    gradients.mul_(-1.f);
+    tensor.reduce(device, extremes_.rawData() + 1, gradients.rawData(), 1, count, 1, math::Reduction::kMax);
+    const float* greatest = extremes_.data();
+    if (!device.isCpu()) {
+      host_.resize_({2}, Device());
+      host_.copy_(extremes_);
+      greatest = host_.data();
     }
-    finite = std::isfinite(total);
+    finite = std::isfinite(greatest[0]) && std::isfinite(greatest[1]);
   }
   foundInf_ = !finite;
   unscaled_ = true;

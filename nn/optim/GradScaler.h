@@ -52,8 +52,9 @@ class GradScaler {
   /// (a handle to the same storage) for model->backward. Contiguous, else an nn::Error.
   Tensor scale(Tensor gradient) const;
   /// Divides the optimizer's gradients by the scale (multiplies them by its inverse, exact for
-  /// powers of two, as PyTorch does) and finds whether any is inf or NaN (one sum over them on
-  /// their device). Once per step: a second call before update() is an nn::Error, as PyTorch's.
+  /// powers of two, as PyTorch does) and finds whether any is inf or NaN, element by element (the
+  /// greatest of them and of their negations, on their device): finite gradients whose sum would
+  /// overflow are finite. Once per step: a second call before update() is an nn::Error, as PyTorch's.
   void unscale(Optimizer& optimizer);
   /// unscale(optimizer) unless called already this step; then optimizer.step() where every
   /// gradient was finite. Returns whether the step was taken.
@@ -79,8 +80,8 @@ class GradScaler {
   int64_t growthTracker_ = 0;
   bool unscaled_ = false;  // unscale ran this step
   bool foundInf_ = false;
-  Tensor sum_;             // one element on the gradients' device: their sum
-  Tensor host_;            // sum_ copied to the CPU where it lies on another device
+  Tensor extremes_;        // two elements on the gradients' device: the greatest of -g and of g
+  Tensor host_;            // extremes_ copied to the CPU where they lie on another device
 };
 
 }  // namespace nn
