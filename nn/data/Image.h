@@ -16,9 +16,10 @@ namespace nn {
 /// The most pixels (width x height) a picture may declare by default: 8192 x 8192.
 constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
 
-/// The most scans a progressive JPEG may have. Each scan is a pass over the whole picture: a
-/// 213 KB file of 883 scans declaring 8192 x 8192 pixels took 24 s to decode, where pictures have
-/// about 10 (libjpeg's own progression has 10 for colour, 6 for grey).
+/// The most scans a progressive JPEG may have. Each scan is a pass over the whole picture: a file
+/// of a few hundred kilobytes, of hundreds of scans over 8192 x 8192 pixels, takes as many passes
+/// over a large picture to decode, where pictures have about 10 (libjpeg's own progression has 10
+/// for colour, 6 for grey).
 constexpr int kMaxJpegScans = 100;
 
 /// What a picture's file may hold beyond its pixels (EXIF, thumbnails, colour profiles, text):
