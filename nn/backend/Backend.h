@@ -10,7 +10,10 @@
 // whole CPU build, in which asking for a CUDA device is the same nn::Error as on a machine
 // without a GPU. Each backend's folder holds its memory, its copies, its communicators and
 // one table of kernels per module, filled in with the same function names and argument
-// orders (Torch7's THNN and THCUNN); the formulas those kernels compute are in nn/math.
+// orders (Torch7's THNN and THCUNN); the formulas those kernels compute are in nn/math. The
+// families are listed once (nn/backend/KernelFamilies.h), and a backend is not made with an
+// entry of a table left null (checkKernelsFilled): a missing kernel is an error at start, naming
+// it, not a call through a null pointer when a module first needs it.
 //
 // Note [Host synchronisations]
 // A backend whose devices are not the host's memory queues work and lets the host run ahead:
