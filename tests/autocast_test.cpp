@@ -19,6 +19,7 @@
 
 #include "cunn/DataParallelTable.h"
 #include "nn/core/Autocast.h"
+#include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Isa.h"
 #include "nn/math/Half.h"
@@ -272,29 +273,44 @@ TEST_CASE("3x3 convolutions that take Winograd's route in float32 take the GEMMs
   // whole); 32 -> 32 planes on 32x32 (1.2 MB a sample: unfolded in slices of output rows, the
   // gradInput as the forward of the turned kernels); 16 -> 48 (the forward's columns whole, the
   // gradInput's, 48 planes, in slices); padded by 2 (the gradInput's layer unpadded).
-  const nn::test::RouteWatch winograd(Route::convolutionWinograd);
-  checkConvolution(DType::BFloat16, 2, 16, 32, 3, 16, 1, 1);
-  checkConvolution(DType::BFloat16, 2, 32, 32, 3, 32, 1, 1);
-  checkConvolution(DType::BFloat16, 2, 16, 48, 3, 32, 1, 1);
-  checkConvolution(DType::BFloat16, 2, 32, 32, 3, 30, 1, 2);
-  // The float32 runs beside them took it, forward and gradInput: the shapes are Winograd's.
-  CHECK(winograd.ran(Pass::forward) == 4);
-  CHECK(winograd.ran(Pass::gradInput) == 4);
+  // On AMX the columns are read from the padded planes; on vdpbf16ps (AMX held off, or a CPU
+  // without it) unfolded, in slices where a sample's outgrow 1 MB.
+  for (const bool amx : {true, false}) {
+    CAPTURE(amx);
+    if (amx && !nn::cpu::amxGemmRuns()) continue;
+    const bool previous = nn::cpu::allowAmx(amx);
+    const int64_t amxCalls = nn::cpu::amxGemmCalls();
+    const nn::test::RouteWatch winograd(Route::convolutionWinograd);
+    checkConvolution(DType::BFloat16, 2, 16, 32, 3, 16, 1, 1);
+    checkConvolution(DType::BFloat16, 2, 32, 32, 3, 32, 1, 1);
+    checkConvolution(DType::BFloat16, 2, 16, 48, 3, 32, 1, 1);
+    checkConvolution(DType::BFloat16, 2, 32, 32, 3, 30, 1, 2);
+    nn::cpu::allowAmx(previous);
+    // The float32 runs beside them took it, forward and gradInput: the shapes are Winograd's.
+    CHECK(winograd.ran(Pass::forward) == 4);
+    CHECK(winograd.ran(Pass::gradInput) == 4);
+    CHECK((nn::cpu::amxGemmCalls() > amxCalls) == amx);
+  }
 }
 
-TEST_CASE("A bfloat16 scope's sliced convolution gives the same output and gradInput on 1 and 2 threads",
+TEST_CASE("A bfloat16 scope's 3x3 convolution gives the same output and gradInput on 1 and 2 threads",
           "[autocast]") {
   REQUIRE_BF16_PRODUCTS();
   nn::manualSeed(5);
   nn::SpatialConvolution convolution(32, 32, 3, 3, 1, 1, 1, 1);
   const Tensor x = nn::test::randomTensor({3, 32, 32, 32}, 31), gy = nn::test::randomTensor({3, 32, 32, 32}, 32);
   Autocast scope(DType::BFloat16);
-  const Passes one = runPasses(convolution, x, gy);
-  nn::setNumThreads(2);
-  const Passes two = runPasses(convolution, x, gy);
-  nn::setNumThreads(1);
-  CHECK(one.output == two.output);
-  CHECK(one.gradInput == two.gradInput);
+  for (const bool amx : {true, false}) {
+    CAPTURE(amx);
+    const bool previous = nn::cpu::allowAmx(amx);
+    const Passes one = runPasses(convolution, x, gy);
+    nn::setNumThreads(2);
+    const Passes two = runPasses(convolution, x, gy);
+    nn::setNumThreads(1);
+    nn::cpu::allowAmx(previous);
+    CHECK(one.output == two.output);
+    CHECK(one.gradInput == two.gradInput);
+  }
 }
 
 TEST_CASE("Convolutions' passes in a float16 scope: float16 operands within their bound of float32's",

@@ -127,6 +127,31 @@ NN_AMX_KERNEL void packRows(bool transA, const float* a, int64_t lda, int64_t i0
   }
 }
 
+// packPanels' block of op(B) (Bf16Packing.h) where row kk of op(B) is at rows[kk]: each pair from
+// two of those rows.
+NN_AMX_KERNEL void packPanelRows(const float* const* rows, int64_t k0, int64_t j0, int64_t depth, int64_t cols,
+                                 int64_t stride, uint32_t* out) {
+  constexpr int64_t kWidth = 2 * kTilePairs;
+  const int64_t pairs = (depth + 1) / 2;
+  float* packed = reinterpret_cast<float*>(out);
+  const __m512i interleave = _mm512_load_si512(kInterleave);
+  for (int64_t jp = 0; jp < cols; jp += kWidth) {
+    float* panel = packed + jp * stride;
+    for (int64_t q = pairs; q < stride; ++q) {
+      _mm512_store_ps(panel + q * kWidth, _mm512_setzero_ps());
+      _mm512_store_ps(panel + q * kWidth + 16, _mm512_setzero_ps());
+    }
+    for (int h = 0; h < 2; ++h) {
+      const __mmask16 mask = firstLanes(cols - jp - 16 * h);
+      const int64_t j = j0 + jp + 16 * h;
+      for (int64_t p = 0; p < pairs; ++p) {
+        const float* row1 = 2 * p + 1 < depth ? rows[k0 + 2 * p + 1] + j : nullptr;
+        _mm512_store_ps(panel + p * kWidth + 16 * h, pairRows(rows[k0 + 2 * p] + j, row1, mask, interleave));
+      }
+    }
+  }
+}
+
 // sums[32][32] (row stride `ld` floats) = the products over `steps` steps of 16 pairs of the 32
 // packed rows at `a` (row stride `stride` pairs) and the B panel at `b`. Where `lower` or `right`
 // is false, the 16 rows or columns of that half lie past C's and their tiles are left out (their
@@ -181,8 +206,10 @@ NN_AMX_KERNEL void addBlock(const float* sums, int64_t rows, int64_t cols, float
   }
 }
 
+// C = alpha op(A) op(B) + beta C, op(B)'s rows at bRows[kk] where bRows is not null.
 NN_AMX_KERNEL void product(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+                           int64_t lda, const float* b, int64_t ldb, const float* const* bRows, float beta, float* c,
+                           int64_t ldc) {
   uint32_t* pa = packedA.get(kRowBlock * kDepth / 2);
   uint32_t* pb = packedB.get(kColumnBlock * kDepth / 2);
   alignas(64) float sums[kBlock * kBlock];
@@ -200,7 +227,10 @@ NN_AMX_KERNEL void product(bool transA, bool transB, int64_t m, int64_t n, int64
     const float blockBeta = k0 == 0 ? beta : 1.f;
     for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
       const int64_t cols = std::min(kColumnBlock, n - j0);
-      packPanels(transB, b, ldb, k0, j0, depth, cols, stride, pb);
+      if (bRows)
+        packPanelRows(bRows, k0, j0, depth, cols, stride, pb);
+      else
+        packPanels(transB, b, ldb, k0, j0, depth, cols, stride, pb);
       for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
         const int64_t rows = std::min(kRowBlock, m - i0);
         packRows(transA, a, lda, i0, k0, rows, depth, stride, pa);
@@ -226,8 +256,8 @@ NN_AMX_KERNEL void product(bool transA, bool transB, int64_t m, int64_t n, int64
 #else
 
 // Never reached: amxGemmRuns() is false in a build without the kernel, and amxGemm stops there.
-void product(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*,
-             int64_t) {}
+void product(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+             const float* const*, float, float*, int64_t) {}
 
 #endif
 
@@ -258,7 +288,16 @@ void amxGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float al
   NN_CHECK(amxGemmRuns(), "nn::cpu::amxGemm: " << amxGemmMissing());
   if (!productsLeft(m, n, k, beta, c, ldc)) return;
   calls.fetch_add(1, std::memory_order_relaxed);
-  product(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  product(transA, transB, m, n, k, alpha, a, lda, b, ldb, nullptr, beta, c, ldc);
+}
+
+void amxGemmRows(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* const* bRows,
+                 float beta, float* c, int64_t ldc) {
+  checkSizes("nn::cpu::amxGemmRows", m, n, k);
+  NN_CHECK(amxGemmRuns(), "nn::cpu::amxGemmRows: " << amxGemmMissing());
+  if (!productsLeft(m, n, k, beta, c, ldc)) return;
+  calls.fetch_add(1, std::memory_order_relaxed);
+  product(false, false, m, n, k, alpha, a, lda, nullptr, 0, bRows, beta, c, ldc);
 }
 
 int64_t amxGemmCalls() { return calls.load(std::memory_order_relaxed); }

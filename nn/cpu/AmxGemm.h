@@ -32,7 +32,13 @@ std::string amxGemmMissing();
 void amxGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
              const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-/// The amxGemm calls that ran tiles since the program started (a relaxed atomic count), for the
+/// amxGemm's product without transposes where op(B)'s rows are anywhere: row kk of B, its n
+/// floats, at bRows[kk] (k pointers). The convolution's unfolded columns are rows of its padded
+/// input planes at offsets, read from there without unfolding them (ConvolutionKernels.cpp).
+void amxGemmRows(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* const* bRows,
+                 float beta, float* c, int64_t ldc);
+
+/// The amxGemm and amxGemmRows calls that ran tiles since the program started (a relaxed atomic count), for the
 /// tests that the medium precision's products took this route.
 int64_t amxGemmCalls();
 

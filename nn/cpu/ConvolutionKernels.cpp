@@ -13,8 +13,10 @@
 // unfolded route]).
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "nn/core/ComputeThreads.h"
+#include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/ConvolutionBias.h"
 #include "nn/cpu/DirectConvolution.h"
@@ -172,12 +174,16 @@ bool grouped(const ConvolutionShape& s) { return positionsOf(s) < kGroupBelow; }
 // unfolded route in all three passes: its GEMMs run on AMX or vdpbf16ps at several times sgemm's
 // rate, while Winograd's float32 transforms, which bfloat16 does not speed up, take most of its
 // time. Their weight gradient leaves the direct route (float32 multiply-adds) for the same reason.
-// Where one sample's columns outgrow kGroupedChunkBytes (VGG's 32 planes on 32x32: 288 rows of
-// 1024 positions, 1.2 MB), im2col and the GEMM's packing of the columns would wait for memory:
-// such a sample is unfolded a slice of output rows at a time (slicedSamples), and its gradInput
-// is computed as the forward of the layer with turned kernels (gradInputShape), whose slices need
-// no col2im. Float16 products are sgemm's on rounded operands, no faster than float32's: their
-// routes are float32's. At the levels below avx512, bf16Products() is false and nothing changes.
+// Where AMX runs, the forward reads the columns from the sample's padded planes without unfolding
+// them (forwardFromPlanes), as does the gradInput, computed as the forward of the layer with
+// turned kernels (gradInputShape), where that layer has no more input planes than output planes.
+// Elsewhere (vdpbf16ps), where one sample's columns outgrow kGroupedChunkBytes (VGG's 32 planes
+// on 32x32: 288 rows of 1024 positions, 1.2 MB), im2col and the GEMM's packing of the columns
+// would wait for memory: such a sample is unfolded a slice of output rows at a time
+// (slicedSamples), its gradInput computed as that forward, whose slices need no col2im; so is
+// the weight gradient of such a sample, on AMX too. Float16 products are sgemm's on rounded
+// operands, no faster than float32's: their routes are float32's. At the levels below avx512,
+// bf16Products() is false and nothing changes.
 bool unfoldedForBf16(const ConvolutionShape& s) { return winogradFits(s) && blas::bf16Products(); }
 
 // Output rows unfolded at a time where a sample is unfolded in slices: as many as fit kChunkBytes.
@@ -421,6 +427,61 @@ void forwardSlices(const ConvolutionShape& s, const float* input, const float* w
   }
 }
 
+// Where AMX runs, the layers of unfoldedForBf16 read their columns from the sample's padded planes
+// instead (amxGemmRows): row (c, ky, kx) of the columns, taken along a grid of output positions as
+// wide as a padded plane (kW - 1 positions more than an output row), is padded plane c from its
+// row ky, column kx on. The product's sums at the grid's extra positions are dropped. A part's
+// work: the padded planes, a row of zeros past them (the last rows read up to kW - 1 floats past
+// the planes), and the product on the grid, [outPlanes, outHeight x padded width].
+int64_t gridWidth(const ConvolutionShape& s) { return s.width + 2 * s.padW; }
+int64_t planesFloats(const ConvolutionShape& s) { return s.inPlanes * (s.height + 2 * s.padH) * gridWidth(s); }
+int64_t gridFloats(const ConvolutionShape& s) {
+  return planesFloats(s) + gridWidth(s) + s.outPlanes * s.outHeight * gridWidth(s);
+}
+
+// One sample's output = bias + W[out, rows] * its columns, read from its padded planes (a layer of
+// stride 1 without dilation or groups); `work` holds gridFloats(s).
+void forwardFromPlanes(const ConvolutionShape& s, const float* input, const float* weight, const float* bias,
+                       float* output, float* work) {
+  const int64_t heightP = s.height + 2 * s.padH, widthP = gridWidth(s), planeP = heightP * widthP;
+  float* planes = work;
+  float* grid = planes + planesFloats(s) + widthP;
+  fillRow(planes, planesFloats(s) + widthP, 0.f);
+  for (int64_t c = 0; c < s.inPlanes; ++c)
+    for (int64_t y = 0; y < s.height; ++y)
+      copyRow(input + (c * s.height + y) * s.width, planes + c * planeP + (y + s.padH) * widthP + s.padW, s.width);
+  thread_local std::vector<const float*> taps;
+  taps.resize(static_cast<size_t>(rowsOf(s)));
+  for (int64_t c = 0; c < s.inPlanes; ++c)
+    for (int64_t ky = 0; ky < s.kH; ++ky)
+      for (int64_t kx = 0; kx < s.kW; ++kx)
+        taps[math::im2colRow(c, ky, kx, s.kH, s.kW)] = planes + c * planeP + ky * widthP + kx;
+  const int64_t cols = s.outHeight * widthP;
+  amxGemmRows(s.outPlanes, cols, rowsOf(s), 1.f, weight, rowsOf(s), taps.data(), 0.f, grid, cols);
+  for (int64_t o = 0; o < s.outPlanes; ++o) {
+    const float b = bias ? bias[o] : 0.f;
+    for (int64_t oy = 0; oy < s.outHeight; ++oy) {
+      const float* from = grid + o * cols + oy * widthP;
+      float* y = output + (o * s.outHeight + oy) * s.outWidth;
+      for (int64_t ox = 0; ox < s.outWidth; ++ox) y[ox] = from[ox] + b;
+    }
+  }
+}
+
+// The forward of unfoldedForBf16's layers where AMX runs: each part's samples from their planes.
+void planesUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
+                        const float* bias, float* output, Tensor& workspace) {
+  const int parts = parallelParts(device, s.batch);
+  workspace.resize_({parts * gridFloats(s)}, device);
+  float* base = workspace.data();
+  const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
+  parallelFor(device, parts, [&](int p) {
+    const Range r = partRange(s.batch, parts, p);
+    for (int64_t n = r.begin; n < r.end; ++n)
+      forwardFromPlanes(s, input + n * inSample, weight, bias, output + n * outSample, base + p * gridFloats(s));
+  });
+}
+
 // The layer whose forward is s's gradInput, for a layer of stride 1 without dilation or groups:
 // gradOutput's planes in, the input's out, each kernel turned by 180 degrees (turnedKernels), the
 // padding k - 1 - pad, as the Winograd route computes it (WinogradConvolution.h).
@@ -447,23 +508,29 @@ void turnedKernels(const ConvolutionShape& s, const float* weight, float* turned
               weight[o * rowsOf(s) + math::im2colRow(c, s.kH - 1 - ky, s.kW - 1 - kx, s.kH, s.kW)];
 }
 
-// gradInput as the forward of gradInputShape(s), sample by sample in slices (forwardSlices): the
-// columns of gradOutput are those of a forward, without col2im's scattered adds.
-void slicedGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
-                     float* gradInput, Tensor& workspace) {
+// gradInput as the forward of gradInputShape(s), sample by sample: from the planes of gradOutput
+// where AMX runs (forwardFromPlanes), else in slices (forwardSlices). Either way without col2im's
+// scattered adds.
+void gradInputAsForward(const Device& device, const ConvolutionShape& s, const float* gradOutput,
+                        const float* weight, float* gradInput, Tensor& workspace) {
   const ConvolutionShape t = gradInputShape(s);
-  const int parts = parallelPartsOf(device, t);
-  workspace.resize_({parts * partFloats(t) + s.outPlanes * rowsOf(s)}, device);
-  float* columnsBase = workspace.data();
-  float* turned = columnsBase + parts * partFloats(t);
+  const bool planes = amxGemmRuns();
+  const int parts = planes ? parallelParts(device, t.batch) : parallelPartsOf(device, t);
+  const int64_t partSize = planes ? gridFloats(t) : partFloats(t);
+  workspace.resize_({parts * partSize + s.outPlanes * rowsOf(s)}, device);
+  float* base = workspace.data();
+  float* turned = base + parts * partSize;
   turnedKernels(s, weight, turned);
   const int64_t inSample = t.inPlanes * t.height * t.width, outSample = t.outPlanes * positionsOf(t);
   parallelFor(device, parts, [&](int p) {
-    float* columns = columnsBase + p * partFloats(t);
-    float* padded = columns + columnFloats(t);
-    const Range r = samplesOf(t, parts, p);
+    float* work = base + p * partSize;
+    const Range r = planes ? partRange(t.batch, parts, p) : samplesOf(t, parts, p);
     for (int64_t n = r.begin; n < r.end; ++n)
-      forwardSlices(t, gradOutput + n * inSample, turned, nullptr, gradInput + n * outSample, columns, padded);
+      if (planes)
+        forwardFromPlanes(t, gradOutput + n * inSample, turned, nullptr, gradInput + n * outSample, work);
+      else
+        forwardSlices(t, gradOutput + n * inSample, turned, nullptr, gradInput + n * outSample, work,
+                      work + columnFloats(t));
   });
 }
 
@@ -482,6 +549,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
     return directUpdateOutput(device, s, input, weight, bias, output, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::forward);
+  if (unfoldedForBf16(s) && amxGemmRuns()) return planesUpdateOutput(device, s, input, weight, bias, output, workspace);
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const bool sliced = unfoldedForBf16(s) && slicedSamples(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
@@ -537,8 +605,11 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
     return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::gradInput);
-  if (unfoldedForBf16(s) && slicedSamples(gradInputShape(s)))
-    return slicedGradInput(device, s, gradOutput, weight, gradInput, workspace);
+  // As the forward of the turned kernels where a sample's columns are sliced, or where AMX runs
+  // and that forward has no more input planes than output planes (measured: faster than col2im
+  // on VGG's and the residual network's layers of as many planes out as in, slower on 32 -> 64).
+  if (unfoldedForBf16(s) && (slicedSamples(gradInputShape(s)) || (amxGemmRuns() && s.outPlanes <= s.inPlanes)))
+    return gradInputAsForward(device, s, gradOutput, weight, gradInput, workspace);
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
