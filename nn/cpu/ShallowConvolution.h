@@ -21,8 +21,7 @@ namespace nn::cpu {
 /// Whether the shallow route serves this layer's forward: 1 to 4 input planes, square 3x3 or 5x5
 /// kernels of stride 1 and padding below the kernel's size, the same on both axes, no dilation, no
 /// groups, output rows of at most 32 positions, output planes a multiple of 4, and the kernels' level avx2
-/// or above (Isa.h: the AVX-512 form, or the AVX2 form of ShallowConvolutionAvx2.cpp, which gives
-/// the same floats).
+/// or above (Isa.h: the AVX-512 form or the AVX2 one, which gives the same floats).
 bool shallowFits(const ConvolutionShape& s);
 
 void shallowUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
