@@ -1,18 +1,22 @@
-// The direct and narrow routes of the CPU Linear (DirectLinear.h).
+// The direct and narrow routes of the CPU Linear (DirectLinear.h). The tiles and loops are
+// written once over Vec (Vec.h) in the second half of this file, which VecLevels.h includes once
+// per level: 16 lanes and 32 registers at avx512, 8 and 16 at avx2, so the AVX2 tiles are smaller,
+// but each sum runs in the same order at either level: the same floats.
+#ifndef NN_VEC_LEVEL
+
 #include "nn/cpu/DirectLinear.h"
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
 #include "nn/core/ComputeThreads.h"
 #include "nn/core/Error.h"
-#include "nn/cpu/Avx2.h"
-#include "nn/cpu/Avx512.h"
-#include "nn/cpu/DirectLinearForms.h"
 #include "nn/cpu/Isa.h"
 #include "nn/cpu/Multiversion.h"
+#include "nn/cpu/Vec.h"
 
 namespace nn::cpu {
 
@@ -39,127 +43,8 @@ namespace nn::cpu {
 // prefetcher foresees), so each tile asks for a share of the next strip's rows as its sums go
 // (StripAhead: tile b of the strip for rows b, b + blocks, ...). What each choice gained, and
 // the variants that did not, are in bench/README.md ("Measurements behind the code").
-
-#if NN_AVX512
-
-namespace avx512 {
-
-namespace {
-
-constexpr int64_t kTileRows = 12;    // the forward's weight rows, the gradInput's samples
-constexpr int64_t kTileLanes = 32;   // the forward's samples, the gradInput's inputs: 2 vectors
-constexpr int64_t kStripRows = 256;  // weight rows of a gradInput strip
-
-constexpr int64_t blocksOf(int64_t n, int64_t size) { return (n + size - 1) / size; }
-
-// A tile kernel's instances for 1 to kTileRows rows: element r - 1 is tileOf(r), r given as a
-// std::integral_constant<int, r>; a call takes the one for the rows it has.
-template <typename TileOf, size_t... R>
-constexpr auto tilesOf(TileOf tileOf, std::index_sequence<R...>) {
-  return std::array{tileOf(std::integral_constant<int, static_cast<int>(R) + 1>())...};
-}
-
-// The forward's tile: outputs o0 .. o0 + Rows - 1 (w: the weight's row o0) of a block's samples
-// (xb: [in][32]), each from bias[r] where bias is not null; stored to `samples` rows of y (the
-// block's first sample's row, at o0).
-template <int Rows>
-NN_AVX512_KERNEL void forwardTile(const float* xb, const float* w, int64_t in, const float* bias, float* y, int64_t out,
-                                  int64_t samples) {
-  // Every loop over the sums unrolled whole, so that they live in registers: where one was
-  // left a loop, GCC 12 kept the sums in memory and stored all 24 at every input.
-  __m512 sums[Rows][2];
-#pragma GCC unroll 12
-  for (int r = 0; r < Rows; ++r) sums[r][0] = sums[r][1] = bias ? _mm512_set1_ps(bias[r]) : _mm512_setzero_ps();
-  // One pointer along the rows and each row's offset from the first: 12 offsets, 11 registers.
-  for (const float* wk = w; wk != w + in; ++wk, xb += kTileLanes) {
-    const __m512 x0 = _mm512_loadu_ps(xb), x1 = _mm512_loadu_ps(xb + 16);
-#pragma GCC unroll 12
-    for (int r = 0; r < Rows; ++r) {
-      const __m512 wr = _mm512_set1_ps(wk[r * in]);
-      sums[r][0] = _mm512_fmadd_ps(x0, wr, sums[r][0]);
-      sums[r][1] = _mm512_fmadd_ps(x1, wr, sums[r][1]);
-    }
-  }
-#pragma GCC unroll 2
-  for (int v = 0; v < 2; ++v) {
-    __m512 t[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) t[i] = i < Rows ? sums[i][v] : _mm512_setzero_ps();
-    transpose16(t);
-    for (int64_t j = 0; j < 16 && 16 * v + j < samples; ++j)
-      _mm512_mask_storeu_ps(y + (16 * v + j) * out, firstLanes(Rows), t[j]);
-  }
-}
-
-// kForwardTiles[rows - 1]: the tile of 1 to 12 weight rows.
-constexpr auto kForwardTiles =
-    tilesOf([](auto rows) { return &forwardTile<decltype(rows)::value>; }, std::make_index_sequence<kTileRows>());
-
-// strip[o][32] = w[o][c] (c < cols; zeros after) for the strip's `rows` rows (w: its first row
-// and column; rows `in` apart).
-NN_AVX512_KERNEL void copyStrip(const float* w, int64_t in, int64_t rows, int64_t cols, float* strip) {
-  const __mmask16 low = firstLanes(cols), high = firstLanes(cols - 16);
-  for (int64_t o = 0; o < rows; ++o, w += in, strip += kTileLanes) {
-    _mm512_storeu_ps(strip, _mm512_maskz_loadu_ps(low, w));
-    _mm512_storeu_ps(strip + 16, _mm512_maskz_loadu_ps(high, w + 16));
-  }
-}
-
-// The rows of the weight's next strip (its first row at `strip`; `rows` of them, none where there
-// is no next strip) that one of the gradInput's tiles asks the cache for: row, row + step, ...,
-// each as its sums reach the same row of the current strip.
-struct StripAhead {
-  const float* strip;
-  int64_t rows, row, step;
-};
-
-// The gradInput's tile: inputs k0 .. k0 + cols - 1 (cols <= 32) of a block's Rows samples (12
-// but in the batch's last block), summed over a strip's `rows` weight rows (strip: [rows][32];
-// g: the block's gradOutput at the strip's first row, [rows][12]), stored to gx (the block's
-// first sample's row, at k0), each sum from 0 where `first` (the weight's first strip), else
-// from gx.
-// `ahead`: the rows of the next strip this tile asks for (Note [Linear tiles]).
-template <int Rows>
-NN_AVX512_KERNEL void gradInputTile(const float* strip, const float* g, int64_t rows, float* gx, int64_t in,
-                                    int64_t cols, bool first, StripAhead ahead) {
-  const __mmask16 low = firstLanes(cols), high = firstLanes(cols - 16);
-  __m512 sums[Rows][2];
-#pragma GCC unroll 12
-  for (int r = 0; r < Rows; ++r) {
-    sums[r][0] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(low, gx + r * in);
-    sums[r][1] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(high, gx + r * in + 16);
-  }
-  for (int64_t o = 0; o < rows; ++o, strip += kTileLanes, g += kTileRows) {
-    if (o == ahead.row && o < ahead.rows) {
-      _mm_prefetch(reinterpret_cast<const char*>(ahead.strip + o * in), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(ahead.strip + o * in + 16), _MM_HINT_T1);
-      ahead.row += ahead.step;
-    }
-    const __m512 w0 = _mm512_loadu_ps(strip), w1 = _mm512_loadu_ps(strip + 16);
-#pragma GCC unroll 12
-    for (int r = 0; r < Rows; ++r) {
-      const __m512 gr = _mm512_set1_ps(g[r]);
-      sums[r][0] = _mm512_fmadd_ps(w0, gr, sums[r][0]);
-      sums[r][1] = _mm512_fmadd_ps(w1, gr, sums[r][1]);
-    }
-  }
-#pragma GCC unroll 12
-  for (int r = 0; r < Rows; ++r) {
-    _mm512_mask_storeu_ps(gx + r * in, low, sums[r][0]);
-    _mm512_mask_storeu_ps(gx + r * in + 16, high, sums[r][1]);
-  }
-}
-
-// kGradInputTiles[samples - 1]: the tile of 1 to 12 samples.
-constexpr auto kGradInputTiles = tilesOf([](auto samples) { return &gradInputTile<decltype(samples)::value>; },
-                                         std::make_index_sequence<kTileRows>());
-
-// transposeBlocks<R> of all of src's blocks, on the device's compute threads.
-template <int64_t R>
-void transposeAll(const Device& device, const float* src, int64_t rows, int64_t cols, float* packed) {
-  parallelRanges(device, blocksOf(rows, R), 1,
-                 [&](int64_t begin, int64_t end) { transposeBlocks<R>(src, rows, cols, begin, end, packed); });
-}
+// Those are the AVX-512 form's sizes; AVX2's 16 registers of 8 lanes hold tiles of 6 x 16 in 12
+// sums, and its gradInput tiles do not ask for the next strip (not measured there).
 
 // Note [Narrow layers]
 // A classifier's last layer has few outputs (10): a forward tile of 12 outputs then holds mostly
@@ -170,145 +55,410 @@ void transposeAll(const Device& device, const float* src, int64_t rows, int64_t 
 // then the bias added); gradInput, for 4 samples at a time, the weight rows summed over the
 // outputs for 4 vectors of inputs (16 independent chains of fused multiply-adds, each in the
 // tiles' order); the weight gradient, for a vector of 16 inputs, the samples' products summed for
-// each output.
+// each output. At AVX2 the dot products run in two vectors of 8 lanes, summed across in the same
+// order, 4 samples at a time; gradInput over 2 vectors; the weight gradient in passes of up to
+// 12 outputs.
 
-// The sum of v's 16 lanes, halves added in turn (plain shuffles: GCC 12's _mm512_reduce_add_ps
-// uses an undefined vector, which it then warns of).
-NN_AVX512_KERNEL inline float laneSum(__m512 v) {
-  v = _mm512_add_ps(v, __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-  v = _mm512_add_ps(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
-  v = _mm512_add_ps(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
-  v = _mm512_add_ps(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
-  return v[0];
+namespace linear {
+
+constexpr int64_t blocksOf(int64_t n, int64_t size) { return (n + size - 1) / size; }
+
+// A tile kernel's instances for 1 to sizeof...(R) rows: element r - 1 is tileOf(r), r given as a
+// std::integral_constant<int, r>; a call takes the one for the rows it has.
+template <typename TileOf, size_t... R>
+constexpr auto tilesOf(TileOf tileOf, std::index_sequence<R...>) {
+  return std::array{tileOf(std::integral_constant<int, static_cast<int>(R) + 1>())...};
 }
 
-// y[s][o] (rows `out` apart) for S samples (x: the first one's row), every output o.
+// The rows of the weight's next strip (its first row at `strip`; `rows` of them, none where there
+// is no next strip) that one of the gradInput's tiles asks the cache for: row, row + step, ...,
+// each as its sums reach the same row of the current strip.
+struct StripAhead {
+  const float* strip;
+  int64_t rows, row, step;
+};
+
+}  // namespace linear
+
+}  // namespace nn::cpu
+
+#define NN_VEC_SOURCE "nn/cpu/DirectLinear.cpp"
+#include "nn/cpu/VecLevels.h"
+
+namespace nn::cpu {
+
+bool narrowLinearFits(int64_t, int64_t, int64_t out) { return isaAtLeast(Isa::avx2) && out <= 16; }
+
+bool directLinearFits(int64_t batch, int64_t, int64_t out) {
+  // From 32 outputs: at 10 (a classifier's), rearranging the batch costs more than OpenBLAS's
+  // whole product.
+  return isaAtLeast(Isa::avx2) && batch >= 16 && batch <= 512 && out >= 32;
+}
+
+#if NN_VEC256
+
+// The form of the kernels' level; the Fits functions keep every call off machines with neither.
+
+void narrowLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
+                              int64_t batch, int64_t in, int64_t out) {
+  NN_CPU_FORM(narrowUpdateOutput(device, x, weight, bias, y, batch, in, out));
+}
+
+void narrowLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
+                                 int64_t batch, int64_t in, int64_t out) {
+  NN_CPU_FORM(narrowUpdateGradInput(device, gradY, weight, gradX, batch, in, out));
+}
+
+void narrowLinearAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight,
+                               int64_t batch, int64_t in, int64_t out, float scale) {
+  NN_CPU_FORM(narrowAccGradWeight(device, x, gradY, gradWeight, batch, in, out, scale));
+}
+
+void directLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
+                              int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
+  NN_CPU_FORM(directUpdateOutput(device, x, weight, bias, y, batch, in, out, workspace));
+}
+
+void directLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
+                                 int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
+  NN_CPU_FORM(directUpdateGradInput(device, gradY, weight, gradX, batch, in, out, workspace));
+}
+
+#else
+
+void narrowLinearUpdateOutput(const Device&, const float*, const float*, const float*, float*, int64_t, int64_t,
+                              int64_t) {
+  NN_CHECK(false, "nn.Linear: the narrow route is not in this build");
+}
+void narrowLinearUpdateGradInput(const Device&, const float*, const float*, float*, int64_t, int64_t, int64_t) {
+  NN_CHECK(false, "nn.Linear: the narrow route is not in this build");
+}
+void narrowLinearAccGradWeight(const Device&, const float*, const float*, float*, int64_t, int64_t, int64_t, float) {
+  NN_CHECK(false, "nn.Linear: the narrow route is not in this build");
+}
+void directLinearUpdateOutput(const Device&, const float*, const float*, const float*, float*, int64_t, int64_t,
+                              int64_t, Tensor&) {
+  NN_CHECK(false, "nn.Linear: the direct route is not in this build");
+}
+void directLinearUpdateGradInput(const Device&, const float*, const float*, float*, int64_t, int64_t, int64_t,
+                                 Tensor&) {
+  NN_CHECK(false, "nn.Linear: the direct route is not in this build");
+}
+
+#endif
+
+}  // namespace nn::cpu
+
+#else  // the tiles and loops, in namespace NN_VEC_LEVEL over its Vec (VecLevels.h)
+
+namespace nn::cpu::NN_VEC_LEVEL {
+
+namespace {
+
+using namespace linear;
+using Reg = Vec::Reg;
+using Mask = Vec::Mask;
+constexpr int64_t kLanes = Vec::kLanes;
+
+#include "nn/cpu/VecBlocks.h"
+
+// The forward's tile: kTileRows weight rows x kTileLanes samples (two vectors), 2 kTileRows sums
+// beside the two vectors of samples and a broadcast weight (27 of AVX-512's 32 registers, 15 of
+// AVX2's 16); the gradInput's: kTileRows samples x kTileLanes inputs, each weight strip of
+// kStripRows rows copied kTileLanes inputs wide.
+constexpr int64_t kTileRows = Vec::kRegisters == 32 ? 12 : 6;
+constexpr int64_t kTileLanes = 2 * kLanes;
+constexpr int64_t kStripRows = 256;
+// Whether the gradInput's tiles ask for the next strip's rows (Note [Linear tiles]): measured at
+// AVX-512 only.
+constexpr bool kStripAhead = Vec::kRegisters == 32;
+
+// The forward's tile: outputs o0 .. o0 + Rows - 1 (w: the weight's row o0) of a block's samples
+// (xb: [in][kTileLanes]), each from bias[r] where bias is not null, then over the inputs in order;
+// stored to `samples` rows of y (the block's first sample's row, at o0).
+template <int Rows>
+NN_VEC_TILE void forwardTile(const float* xb, const float* w, int64_t in, const float* bias, float* y, int64_t out,
+                             int64_t samples) {
+  // Every loop over the sums unrolled whole, so that they live in registers: where one was
+  // left a loop, GCC 12 kept the sums in memory and stored all of them at every input.
+  Reg sums[Rows][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < Rows; ++r) sums[r][0] = sums[r][1] = bias ? Vec::set1(bias[r]) : Vec::zero();
+  // One pointer along the rows and each row's offset from the first: 12 offsets, 11 registers.
+  for (const float* wk = w; wk != w + in; ++wk, xb += kTileLanes) {
+    const Reg x0 = Vec::load(xb), x1 = Vec::load(xb + kLanes);
+#pragma GCC unroll 12
+    for (int r = 0; r < Rows; ++r) {
+      const Reg wr = Vec::broadcast(wk + r * in);
+      sums[r][0] = Vec::fmadd(x0, wr, sums[r][0]);
+      sums[r][1] = Vec::fmadd(x1, wr, sums[r][1]);
+    }
+  }
+  const Mask rows = Vec::firstLanes(Rows);
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) {
+    Reg t[kLanes];
+#pragma GCC unroll 16
+    for (int i = 0; i < kLanes; ++i) t[i] = i < Rows ? sums[i][v] : Vec::zero();
+    Vec::transpose(t);
+    for (int64_t j = 0; j < kLanes && kLanes * v + j < samples; ++j) Vec::store(y + (kLanes * v + j) * out, rows, t[j]);
+  }
+}
+
+// kForwardTiles[rows - 1]: the tile of 1 to kTileRows weight rows.
+constexpr auto kForwardTiles =
+    tilesOf([](auto rows) { return &forwardTile<decltype(rows)::value>; }, std::make_index_sequence<kTileRows>());
+
+// strip[o][kTileLanes] = w[o][c] (c < cols; zeros after) for the strip's `rows` rows (w: its first
+// row and column; rows `in` apart).
+void copyStrip(const float* w, int64_t in, int64_t rows, int64_t cols, float* strip) {
+  if (cols == kTileLanes) {
+    for (int64_t o = 0; o < rows; ++o, w += in, strip += kTileLanes) {
+      Vec::store(strip, Vec::load(w));
+      Vec::store(strip + kLanes, Vec::load(w + kLanes));
+    }
+    return;
+  }
+  const Mask low = Vec::firstLanes(cols), high = Vec::firstLanes(cols - kLanes);
+  for (int64_t o = 0; o < rows; ++o, w += in, strip += kTileLanes) {
+    Vec::store(strip, Vec::load(w, low));
+    Vec::store(strip + kLanes, Vec::load(w + kLanes, high));
+  }
+}
+
+// The gradInput's tile: inputs k0 .. k0 + cols - 1 (cols <= kTileLanes) of a block's Rows samples
+// (kTileRows but in the batch's last block), summed over a strip's `rows` weight rows (strip:
+// [rows][kTileLanes]; g: the block's gradOutput at the strip's first row, [rows][kTileRows]),
+// stored to gx (the block's first sample's row, at k0), each sum from 0 where `first` (the
+// weight's first strip), else from gx. `ahead`: the rows of the next strip this tile asks for
+// where kStripAhead (Note [Linear tiles]).
+template <int Rows>
+NN_VEC_TILE void gradInputTile(const float* strip, const float* g, int64_t rows, float* gx, int64_t in, int64_t cols,
+                               bool first, StripAhead ahead) {
+  // A whole strip reads and writes gx with plain loads and stores: a masked store takes several
+  // times as long as a plain one on Zen 3.
+  const bool whole = cols == kTileLanes;
+  const Mask low = Vec::firstLanes(cols), high = Vec::firstLanes(cols - kLanes);
+  Reg sums[Rows][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < Rows; ++r) {
+    if (first) {
+      sums[r][0] = sums[r][1] = Vec::zero();
+    } else if (whole) {
+      sums[r][0] = Vec::load(gx + r * in);
+      sums[r][1] = Vec::load(gx + r * in + kLanes);
+    } else {
+      sums[r][0] = Vec::load(gx + r * in, low);
+      sums[r][1] = Vec::load(gx + r * in + kLanes, high);
+    }
+  }
+  for (int64_t o = 0; o < rows; ++o, strip += kTileLanes, g += kTileRows) {
+    if (kStripAhead && o == ahead.row && o < ahead.rows) {
+      _mm_prefetch(reinterpret_cast<const char*>(ahead.strip + o * in), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead.strip + o * in + 16), _MM_HINT_T1);
+      ahead.row += ahead.step;
+    }
+    const Reg w0 = Vec::load(strip), w1 = Vec::load(strip + kLanes);
+#pragma GCC unroll 12
+    for (int r = 0; r < Rows; ++r) {
+      const Reg gr = Vec::broadcast(g + r);
+      sums[r][0] = Vec::fmadd(w0, gr, sums[r][0]);
+      sums[r][1] = Vec::fmadd(w1, gr, sums[r][1]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < Rows; ++r) {
+    if (whole) {
+      Vec::store(gx + r * in, sums[r][0]);
+      Vec::store(gx + r * in + kLanes, sums[r][1]);
+    } else {
+      Vec::store(gx + r * in, low, sums[r][0]);
+      Vec::store(gx + r * in + kLanes, high, sums[r][1]);
+    }
+  }
+}
+
+// kGradInputTiles[samples - 1]: the tile of 1 to kTileRows samples.
+constexpr auto kGradInputTiles = tilesOf([](auto samples) { return &gradInputTile<decltype(samples)::value>; },
+                                         std::make_index_sequence<kTileRows>());
+
+// transposeBlocks<R> of all of src's blocks, on the device's compute threads.
+template <int64_t R>
+void transposeAll(const Device& device, const float* src, int64_t rows, int64_t cols, float* packed) {
+  parallelRanges(device, blocksOf(rows, R), 1,
+                 [&](int64_t begin, int64_t end) { transposeBlocks<R>(src, rows, cols, begin, end, packed); });
+}
+
+// The narrow loops' dot products run in 16 lanes: kDotVectors vectors.
+constexpr int kDotVectors = 16 / kLanes;
+
+// The sum of the 16 lanes of v[kDotVectors]: lanes i and i + 8 added, then i and i + 4, i + 2,
+// i + 1, at either level.
+inline float laneSum(const Reg* v) {
+  if constexpr (kDotVectors == 2) return Vec::laneSum(Vec::add(v[0], v[1]));
+  return Vec::laneSum(v[0]);
+}
+
+// y[s][o] (rows `out` apart) for S samples (x: the first one's row), every output o: each
+// output's dot product in 16 lanes, summed across them, then the bias added.
 template <int S>
-NN_AVX512_KERNEL void narrowForward(const float* x, const float* w, const float* bias, float* y, int64_t in,
-                                    int64_t out) {
+void narrowForward(const float* x, const float* w, const float* bias, float* y, int64_t in, int64_t out) {
+  constexpr int N = kDotVectors;
   for (int64_t o = 0; o < out; ++o) {
-    __m512 sums[S];
+    Reg sums[S][N];
 #pragma GCC unroll 8
-    for (int s = 0; s < S; ++s) sums[s] = _mm512_setzero_ps();
+    for (int s = 0; s < S; ++s)
+#pragma GCC unroll 2
+      for (int v = 0; v < N; ++v) sums[s][v] = Vec::zero();
     const float* wo = w + o * in;
     int64_t k = 0;
     for (; k + 16 <= in; k += 16) {
-      const __m512 wv = _mm512_loadu_ps(wo + k);
+      Reg wv[N];
+#pragma GCC unroll 2
+      for (int v = 0; v < N; ++v) wv[v] = Vec::load(wo + k + kLanes * v);
 #pragma GCC unroll 8
-      for (int s = 0; s < S; ++s) sums[s] = _mm512_fmadd_ps(_mm512_loadu_ps(x + s * in + k), wv, sums[s]);
+      for (int s = 0; s < S; ++s)
+#pragma GCC unroll 2
+        for (int v = 0; v < N; ++v) sums[s][v] = Vec::fmadd(Vec::load(x + s * in + k + kLanes * v), wv[v], sums[s][v]);
     }
     if (k < in) {
-      const __mmask16 lanes = firstLanes(in - k);
-      const __m512 wv = _mm512_maskz_loadu_ps(lanes, wo + k);
+      Mask lanes[N];
+      Reg wv[N];
+#pragma GCC unroll 2
+      for (int v = 0; v < N; ++v) {
+        lanes[v] = Vec::firstLanes(in - k - kLanes * v);
+        wv[v] = Vec::load(wo + k + kLanes * v, lanes[v]);
+      }
 #pragma GCC unroll 8
-      for (int s = 0; s < S; ++s) sums[s] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(lanes, x + s * in + k), wv, sums[s]);
+      for (int s = 0; s < S; ++s)
+#pragma GCC unroll 2
+        for (int v = 0; v < N; ++v)
+          sums[s][v] = Vec::fmadd(Vec::load(x + s * in + k + kLanes * v, lanes[v]), wv[v], sums[s][v]);
     }
 #pragma GCC unroll 8
     for (int s = 0; s < S; ++s) y[s * out + o] = (bias ? bias[o] : 0.f) + laneSum(sums[s]);
   }
 }
 
-// gx[s][k..k+63] (rows `in` apart) = sum over o < out of gy[s][o] w[o][k..k+63] (gy's rows `out`
-// apart) for S samples, the weight's vectors shared by the samples; Masked: the last inputs, fewer
-// than 64.
+// The inputs of a narrow gradInput step: 64 at AVX-512 (4 vectors), 16 at AVX2 (2).
+constexpr int kGradInputVectors = Vec::kRegisters == 32 ? 4 : 2;
+
+// gx[s][k..] (rows `in` apart) = sum over o < out of gy[s][o] w[o][k..] (gy's rows `out` apart)
+// for S samples and kGradInputVectors vectors of inputs, the weight's vectors shared by the
+// samples; Masked: the last inputs, fewer than a step's.
 template <int S, bool Masked>
-NN_AVX512_KERNEL inline __attribute__((always_inline)) void narrowGradInput(const float* gy, const float* w, float* gx,
-                                                                            int64_t in, int64_t out, int64_t k) {
-  constexpr int kVectors = 4;
-  __mmask16 lanes[kVectors];
-  __m512 sums[S][kVectors];
+inline __attribute__((always_inline)) void narrowGradInput(const float* gy, const float* w, float* gx, int64_t in,
+                                                           int64_t out, int64_t k) {
+  constexpr int V = kGradInputVectors;
+  Mask lanes[V];
+  Reg sums[S][V];
 #pragma GCC unroll 4
-  for (int v = 0; v < kVectors; ++v) lanes[v] = Masked ? firstLanes(in - k - 16 * v) : __mmask16(0xffff);
+  for (int v = 0; v < V; ++v) lanes[v] = Vec::firstLanes(Masked ? in - k - kLanes * v : kLanes);
 #pragma GCC unroll 16
-  for (int i = 0; i < S * kVectors; ++i) sums[i / kVectors][i % kVectors] = _mm512_setzero_ps();
+  for (int i = 0; i < S * V; ++i) sums[i / V][i % V] = Vec::zero();
   for (int64_t o = 0; o < out; ++o) {
-    __m512 g[S];
+    Reg g[S];
 #pragma GCC unroll 4
-    for (int s = 0; s < S; ++s) g[s] = _mm512_set1_ps(gy[s * out + o]);
+    for (int s = 0; s < S; ++s) g[s] = Vec::broadcast(gy + s * out + o);
     const float* wo = w + o * in + k;
 #pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) {
-      const __m512 wv = Masked ? _mm512_maskz_loadu_ps(lanes[v], wo + 16 * v) : _mm512_loadu_ps(wo + 16 * v);
+    for (int v = 0; v < V; ++v) {
+      const Reg wv = Masked ? Vec::load(wo + kLanes * v, lanes[v]) : Vec::load(wo + kLanes * v);
 #pragma GCC unroll 4
-      for (int s = 0; s < S; ++s) sums[s][v] = _mm512_fmadd_ps(wv, g[s], sums[s][v]);
+      for (int s = 0; s < S; ++s) sums[s][v] = Vec::fmadd(wv, g[s], sums[s][v]);
     }
   }
+  // Plain stores but for the last inputs: a masked store takes several times as long on Zen 3.
 #pragma GCC unroll 16
-  for (int i = 0; i < S * kVectors; ++i)
-    _mm512_mask_storeu_ps(gx + (i / kVectors) * in + k + 16 * (i % kVectors), lanes[i % kVectors],
-                          sums[i / kVectors][i % kVectors]);
+  for (int i = 0; i < S * V; ++i) {
+    float* dst = gx + (i / V) * in + k + kLanes * (i % V);
+    if (Masked)
+      Vec::store(dst, lanes[i % V], sums[i / V][i % V]);
+    else
+      Vec::store(dst, sums[i / V][i % V]);
+  }
 }
 
 // narrowGradInput over all inputs.
 template <int S>
-NN_AVX512_KERNEL void narrowGradInputRow(const float* gy, const float* w, float* gx, int64_t in, int64_t out) {
+void narrowGradInputRow(const float* gy, const float* w, float* gx, int64_t in, int64_t out) {
+  constexpr int64_t step = kGradInputVectors * kLanes;
   int64_t k = 0;
-  for (; k + 64 <= in; k += 64) narrowGradInput<S, false>(gy, w, gx, in, out, k);
+  for (; k + step <= in; k += step) narrowGradInput<S, false>(gy, w, gx, in, out, k);
   if (k < in) narrowGradInput<S, true>(gy, w, gx, in, out, k);
 }
 
-// gw[o][k..k+15] += scale * sum over the samples of gy[n][o] x[n][k..k+15], for every o < out
-// (16 at most) and the vectors of inputs from k = begin to end (multiples of 16 but the last).
-NN_AVX512_KERNEL void narrowWeightGradient(const float* x, const float* gy, float* gw, int64_t batch, int64_t in,
-                                           int64_t out, float scale, int64_t begin, int64_t end) {
-  for (int64_t k = begin; k < end; k += 16) {
-    const __mmask16 lanes = firstLanes(end - k);
-    __m512 sums[16];
+// The most outputs whose weight gradient one pass over the samples sums: 16 at AVX-512 (every
+// narrow layer's in one pass), 12 at AVX2 (12 sums, the vector of inputs and a broadcast gradient
+// fill 14 of its 16 registers).
+constexpr int kNarrowOutputs = Vec::kRegisters == 32 ? 16 : 12;
+
+// gw[o][k..] += scale * sum over the samples of gy[n][o] x[n][k..], for `outputs`
+// (<= kNarrowOutputs) outputs from o0 and the vectors of inputs from k = begin to end (multiples
+// of a vector but the last).
+void narrowWeightGradient(const float* x, const float* gy, float* gw, int64_t batch, int64_t in, int64_t out,
+                          int64_t o0, int64_t outputs, float scale, int64_t begin, int64_t end) {
+  for (int64_t k = begin; k < end; k += kLanes) {
+    const Mask lanes = Vec::firstLanes(end - k);
+    // Plain loads and stores but for the last inputs, fewer than a vector: a masked store takes
+    // several times as long on Zen 3.
+    const bool whole = end - k >= kLanes;
+    Reg sums[kNarrowOutputs];
 #pragma GCC unroll 16
-    for (int o = 0; o < 16; ++o) sums[o] = _mm512_setzero_ps();
+    for (int o = 0; o < kNarrowOutputs; ++o) sums[o] = Vec::zero();
     for (int64_t n = 0; n < batch; ++n) {
-      const __m512 xv = _mm512_maskz_loadu_ps(lanes, x + n * in + k);
-      const float* g = gy + n * out;
+      const Reg xv = whole ? Vec::load(x + n * in + k) : Vec::load(x + n * in + k, lanes);
+      const float* g = gy + n * out + o0;
 #pragma GCC unroll 16
-      for (int o = 0; o < 16; ++o)
-        if (o < out) sums[o] = _mm512_fmadd_ps(xv, _mm512_set1_ps(g[o]), sums[o]);
+      for (int o = 0; o < kNarrowOutputs; ++o)
+        if (o < outputs) sums[o] = Vec::fmadd(xv, Vec::broadcast(g + o), sums[o]);
     }
-    const __m512 s = _mm512_set1_ps(scale);
+    const Reg s = Vec::set1(scale);
 #pragma GCC unroll 16
-    for (int o = 0; o < 16; ++o)
-      if (o < out) {
-        float* row = gw + o * in + k;
-        _mm512_mask_storeu_ps(row, lanes, _mm512_fmadd_ps(sums[o], s, _mm512_maskz_loadu_ps(lanes, row)));
+    for (int o = 0; o < kNarrowOutputs; ++o)
+      if (o < outputs) {
+        float* row = gw + (o0 + o) * in + k;
+        if (whole)
+          Vec::store(row, Vec::fmadd(sums[o], s, Vec::load(row)));
+        else
+          Vec::store(row, lanes, Vec::fmadd(sums[o], s, Vec::load(row, lanes)));
       }
   }
 }
 
-// The narrow gradInput's samples [begin, end) 4 at a time (16 chains of sums), those left one at
-// a time.
-void narrowGradInputRange(const float* gy, const float* w, float* gx, int64_t in, int64_t out, int64_t begin,
-                          int64_t end) {
-  int64_t n = begin;
-  for (; n + 4 <= end; n += 4) narrowGradInputRow<4>(gy + n * out, w, gx + n * in, in, out);
-  for (; n < end; ++n) narrowGradInputRow<1>(gy + n * out, w, gx + n * in, in, out);
-}
-
-// The narrow forward's samples in groups of 8, those left one at a time.
-void narrowForwardRange(const float* x, const float* w, const float* bias, float* y, int64_t in, int64_t out,
-                        int64_t begin, int64_t end) {
-  int64_t n = begin;
-  for (; n + 8 <= end; n += 8) narrowForward<8>(x + n * in, w, bias, y + n * out, in, out);
-  for (; n < end; ++n) narrowForward<1>(x + n * in, w, bias, y + n * out, in, out);
-}
+// The samples of a narrow forward step: 8 at AVX-512, 4 at AVX2.
+constexpr int kNarrowSamples = Vec::kRegisters == 32 ? 8 : 4;
 
 }  // namespace
 
 void narrowUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
                         int64_t batch, int64_t in, int64_t out) {
-  parallelRanges(device, batch, 8,
-                 [&](int64_t begin, int64_t end) { narrowForwardRange(x, weight, bias, y, in, out, begin, end); });
+  parallelRanges(device, batch, 8, [&](int64_t begin, int64_t end) {
+    int64_t n = begin;
+    for (; n + kNarrowSamples <= end; n += kNarrowSamples)
+      narrowForward<kNarrowSamples>(x + n * in, weight, bias, y + n * out, in, out);
+    for (; n < end; ++n) narrowForward<1>(x + n * in, weight, bias, y + n * out, in, out);
+  });
 }
 
 void narrowUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX, int64_t batch,
                            int64_t in, int64_t out) {
-  parallelRanges(device, batch, 8,
-                 [&](int64_t begin, int64_t end) { narrowGradInputRange(gradY, weight, gradX, in, out, begin, end); });
+  parallelRanges(device, batch, 8, [&](int64_t begin, int64_t end) {
+    int64_t n = begin;
+    for (; n + 4 <= end; n += 4) narrowGradInputRow<4>(gradY + n * out, weight, gradX + n * in, in, out);
+    for (; n < end; ++n) narrowGradInputRow<1>(gradY + n * out, weight, gradX + n * in, in, out);
+  });
 }
 
 void narrowAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight, int64_t batch,
                          int64_t in, int64_t out, float scale) {
-  const int64_t vectors = blocksOf(in, 16);
-  parallelRanges(device, vectors, 4, [&](int64_t begin, int64_t end) {
-    narrowWeightGradient(x, gradY, gradWeight, batch, in, out, scale, 16 * begin, std::min(in, 16 * end));
+  // Parts of 64 inputs at least.
+  parallelRanges(device, blocksOf(in, kLanes), 64 / kLanes, [&](int64_t begin, int64_t end) {
+    // The outputs in as few passes as the registers allow, of sizes differing by at most one.
+    const int64_t passes = blocksOf(out, kNarrowOutputs), size = blocksOf(out, passes);
+    for (int64_t o0 = 0; o0 < out; o0 += size)
+      narrowWeightGradient(x, gradY, gradWeight, batch, in, out, o0, std::min(size, out - o0), scale, kLanes * begin,
+                           std::min(in, kLanes * end));
   });
 }
 
@@ -360,41 +510,6 @@ void directUpdateGradInput(const Device& device, const float* gradY, const float
   });
 }
 
-}  // namespace avx512
+}  // namespace nn::cpu::NN_VEC_LEVEL
 
 #endif
-
-bool narrowLinearFits(int64_t, int64_t, int64_t out) { return isaAtLeast(Isa::avx2) && out <= 16; }
-
-bool directLinearFits(int64_t batch, int64_t, int64_t out) {
-  // From 32 outputs: at 10 (a classifier's), rearranging the batch costs more than OpenBLAS's
-  // whole product.
-  return isaAtLeast(Isa::avx2) && batch >= 16 && batch <= 512 && out >= 32;
-}
-
-void narrowLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
-                              int64_t batch, int64_t in, int64_t out) {
-  NN_CPU_FORM(narrowUpdateOutput(device, x, weight, bias, y, batch, in, out));
-}
-
-void narrowLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
-                                 int64_t batch, int64_t in, int64_t out) {
-  NN_CPU_FORM(narrowUpdateGradInput(device, gradY, weight, gradX, batch, in, out));
-}
-
-void narrowLinearAccGradWeight(const Device& device, const float* x, const float* gradY, float* gradWeight,
-                               int64_t batch, int64_t in, int64_t out, float scale) {
-  NN_CPU_FORM(narrowAccGradWeight(device, x, gradY, gradWeight, batch, in, out, scale));
-}
-
-void directLinearUpdateOutput(const Device& device, const float* x, const float* weight, const float* bias, float* y,
-                              int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
-  NN_CPU_FORM(directUpdateOutput(device, x, weight, bias, y, batch, in, out, workspace));
-}
-
-void directLinearUpdateGradInput(const Device& device, const float* gradY, const float* weight, float* gradX,
-                                 int64_t batch, int64_t in, int64_t out, Tensor& workspace) {
-  NN_CPU_FORM(directUpdateGradInput(device, gradY, weight, gradX, batch, in, out, workspace));
-}
-
-}  // namespace nn::cpu
