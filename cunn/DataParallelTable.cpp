@@ -1,7 +1,16 @@
 // nn::DataParallelTable: the module contract over replicas of a module on several devices.
-// Note [Data parallel steps], the design (the named steps, their order in forward and backward,
-// the first replica as the table's only child), is in docs/data-parallel.md, "The steps"; the
-// notes below sit beside the code they are about, the profile is in DataParallelProfile.cpp.
+//
+// Note [Data parallel steps] (in full, with each step's table, in docs/data-parallel.md, "The
+// steps"). The table composes named steps of DataParallelSteps.h, each tested alone: scatter
+// (splitBatch, scatterSlice or scatterInOneCall), run (one thread per device, DeviceThreads),
+// gather (gatherParts), reduce (reduceGradients onto the first replica) and broadcast
+// (broadcastParameters from it).
+// - forward: broadcast where the replicas are stale, scatter the input, run, gather the outputs;
+// - backward: scatter gradOutput once, run updateGradInput and accGradParameters in one round,
+//   gather the gradInputs, reduce.
+// The first replica thus holds the whole batch's gradient, the optimizer works on its parameters
+// alone, and it is the table's only child, so that a state dict has the plain module's names.
+// The notes below sit beside the code they are about; the profile is in DataParallelProfile.cpp.
 #include "cunn/DataParallelTable.h"
 
 #include <set>

@@ -1,5 +1,5 @@
 // nn::DataParallelTable: trains one module on several devices at once (Torch7's cunn
-// DataParallelTable). See the note at the top of DataParallelTable.cpp for the design.
+// DataParallelTable). The design: Note [Data parallel steps] at the top of DataParallelTable.cpp.
 #pragma once
 
 #include <atomic>
