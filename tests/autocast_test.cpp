@@ -265,32 +265,44 @@ TEST_CASE("Convolutions' passes in a bfloat16 scope: bfloat16 products within th
   checkConvolution(DType::BFloat16, 2, 4, 6, 3, 9, 2);
 }
 
-TEST_CASE("3x3 convolutions that take Winograd's route in float32 take the GEMMs' in a bfloat16 scope",
+TEST_CASE("3x3 convolutions that take Winograd's route in float32 take AMX's GEMMs in a bfloat16 scope",
           "[autocast]") {
   REQUIRE_BF16_PRODUCTS();
+  if (!nn::cpu::amxGemmRuns()) NN_SKIP(nn::cpu::amxGemmMissing());
   // VGG's 3x3 padded layers (float32: Winograd's route, the direct route's weight gradient where
-  // the output planes are a multiple of 32), smaller: a sample's columns within 1 MB (unfolded
-  // whole); 32 -> 32 planes on 32x32 (1.2 MB a sample: unfolded in slices of output rows, the
-  // gradInput as the forward of the turned kernels); 16 -> 48 (the forward's columns whole, the
-  // gradInput's, 48 planes, in slices); padded by 2 (the gradInput's layer unpadded).
-  // On AMX the columns are read from the padded planes; on vdpbf16ps (AMX held off, or a CPU
-  // without it) unfolded, in slices where a sample's outgrow 1 MB.
-  for (const bool amx : {true, false}) {
-    CAPTURE(amx);
-    if (amx && !nn::cpu::amxGemmRuns()) continue;
-    const bool previous = nn::cpu::allowAmx(amx);
-    const int64_t amxCalls = nn::cpu::amxGemmCalls();
-    const nn::test::RouteWatch winograd(Route::convolutionWinograd);
-    checkConvolution(DType::BFloat16, 2, 16, 32, 3, 16, 1, 1);
-    checkConvolution(DType::BFloat16, 2, 32, 32, 3, 32, 1, 1);
-    checkConvolution(DType::BFloat16, 2, 16, 48, 3, 32, 1, 1);
-    checkConvolution(DType::BFloat16, 2, 32, 32, 3, 30, 1, 2);
-    nn::cpu::allowAmx(previous);
-    // The float32 runs beside them took it, forward and gradInput: the shapes are Winograd's.
-    CHECK(winograd.ran(Pass::forward) == 4);
-    CHECK(winograd.ran(Pass::gradInput) == 4);
-    CHECK((nn::cpu::amxGemmCalls() > amxCalls) == amx);
+  // the output planes are a multiple of 32), smaller: a sample's columns within 1 MB; 32 -> 32
+  // planes on 32x32 (1.2 MB a sample: the weight gradient unfolded in slices of output rows);
+  // 16 -> 48 (the gradInput as the forward of the turned kernels for its size alone); padded by 2
+  // (the gradInput's layer unpadded).
+  const int64_t amxCalls = nn::cpu::amxGemmCalls();
+  const nn::test::RouteWatch winograd(Route::convolutionWinograd);
+  checkConvolution(DType::BFloat16, 2, 16, 32, 3, 16, 1, 1);
+  checkConvolution(DType::BFloat16, 2, 32, 32, 3, 32, 1, 1);
+  checkConvolution(DType::BFloat16, 2, 16, 48, 3, 32, 1, 1);
+  checkConvolution(DType::BFloat16, 2, 32, 32, 3, 30, 1, 2);
+  // The float32 runs beside them took it, forward and gradInput: the shapes are Winograd's.
+  CHECK(winograd.ran(Pass::forward) == 4);
+  CHECK(winograd.ran(Pass::gradInput) == 4);
+  CHECK(nn::cpu::amxGemmCalls() > amxCalls);
+}
+
+TEST_CASE("On vdpbf16ps a bfloat16 scope's 3x3 convolutions keep Winograd's route", "[autocast]") {
+  REQUIRE_BF16_PRODUCTS();
+  // AMX held off: the unfolded route's products would run below Winograd's there.
+  const bool previous = nn::cpu::allowAmx(false);
+  nn::SpatialConvolution convolution(16, 16, 3, 3, 1, 1, 1, 1);
+  const Tensor image = nn::test::randomTensor({1, 16, 16, 16}, 14);
+  const nn::test::RouteWatch winograd(Route::convolutionWinograd), unfolded(Route::convolutionUnfolded);
+  {
+    Autocast scope(DType::BFloat16);
+    convolution.forward(image);
+    convolution.backward(image, image);
   }
+  nn::cpu::allowAmx(previous);
+  CHECK(winograd.ran(Pass::forward) == 1);
+  CHECK(winograd.ran(Pass::gradInput) == 1);
+  CHECK(winograd.ran(Pass::gradParameters) == 1);
+  CHECK(unfolded.ran(Pass::forward) == 0);
 }
 
 TEST_CASE("A bfloat16 scope's 3x3 convolution gives the same output and gradInput on 1 and 2 threads",
@@ -300,17 +312,12 @@ TEST_CASE("A bfloat16 scope's 3x3 convolution gives the same output and gradInpu
   nn::SpatialConvolution convolution(32, 32, 3, 3, 1, 1, 1, 1);
   const Tensor x = nn::test::randomTensor({3, 32, 32, 32}, 31), gy = nn::test::randomTensor({3, 32, 32, 32}, 32);
   Autocast scope(DType::BFloat16);
-  for (const bool amx : {true, false}) {
-    CAPTURE(amx);
-    const bool previous = nn::cpu::allowAmx(amx);
-    const Passes one = runPasses(convolution, x, gy);
-    nn::setNumThreads(2);
-    const Passes two = runPasses(convolution, x, gy);
-    nn::setNumThreads(1);
-    nn::cpu::allowAmx(previous);
-    CHECK(one.output == two.output);
-    CHECK(one.gradInput == two.gradInput);
-  }
+  const Passes one = runPasses(convolution, x, gy);
+  nn::setNumThreads(2);
+  const Passes two = runPasses(convolution, x, gy);
+  nn::setNumThreads(1);
+  CHECK(one.output == two.output);
+  CHECK(one.gradInput == two.gradInput);
 }
 
 TEST_CASE("Convolutions' passes in a float16 scope: float16 operands within their bound of float32's",

@@ -62,10 +62,6 @@ inline void fillRow(float* dst, int64_t n, float value) {
     if (i + j < n) dst[i + j] = value;
 }
 
-inline void addConstant(float* dst, int64_t n, float value) {
-  for (int64_t i = 0; i < n; ++i) dst[i] += value;
-}
-
 // dst[j] += src[j] for j < N, a fixed number of vector adds.
 template <int64_t N>
 inline void addFixed(const float* __restrict src, float* __restrict dst) {
@@ -169,22 +165,24 @@ int64_t paddedFloats(const ConvolutionShape& s) {
 bool grouped(const ConvolutionShape& s) { return positionsOf(s) < kGroupBelow; }
 
 // Note [bfloat16 products take the unfolded route]
-// Where the GEMMs multiply in bfloat16 (autocast bfloat16 or the precision medium, where
-// cpu::bf16Gemm runs: Blas.h), the layers that the Winograd route serves in float32 take the
-// unfolded route in all three passes: its GEMMs run on AMX or vdpbf16ps at several times sgemm's
-// rate, while Winograd's float32 transforms, which bfloat16 does not speed up, take most of its
-// time. Their weight gradient leaves the direct route (float32 multiply-adds) for the same reason.
-// Where AMX runs, the forward reads the columns from the sample's padded planes without unfolding
-// them (forwardFromPlanes), as does the gradInput, computed as the forward of the layer with
-// turned kernels (gradInputShape), where that layer has no more input planes than output planes.
-// Elsewhere (vdpbf16ps), where one sample's columns outgrow kGroupedChunkBytes (VGG's 32 planes
-// on 32x32: 288 rows of 1024 positions, 1.2 MB), im2col and the GEMM's packing of the columns
-// would wait for memory: such a sample is unfolded a slice of output rows at a time
-// (slicedSamples), its gradInput computed as that forward, whose slices need no col2im; so is
-// the weight gradient of such a sample, on AMX too. Float16 products are sgemm's on rounded
-// operands, no faster than float32's: their routes are float32's. At the levels below avx512,
-// bf16Products() is false and nothing changes.
-bool unfoldedForBf16(const ConvolutionShape& s) { return winogradFits(s) && blas::bf16Products(); }
+// Where the GEMMs multiply in bfloat16 (autocast bfloat16 or the precision medium: Blas.h) on AMX's
+// tiles (AmxGemm.h), the layers that the Winograd route serves in float32 take the unfolded route
+// in all three passes: AMX runs their products at several times sgemm's rate, while Winograd's
+// float32 transforms, which bfloat16 does not speed up, take most of its time. Their weight
+// gradient leaves the direct route (float32 multiply-adds) for the same reason. The forward reads
+// the columns from the sample's padded planes without unfolding them (forwardFromPlanes), as does
+// the gradInput, computed as the forward of the layer with turned kernels (gradInputShape), where
+// that layer has no more input planes than output planes or a sample's columns outgrow
+// kGroupedChunkBytes (VGG's 32 planes on 32x32: 288 rows of 1024 positions, 1.2 MB); the weight
+// gradient of such a sample is unfolded a slice of output rows at a time (slicedSamples), so that
+// the columns stay in the cache until the GEMM has packed them. On vdpbf16ps alone (AMX held off,
+// or a CPU without it) the unfolded route measured slower than Winograd's (0.70x the CNN's
+// images/s on this Xeon, whose vdpbf16ps runs below sgemm's rate), and float16 products are
+// sgemm's on rounded operands: their routes are float32's. At the levels below avx512, neither
+// bfloat16 kernel runs and nothing changes.
+bool unfoldedForBf16(const ConvolutionShape& s) {
+  return winogradFits(s) && blas::bf16Products() && amxGemmRuns();
+}
 
 // Output rows unfolded at a time where a sample is unfolded in slices: as many as fit kChunkBytes.
 int64_t sliceRowsOf(const ConvolutionShape& s) {
@@ -412,23 +410,7 @@ float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, 
   return workspace.data();
 }
 
-// One sample's output = bias + W[out, rows] * its columns, output rows sliceRowsOf(s) at a time
-// (slicedSamples: no groups, the row route).
-void forwardSlices(const ConvolutionShape& s, const float* input, const float* weight, const float* bias,
-                   float* output, float* columns, float* padded) {
-  const int64_t positions = positionsOf(s), rows = rowsOf(s), sliceRows = sliceRowsOf(s);
-  for (int64_t y0 = 0; y0 < s.outHeight; y0 += sliceRows) {
-    const int64_t y1 = std::min(s.outHeight, y0 + sliceRows), cols = (y1 - y0) * s.outWidth;
-    im2colRows(s, input, y0, y1, columns, padded);
-    float* slice = output + y0 * s.outWidth;
-    blas::gemm(false, false, s.outPlanes, cols, rows, 1.f, weight, rows, columns, cols, 0.f, slice, positions);
-    if (bias)
-      for (int64_t o = 0; o < s.outPlanes; ++o) addConstant(slice + o * positions, cols, bias[o]);
-  }
-}
-
-// Where AMX runs, the layers of unfoldedForBf16 read their columns from the sample's padded planes
-// instead (amxGemmRows): row (c, ky, kx) of the columns, taken along a grid of output positions as
+// The layers of unfoldedForBf16 read their columns from the sample's padded planes (amxGemmRows): row (c, ky, kx) of the columns, taken along a grid of output positions as
 // wide as a padded plane (kW - 1 positions more than an output row), is padded plane c from its
 // row ky, column kx on. The product's sums at the grid's extra positions are dropped. A part's
 // work: the padded planes, a row of zeros past them (the last rows read up to kW - 1 floats past
@@ -468,7 +450,7 @@ void forwardFromPlanes(const ConvolutionShape& s, const float* input, const floa
   }
 }
 
-// The forward of unfoldedForBf16's layers where AMX runs: each part's samples from their planes.
+// The forward of unfoldedForBf16's layers: each part's samples from their planes.
 void planesUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                         const float* bias, float* output, Tensor& workspace) {
   const int parts = parallelParts(device, s.batch);
@@ -508,29 +490,22 @@ void turnedKernels(const ConvolutionShape& s, const float* weight, float* turned
               weight[o * rowsOf(s) + math::im2colRow(c, s.kH - 1 - ky, s.kW - 1 - kx, s.kH, s.kW)];
 }
 
-// gradInput as the forward of gradInputShape(s), sample by sample: from the planes of gradOutput
-// where AMX runs (forwardFromPlanes), else in slices (forwardSlices). Either way without col2im's
-// scattered adds.
+// gradInput as the forward of gradInputShape(s), sample by sample from the planes of gradOutput
+// (forwardFromPlanes), without col2im's scattered adds.
 void gradInputAsForward(const Device& device, const ConvolutionShape& s, const float* gradOutput,
                         const float* weight, float* gradInput, Tensor& workspace) {
   const ConvolutionShape t = gradInputShape(s);
-  const bool planes = amxGemmRuns();
-  const int parts = planes ? parallelParts(device, t.batch) : parallelPartsOf(device, t);
-  const int64_t partSize = planes ? gridFloats(t) : partFloats(t);
-  workspace.resize_({parts * partSize + s.outPlanes * rowsOf(s)}, device);
+  const int parts = parallelParts(device, t.batch);
+  workspace.resize_({parts * gridFloats(t) + s.outPlanes * rowsOf(s)}, device);
   float* base = workspace.data();
-  float* turned = base + parts * partSize;
+  float* turned = base + parts * gridFloats(t);
   turnedKernels(s, weight, turned);
   const int64_t inSample = t.inPlanes * t.height * t.width, outSample = t.outPlanes * positionsOf(t);
   parallelFor(device, parts, [&](int p) {
-    float* work = base + p * partSize;
-    const Range r = planes ? partRange(t.batch, parts, p) : samplesOf(t, parts, p);
+    const Range r = partRange(t.batch, parts, p);
     for (int64_t n = r.begin; n < r.end; ++n)
-      if (planes)
-        forwardFromPlanes(t, gradOutput + n * inSample, turned, nullptr, gradInput + n * outSample, work);
-      else
-        forwardSlices(t, gradOutput + n * inSample, turned, nullptr, gradInput + n * outSample, work,
-                      work + columnFloats(t));
+      forwardFromPlanes(t, gradOutput + n * inSample, turned, nullptr, gradInput + n * outSample,
+                        base + p * gridFloats(t));
   });
 }
 
@@ -549,9 +524,8 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
     return directUpdateOutput(device, s, input, weight, bias, output, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::forward);
-  if (unfoldedForBf16(s) && amxGemmRuns()) return planesUpdateOutput(device, s, input, weight, bias, output, workspace);
+  if (unfoldedForBf16(s)) return planesUpdateOutput(device, s, input, weight, bias, output, workspace);
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
-  const bool sliced = unfoldedForBf16(s) && slicedSamples(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const int parts = parallelPartsOf(device, s);
   float* columnsBase = workspaceFor(device, s, parts, false, workspace);
@@ -562,10 +536,6 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
     const Range r = samplesOf(s, parts, p);
     for (int64_t first = r.begin; first < r.end; first += chunk) {
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
-      if (sliced) {
-        forwardSlices(s, input + first * inSample, weight, bias, output + first * outSample, columns, padded);
-        continue;
-      }
       im2col(s, input + first * inSample, count, columns, padded);
       if (grouped(s)) {
         // staged[out, cols] = W[out, rows] * columns[rows, cols], group by group (W's rows and
@@ -605,10 +575,10 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
     return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::gradInput);
-  // As the forward of the turned kernels where a sample's columns are sliced, or where AMX runs
-  // and that forward has no more input planes than output planes (measured: faster than col2im
-  // on VGG's and the residual network's layers of as many planes out as in, slower on 32 -> 64).
-  if (unfoldedForBf16(s) && (slicedSamples(gradInputShape(s)) || (amxGemmRuns() && s.outPlanes <= s.inPlanes)))
+  // As the forward of the turned kernels where that has no more input planes than output planes
+  // (measured: faster than col2im on VGG's and the residual network's layers of as many planes out
+  // as in, slower on 32 -> 64), or where a sample's columns outgrow kGroupedChunkBytes.
+  if (unfoldedForBf16(s) && (s.outPlanes <= s.inPlanes || slicedSamples(gradInputShape(s))))
     return gradInputAsForward(device, s, gradOutput, weight, gradInput, workspace);
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;

@@ -5,10 +5,10 @@
 // planes' roles swapped, padded by 2 - pad), so both passes share one routine;
 // accGradParameters transforms the input's blocks as the forward does, and gradOutput's 2x2
 // blocks, and sums their products over the batch in GEMMs as long as a chunk's blocks. The GEMMs
-// are nn::blas::gemm's; the transforms are float32. Where the GEMMs multiply in bfloat16 (autocast
-// bfloat16, the precision medium), the CPU's convolution sends these layers to the unfolded route
-// instead, whose products all run at bfloat16's rate (Note [bfloat16 products take the unfolded
-// route], ConvolutionKernels.cpp).
+// are nn::blas::gemm's; the transforms are float32. Where the GEMMs multiply in bfloat16 on AMX
+// (autocast bfloat16, the precision medium), the CPU's convolution sends these layers to the
+// unfolded route instead, whose products all run at AMX's rate (Note [bfloat16 products take the
+// unfolded route], ConvolutionKernels.cpp).
 #pragma once
 
 #include "nn/backend/ConvolutionKernels.h"
