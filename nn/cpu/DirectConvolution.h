@@ -9,9 +9,9 @@
 // planes' roles swapped), that of a layer of stride 2 four such correlations with kernels of 1 to
 // 4 taps, one for each parity class of the input positions (Note [Stride-2 gradInput] in the .cpp);
 // the weight gradient sums, for 32 output planes at a time, each input value's products with the
-// gradOutput of the positions it reaches. That is the AVX-512 form (DirectConvolution.cpp); the
-// AVX2 form (DirectConvolutionAvx2.cpp, 16 planes x 6 positions a tile) sums each value in the same
-// order, and DirectConvolution.cpp calls the form of the kernels' level (Isa.h).
+// gradOutput of the positions it reaches. That is the AVX-512 form; the AVX2 form (16 planes x 6
+// positions a tile), compiled from the same source (Note [Direct tiles] in the .cpp), sums each
+// value in the same order, and the form of the kernels' level runs (Isa.h).
 // float32 at every matmul precision (nn/core/MatmulPrecision.h): the bfloat16 products of the
 // precision medium are the GEMMs' (Blas.h), which these small shapes do not call.
 #pragma once
