@@ -31,7 +31,9 @@ def run_nn(network, config, args, work):
     threads, devices = next((t, d) for _, c, t, d in CONFIGS if c == config)
     metrics = os.path.join(work, "nn.json")
     cmd = [TRAIN, "--network", network, "--batch-size", str(args.batch_size), "--steps", str(steps(network, args)),
-           "--threads", str(threads), "--devices", devices, "--metrics", metrics, "--precision", args.precision]
+           "--threads", str(threads), "--devices", devices, "--metrics", metrics]
+    # autocast: the model's passes in an nn::Autocast scope of bfloat16, float32 products elsewhere.
+    cmd += ["--autocast", "bf16"] if args.precision == "autocast" else ["--precision", args.precision]
     if args.no_amx:
         cmd.append("--no-amx")
     m, rss = run_json(cmd, metrics, nn_env())
@@ -41,7 +43,7 @@ def run_nn(network, config, args, work):
 def run_torch(python, network, config, args, work):
     base = [python, TORCH_SCRIPT, "--network", network, "--batch-size", str(args.batch_size), "--steps",
             str(steps(network, args))]
-    if args.precision == "medium":
+    if args.precision in ("medium", "autocast"):
         base += ["--autocast", "bfloat16"]
     m, rss = run_torch_config(base, config, work)
     return {"ips": m["images_per_second"], "rss_kb": rss, "version": m["torch"]}
@@ -63,9 +65,10 @@ def main():
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--scale", type=float, default=1.0, help="multiplies every network's timed steps")
     p.add_argument("--networks", default=",".join(NETWORKS), help="comma-separated, of " + ", ".join(NETWORKS))
-    p.add_argument("--precision", choices=["highest", "medium"], default="highest",
+    p.add_argument("--precision", choices=["highest", "medium", "autocast"], default="highest",
                    help="medium: this project's float32 matmul precision medium (bfloat16 products) against "
-                        "PyTorch's torch.autocast('cpu', dtype=torch.bfloat16)")
+                        "PyTorch's torch.autocast('cpu', dtype=torch.bfloat16); autocast: this project's "
+                        "nn::Autocast of bfloat16 against the same")
     p.add_argument("--no-amx", action="store_true",
                    help="at medium, hold this project's bfloat16 products to vdpbf16ps on a CPU with AMX")
     p.add_argument("--configs", default=",".join(c for _, c, _, _ in CONFIGS),
@@ -105,7 +108,7 @@ def run_rounds(a, work):
     load_after = os.getloadavg()
 
     kernels = {x.get("kernel", "") for runs in results.values() for x in runs} - {""}
-    products = f", {'/'.join(sorted(kernels))}" if a.precision == "medium" and kernels else ""
+    products = f", {'/'.join(sorted(kernels))}" if a.precision != "highest" and kernels else ""
 
     def label(name, config):
         if name == "nn":
@@ -116,6 +119,9 @@ def run_rounds(a, work):
     if a.precision == "medium":
         print("precision: this project at the float32 matmul precision medium (bfloat16 products, "
               "on the instructions the table names), PyTorch under torch.autocast('cpu', dtype=torch.bfloat16)")
+    elif a.precision == "autocast":
+        print("precision: this project under nn::Autocast(bfloat16) (bfloat16 products, on the instructions "
+              "the table names), PyTorch under torch.autocast('cpu', dtype=torch.bfloat16)")
     print(f"batch {a.batch_size}, after 3 warm-up steps; {a.rounds} alternating rounds; images/s: median (min-max)")
     print_setup(sgemm, load_before, load_after)
     print()

@@ -3,9 +3,11 @@
 // bench/networks_torch.py; tools/bench-suite.sh runs both alternately.
 //
 //   train_synthetic --network vgg [--batch-size 128] [--steps 20] [--warmup 3] [--threads 1]
-//                   [--devices cpu:0,cpu:1] [--precision highest|high|medium] [--no-amx] [--profile]
-//                   [--metrics FILE]
+//                   [--devices cpu:0,cpu:1] [--precision highest|high|medium] [--autocast bf16|fp16|off]
+//                   [--no-amx] [--profile] [--metrics FILE]
 //
+// --autocast runs the model's forward and backward in an nn::Autocast scope, the criterion outside
+// it, as examples/lenet does (the master weights and the optimizer stay float32; no loss scaling).
 // --no-amx holds the precision medium's products to vdpbf16ps on a CPU with AMX (nn/cpu/AmxGemm.h),
 // to compare the two; the JSON line names the bfloat16 products' instructions ("bf16_kernel").
 //
@@ -39,6 +41,7 @@ struct Flags {
   int threads = 1;
   std::string devices = "cpu:0";
   std::string precision = "highest";
+  std::string autocast = "off";
   bool profile = false;
   bool noAmx = false;
   std::string metrics;
@@ -49,7 +52,7 @@ struct Flags {
                "train_synthetic: %s\n"
                "usage: train_synthetic --network lenet|mlp|vgg|resnet [--batch-size N] [--steps N] [--warmup N]\n"
                "                       [--threads N] [--devices cpu:0,cpu:1] [--precision highest|high|medium]\n"
-               "                       [--no-amx] [--profile] [--metrics FILE]\n",
+               "                       [--autocast bf16|fp16|off] [--no-amx] [--profile] [--metrics FILE]\n",
                error.c_str());
   std::exit(2);
 }
@@ -91,6 +94,11 @@ Flags parse(int argc, char** argv) {
       f.metrics = value;
     else if (arg == "--precision")
       f.precision = value;
+    else if (arg == "--autocast") {
+      if (value != "bf16" && value != "fp16" && value != "off")
+        usage("--autocast expects bf16, fp16 or off, got '" + value + "'");
+      f.autocast = value;
+    }
     else
       usage("unknown flag " + arg);
   }
@@ -103,6 +111,7 @@ int run(const Flags& f) {
   const std::vector<nn::Device> devices = examples::parseDevices("train_synthetic", f.devices);
   nn::setNumThreads(f.threads);
   nn::setFloat32MatmulPrecision(nn::matmulPrecisionNamed(f.precision));
+  const nn::DType autocast = nn::autocastNamed(f.autocast.c_str());
   nn::cpu::allowAmx(!f.noAmx);
   nn::setProfiling(f.profile);
   nn::manualSeed(1);
@@ -135,12 +144,17 @@ int run(const Flags& f) {
       nn::ScopedTimer timer(zeroTime);
       model->zeroGradParameters();
     }
-    const nn::Tensor& out = model->forward(x);
+    const nn::Tensor* out = nullptr;
+    {
+      nn::Autocast scope(autocast);
+      out = &model->forward(x);
+    }
     {
       nn::ScopedTimer timer(criterionTime);
-      loss = criterion.forward(out, y);
-      criterion.backward(out, y);
+      loss = criterion.forward(*out, y);
+      criterion.backward(*out, y);
     }
+    nn::Autocast scope(autocast);
     model->backward(x, criterion.gradInput);
     nn::ScopedTimer timer(stepTime);
     sgd.step();
