@@ -124,10 +124,6 @@ constexpr int kMaxVectors = Vec::kRegisters == 32 ? 2 : 1;
 template <int V>
 constexpr int kRows = kTileSums / (kPlanes * V);
 
-// The vectors of an output row, and the vectors of one of its tiles.
-int64_t vectorsOf(const Layer& l) { return (l.outWidth + Vec::kLanes - 1) / Vec::kLanes; }
-int64_t tileVectorsOf(const Layer& l) { return std::min<int64_t>(vectorsOf(l), kMaxVectors); }
-
 // f(K, V), each a std::integral_constant<int>, for the kernel size and the vectors of a tile of l.
 template <typename F>
 void byShape(const Layer& l, F f) {
@@ -135,8 +131,9 @@ void byShape(const Layer& l, F f) {
     if (l.size == 3) return f(std::integral_constant<int, 3>(), v);
     f(std::integral_constant<int, 5>(), v);
   };
+  // Rows of more than one vector in tiles of two where the registers hold them.
   if constexpr (kMaxVectors == 2)
-    if (tileVectorsOf(l) == 2) return withSize(std::integral_constant<int, 2>());
+    if (l.outWidth > Vec::kLanes) return withSize(std::integral_constant<int, 2>());
   withSize(std::integral_constant<int, 1>());
 }
 
