@@ -1,6 +1,6 @@
 // nn::SpatialConvolution's 3x3 layers of stride 1 or 2 and padding 1 onto rows of 7, 8 or 14
 // positions, with output planes a multiple of 32, which the CPU computes directly at the kernels'
-// level avx2 and above (nn/cpu/DirectConvolution.cpp, DirectConvolutionAvx2.cpp): forward,
+// level avx2 and above (nn/cpu/DirectConvolution.cpp, one source compiled per level): forward,
 // gradInput and the parameters' gradients against the sums of their terms in double, tiles of two
 // rows and of one, 32 and 64 planes, stride 2 from 16 and 32 planes (its gradInput by the parity
 // classes of the input positions), 1x1 layers of stride 2, the weight gradient of wider planes
@@ -148,7 +148,7 @@ TEST_CASE("SpatialConvolution 3x3 on narrow planes gives the same floats on 1 an
 
 TEST_CASE("SpatialConvolution 3x3 on narrow planes gives the same floats in the AVX2 and AVX-512 forms",
           "[SpatialConvolution]") {
-  // Each sum runs in the same order in both forms (nn/cpu/DirectConvolutionAvx2.cpp), so a model
+  // Each sum runs in the same order in both forms (nn/cpu/DirectConvolution.cpp over Vec512 and Vec256), so a model
   // trained on one CPU computes as on the other; on 2 threads, each part's weight gradient too.
   NN_REQUIRE_ISA(Isa::avx512);
   for (int threads : {1, 2}) {

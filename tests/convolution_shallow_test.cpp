@@ -1,6 +1,6 @@
 // nn::SpatialConvolution's first layers (1 to 4 input planes, 3x3 or 5x5 kernels of stride 1),
 // whose forward the CPU computes along the output rows at the kernels' level avx2 and above
-// (nn/cpu/ShallowConvolution.cpp, ShallowConvolutionAvx2.cpp): which layers take that route, a
+// (nn/cpu/ShallowConvolution.cpp, one source compiled per level): which layers take that route, a
 // hand-computed output, the three passes against the sums of their terms in double (rows of one
 // to four vectors, the last partly filled; tiles of several rows and the single rows after them;
 // padding 0, 1 and 2), finite differences, the same floats on 1 and 2 compute threads and in the
@@ -124,7 +124,7 @@ TEST_CASE("SpatialConvolution of one input plane gives the same floats on 1 and 
 
 TEST_CASE("SpatialConvolution of 1 to 4 input planes gives the same floats in the AVX2 and AVX-512 forms",
           "[SpatialConvolution]") {
-  // Each output value runs in the same order in both forms (nn/cpu/ShallowConvolutionAvx2.cpp).
+  // Each output value runs in the same order in both forms (nn/cpu/ShallowConvolution.cpp over Vec512 and Vec256).
   NN_REQUIRE_ISA(Isa::avx512);
   for (size_t i = 0; i + 1 < kCases.size(); ++i) {
     const nn::test::SquareConv& c = kCases[i];

@@ -200,7 +200,7 @@ TEST_CASE("Linear at training batches gives the same floats on 1 and 2 compute t
 }
 
 TEST_CASE("Linear's AVX2 and AVX-512 forms give the same floats", "[Linear]") {
-  // Each sum runs in the same order in both forms (nn/cpu/DirectLinearAvx2.cpp), so a model
+  // Each sum runs in the same order in both forms (nn/cpu/DirectLinear.cpp over Vec512 and Vec256), so a model
   // trained on one CPU computes as on the other.
   NN_REQUIRE_ISA(nn::cpu::Isa::avx512);
   for (const Shape& s : kShapes) {
