@@ -13,6 +13,7 @@
 // unfolded route]).
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "nn/core/ComputeThreads.h"
@@ -218,16 +219,24 @@ int parallelPartsOf(const Device& device, const ConvolutionShape& s) {
   return parallelParts(device, (s.batch + chunkOf(s) - 1) / chunkOf(s));
 }
 
-// unfoldPlane of a fixed width where outW is a common one.
+// pick(width) for the common output widths, each a compile-time constant (std::integral_constant),
+// 0 for any other: the instance of a row loop of fixed length that serves outW.
+template <typename Pick>
+auto ofWidth(int64_t outW, Pick pick) {
+  switch (outW) {
+    case 7: return pick(std::integral_constant<int64_t, 7>{});
+    case 8: return pick(std::integral_constant<int64_t, 8>{});
+    case 14: return pick(std::integral_constant<int64_t, 14>{});
+    case 16: return pick(std::integral_constant<int64_t, 16>{});
+    case 24: return pick(std::integral_constant<int64_t, 24>{});
+    case 28: return pick(std::integral_constant<int64_t, 28>{});
+    case 32: return pick(std::integral_constant<int64_t, 32>{});
+    default: return pick(std::integral_constant<int64_t, 0>{});
+  }
+}
+
 auto unfoldOf(int64_t outW) {
-  return outW == 7    ? unfoldPlane<7>
-         : outW == 8  ? unfoldPlane<8>
-         : outW == 14 ? unfoldPlane<14>
-         : outW == 16 ? unfoldPlane<16>
-         : outW == 24 ? unfoldPlane<24>
-         : outW == 28 ? unfoldPlane<28>
-         : outW == 32 ? unfoldPlane<32>
-                      : unfoldPlane<0>;
+  return ofWidth(outW, [](auto width) { return &unfoldPlane<decltype(width)::value>; });
 }
 
 // Both loops go sample by sample and plane by plane, so that the plane being read stays in
@@ -330,14 +339,7 @@ void col2im(const ConvolutionShape& s, const float* columns, int64_t count, floa
     const int64_t height = s.height, width = s.width, outH = s.outHeight, outW = s.outWidth;
     const int64_t positions = positionsOf(s), stride = count * positions, planeSize = height * width;
     const auto foldStrided = dW == 2 ? foldStridedPlane<2> : foldStridedPlane<0>;
-    const auto fold = outW == 7    ? foldPlane<7>
-                      : outW == 8  ? foldPlane<8>
-                      : outW == 14 ? foldPlane<14>
-                      : outW == 16 ? foldPlane<16>
-                      : outW == 24 ? foldPlane<24>
-                      : outW == 28 ? foldPlane<28>
-                      : outW == 32 ? foldPlane<32>
-                                   : foldPlane<0>;
+    const auto fold = ofWidth(outW, [](auto width) { return &foldPlane<decltype(width)::value>; });
     if (rowRoute(s)) {
       // Each plane's taps summed from zero, in the plane itself or in the padded copy, whose
       // interior is then copied.
