@@ -13,6 +13,7 @@
 
 #include "cunn/DataParallelTable.h"
 #include "nn/nn.h"
+#include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"
 
@@ -30,10 +31,16 @@ nn::SgdOptions sgdOptions(float learningRate) {
   return o;
 }
 
-// A Linear(3, 2) and SGD over it, its gradients set to `values`.
+// A Linear(3, 2) on `device` and SGD over it, its gradients set to `values`.
 struct Small {
-  Small() { nn::manualSeed(5); }
-  std::shared_ptr<nn::Linear> model = std::make_shared<nn::Linear>(3, 2);
+  explicit Small(const nn::Device& device = nn::Device()) : model(made(device)) {}
+  static std::shared_ptr<nn::Linear> made(const nn::Device& device) {
+    nn::manualSeed(5);
+    auto linear = std::make_shared<nn::Linear>(3, 2);
+    linear->to(device);
+    return linear;
+  }
+  std::shared_ptr<nn::Linear> model;
   nn::SGD sgd{model->getParameters(), sgdOptions(0.1f)};
   void setGradients(const std::vector<float>& values) {
     Tensor g = sgd.gradients();
@@ -155,7 +162,7 @@ TEST_CASE("A static scale stays, and still skips a step with an inf", "[GradScal
   CHECK(scaler.getScale() == 1024.f);
 }
 
-TEST_CASE("Finite gradients whose sum overflows are finite: the check is element by element", "[GradScaler]") {
+NN_DEVICE_TEST_CASE("Finite gradients whose sum overflows are finite: the check is element by element", "[GradScaler]") {
   // Scale 1: the gradients unscale to themselves. 3e38 + 3e38 is beyond a float's 3.4e38.
   GradScalerOptions o;
   o.initScale = 1;
@@ -163,7 +170,7 @@ TEST_CASE("Finite gradients whose sum overflows are finite: the check is element
   GradScaler scaler(o);
   for (float big : {3e38f, -3e38f}) {
     CAPTURE(big);
-    Small net;
+    Small net(kind.device());
     std::vector<float> g = kGradients;
     g[0] = g[1] = big;
     g[4] = std::numeric_limits<float>::max();
@@ -179,7 +186,7 @@ TEST_CASE("Finite gradients whose sum overflows are finite: the check is element
   for (size_t at : {size_t{0}, size_t{3}, size_t{7}})
     for (float bad : {-kInf, kInf, std::nanf("")}) {
       CAPTURE(at, bad);
-      Small net;
+      Small net(kind.device());
       std::vector<float> g(kGradients.size(), 3e38f);
       g[at] = bad;
       net.setGradients(g);

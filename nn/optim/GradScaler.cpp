@@ -54,8 +54,10 @@ void GradScaler::unscale(Optimizer& optimizer) {
     tensor.reduce(device, extremes_.rawData(), gradients.rawData(), 1, count, 1, math::Reduction::kMax);
     gradients.mul_(-1.f);
     tensor.reduce(device, extremes_.rawData() + 1, gradients.rawData(), 1, count, 1, math::Reduction::kMax);
-    const float* greatest = extremes_.data();
-    if (!device.isCpu()) {
+    const float* greatest = nullptr;
+    if (device.isCpu()) {
+      greatest = extremes_.data();
+    } else {  // data() is for CPU tensors: read through a host copy
       host_.resize_({2}, Device());
       host_.copy_(extremes_);
       greatest = host_.data();
