@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Random.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Blas.h"

@@ -36,7 +36,7 @@
 
 #include "examples/LeNet.h"
 #include "examples/Trainer.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/modules/Identity.h"
 
 namespace {

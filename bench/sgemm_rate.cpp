@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "nn/cpu/Blas.h"
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 4) {

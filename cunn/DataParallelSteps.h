@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "nn/backend/Communicator.h"
-#include "nn/core/FunctionRef.h"
+#include "nn/tensor/FunctionRef.h"
 #include "nn/core/Module.h"
 
 namespace nn {

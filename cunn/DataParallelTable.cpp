@@ -16,7 +16,7 @@
 #include <set>
 #include <utility>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -1,4 +1,4 @@
-// DeviceThreads: one long-lived worker thread per device (nn/core/WorkerThreads.h). run() hands
+// DeviceThreads: one long-lived worker thread per device (nn/runtime/WorkerThreads.h). run() hands
 // each worker its part of a step and waits for all of them; the first failure comes back on
 // the caller's thread with the device named, and every worker is idle again before run()
 // returns. The thread of a CUDA device runs its tasks with that device current.
@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/core/Device.h"
-#include "nn/core/FunctionRef.h"
-#include "nn/core/WorkerThreads.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/FunctionRef.h"
+#include "nn/runtime/WorkerThreads.h"
 
 namespace nn {
 

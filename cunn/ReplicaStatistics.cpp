@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -42,9 +42,9 @@ struct Options : TrainingDefaults {
   bool profile = false;
   // Batch normalisation over the whole batch of every device and process (nn::setSyncBatchNorm).
   bool syncBn = false;
-  // The float32 matmul precision (nn/core/MatmulPrecision.h).
+  // The float32 matmul precision (nn/runtime/MatmulPrecision.h).
   nn::MatmulPrecision precision = nn::MatmulPrecision::highest;
-  // The products of forward and backward in an autocast scope of this type (nn/core/Autocast.h);
+  // The products of forward and backward in an autocast scope of this type (nn/runtime/Autocast.h);
   // Float32: none.
   nn::DType autocast = nn::DType::Float32;
   // The loss scale (nn/optim/GradScaler.h): "dynamic", "off" or a number; empty: dynamic under

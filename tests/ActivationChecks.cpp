@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/io/Serialize.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/Sequential.h"

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "nn/backend/ConvolutionKernels.h"
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Random.h"
-#include "nn/core/Tensor.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
+#include "nn/tensor/Tensor.h"
 #include "nn/cpu/Routes.h"
 #include "nn/modules/SpatialConvolution.h"
 #include "tests/DeviceTest.h"

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Device.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn::test {
 

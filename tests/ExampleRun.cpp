@@ -13,7 +13,7 @@
 #include <iterator>
 #include <thread>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 
 namespace nn::test {
 

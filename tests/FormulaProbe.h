@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/math/Activation.h"
 #include "nn/math/BatchNorm.h"
 #include "nn/math/CrossEntropy.h"

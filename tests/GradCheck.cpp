@@ -7,7 +7,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 
 namespace nn::test {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cunn/DataParallelTable.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/modules/Identity.h"
 
 using nn::Activity;

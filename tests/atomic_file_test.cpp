@@ -13,7 +13,7 @@
 #include <iterator>
 #include <string>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/io/AtomicFile.h"
 #include "tests/TempDir.h"
 

@@ -1,4 +1,4 @@
-// The autocast scope (nn/core/Autocast.h) on the CPU: its nesting; Linear's and
+// The autocast scope (nn/runtime/Autocast.h) on the CPU: its nesting; Linear's and
 // SpatialConvolution's forward and backward passes inside a bfloat16 or float16 scope against
 // their float32 results, within what rounding each operand to the narrow type allows:
 // |err| <= (2u + u^2) sum|a_i b_i| for the unit roundoff u (bfloat16 2^-8, float16 2^-11) plus
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cunn/DataParallelTable.h"
-#include "nn/core/Autocast.h"
+#include "nn/runtime/Autocast.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Isa.h"

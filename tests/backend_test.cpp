@@ -163,7 +163,7 @@ NN_DEVICE_TEST_CASE("strided copies, add_, mul_ and cmul_ on a device give the h
 }
 
 NN_DEVICE_TEST_CASE("copies between overlapping views of one tensor read the whole source first", "[Backend]") {
-  // Note [Overlapping copies] in nn/core/Tensor.cpp: the expected values are those of a copy from a
+  // Note [Overlapping copies] in nn/tensor/Tensor.cpp: the expected values are those of a copy from a
   // separate tensor holding the source's values, worked out on the host from counting values.
   const Device device = kind.compared();
   std::vector<float> counting(24);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/data/BatchIterator.h"
 
 using nn::BatchIterator;

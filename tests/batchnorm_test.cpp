@@ -14,7 +14,7 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/ReLU.h"
 #include "nn/modules/Sequential.h"

@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Error.h"
-#include "nn/core/MatmulPrecision.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Error.h"
+#include "nn/runtime/MatmulPrecision.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Blas.h"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/CpuFeatures.h"
 #include "tests/ExampleRun.h"
 #include "tests/Skip.h"

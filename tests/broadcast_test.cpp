@@ -8,7 +8,7 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/Add.h"
 #include "nn/modules/CMul.h"
 #include "nn/modules/Max.h"

@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 using nn::CollectiveDeadline;
 using nn::Tensor;

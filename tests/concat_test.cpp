@@ -6,7 +6,7 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/Identity.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/ReLU.h"

@@ -12,8 +12,8 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Random.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "nn/cpu/DirectConvolution.h"
 #include "nn/cpu/Isa.h"
 #include "nn/cpu/Routes.h"

@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Random.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "nn/io/Serialize.h"
 #include "nn/modules/SpatialConvolution.h"
 #include "tests/ActivationChecks.h"

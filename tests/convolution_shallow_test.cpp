@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Random.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "nn/cpu/Isa.h"
 #include "nn/cpu/Routes.h"
 #include "nn/cpu/ShallowConvolution.h"

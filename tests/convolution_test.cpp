@@ -11,7 +11,7 @@
 #include <functional>
 #include <memory>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/SpatialConvolution.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/SpatialConvolution.h"
 #include "nn/modules/SpatialFullConvolution.h"
 #include "tests/ActivationChecks.h"

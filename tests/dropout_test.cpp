@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Random.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -1,4 +1,4 @@
-// Tensors of the element types (nn/core/DType.h): the conversions of copy_ and to(DType), bit for
+// Tensors of the element types (nn/tensor/DType.h): the conversions of copy_ and to(DType), bit for
 // bit against nn/math/Half.h and against hand-written bits, on every device; views and copies
 // of bfloat16 and float16 tensors across strides and devices; the storage's bytes; the errors of
 // the float32-only operations and modules; safetensors files of mixed element types; hostile sizes.

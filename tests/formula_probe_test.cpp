@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cunn/cuda/CudaBackend.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 #include "tests/FormulaProbe.h"
 
 using nn::test::kProbeInputs;

@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "nn/core/Checked.h"
-#include "nn/core/Error.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Error.h"
+#include "nn/tensor/Tensor.h"
 #include "nn/io/Serialize.h"
 #include "nn/modules/Narrow.h"
 #include "nn/modules/NarrowTable.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/data/FashionMnist.h"
 #include "nn/data/IdxFile.h"
 #include "tests/Skip.h"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/data/ImageFolder.h"
 #include "nn/data/ImageTransforms.h"
 #include "tests/ExampleRun.h"

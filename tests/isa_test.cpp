@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/cpu/Routes.h"
 #include "nn/modules/ReLU.h"
 #include "nn/modules/SpatialBatchNormalization.h"

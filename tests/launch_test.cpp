@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cunn/distributed/ProcessGroup.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "nn/backend/Backend.h"
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Isa.h"
 #include "tests/Skip.h"
 

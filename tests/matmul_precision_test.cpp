@@ -1,4 +1,4 @@
-// The float32 matmul precision (nn/core/MatmulPrecision.h) on the CPU: its names; at highest and
+// The float32 matmul precision (nn/runtime/MatmulPrecision.h) on the CPU: its names; at highest and
 // high a Linear gives the floats it gave before any setting; at medium, where the CPU has
 // AVX512-BF16 at the kernels' level avx512, its products are bfloat16's (a double sum of the
 // rounded operands within float32's rounding, away from the un-rounded sum by bfloat16-sized
@@ -8,9 +8,9 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/core/Error.h"
-#include "nn/core/MatmulPrecision.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Error.h"
+#include "nn/runtime/MatmulPrecision.h"
+#include "nn/tensor/Random.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Routes.h"
 #include "nn/modules/Linear.h"

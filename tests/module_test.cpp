@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/MulConstant.h"

@@ -15,8 +15,8 @@
 #include <memory>
 #include <vector>
 
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Random.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "nn/cpu/Isa.h"
 #include "nn/modules/GroupNorm.h"
 #include "nn/modules/LayerNorm.h"

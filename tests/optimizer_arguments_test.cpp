@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/optim/Adagrad.h"
 #include "nn/optim/Adam.h"
 #include "nn/optim/AdamW.h"

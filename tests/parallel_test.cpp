@@ -1,4 +1,4 @@
-// The compute threads of a CPU device (nn/core/ComputeThreads.h): how work is cut into parts, that each
+// The compute threads of a CPU device (nn/runtime/ComputeThreads.h): how work is cut into parts, that each
 // part runs once and failures come back, and that every module that cuts its work gives with
 // several threads what it gives with one.
 #include <sys/resource.h>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "examples/LeNet.h"
-#include "nn/core/WorkerThreads.h"
+#include "nn/runtime/WorkerThreads.h"
 #include "nn/modules/SpatialBatchNormalization.h"
 #include "nn/nn.h"
 #include "tests/GradCheck.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/optim/Adam.h"
 #include "nn/optim/LrScheduler.h"
 #include "nn/optim/SGD.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "nn/core/Numerics.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/ConcatTable.h"
 #include "nn/modules/Dropout.h"

@@ -20,7 +20,7 @@
 
 #include "cunn/DataParallelTable.h"
 #include "nn/core/Options.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/ReLU.h"

@@ -13,7 +13,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/Linear.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/io/SummaryWriter.h"
 #include "tests/ExampleRun.h"
 #include "tests/OnnxRuntime.h"

@@ -13,7 +13,7 @@
 
 #include "cunn/DataParallelTable.h"
 #include "cunn/ReplicaStatistics.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/ReLU.h"

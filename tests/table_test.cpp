@@ -8,7 +8,7 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/io/Serialize.h"
 #include "nn/modules/CAddTable.h"
 #include "nn/modules/CDivTable.h"

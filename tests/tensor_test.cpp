@@ -1,16 +1,16 @@
 // nn::Tensor: views, resizing and arithmetic on every device type; copies between logical CPU
 // devices and device names. The transfers, fills and copies of every backend are in
 // backend_test.cpp.
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 
 #include "nn/backend/Backend.h"
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Error.h"
-#include "nn/core/Random.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Error.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "nn/core/Container.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/io/Serialize.h"
 #include "tests/TempDir.h"
 

@@ -9,7 +9,7 @@
 # (tools/bench-peers.sh; every instruction set free on both sides unless ISA=same).
 # ROUNDS (3), NETWORKS (lenet,mlp,vgg,resnet), SCALE (1: multiplies each network's timed steps)
 # BATCH (128), CONFIGS (1t,2t,dp: 1 thread, 2 threads, 2 devices) and PRECISION (highest; medium:
-# this project's bfloat16 products, nn/core/MatmulPrecision.h, against PyTorch's
+# this project's bfloat16 products, nn/runtime/MatmulPrecision.h, against PyTorch's
 # torch.autocast("cpu", dtype=torch.bfloat16); autocast: this project's nn::Autocast of bfloat16
 # against the same) may be set in the environment; arguments go to
 # bench/suite_compare.py (--no-amx: at medium, this project's products on vdpbf16ps, not AMX).

@@ -2,7 +2,7 @@
 # Shows that the build enforces the layers of ARCHITECTURE.md: tests/layering's control target
 # (a file where a module stands, including what a module may) builds, and each target that breaks
 # one rule (a module including a CPU kernel header, a module depending on the CPU backend, the core
-# including a module, a formula including the backend interface) fails to build for that reason.
+# including a module, a formula or the tensor including the backend interface) fails to build for that reason.
 # Extra arguments go to `bazel build`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,4 +55,5 @@ expect_failure //tests/layering:module_including_cpu "$(missing nn/cpu/Blas.h)" 
 expect_failure "//$depending:module_depending_on_cpu" "target '//nn/cpu:cpu' is not visible" "$@"
 expect_failure //tests/layering:core_including_module "$(missing nn/modules/Linear.h)" "$@"
 expect_failure //tests/layering:math_including_backend "$(missing nn/backend/TensorKernels.h)" "$@"
+expect_failure //tests/layering:tensor_including_backend "$(missing nn/backend/Backend.h)" "$@"
 exit "$status"

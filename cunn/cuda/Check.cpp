@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

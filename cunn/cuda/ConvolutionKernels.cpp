@@ -8,7 +8,7 @@
 // The results must be the same from run to run and must not depend on the GPU generation:
 //  - float32 math on the FMA units (CUDNN_FMA_MATH): CUDNN_DEFAULT_MATH lets Ampere and later
 //    GPUs round the inputs to TF32 on tensor cores. At the float32 matmul precisions high and
-//    medium (nn/core/MatmulPrecision.h) the descriptor has CUDNN_DEFAULT_MATH, as PyTorch's
+//    medium (nn/runtime/MatmulPrecision.h) the descriptor has CUDNN_DEFAULT_MATH, as PyTorch's
 //    cudnn.allow_tf32 gives it, and the results then depend on the GPU generation; the algorithms
 //    stay those of the descriptor's math (never those ranked for CUDNN_TENSOR_OP_MATH, which the
 //    descriptor would have to name);
@@ -33,9 +33,9 @@
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/Tables.h"
 #include "cunn/cuda/UnfoldedConvolution.h"
-#include "nn/core/Autocast.h"
-#include "nn/core/Error.h"
-#include "nn/core/MatmulPrecision.h"
+#include "nn/runtime/Autocast.h"
+#include "nn/tensor/Error.h"
+#include "nn/runtime/MatmulPrecision.h"
 
 namespace nn {
 
@@ -97,7 +97,7 @@ struct Plan {
 };
 
 // Whether the float32 matmul precision in force, or the calling thread's autocast scope
-// (nn/core/Autocast.h), lets convolutions run on tensor cores. The tensors are float32, so
+// (nn/runtime/Autocast.h), lets convolutions run on tensor cores. The tensors are float32, so
 // cuDNN's tensor cores take them as TF32 inside a scope too.
 bool tensorOps() { return autocastEnabled() || float32MatmulPrecision() != MatmulPrecision::highest; }
 

@@ -6,7 +6,7 @@
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/HostWait.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -15,7 +15,7 @@
 #include "cunn/cuda/NcclCommunicator.h"
 #include "cunn/cuda/PeerCommunicator.h"
 #include "cunn/cuda/Tables.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 
@@ -316,7 +316,7 @@ bool CudaBackend::peerAccess(int a, int b) {
 void CudaBackend::copy(float* dst, const Device& dstDevice, const StridedView& dstView, const float* src,
                        const Device& srcDevice, const StridedView& srcView, int64_t count) {
   // nn::Tensor stages copies whose two sides overlap (Note [Overlapping copies] in
-  // nn/core/Tensor.cpp); a view copied onto itself is left as it is.
+  // nn/tensor/Tensor.cpp); a view copied onto itself is left as it is.
   if (count == 0 || (dst == src && dstDevice == srcDevice && dstView.isContiguous() && srcView.isContiguous())) return;
   if (dstView.isContiguous() && srcView.isContiguous()) {
     copyBytes(dst, dstDevice, src, srcDevice, static_cast<size_t>(count) * sizeof(float));

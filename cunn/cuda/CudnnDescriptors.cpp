@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "cunn/cuda/Check.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "cunn/cuda/Check.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

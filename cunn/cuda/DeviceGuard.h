@@ -2,7 +2,7 @@
 // the previous one current again when the scope ends.
 #pragma once
 
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

@@ -3,9 +3,9 @@
 
 #include "cunn/cuda/Check.h"
 #include "cunn/cuda/CudaBackend.h"
-#include "nn/core/Autocast.h"
-#include "nn/core/Error.h"
-#include "nn/core/MatmulPrecision.h"
+#include "nn/runtime/Autocast.h"
+#include "nn/tensor/Error.h"
+#include "nn/runtime/MatmulPrecision.h"
 
 namespace nn::cuda {
 
@@ -32,7 +32,7 @@ cublasComputeType_t computeType(MatmulPrecision precision) {
 }
 
 // The compute type of the calling thread's products: its autocast scope's type where it is in one
-// (nn/core/Autocast.h: bfloat16 or float16 tensor cores, float32 sums), else the precision's.
+// (nn/runtime/Autocast.h: bfloat16 or float16 tensor cores, float32 sums), else the precision's.
 cublasComputeType_t computeType() {
   switch (autocastType()) {
     case DType::BFloat16:

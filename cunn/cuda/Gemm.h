@@ -1,12 +1,12 @@
 // Row-major matrix products on a CUDA device through cuBLAS, which is column-major: the one way
 // this backend multiplies matrices (Linear, the unfolded convolution), on the device's handle and
-// stream (CudaBackend::blas), in the float32 matmul precision in force (nn/core/MatmulPrecision.h):
+// stream (CudaBackend::blas), in the float32 matmul precision in force (nn/runtime/MatmulPrecision.h):
 // float32 throughout at highest, TF32 tensor cores at high, bfloat16 ones at medium.
 #pragma once
 
 #include <cstdint>
 
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 
 namespace nn::cuda {
 

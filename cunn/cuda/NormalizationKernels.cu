@@ -10,7 +10,7 @@
 #include "cunn/cuda/Launch.h"
 #include "cunn/cuda/Reduce.h"
 #include "cunn/cuda/Tables.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/math/Normalization.h"
 
 namespace nn {

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "nn/backend/ConvolutionKernels.h"
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 
 namespace nn::cuda {
 

@@ -22,7 +22,7 @@
 
 #include "cunn/DataParallelTable.h"
 #include "cunn/distributed/Launch.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

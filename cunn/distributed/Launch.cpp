@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

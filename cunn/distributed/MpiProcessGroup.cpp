@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "cunn/distributed/NcclGroup.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

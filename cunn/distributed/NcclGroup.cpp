@@ -19,7 +19,7 @@
 #include "cunn/cuda/DeviceGuard.h"
 #include "cunn/cuda/HostWait.h"
 #include "cunn/distributed/CollectiveDeadline.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "nn/core/Device.h"
-#include "nn/core/FunctionRef.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/FunctionRef.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cunn/distributed/Launch.h"
-#include "nn/core/Error.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Error.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -1,6 +1,6 @@
 // ProcessGroup::world() in a build without MPI: a clear error that says how to get it.
 #include "cunn/distributed/ProcessGroup.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

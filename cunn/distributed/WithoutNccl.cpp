@@ -1,6 +1,6 @@
 // makeNcclGroup in a build without CUDA, which has no CUDA tensors to sum: a clear error.
 #include "cunn/distributed/NcclGroup.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

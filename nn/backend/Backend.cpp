@@ -11,7 +11,7 @@
 
 #include "nn/backend/Communicator.h"
 #include "nn/backend/KernelEntries.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "nn/backend/Kernels.h"
-#include "nn/core/Device.h"
-#include "nn/core/FunctionRef.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/FunctionRef.h"
 #include "nn/math/ValueCheck.h"
 
 namespace nn {

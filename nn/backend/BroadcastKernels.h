@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 #include "nn/math/Broadcast.h"
 
 namespace nn {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

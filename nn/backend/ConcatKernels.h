@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "nn/core/Checked.h"
-#include "nn/core/Device.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -9,7 +9,7 @@
 #include <array>
 #include <cstdint>
 
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 #include "nn/math/PointwiseLoss.h"
 
 namespace nn {

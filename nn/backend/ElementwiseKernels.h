@@ -6,7 +6,7 @@
 #include <array>
 #include <cstdint>
 
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 #include "nn/math/Activation.h"
 #include "nn/math/Optimizers.h"
 #include "nn/math/Sgd.h"

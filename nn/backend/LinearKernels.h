@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "nn/core/Device.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

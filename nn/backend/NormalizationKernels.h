@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 #include "nn/math/Normalization.h"
 
 namespace nn {

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 #include "nn/math/Pooling.h"
 
 namespace nn {

@@ -4,7 +4,7 @@
 // nn/backend/Backend.h. The modules' side is nn/modules/SoftMaxPasses.h.
 #pragma once
 
-#include "nn/core/Device.h"
+#include "nn/tensor/Device.h"
 #include "nn/math/SoftMax.h"
 
 namespace nn {

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "nn/core/DType.h"
-#include "nn/core/Device.h"
+#include "nn/tensor/DType.h"
+#include "nn/tensor/Device.h"
 #include "nn/math/StridedView.h"
 #include "nn/math/TensorOps.h"
 

@@ -1,7 +1,7 @@
 // nn::Activity and nn::Table: access with checks, and descriptions for messages.
 #include "nn/core/Activity.h"
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <sstream>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -7,7 +7,7 @@
 #include <ostream>
 
 #include "nn/core/Container.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 
 namespace nn {
 

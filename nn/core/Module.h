@@ -33,10 +33,10 @@
 
 #include "nn/core/Activity.h"
 #include "nn/core/Config.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/core/Hooks.h"
 #include "nn/core/Profiler.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 
@@ -241,7 +241,7 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual Config config() const { return Config(); }
   /// Direct sub-modules, in order.
   virtual const std::vector<ModulePtr>& children() const;
-  /// Whether the tensor passes take an input and a gradOutput of `dtype` (nn/core/DType.h):
+  /// Whether the tensor passes take an input and a gradOutput of `dtype` (nn/tensor/DType.h):
   /// float32 only, in which every module computes; a container takes every type and leaves the
   /// check to its children, so that the error names the module that refuses.
   virtual bool takesElementType(DType dtype) const { return dtype == DType::Float32 || !children().empty(); }

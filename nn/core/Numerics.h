@@ -5,7 +5,7 @@
 #include <string>
 
 #include "nn/core/Activity.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "nn/core/Config.h"
-#include "nn/core/Device.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Error.h"
 #include "nn/core/Module.h"
 
 namespace nn {

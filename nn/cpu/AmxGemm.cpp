@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Bf16Packing.h"

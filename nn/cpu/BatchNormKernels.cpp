@@ -1,5 +1,5 @@
 // The CPU table of BatchNormKernels. The features are cut into one part per compute thread of
-// the device (nn/core/ComputeThreads.h), each feature's work done whole by one thread, so the results do
+// the device (nn/runtime/ComputeThreads.h), each feature's work done whole by one thread, so the results do
 // not depend on the thread count. A feature's values are summed in kLanes float lanes, which
 // vectorise, a few rows (samples' positions) at a time, and those sums added in double: the
 // training forward takes three passes (sum, sum of squared deviations, output), the training
@@ -9,7 +9,7 @@
 // Synchronised statistics run the same passes one at a time (BatchNormPhase).
 #include <algorithm>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/BatchNorm.h"

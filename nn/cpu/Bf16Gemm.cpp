@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/Bf16Packing.h"

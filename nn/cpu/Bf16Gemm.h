@@ -4,7 +4,7 @@
 // multiply-adds of an FMA per instruction. AVX512-BF16 only: Cooper Lake, Sapphire Rapids and
 // later Xeons, Zen 4 and later; where the CPU also has AMX (Sapphire Rapids and later Xeons), its
 // tiles do the products instead (AmxGemm.h), with the same rounding. nn::blas::gemm sends its products here at the precision medium
-// (nn/core/MatmulPrecision.h, Blas.h); the bench (kernels) calls it beside OpenBLAS's sgemm.
+// (nn/runtime/MatmulPrecision.h, Blas.h); the bench (kernels) calls it beside OpenBLAS's sgemm.
 // One call runs on the calling thread: the Linear and convolution kernels cut their work into
 // parts, one per compute thread, each calling gemm on its own part, as they do with OpenBLAS.
 #pragma once

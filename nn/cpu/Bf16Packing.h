@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/cpu/Avx512.h"
 
 namespace nn::cpu {

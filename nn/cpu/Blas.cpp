@@ -16,9 +16,9 @@
 #include <sstream>
 #include <vector>
 
-#include "nn/core/Autocast.h"
-#include "nn/core/Error.h"
-#include "nn/core/MatmulPrecision.h"
+#include "nn/runtime/Autocast.h"
+#include "nn/tensor/Error.h"
+#include "nn/runtime/MatmulPrecision.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/math/Half.h"
 

@@ -1,6 +1,6 @@
 // Row-major single-precision matrix products through OpenBLAS, which the library loads itself,
 // with the kernels of the CPU it runs on (Note [Choosing OpenBLAS's kernels], Blas.cpp); at the
-// float32 matmul precision medium (nn/core/MatmulPrecision.h), through the bfloat16 kernel of
+// float32 matmul precision medium (nn/runtime/MatmulPrecision.h), through the bfloat16 kernel of
 // AVX512-BF16 CPUs (Bf16Gemm.h) where it runs.
 #pragma once
 
@@ -19,7 +19,7 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 /// Whether gemm multiplies in bfloat16: at the float32 matmul precision medium, or in the calling
-/// thread's bfloat16 autocast scope (nn/core/Autocast.h) whatever the precision, where
+/// thread's bfloat16 autocast scope (nn/runtime/Autocast.h) whatever the precision, where
 /// cpu::bf16Gemm runs (AVX512-BF16 at the kernels' level avx512). Where it does not, false, and
 /// stderr says once why, naming the CPU's features and level: the products stay float32.
 bool bf16Products();

@@ -1,8 +1,8 @@
 // The CPU table of BroadcastKernels: the elements, or the sums, cut into parts, one per compute
-// thread of the device (nn/core/ComputeThreads.h); each element's work is nn/math/Broadcast.h's.
+// thread of the device (nn/runtime/ComputeThreads.h); each element's work is nn/math/Broadcast.h's.
 #include <algorithm>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Broadcast.h"
 

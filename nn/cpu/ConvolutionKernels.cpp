@@ -3,7 +3,7 @@
 // is narrow (grouped layers, below), except for the weight gradient, which adds sample by
 // sample, as the samples alone would (grouping it measured no faster). The batch is cut into
 // chunks from its first sample, and the chunks into parts, one per compute thread of the device
-// (nn/core/ComputeThreads.h), so that every sample sees the same products whatever the thread count; each
+// (nn/runtime/ComputeThreads.h), so that every sample sees the same products whatever the thread count; each
 // part has its own columns in the workspace, and the weight gradients of parts summed apart are
 // added to the module's in part order. A convolution in groups of planes (PyTorch's groups; not
 // the grouping of samples above) unfolds all its planes as one, and each group multiplies its own block of the columns' rows with its own
@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/ConvolutionBias.h"

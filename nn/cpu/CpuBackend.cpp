@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Error.h"
-#include "nn/core/MatmulPrecision.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Error.h"
+#include "nn/runtime/MatmulPrecision.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/CpuFeatures.h"
@@ -104,7 +104,7 @@ void CpuBackend::copy(float* dst, const Device& dstDevice, const StridedView& ds
     return;
   }
   // nn::Tensor stages copies whose two sides overlap (Note [Overlapping copies] in
-  // nn/core/Tensor.cpp); memmove keeps a view copied onto itself defined.
+  // nn/tensor/Tensor.cpp); memmove keeps a view copied onto itself defined.
   if (srcView.isContiguous()) {
     cpu::forEachRun(dstView, count, [&](int64_t e, int64_t offset, int64_t length) {
       std::memmove(dst + offset, src + e, static_cast<size_t>(length) * sizeof(float));

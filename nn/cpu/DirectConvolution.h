@@ -12,13 +12,13 @@
 // gradOutput of the positions it reaches. That is the AVX-512 form; the AVX2 form (16 planes x 6
 // positions a tile), compiled from the same source (Note [Direct tiles] in the .cpp), sums each
 // value in the same order, and the form of the kernels' level runs (Isa.h).
-// float32 at every matmul precision (nn/core/MatmulPrecision.h): the bfloat16 products of the
+// float32 at every matmul precision (nn/runtime/MatmulPrecision.h): the bfloat16 products of the
 // precision medium are the GEMMs' (Blas.h), which these small shapes do not call.
 #pragma once
 
 #include "nn/backend/ConvolutionKernels.h"
-#include "nn/core/Device.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn::cpu {
 

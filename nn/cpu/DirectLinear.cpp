@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "nn/core/ComputeThreads.h"
-#include "nn/core/Error.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Error.h"
 #include "nn/cpu/Isa.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Vec.h"

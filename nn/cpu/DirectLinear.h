@@ -5,15 +5,15 @@
 // The weight gradient stays OpenBLAS's: its large operand is the result, which it does not pack.
 // And the narrow route of layers of 16 outputs or fewer, a classifier's: all three products in
 // loops of our own (Note [Narrow layers]).
-// Both float32 at every matmul precision (nn/core/MatmulPrecision.h). Where the GEMMs multiply
+// Both float32 at every matmul precision (nn/runtime/MatmulPrecision.h). Where the GEMMs multiply
 // in bfloat16 (medium, Blas.h), they take the direct route's shapes (LinearKernels.cpp); the
 // narrow route keeps its own.
 #pragma once
 
 #include <cstdint>
 
-#include "nn/core/Device.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn::cpu {
 

@@ -1,6 +1,6 @@
 // The CPU table of ElementwiseKernels: loops over the nn/math formulas, cut into one part per
-// compute thread of the device (nn/core/ComputeThreads.h).
-#include "nn/core/ComputeThreads.h"
+// compute thread of the device (nn/runtime/ComputeThreads.h).
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 

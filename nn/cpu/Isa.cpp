@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/CpuFeatures.h"
 

@@ -2,7 +2,7 @@
 // (nn/cpu/DirectLinear.h) where they fit, else OpenBLAS GEMMs; the bias in plain loops. Where the
 // GEMMs multiply in bfloat16 or float16 (the precision medium or autocast, nn/cpu/Blas.h), they
 // serve the direct route's shapes too: there they run at about twice the tiles' float32 rate (bench/README.md).
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/DirectLinear.h"
 #include "nn/cpu/Routes.h"
@@ -14,7 +14,7 @@ namespace nn::cpu {
 namespace {
 
 // Each product is cut into parts by rows or by columns of its result, one part per compute
-// thread of the device (nn/core/ComputeThreads.h): no two parts write the same element, so no sum crosses
+// thread of the device (nn/runtime/ComputeThreads.h): no two parts write the same element, so no sum crosses
 // parts. The forward and gradInput products are cut by columns (features) where there are at
 // least as many as rows (samples): each part then packs only its share of the weight, which at
 // a batch of 128 costs OpenBLAS about as much as the product itself.

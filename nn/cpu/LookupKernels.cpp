@@ -2,7 +2,7 @@
 // (math::lookupAccumulateColumn, as on CUDA) cut into parts, one per compute thread.
 #include <algorithm>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Lookup.h"
 

@@ -1,12 +1,12 @@
 // The CPU table of NormalizationKernels. The forward and updateGradInput cut the rows into one
-// part per compute thread of the device (nn/core/ComputeThreads.h), accGradParameters the
+// part per compute thread of the device (nn/runtime/ComputeThreads.h), accGradParameters the
 // parameters, each row's or parameter's work done whole by one thread, so the results do not
 // depend on the thread count. A row's sums are added in kLanes double lanes, which vectorise,
 // then the lanes in order: the same numbers in the same order on every instruction set.
 #include <algorithm>
 #include <type_traits>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Normalization.h"

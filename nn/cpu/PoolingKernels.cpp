@@ -1,11 +1,11 @@
 // The CPU table of PoolingKernels. Max pooling makes one pass over each window, remembering the
-// winner, and cuts the planes into parts, one per compute thread of the device (nn/core/ComputeThreads.h);
+// winner, and cuts the planes into parts, one per compute thread of the device (nn/runtime/ComputeThreads.h);
 // windows that tile the input without overlap take a faster path. Average pooling sums each
 // window, and spreads its gradient back evenly, on the calling thread.
 #include <algorithm>
 #include <atomic>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Pooling.h"
 

@@ -8,13 +8,13 @@
 // The weight gradient and gradInput stay on the other routes: summed along the rows the same
 // way, the weight gradient gained on some first layers and lost on others (rows of 24 positions
 // leave half of a row's second vector empty), and a first layer needs no gradInput.
-// float32 at every matmul precision (nn/core/MatmulPrecision.h): the bfloat16 products of the
+// float32 at every matmul precision (nn/runtime/MatmulPrecision.h): the bfloat16 products of the
 // precision medium are the GEMMs' (Blas.h), and a first layer has few multiply-adds to gain.
 #pragma once
 
 #include "nn/backend/ConvolutionKernels.h"
-#include "nn/core/Device.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn::cpu {
 

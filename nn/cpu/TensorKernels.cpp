@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Strided.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Half.h"

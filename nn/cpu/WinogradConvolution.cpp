@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/math/Winograd.h"

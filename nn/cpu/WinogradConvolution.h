@@ -12,8 +12,8 @@
 #pragma once
 
 #include "nn/backend/ConvolutionKernels.h"
-#include "nn/core/Device.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn::cpu {
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "nn/core/Activity.h"
-#include "nn/core/Error.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Error.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

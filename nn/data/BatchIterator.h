@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "nn/core/Random.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Random.h"
+#include "nn/tensor/Tensor.h"
 #include "nn/data/Dataset.h"
 
 namespace nn {

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

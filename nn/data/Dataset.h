@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -4,7 +4,7 @@
 
 #include <sys/stat.h>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/data/IdxFile.h"
 
 namespace nn {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

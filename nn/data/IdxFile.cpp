@@ -11,7 +11,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -17,8 +17,8 @@
 #include <cstring>
 #include <utility>
 
-#include "nn/core/Checked.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

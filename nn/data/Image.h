@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -11,7 +11,7 @@
 #include <system_error>
 #include <utility>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/data/ImageTransforms.h"
 
 namespace nn {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <utility>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

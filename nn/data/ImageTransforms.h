@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 #include "nn/data/BatchIterator.h"
 
 namespace nn {

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -7,8 +7,8 @@
 #include <map>
 #include <sstream>
 
-#include "nn/core/Error.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Error.h"
+#include "nn/tensor/Random.h"
 #include "nn/io/Serialize.h"
 
 namespace nn {

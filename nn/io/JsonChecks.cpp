@@ -2,7 +2,7 @@
 // message (nn/io/JsonChecks.h).
 #include "nn/io/JsonChecks.h"
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn::io {
 

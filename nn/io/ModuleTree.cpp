@@ -6,9 +6,9 @@
 #include <map>
 #include <optional>
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 #include "nn/core/Container.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/io/JsonChecks.h"
 
 namespace nn {

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <set>
 
-#include "nn/core/Checked.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Error.h"
 #include "nn/io/AtomicFile.h"
 #include "nn/io/JsonChecks.h"
 #include "nn/math/Half.h"

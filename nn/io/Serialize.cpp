@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

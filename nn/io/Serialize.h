@@ -5,7 +5,7 @@
 // with spaces so that the data starts at a multiple of 8), then raw little-endian data. The
 // header maps each tensor's name to {"dtype":"F32","shape":[...], "data_offsets":[begin,end]}
 // (byte offsets into the data section) and "__metadata__" to a map of strings. Tensors are
-// written in their element type (F32, BF16, F16: nn/core/DType.h); every dtype PyTorch writes
+// written in their element type (F32, BF16, F16: nn/tensor/DType.h); every dtype PyTorch writes
 // (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL) is read, as float32, or F16 and BF16 as
 // tensors of their own type where asked (readSafetensors' keepElementTypes). nn::save stores
 // module.stateDict() under PyTorch's names ("0.weight"), "format": "pt", and "nn.module": the

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -16,9 +16,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 #include "nn/core/Config.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/math/Half.h"
 
 namespace nn {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "nn/core/Module.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -2,7 +2,7 @@
 #include "nn/modules/ActivationModule.h"
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/modules/ReLU.h"
 
 namespace nn {

@@ -1,7 +1,7 @@
 // nn::BroadcastShape: the line-up rules and the views.
 #include "nn/modules/BroadcastShape.h"
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -4,7 +4,7 @@
 #include "nn/modules/Concat.h"
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/math/Dropout.h"
 
 namespace nn {

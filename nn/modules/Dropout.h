@@ -3,7 +3,7 @@
 #pragma once
 
 #include "nn/core/Options.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 
 namespace nn {
 

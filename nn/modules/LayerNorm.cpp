@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 
 namespace nn {
 

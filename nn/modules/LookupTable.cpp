@@ -2,7 +2,7 @@
 #include "nn/modules/LookupTable.h"
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 #include "nn/math/Lookup.h"
 
 namespace nn {

@@ -1,7 +1,7 @@
 // nn::Narrow: resolves Torch7's negative offsets and lengths against the input.
 #include "nn/modules/Narrow.h"
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -1,7 +1,7 @@
 // nn::NarrowTable.
 #include "nn/modules/NarrowTable.h"
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -1,7 +1,7 @@
 // nn::NarrowingModule: copies along one dimension, out and back.
 #include "nn/modules/NarrowingModule.h"
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "nn/core/Checked.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

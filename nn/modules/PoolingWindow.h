@@ -8,7 +8,7 @@
 
 #include "nn/backend/PoolingKernels.h"
 #include "nn/core/Module.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -1,7 +1,7 @@
 // nn::Reshape.
 #include "nn/modules/Reshape.h"
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -1,7 +1,7 @@
 // nn::Select: resolves Torch7's negative index against the input.
 #include "nn/modules/Select.h"
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

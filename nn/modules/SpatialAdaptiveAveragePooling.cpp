@@ -1,7 +1,7 @@
 // nn::SpatialAdaptiveAveragePooling: its sizes; the rest is PlaneResampling's.
 #include "nn/modules/SpatialAdaptiveAveragePooling.h"
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Checked.h"
-#include "nn/core/Random.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Random.h"
 
 namespace nn {
 

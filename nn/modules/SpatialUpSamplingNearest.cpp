@@ -1,7 +1,7 @@
 // nn::SpatialUpSamplingNearest: its sizes; the rest is PlaneResampling's.
 #include "nn/modules/SpatialUpSamplingNearest.h"
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

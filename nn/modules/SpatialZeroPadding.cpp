@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -1,7 +1,7 @@
 // nn::View.
 #include "nn/modules/View.h"
 
-#include "nn/core/Checked.h"
+#include "nn/tensor/Checked.h"
 
 namespace nn {
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/io/AtomicFile.h"
 #include "nn/onnx/Exporter.h"
 #include "nn/onnx/Onnx.h"

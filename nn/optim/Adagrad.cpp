@@ -2,7 +2,7 @@
 #include "nn/optim/Adagrad.h"
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/math/Optimizers.h"
 
 namespace nn {

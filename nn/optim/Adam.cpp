@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/math/Optimizers.h"
 
 namespace nn {

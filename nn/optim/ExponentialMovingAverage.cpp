@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -1,5 +1,5 @@
 // nn::GradScaler: dynamic loss scaling for float16 mixed precision, as torch.amp.GradScaler.
-// float16's smallest normal is 2^-14: a float16 autocast scope (nn/core/Autocast.h) rounds the
+// float16's smallest normal is 2^-14: a float16 autocast scope (nn/runtime/Autocast.h) rounds the
 // small gradients of a backward pass to zero unless the loss gradient is first multiplied by a
 // large scale. The scaler multiplies it (scale), divides the gradients by it again before the
 // optimizer reads them (unscale), skips the optimizer's step where that finds an inf or a NaN
@@ -22,7 +22,7 @@
 
 #include <cstdint>
 
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 #include "nn/optim/Optimizer.h"
 
 namespace nn {

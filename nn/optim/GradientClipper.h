@@ -8,7 +8,7 @@
 // step allocates nothing. Reading the norm waits for the device where it is not the host.
 #pragma once
 
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

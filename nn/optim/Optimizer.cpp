@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/math/Optimizers.h"
 
 namespace nn {

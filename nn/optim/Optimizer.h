@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

@@ -3,7 +3,7 @@
 #include "nn/optim/SGD.h"
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

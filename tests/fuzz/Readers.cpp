@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 #include "nn/data/IdxFile.h"
 #include "nn/data/Image.h"
 #include "nn/io/Serialize.h"

@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "nn/core/Checked.h"
-#include "nn/core/Error.h"
-#include "nn/core/Tensor.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Error.h"
+#include "nn/tensor/Tensor.h"
 #include "tests/fuzz/Bytes.h"
 
 namespace nn::fuzz {

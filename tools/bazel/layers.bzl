@@ -12,15 +12,25 @@ load("//tools/bazel:copts.bzl", "NN_COPTS", "NN_GCC_COPTS")
 LAYER_DEPS = {
     # The formulas: nothing of the library.
     "math": [],
-    # The backend interface: the tensor's declarations and the formulas.
+    # The tensor: what a tensor is (element type, sizes, strides, views), devices, errors.
+    "tensor": ["//nn/math"],
+    # The backend interface: the kernel tables and backends over tensors, and what a tensor's
+    # methods do on its device (TensorMethods.cpp).
     "backend": [
-        "//nn/core:tensor_headers",
         "//nn/math",
+        "//nn/tensor",
     ],
-    # The core: tensors, devices, the module contract; it calls the kernels through the interface.
+    # The runtime: compute and worker threads, which tell the backends their thread counts.
+    "runtime": [
+        "//nn/backend",
+        "//nn/tensor",
+    ],
+    # The core: the module contract; modules call the kernels through the interface.
     "core": [
         "//nn/backend",
         "//nn/math",
+        "//nn/runtime",
+        "//nn/tensor",
     ],
     # The CPU backend implements the interface, on the core's tensors and threads.
     "cpu": [

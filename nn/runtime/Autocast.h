@@ -12,10 +12,10 @@
 // The scope belongs to the thread that opens it and nests: an inner Autocast(DType::Float32), or
 // an inner guard made disabled, turns it off until the inner scope ends. The threads that run a
 // pass's parts on the thread's behalf (a CPU device's compute threads, a DataParallelTable's device
-// threads; nn/core/WorkerThreads.h) take the caller's setting for each task they run, as
+// threads; nn/runtime/WorkerThreads.h) take the caller's setting for each task they run, as
 // PyTorch's DataParallel carries autocast into its replicas' threads.
 //
-// Against the float32 matmul precision (nn/core/MatmulPrecision.h), process-wide: inside a
+// Against the float32 matmul precision (nn/runtime/MatmulPrecision.h), process-wide: inside a
 // bfloat16 scope the products take the precision medium's route whatever the precision in force,
 // inside a float16 scope the float16 route below; outside any scope (or in a disabled one) the
 // precision in force decides. What each backend does:
@@ -28,7 +28,7 @@
 //    cuDNN's convolutions take tensor-op algorithms, TF32 on the float32 tensors.
 #pragma once
 
-#include "nn/core/DType.h"
+#include "nn/tensor/DType.h"
 
 namespace nn {
 

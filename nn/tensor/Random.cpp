@@ -1,10 +1,10 @@
 // Seeded random numbers.
-#include "nn/core/Random.h"
+#include "nn/tensor/Random.h"
 
 #include <cmath>
 #include <sstream>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

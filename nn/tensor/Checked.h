@@ -10,8 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "nn/core/Error.h"
-#include "nn/core/FunctionRef.h"
+#include "nn/tensor/Error.h"
+#include "nn/tensor/FunctionRef.h"
 
 namespace nn {
 

@@ -1,9 +1,9 @@
 // The calling thread's autocast scope (Autocast.h).
-#include "nn/core/Autocast.h"
+#include "nn/runtime/Autocast.h"
 
 #include <string>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -1,6 +1,6 @@
 // The compute threads of the CPU devices: one WorkerThreads of numThreads() - 1 workers per
 // device, made when that device first runs parts in parallel.
-#include "nn/core/ComputeThreads.h"
+#include "nn/runtime/ComputeThreads.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,8 +8,8 @@
 #include <mutex>
 
 #include "nn/backend/Backend.h"
-#include "nn/core/Error.h"
-#include "nn/core/WorkerThreads.h"
+#include "nn/tensor/Error.h"
+#include "nn/runtime/WorkerThreads.h"
 
 namespace nn {
 

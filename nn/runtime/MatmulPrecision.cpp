@@ -1,9 +1,9 @@
 // The precision of float32 matrix products (MatmulPrecision.h).
-#include "nn/core/MatmulPrecision.h"
+#include "nn/runtime/MatmulPrecision.h"
 
 #include <atomic>
 
-#include "nn/core/Error.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -1,5 +1,5 @@
 // nn::DType: the element type of a tensor. float32 is what every module computes in; bfloat16 and
-// float16 are storage types for mixed precision (see nn/core/Autocast.h) and for files
+// float16 are storage types for mixed precision (see nn/runtime/Autocast.h) and for files
 // (safetensors' BF16 and F16). Their bits and roundings are nn/math/Half.h's.
 #pragma once
 

@@ -1,5 +1,5 @@
 // nn::Tensor: a strided view of a Storage that lives on one Device, of one element type
-// (nn/core/DType.h): float32, in which every module and arithmetic method computes, or bfloat16
+// (nn/tensor/DType.h): float32, in which every module and arithmetic method computes, or bfloat16
 // and float16, which views, copies and conversions take (Note [Element types] in Tensor.cpp).
 //
 // A Tensor is a handle: copies of it share one TensorImpl (storage, offset, sizes,
@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "nn/core/Checked.h"
-#include "nn/core/DType.h"
-#include "nn/core/Device.h"
-#include "nn/core/FunctionRef.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/DType.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/FunctionRef.h"
 
 namespace nn {
 
@@ -187,7 +187,7 @@ class Tensor {
 
   // Views (share storage). Every view is checked to lie inside its storage, its sizes and
   // strides at least 0 and its extent at most kMaxElements, all without overflow: a size, start
-  // or index out of range is an nn::Error, never a view that reaches outside (nn/core/Checked.h).
+  // or index out of range is an nn::Error, never a view that reaches outside (nn/tensor/Checked.h).
   /// View of indices [start, start + length) along dimension `dim`, sharing storage (Torch7's
   /// narrow): this tensor's sizes with `length` at `dim`. An nn::Error for dim or the range out
   /// of bounds.
@@ -343,6 +343,10 @@ class Tensor {
 
   std::shared_ptr<TensorImpl> impl_;
 };
+
+/// An nn::Error naming the operation `op` ("nn.Tensor.sum") and `dtype` unless it is float32:
+/// what a method that computes in float32 says of a tensor of another element type.
+void checkFloat32Tensor(DType dtype, const char* op);
 
 /// Copies `length` indices along dimension `dim`: dst[..., dstStart + k, ...] = src[...,
 /// srcStart + k, ...] for k < length. Both contiguous, of equal sizes in every other dimension,

@@ -2,8 +2,8 @@
 // time: run() hands task i to worker i and returns when every task of the round is done,
 // with the first exception (in task order) for the caller to rethrow. DataParallelTable's
 // threads (one per device, cunn/DeviceThreads.h) and the compute threads of a CPU device
-// (nn/core/ComputeThreads.h) are both this. A worker runs its task under the autocast setting
-// (nn/core/Autocast.h) of the thread that called run(), as that thread would have run it.
+// (nn/runtime/ComputeThreads.h) are both this. A worker runs its task under the autocast setting
+// (nn/runtime/Autocast.h) of the thread that called run(), as that thread would have run it.
 #pragma once
 
 #include <atomic>
@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "nn/core/DType.h"
-#include "nn/core/FunctionRef.h"
+#include "nn/tensor/DType.h"
+#include "nn/tensor/FunctionRef.h"
 
 namespace nn {
 

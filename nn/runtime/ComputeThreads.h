@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "nn/core/Device.h"
-#include "nn/core/FunctionRef.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/FunctionRef.h"
 
 namespace nn {
 

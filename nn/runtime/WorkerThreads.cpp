@@ -1,13 +1,13 @@
 // WorkerThreads: long-lived workers that watch briefly for their next task before sleeping.
-#include "nn/core/WorkerThreads.h"
+#include "nn/runtime/WorkerThreads.h"
 
 #include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "nn/core/Autocast.h"
-#include "nn/core/Error.h"
+#include "nn/runtime/Autocast.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 
