@@ -19,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Random.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Blas.h"
@@ -30,6 +28,8 @@
 #include "nn/modules/SpatialBatchNormalization.h"
 #include "nn/modules/SpatialConvolution.h"
 #include "nn/modules/SpatialMaxPooling.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 // its own. They meet once when the network is built (after the data has loaded, so that the
 // epoch's clock starts together) and then at the start of every training step's backward (a
 // module after the network's last passes gradOutput back once each process has reached it).
-// A wait polls as a rank waits for a collective (cunn/distributed/MpiProcessGroup.cpp): at once,
+// A wait polls as a rank waits for a collective (nn/distributed/MpiProcessGroup.cpp): at once,
 // yielding its core to any thread that wants it, for kBusyPoll, then with a short sleep between
 // polls, so that a waiting process leaves the cores to the others as a rank does. A process that
 // does not come within kTimeout ends the others with an error naming it.
@@ -36,8 +36,8 @@
 
 #include "examples/LeNet.h"
 #include "examples/Trainer.h"
-#include "nn/tensor/Error.h"
 #include "nn/modules/Identity.h"
+#include "nn/tensor/Error.h"
 
 namespace {
 

@@ -1,10 +1,10 @@
 // The umbrella header of //cunn: multi-device training (DataParallelTable and its steps),
 // device threads and the communicators. Includes nn/nn.h. Linking //cunn also links the CUDA
-// backend where the build found a CUDA toolkit (cunn/cuda).
+// backend where the build found a CUDA toolkit (nn/cuda).
 #pragma once
 
-#include "cunn/DataParallelSteps.h"
-#include "cunn/DataParallelTable.h"
-#include "cunn/DeviceThreads.h"
 #include "nn/backend/Communicator.h"
 #include "nn/nn.h"
+#include "nn/parallel/DataParallelSteps.h"
+#include "nn/parallel/DataParallelTable.h"
+#include "nn/parallel/DeviceThreads.h"

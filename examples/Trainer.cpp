@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "cunn/distributed/Launch.h"
 #include "examples/TrainerParts.h"
+#include "nn/distributed/Launch.h"
 #include "nn/onnx/Export.h"
 
 namespace examples {

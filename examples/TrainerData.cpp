@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "cunn/distributed/Launch.h"
+#include "nn/distributed/Launch.h"
 
 namespace examples::trainer {
 

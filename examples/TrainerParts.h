@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "cunn/cunn.h"
-#include "cunn/distributed/DistributedDataParallelTable.h"
 #include "examples/Trainer.h"
+#include "nn/distributed/DistributedDataParallelTable.h"
 
 namespace examples::trainer {
 

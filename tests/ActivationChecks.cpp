@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "nn/tensor/Random.h"
 #include "nn/io/Serialize.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/Sequential.h"
+#include "nn/tensor/Random.h"
 #include "tests/TempDir.h"
 
 namespace nn::test {

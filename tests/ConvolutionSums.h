@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "nn/backend/ConvolutionKernels.h"
+#include "nn/cpu/Routes.h"
+#include "nn/modules/SpatialConvolution.h"
 #include "nn/runtime/ComputeThreads.h"
 #include "nn/tensor/Random.h"
 #include "nn/tensor/Tensor.h"
-#include "nn/cpu/Routes.h"
-#include "nn/modules/SpatialConvolution.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/Routes.h"

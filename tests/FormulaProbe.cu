@@ -1,5 +1,5 @@
 // The formula probe compiled by nvcc: the host loop and the kernel (see FormulaProbe.h).
-#include "cunn/cuda/Check.h"
+#include "nn/cuda/Check.h"
 #include "tests/FormulaProbe.h"
 
 namespace nn::test {

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/tensor/Random.h"
 #include "nn/math/Activation.h"
 #include "nn/math/BatchNorm.h"
 #include "nn/math/CrossEntropy.h"
@@ -23,6 +22,7 @@
 #include "nn/math/Sgd.h"
 #include "nn/math/SoftMax.h"
 #include "nn/math/TensorOps.h"
+#include "nn/tensor/Random.h"
 
 namespace nn::test {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "cunn/DataParallelTable.h"
-#include "nn/tensor/Error.h"
 #include "nn/modules/Identity.h"
+#include "nn/parallel/DataParallelTable.h"
+#include "nn/tensor/Error.h"
 
 using nn::Activity;
 using nn::Table;

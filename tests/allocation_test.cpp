@@ -12,9 +12,9 @@
 
 #include "bench/Networks.h"
 #include "cunn/cunn.h"
-#include "cunn/distributed/DistributedDataParallelTable.h"
 #include "examples/LeNet.h"
 #include "examples/ResNet.h"
+#include "nn/distributed/DistributedDataParallelTable.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/Profiling.h"

@@ -13,8 +13,8 @@
 #include <iterator>
 #include <string>
 
-#include "nn/tensor/Error.h"
 #include "nn/io/AtomicFile.h"
+#include "nn/tensor/Error.h"
 #include "tests/TempDir.h"
 
 namespace fs = std::filesystem;

@@ -17,13 +17,13 @@
 #include <memory>
 #include <vector>
 
-#include "cunn/DataParallelTable.h"
-#include "nn/runtime/Autocast.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Isa.h"
 #include "nn/math/Half.h"
 #include "nn/nn.h"
+#include "nn/parallel/DataParallelTable.h"
+#include "nn/runtime/Autocast.h"
 #include "tests/GradCheck.h"
 #include "tests/Routes.h"
 #include "tests/Skip.h"

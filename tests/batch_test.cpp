@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/tensor/Error.h"
 #include "nn/data/BatchIterator.h"
+#include "nn/tensor/Error.h"
 
 using nn::BatchIterator;
 using nn::BatchOptions;

@@ -14,11 +14,11 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/ReLU.h"
 #include "nn/modules/Sequential.h"
 #include "nn/modules/SpatialBatchNormalization.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

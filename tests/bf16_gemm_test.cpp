@@ -16,13 +16,13 @@
 #include <utility>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Error.h"
-#include "nn/runtime/MatmulPrecision.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/Isa.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/runtime/MatmulPrecision.h"
+#include "nn/tensor/Error.h"
 #include "tests/Bf16Reference.h"
 #include "tests/Skip.h"
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/CpuFeatures.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "tests/ExampleRun.h"
 #include "tests/Skip.h"
 

@@ -8,12 +8,12 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/tensor/Random.h"
 #include "nn/modules/Add.h"
 #include "nn/modules/CMul.h"
 #include "nn/modules/Max.h"
 #include "nn/modules/Mul.h"
 #include "nn/modules/Sum.h"
+#include "nn/tensor/Random.h"
 #include "tests/ActivationChecks.h"
 #include "tests/BroadcastReference.h"
 #include "tests/DeviceTest.h"

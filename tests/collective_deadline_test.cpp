@@ -2,8 +2,8 @@
 // stand-in for the device and the communicator: collectives complete when the test says so, the
 // clock is the test's, the communicator's error is the test's, and `fail` throws its message
 // (NCCL's own aborts the communicator and ends the job). The NCCL wiring around it
-// (cunn/distributed/NcclGroup.cpp) needs two GPUs, one per rank.
-#include "cunn/distributed/CollectiveDeadline.h"
+// (nn/distributed/NcclGroup.cpp) needs two GPUs, one per rank.
+#include "nn/distributed/CollectiveDeadline.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>

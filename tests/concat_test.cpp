@@ -6,13 +6,13 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/tensor/Random.h"
 #include "nn/modules/Identity.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/ReLU.h"
 #include "nn/modules/Sequential.h"
 #include "nn/modules/Tanh.h"
 #include "nn/modules/View.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

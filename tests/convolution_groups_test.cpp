@@ -10,10 +10,10 @@
 #include <memory>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Random.h"
 #include "nn/io/Serialize.h"
 #include "nn/modules/SpatialConvolution.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -10,12 +10,12 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Random.h"
 #include "nn/cpu/Isa.h"
 #include "nn/cpu/Routes.h"
 #include "nn/cpu/ShallowConvolution.h"
 #include "nn/modules/SpatialConvolution.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "tests/ConvolutionSums.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

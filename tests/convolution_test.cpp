@@ -11,8 +11,8 @@
 #include <functional>
 #include <memory>
 
-#include "nn/tensor/Random.h"
 #include "nn/modules/SpatialConvolution.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

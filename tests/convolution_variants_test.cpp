@@ -6,9 +6,9 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "nn/tensor/Random.h"
 #include "nn/modules/SpatialConvolution.h"
 #include "nn/modules/SpatialFullConvolution.h"
+#include "nn/tensor/Random.h"
 #include "tests/ActivationChecks.h"
 #include "tests/ConvolutionReference.h"
 #include "tests/DeviceTest.h"

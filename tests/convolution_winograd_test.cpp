@@ -10,11 +10,11 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Random.h"
 #include "nn/cpu/DirectConvolution.h"
 #include "nn/cpu/Routes.h"
 #include "nn/modules/SpatialConvolution.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "tests/ConvolutionSums.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -15,15 +15,15 @@
 #include <thread>
 #include <vector>
 
-#include "cunn/cuda/Check.h"
-#include "cunn/cuda/CudaAllocator.h"
-#include "cunn/cuda/CudaBackend.h"
-#include "cunn/cuda/DeviceGuard.h"
-#include "cunn/cuda/HostWait.h"
-#include "cunn/cuda/NcclCommunicator.h"
-#include "cunn/cuda/PeerCommunicator.h"
-#include "cunn/cuda/UnfoldedConvolution.h"
 #include "cunn/cunn.h"
+#include "nn/cuda/Check.h"
+#include "nn/cuda/CudaAllocator.h"
+#include "nn/cuda/CudaBackend.h"
+#include "nn/cuda/DeviceGuard.h"
+#include "nn/cuda/HostWait.h"
+#include "nn/cuda/NcclCommunicator.h"
+#include "nn/cuda/PeerCommunicator.h"
+#include "nn/cuda/UnfoldedConvolution.h"
 #include "tests/GradCheck.h"
 
 using Catch::Contains;
@@ -328,7 +328,7 @@ TEST_CASE("NcclCommunicator gives its NCCL communicators back for the next one o
 
 namespace {
 
-// Forces the unfolded route on plans made while it lives (cunn/cuda/UnfoldedConvolution.h).
+// Forces the unfolded route on plans made while it lives (nn/cuda/UnfoldedConvolution.h).
 struct ForcedUnfolded {
   ForcedUnfolded() { nn::cuda::forceUnfoldedConvolutions(true); }
   ~ForcedUnfolded() { nn::cuda::forceUnfoldedConvolutions(false); }

@@ -1,6 +1,6 @@
 // DataParallelTable, each body on every device type (tests/DeviceTest.h): on CPU devices
 // cpu:0, cpu:1, ... always, on CUDA devices where found. First each step alone (scatter,
-// gather, reduce gradients, broadcast parameters; cunn/DataParallelSteps.h), then the table:
+// gather, reduce gradients, broadcast parameters; nn/parallel/DataParallelSteps.h), then the table:
 // the plain module's numbers on the whole batch, how a batch is split, stale replicas, one
 // scatter per backward, errors, threads, saving and moving.
 #include <algorithm>

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cunn/cunn.h"
-#include "cunn/distributed/DistributedDataParallelTable.h"
-#include "cunn/distributed/ProcessGroup.h"
+#include "nn/distributed/DistributedDataParallelTable.h"
+#include "nn/distributed/ProcessGroup.h"
 #include "tests/Profiling.h"
 
 using nn::Tensor;

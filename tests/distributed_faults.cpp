@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "cunn/cunn.h"
-#include "cunn/distributed/DistributedDataParallelTable.h"
-#include "cunn/distributed/ProcessGroup.h"
+#include "nn/distributed/DistributedDataParallelTable.h"
+#include "nn/distributed/ProcessGroup.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

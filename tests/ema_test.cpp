@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "cunn/DataParallelTable.h"
 #include "nn/nn.h"
 #include "nn/optim/ExponentialMovingAverage.h"
+#include "nn/parallel/DataParallelTable.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

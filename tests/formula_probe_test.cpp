@@ -9,7 +9,7 @@
 #include <iomanip>
 #include <vector>
 
-#include "cunn/cuda/CudaBackend.h"
+#include "nn/cuda/CudaBackend.h"
 #include "nn/tensor/Tensor.h"
 #include "tests/FormulaProbe.h"
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
-#include "cunn/DataParallelTable.h"
 #include "nn/nn.h"
+#include "nn/parallel/DataParallelTable.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <vector>
 
-#include "cunn/DataParallelTable.h"
 #include "nn/nn.h"
 #include "nn/optim/GradientClipper.h"
+#include "nn/parallel/DataParallelTable.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

@@ -10,9 +10,6 @@
 #include <memory>
 #include <string>
 
-#include "nn/tensor/Checked.h"
-#include "nn/tensor/Error.h"
-#include "nn/tensor/Tensor.h"
 #include "nn/io/Serialize.h"
 #include "nn/modules/Narrow.h"
 #include "nn/modules/NarrowTable.h"
@@ -23,6 +20,9 @@
 #include "nn/modules/SpatialMaxPooling.h"
 #include "nn/modules/SpatialZeroPadding.h"
 #include "nn/modules/Sum.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Error.h"
+#include "nn/tensor/Tensor.h"
 #include "tests/DeviceTest.h"
 #include "tests/TempDir.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "nn/tensor/Error.h"
 #include "nn/data/FashionMnist.h"
 #include "nn/data/IdxFile.h"
+#include "nn/tensor/Error.h"
 #include "tests/Skip.h"
 #include "tests/TempDir.h"
 

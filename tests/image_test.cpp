@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "nn/tensor/Error.h"
 #include "nn/data/ImageFolder.h"
 #include "nn/data/ImageTransforms.h"
+#include "nn/tensor/Error.h"
 #include "tests/ExampleRun.h"
 #include "tests/ImageFiles.h"
 #include "tests/TempDir.h"

@@ -10,10 +10,10 @@
 #include <sstream>
 #include <string>
 
-#include "nn/tensor/Error.h"
 #include "nn/cpu/Routes.h"
 #include "nn/modules/ReLU.h"
 #include "nn/modules/SpatialBatchNormalization.h"
+#include "nn/tensor/Error.h"
 #include "tests/GradCheck.h"
 #include "tests/Skip.h"
 

@@ -71,7 +71,7 @@ TEST_CASE("every entry of the CPU backend's kernel tables is filled", "[KernelFa
 }
 
 TEST_CASE("every entry of the CUDA backend's kernel tables is filled", "[KernelFamilies]") {
-  // Making the backend, at static initialisation where //cunn/cuda is linked, touches no device:
+  // Making the backend, at static initialisation where //nn/cuda is linked, touches no device:
   // this runs without a GPU.
   nn::Backend* cuda = nn::findBackend(DeviceType::CUDA);
   if (cuda == nullptr) NN_SKIP("this build has no CUDA backend");

@@ -1,14 +1,14 @@
 // nn::launchPlace, the process group's timeout from the environment, and the checksums of a
-// build and of data (cunn/distributed/Launch.h): each launcher's variables, in its order of
+// build and of data (nn/distributed/Launch.h): each launcher's variables, in its order of
 // precedence, and bad values refused naming the variable.
-#include "cunn/distributed/Launch.h"
+#include "nn/distributed/Launch.h"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "cunn/distributed/ProcessGroup.h"
+#include "nn/distributed/ProcessGroup.h"
 #include "nn/tensor/Error.h"
 
 namespace {

@@ -11,12 +11,12 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Random.h"
 #include "nn/cpu/DirectLinear.h"
 #include "nn/cpu/Isa.h"
 #include "nn/cpu/Routes.h"
 #include "nn/modules/Linear.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/Routes.h"

@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "nn/tensor/Random.h"
 #include "nn/modules/LookupTable.h"
+#include "nn/tensor/Random.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "nn/backend/Backend.h"
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Isa.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "tests/Skip.h"
 
 namespace {

@@ -3,17 +3,17 @@
 // AVX512-BF16 at the kernels' level avx512, its products are bfloat16's (a double sum of the
 // rounded operands within float32's rounding, away from the un-rounded sum by bfloat16-sized
 // amounts) and they take the GEMM route, and where it has not, the floats of highest. CUDA's
-// compute types (cunn/cuda/Gemm.cpp) need a GPU, which these tests do not have.
+// compute types (nn/cuda/Gemm.cpp) need a GPU, which these tests do not have.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
-#include "nn/tensor/Error.h"
-#include "nn/runtime/MatmulPrecision.h"
-#include "nn/tensor/Random.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Routes.h"
 #include "nn/modules/Linear.h"
+#include "nn/runtime/MatmulPrecision.h"
+#include "nn/tensor/Error.h"
+#include "nn/tensor/Random.h"
 #include "tests/Bf16Reference.h"
 #include "tests/GradCheck.h"
 #include "tests/Routes.h"

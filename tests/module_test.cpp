@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/MulConstant.h"
@@ -14,6 +13,7 @@
 #include "nn/modules/Sequential.h"
 #include "nn/modules/Sigmoid.h"
 #include "nn/modules/Tanh.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

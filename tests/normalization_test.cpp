@@ -15,11 +15,11 @@
 #include <memory>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Random.h"
 #include "nn/cpu/Isa.h"
 #include "nn/modules/GroupNorm.h"
 #include "nn/modules/LayerNorm.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Random.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -17,12 +17,12 @@
 #define ONNX_ML 1
 #include <onnx/onnx_pb.h>
 
-#include "cunn/DataParallelTable.h"
 #include "examples/LeNet.h"
 #include "examples/ResNet.h"
 #include "nn/nn.h"
 #include "nn/onnx/Export.h"
 #include "nn/onnx/Exporter.h"
+#include "nn/parallel/DataParallelTable.h"
 #include "tests/ExampleRun.h"
 #include "tests/OnnxRuntime.h"
 #include "tests/Skip.h"

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "nn/tensor/Random.h"
 #include "nn/optim/Adagrad.h"
 #include "nn/optim/Adam.h"
 #include "nn/optim/AdamW.h"
 #include "nn/optim/RMSprop.h"
 #include "nn/optim/SGD.h"
+#include "nn/tensor/Random.h"
 
 using nn::Tensor;
 

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "examples/LeNet.h"
-#include "nn/runtime/WorkerThreads.h"
 #include "nn/modules/SpatialBatchNormalization.h"
 #include "nn/nn.h"
+#include "nn/runtime/WorkerThreads.h"
 #include "tests/GradCheck.h"
 #include "tests/Routes.h"
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "nn/tensor/Error.h"
 #include "nn/optim/Adam.h"
 #include "nn/optim/LrScheduler.h"
 #include "nn/optim/SGD.h"
+#include "nn/tensor/Error.h"
 #include "tests/SchedulerReference.h"
 
 using nn::Tensor;

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "nn/core/Numerics.h"
-#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/ConcatTable.h"
 #include "nn/modules/Dropout.h"
@@ -19,6 +18,7 @@
 #include "nn/modules/ReLU.h"
 #include "nn/modules/Tanh.h"
 #include "nn/modules/View.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

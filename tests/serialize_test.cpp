@@ -18,9 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "cunn/DataParallelTable.h"
 #include "nn/core/Options.h"
-#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/ReLU.h"
@@ -30,6 +28,8 @@
 #include "nn/modules/SpatialConvolution.h"
 #include "nn/modules/SpatialMaxPooling.h"
 #include "nn/modules/Tanh.h"
+#include "nn/parallel/DataParallelTable.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 #include "tests/TempDir.h"

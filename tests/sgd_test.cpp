@@ -13,8 +13,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "nn/tensor/Random.h"
 #include "nn/modules/Linear.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"
 

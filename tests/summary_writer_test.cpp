@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/tensor/Error.h"
 #include "nn/io/SummaryWriter.h"
+#include "nn/tensor/Error.h"
 #include "tests/ExampleRun.h"
 #include "tests/OnnxRuntime.h"
 #include "tests/Skip.h"

@@ -11,9 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include "cunn/DataParallelTable.h"
-#include "cunn/ReplicaStatistics.h"
-#include "nn/tensor/Random.h"
 #include "nn/modules/BatchNormalization.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/ReLU.h"
@@ -22,6 +19,9 @@
 #include "nn/modules/SpatialConvolution.h"
 #include "nn/modules/View.h"
 #include "nn/optim/SGD.h"
+#include "nn/parallel/DataParallelTable.h"
+#include "nn/parallel/ReplicaStatistics.h"
+#include "nn/tensor/Random.h"
 #include "tests/DeviceTest.h"
 
 using nn::Device;

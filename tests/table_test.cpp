@@ -8,7 +8,6 @@
 #include <cmath>
 #include <memory>
 
-#include "nn/tensor/Random.h"
 #include "nn/io/Serialize.h"
 #include "nn/modules/CAddTable.h"
 #include "nn/modules/CDivTable.h"
@@ -27,6 +26,7 @@
 #include "nn/modules/Sequential.h"
 #include "nn/modules/SplitTable.h"
 #include "nn/modules/Tanh.h"
+#include "nn/tensor/Random.h"
 #include "tests/ActivationChecks.h"
 #include "tests/DeviceTest.h"
 #include "tests/GradCheck.h"

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "nn/core/Container.h"
-#include "nn/tensor/Error.h"
 #include "nn/io/Serialize.h"
+#include "nn/tensor/Error.h"
 #include "tests/TempDir.h"
 
 using nn::Torch7Object;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Browsable API pages of the public headers (nn/ and its layers' folders, cunn/, cunn/distributed's
+# Browsable API pages of the public headers (nn/ and its layers' folders, nn/parallel, cunn/, nn/distributed's
 # public three), made by Doxygen from their /// comments with docs/Doxyfile, into DIR (default
 # build/docs, which git ignores); open DIR/html/index.html. Installs Debian's doxygen if missing
 # (tools/install-deps.sh). Fails, after printing them all, on any warning of Doxygen's: a public

@@ -42,9 +42,9 @@ echo "built and ran in $((SECONDS - start)) s"
 grep -qx ok <<<"$output" || fail "the program did not print ok"
 
 # Every C++ file of the library compiled with the project's language standard, optimisation and
-# instruction set (tools/bazel/copts.bzl), in the default mode; cunn/distributed, which the
+# instruction set (tools/bazel/copts.bzl), in the default mode; nn/distributed, which the
 # program does not use, is analysed too (its @mpi comes from nn_deps()).
-library='@nn//nn + @nn//cunn + @nn//cunn/distributed'
+library='@nn//nn + @nn//cunn + @nn//nn/distributed'
 actions=$(nested_bazel aquery --nosandbox_debug --output=text "mnemonic(\"CppCompile\", $library)") ||
   fail "bazel aquery failed in $workspace"
 missing=$(tr -d "'" <<<"$actions" | awk '

@@ -5,8 +5,8 @@
 # PREFIX/lib/pkgconfig/nn.pc, and a CMake package (find_package(nn): the imported target nn::nn)
 # under PREFIX/lib/cmake/nn. Files are copied whole and replaced atomically (install(1)).
 # MPI_SUMMARY is the build's @mpi//:summary.txt: where it says "with MPI: MPICXX, ...", LIB holds
-# cunn/distributed (//:libnn.so), whose public headers are installed too, and MPI's flags (from
-# MPICXX --showme) go into nn.pc and the CMake package; otherwise, or without it, cunn/distributed
+# nn/distributed (//:libnn.so), whose public headers are installed too, and MPI's flags (from
+# MPICXX --showme) go into nn.pc and the CMake package; otherwise, or without it, nn/distributed
 # is neither in LIB nor installed.
 # Usage: tools/install-files.sh PREFIX LIB [MPI_SUMMARY]
 set -euo pipefail
@@ -37,15 +37,15 @@ fi
 
 install -D -m 0755 "$lib" "$prefix/lib/libnn.so"
 headers=0
-# cunn/distributed's public headers are the hdrs of its BUILD (NcclGroup.h is its own).
-distributed=(cunn/distributed/DistributedDataParallelTable.h cunn/distributed/Launch.h
-  cunn/distributed/ProcessGroup.h cunn/distributed/MpiProcessGroup.h)
+# nn/distributed's public headers are the hdrs of its BUILD (NcclGroup.h is its own).
+distributed=(nn/distributed/DistributedDataParallelTable.h nn/distributed/Launch.h
+  nn/distributed/ProcessGroup.h nn/distributed/MpiProcessGroup.h)
 [ -n "$mpicxx" ] || distributed=()
 while IFS= read -r header; do
   install -D -m 0644 "$header" "$prefix/include/$header"
   headers=$((headers + 1))
 done < <({
-  find -L nn cunn -maxdepth 2 -name '*.h' ! -path 'nn/cpu/*' ! -path 'cunn/cuda/*' ! -path 'cunn/distributed/*' \
+  find -L nn cunn -maxdepth 2 -name '*.h' ! -path 'nn/cpu/*' ! -path 'nn/cuda/*' ! -path 'nn/distributed/*' \
     ! -path nn/onnx/Onnx.h ! -path nn/io/JsonChecks.h
   [ ${#distributed[@]} -eq 0 ] || printf '%s\n' "${distributed[@]}"
 } | sort)
@@ -82,7 +82,7 @@ if(NOT TARGET nn::nn)
     INTERFACE_COMPILE_FEATURES cxx_std_17)
 CMAKE
   if [ -n "$mpicxx" ]; then
-    echo "  # MPI, which cunn/distributed was built with (MpiProcessGroup.h includes mpi.h)."
+    echo "  # MPI, which nn/distributed was built with (MpiProcessGroup.h includes mpi.h)."
     printf '  set_property(TARGET nn::nn APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES%s)\n' "$(printf ' "%s"' "${mpi_incdirs[@]}")"
     echo "  set_property(TARGET nn::nn APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS OMPI_SKIP_MPICXX)"
     printf '  set_property(TARGET nn::nn APPEND PROPERTY INTERFACE_LINK_LIBRARIES%s)\n' "$(printf ' "%s"' "${mpi_libs[@]}")"
@@ -104,5 +104,6 @@ endif()
 CMAKE
 install -D -m 0644 "$pc" "$prefix/lib/cmake/nn/nnConfigVersion.cmake"
 rm -f "$pc"
-echo "installed libnn.so, $headers headers, nn.pc and the CMake package nn under $prefix" \
-  "(${mpicxx:+with cunn/distributed and MPI from $mpicxx}${mpicxx:-without cunn/distributed: the build found no MPI})" >&2
+with="without nn/distributed: the build found no MPI"
+[ -z "$mpicxx" ] || with="with nn/distributed and MPI from $mpicxx"
+echo "installed libnn.so, $headers headers, nn.pc and the CMake package nn under $prefix ($with)" >&2

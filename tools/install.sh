@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the library for programs built without Bazel (Make, CMake, plain g++):
 # PREFIX/lib/libnn.so (the CPU backend, the ONNX exporter, the CUDA backend where the build finds
-# a CUDA toolkit, and cunn/distributed where it finds MPI), the public headers under PREFIX/include
-# (#include "cunn/cunn.h"; cunn/distributed's only with MPI) and a pkg-config file,
+# a CUDA toolkit, and nn/distributed where it finds MPI), the public headers under PREFIX/include
+# (#include "cunn/cunn.h"; nn/distributed's only with MPI) and a pkg-config file,
 # PREFIX/lib/pkgconfig/nn.pc (with MPI's flags where it is used). Then, for example:
 #   export PKG_CONFIG_PATH=PREFIX/lib/pkgconfig
 #   g++ -O2 -march=native my.cpp $(pkg-config --cflags --libs nn) -o my

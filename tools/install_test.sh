@@ -2,7 +2,7 @@
 # Installs the built library into a scratch prefix (tools/install-files.sh, as tools/install.sh
 # does) and builds a program against the installed copy as a user without Bazel would, with
 # plain g++ and pkg-config, then with CMake's find_package, and runs it: it trains on two CPU
-# devices and prints "ok". Then cunn/distributed: where the build found MPI, a program that
+# devices and prints "ok". Then nn/distributed: where the build found MPI, a program that
 # makes a DistributedDataParallelTable builds against the installed copy with pkg-config and
 # runs as one process; without MPI, none of its headers are installed. Then the ONNX exporter: a
 # program built against the installed copy exports a small network and checks the file. Four
@@ -21,7 +21,7 @@ prefix=${TEST_TMPDIR:-$(mktemp -d)}/prefix
 tools/install-files.sh "$prefix" libnn.so "$summary" || fail "tools/install-files.sh failed"
 [ -f "$prefix/include/cunn/cunn.h" ] && [ -f "$prefix/include/nn/math/BatchNorm.h" ] ||
   fail "headers missing under $prefix/include"
-[ ! -e "$prefix/include/cunn/cuda" ] || fail "the CUDA backend's headers were installed"
+[ ! -e "$prefix/include/nn/cuda" ] || fail "the CUDA backend's headers were installed"
 flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs nn) || fail "pkg-config does not find nn"
 program=${TEST_TMPDIR:-$prefix}/program
 g++ -O1 tools/user_program.cpp $flags -o "$program" || fail "g++ could not build against the installed library"
@@ -35,20 +35,20 @@ loaded=$(ldd "$program" | awk '$1 == "libnn.so" {print $3}')
   fail "the program loads ${loaded:-no libnn.so}, not $prefix/lib/libnn.so"
 passed=1
 
-# cunn/distributed: in the library, with its headers and MPI's flags, exactly where the build
+# nn/distributed: in the library, with its headers and MPI's flags, exactly where the build
 # found MPI (the library's headers once promised nn::ProcessGroup::world(), which did not link).
 if grep -q '^with MPI' "$summary"; then
-  [ -f "$prefix/include/cunn/distributed/DistributedDataParallelTable.h" ] &&
-    [ -f "$prefix/include/cunn/distributed/MpiProcessGroup.h" ] || fail "cunn/distributed's headers missing"
-  [ ! -e "$prefix/include/cunn/distributed/NcclGroup.h" ] || fail "cunn/distributed's own NcclGroup.h was installed"
+  [ -f "$prefix/include/nn/distributed/DistributedDataParallelTable.h" ] &&
+    [ -f "$prefix/include/nn/distributed/MpiProcessGroup.h" ] || fail "nn/distributed's headers missing"
+  [ ! -e "$prefix/include/nn/distributed/NcclGroup.h" ] || fail "nn/distributed's own NcclGroup.h was installed"
   cat >"${TEST_TMPDIR:-$prefix}/distributed.cpp" <<'CPP'
 // One process: a DistributedDataParallelTable over MPI_COMM_WORLD of size 1, a step of SGD.
 #include <cstdio>
 #include <memory>
 
 #include "cunn/cunn.h"
-#include "cunn/distributed/DistributedDataParallelTable.h"
-#include "cunn/distributed/MpiProcessGroup.h"
+#include "nn/distributed/DistributedDataParallelTable.h"
+#include "nn/distributed/MpiProcessGroup.h"
 
 int main() {
   auto group = nn::ProcessGroup::world();
@@ -64,15 +64,15 @@ int main() {
 CPP
   distributed=${TEST_TMPDIR:-$prefix}/distributed
   g++ -O1 "${TEST_TMPDIR:-$prefix}/distributed.cpp" $flags -o "$distributed" ||
-    fail "g++ could not build a program of cunn/distributed against the installed library"
+    fail "g++ could not build a program of nn/distributed against the installed library"
   output=$(HOME=${TEST_TMPDIR:-$prefix} TMPDIR=${TEST_TMPDIR:-/tmp} "$distributed" 2>&1) ||
-    fail "the cunn/distributed program failed: $output"
+    fail "the nn/distributed program failed: $output"
   echo "$output"
-  grep -qx ok <<<"$output" || fail "the cunn/distributed program did not print ok"
+  grep -qx ok <<<"$output" || fail "the nn/distributed program did not print ok"
 else
-  [ ! -e "$prefix/include/cunn/distributed" ] || fail "cunn/distributed's headers were installed without MPI"
+  [ ! -e "$prefix/include/nn/distributed" ] || fail "nn/distributed's headers were installed without MPI"
   ! nm -DC --defined-only "$prefix/lib/libnn.so" | grep -q 'nn::ProcessGroup::world()' ||
-    fail "libnn.so holds cunn/distributed in a build without MPI"
+    fail "libnn.so holds nn/distributed in a build without MPI"
 fi
 passed=2
 

@@ -4,7 +4,7 @@
 // a device (backendOf, kernelsOf) and never ask which type a device is.
 //
 // Note [Backends]
-// The CPU backend (nn/cpu) is always there. The CUDA backend (cunn/cuda) is built only where
+// The CPU backend (nn/cpu) is always there. The CUDA backend (nn/cuda) is built only where
 // a CUDA toolkit was found, and installs itself (installBackend) when its library is linked,
 // during static initialisation; nn never includes a CUDA header. A build without it is a
 // whole CPU build, in which asking for a CUDA device is the same nn::Error as on a machine
@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "nn/backend/Kernels.h"
+#include "nn/math/ValueCheck.h"
 #include "nn/tensor/Device.h"
 #include "nn/tensor/FunctionRef.h"
-#include "nn/math/ValueCheck.h"
 
 namespace nn {
 

@@ -1,14 +1,14 @@
 // BatchNormKernels: the work of nn::BatchNormalization and nn::SpatialBatchNormalization on
 // one device type, over a contiguous input seen as [batch, features, positions] (positions = 1
-// for a 2-D input). CPU: nn/cpu, CUDA: cunn/cuda (kernels over the same nn/math/BatchNorm.h
+// for a 2-D input). CPU: nn/cpu, CUDA: nn/cuda (kernels over the same nn/math/BatchNorm.h
 // formulas); see nn/backend/Backend.h.
 #pragma once
 
 #include <cstdint>
 
-#include "nn/tensor/Device.h"
 #include "nn/math/BatchNorm.h"
 #include "nn/math/HostDevice.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

@@ -1,13 +1,13 @@
 // BroadcastKernels: a parameter broadcast against an input, and sums over the broadcast
 // dimensions, on one device type (nn/math/Broadcast.h): the work of CMul, Mul, Add, Sum and
 // Mean. The views come from nn/modules/BroadcastShape.h; the CPU table is in nn/cpu, the CUDA table in
-// cunn/cuda.
+// nn/cuda.
 #pragma once
 
 #include <cstdint>
 
-#include "nn/tensor/Device.h"
 #include "nn/math/Broadcast.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

@@ -1,6 +1,6 @@
 // ConcatKernels: the copies of nn::Concat on one device type, which joins tensors seen as
 // [outer, n_i, inner] along n: each part is `outer` runs of n_i * inner contiguous floats. The
-// CPU table is in nn/cpu, the CUDA table in cunn/cuda; see nn/backend/Backend.h.
+// CPU table is in nn/cpu, the CUDA table in nn/cuda; see nn/backend/Backend.h.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // ConvolutionKernels: the work of nn::SpatialConvolution on one device type, over raw
 // contiguous NCHW arrays: input [batch, inPlanes, height, width], weight [outPlanes, inPlanes /
 // groups, kH, kW], bias [outPlanes], output [batch, outPlanes, outHeight, outWidth]. The CPU table is
-// in nn/cpu (im2col + OpenBLAS), the CUDA table in cunn/cuda (cuDNN); see
+// in nn/cpu (im2col + OpenBLAS), the CUDA table in nn/cuda (cuDNN); see
 // nn/backend/Backend.h. The module checks shapes and devices and sizes output and gradInput.
 #pragma once
 

@@ -2,15 +2,15 @@
 // nn::MultiMarginCriterion and the point-wise ones) on one device type, over contiguous raw
 // arrays: scores x [batch, classes] with class targets [batch] (indices from 0 as floats,
 // already checked), or input and target of n elements. A loss is written to one float in the
-// device's memory. The CPU table is in nn/cpu, the CUDA table in cunn/cuda; see
+// device's memory. The CPU table is in nn/cpu, the CUDA table in nn/cuda; see
 // nn/backend/Backend.h.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
-#include "nn/tensor/Device.h"
 #include "nn/math/PointwiseLoss.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

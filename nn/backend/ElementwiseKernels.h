@@ -6,10 +6,10 @@
 #include <array>
 #include <cstdint>
 
-#include "nn/tensor/Device.h"
 #include "nn/math/Activation.h"
 #include "nn/math/Optimizers.h"
 #include "nn/math/Sgd.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

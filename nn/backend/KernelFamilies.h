@@ -1,7 +1,7 @@
 // The kernel families, listed once: each is one table of nn/backend (a struct of function
 // pointers), one member of nn::Kernels, and one builder function per backend folder. The
 // Kernels struct (nn/backend/Kernels.h), both backends' declarations of their builders
-// (nn/cpu/Tables.h, cunn/cuda/Tables.h), both backends' gathering of their tables and
+// (nn/cpu/Tables.h, nn/cuda/Tables.h), both backends' gathering of their tables and
 // Backend's check that every entry is filled (nn/backend/KernelEntries.h) are made from this
 // list, so that a new family is a table header, a line here and a builder per backend.
 #pragma once

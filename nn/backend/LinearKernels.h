@@ -1,6 +1,6 @@
 // LinearKernels: the products of nn::Linear on one device type, over raw row-major
 // matrices: x [batch, in], W [out, in], b [out], y [batch, out]. The CPU table is in nn/cpu
-// (nn/cpu/DirectLinear.h or OpenBLAS), the CUDA table in cunn/cuda (cuBLAS); see nn/backend/Backend.h.
+// (nn/cpu/DirectLinear.h or OpenBLAS), the CUDA table in nn/cuda (cuBLAS); see nn/backend/Backend.h.
 #pragma once
 
 #include <cstdint>

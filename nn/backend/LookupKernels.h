@@ -1,6 +1,6 @@
 // LookupKernels: the work of nn::LookupTable on one device type (nn/math/Lookup.h): n indices
 // (floats holding integers from 0, checked by the module), a weight [nIndex, nOutput], an
-// output and gradOutput [n, nOutput]. The CPU table is in nn/cpu, the CUDA table in cunn/cuda.
+// output and gradOutput [n, nOutput]. The CPU table is in nn/cpu, the CUDA table in nn/cuda.
 #pragma once
 
 #include <cstdint>

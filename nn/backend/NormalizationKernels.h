@@ -1,13 +1,13 @@
 // NormalizationKernels: the work of nn::LayerNorm and nn::GroupNorm on one device type, over a
 // contiguous input seen as rows normalised each by its own statistics, with affine parameters
-// that vary within a row. CPU: nn/cpu, CUDA: cunn/cuda (kernels over the same
+// that vary within a row. CPU: nn/cpu, CUDA: nn/cuda (kernels over the same
 // nn/math/Normalization.h formulas); see nn/backend/Backend.h.
 #pragma once
 
 #include <cstdint>
 
-#include "nn/tensor/Device.h"
 #include "nn/math/Normalization.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

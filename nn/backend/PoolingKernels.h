@@ -2,14 +2,14 @@
 // resampling modules (SpatialAdaptiveAveragePooling, SpatialUpSamplingNearest) on one device
 // type, over raw contiguous arrays of planes (a plane is one channel of one sample): input and
 // gradInput [planes, height, width], output, indices and gradOutput [planes, outHeight,
-// outWidth]. The CPU table is in nn/cpu, the CUDA table in cunn/cuda; see nn/backend/Backend.h.
+// outWidth]. The CPU table is in nn/cpu, the CUDA table in nn/cuda; see nn/backend/Backend.h.
 // The modules check shapes and devices and size the outputs; window math is nn/math/Pooling.h.
 #pragma once
 
 #include <cstdint>
 
-#include "nn/tensor/Device.h"
 #include "nn/math/Pooling.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

@@ -1,11 +1,11 @@
 // SoftMaxKernels: the work of nn::SoftMax and nn::LogSoftMax on one device type, over a
 // contiguous input seen as [outer, classes, inner] (nn/math/SoftMax.h). The CPU table is in
-// nn/cpu (loops over the nn/math formulas), the CUDA table in cunn/cuda (cuDNN); see
+// nn/cpu (loops over the nn/math formulas), the CUDA table in nn/cuda (cuDNN); see
 // nn/backend/Backend.h. The modules' side is nn/modules/SoftMaxPasses.h.
 #pragma once
 
-#include "nn/tensor/Device.h"
 #include "nn/math/SoftMax.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

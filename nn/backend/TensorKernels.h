@@ -4,10 +4,10 @@
 
 #include <cstdint>
 
-#include "nn/tensor/DType.h"
-#include "nn/tensor/Device.h"
 #include "nn/math/StridedView.h"
 #include "nn/math/TensorOps.h"
+#include "nn/tensor/DType.h"
+#include "nn/tensor/Device.h"
 
 namespace nn {
 

@@ -33,9 +33,9 @@
 
 #include "nn/core/Activity.h"
 #include "nn/core/Config.h"
-#include "nn/tensor/Error.h"
 #include "nn/core/Hooks.h"
 #include "nn/core/Profiler.h"
+#include "nn/tensor/Error.h"
 #include "nn/tensor/Tensor.h"
 
 namespace nn {

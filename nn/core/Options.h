@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "nn/core/Config.h"
+#include "nn/core/Module.h"
 #include "nn/tensor/Device.h"
 #include "nn/tensor/Error.h"
-#include "nn/core/Module.h"
 
 namespace nn {
 

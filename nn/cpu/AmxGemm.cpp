@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <atomic>
 
-#include "nn/tensor/Error.h"
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Bf16Packing.h"
 #include "nn/cpu/CpuFeatures.h"
 #include "nn/cpu/Isa.h"
+#include "nn/tensor/Error.h"
 
 // Note [AMX GEMM]
 // An AMX tile register holds up to 16 rows of 64 bytes; tdpbf16ps adds to each float32 C[m][n] of

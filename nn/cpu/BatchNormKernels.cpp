@@ -9,10 +9,10 @@
 // Synchronised statistics run the same passes one at a time (BatchNormPhase).
 #include <algorithm>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/BatchNorm.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

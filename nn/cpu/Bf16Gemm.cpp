@@ -4,12 +4,12 @@
 
 #include <algorithm>
 
-#include "nn/tensor/Error.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/Bf16Packing.h"
 #include "nn/cpu/CpuFeatures.h"
 #include "nn/cpu/Isa.h"
+#include "nn/tensor/Error.h"
 
 // Note [bfloat16 GEMM]
 // vdpbf16ps takes 32 bfloat16 values from each of two vectors and adds, to lane i of a float32

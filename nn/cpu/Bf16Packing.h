@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "nn/tensor/Error.h"
 #include "nn/cpu/Avx512.h"
+#include "nn/tensor/Error.h"
 
 namespace nn::cpu {
 

@@ -16,11 +16,11 @@
 #include <sstream>
 #include <vector>
 
-#include "nn/runtime/Autocast.h"
-#include "nn/tensor/Error.h"
-#include "nn/runtime/MatmulPrecision.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/math/Half.h"
+#include "nn/runtime/Autocast.h"
+#include "nn/runtime/MatmulPrecision.h"
+#include "nn/tensor/Error.h"
 
 // Note [Choosing OpenBLAS's kernels]
 // A distribution's OpenBLAS holds the kernels of every x86-64 generation (DYNAMIC_ARCH) and

@@ -2,9 +2,9 @@
 // thread of the device (nn/runtime/ComputeThreads.h); each element's work is nn/math/Broadcast.h's.
 #include <algorithm>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Broadcast.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

@@ -16,7 +16,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/AmxGemm.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/ConvolutionBias.h"
@@ -27,6 +26,7 @@
 #include "nn/cpu/Tables.h"
 #include "nn/cpu/WinogradConvolution.h"
 #include "nn/math/Im2Col.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Error.h"
-#include "nn/runtime/MatmulPrecision.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/CpuFeatures.h"
 #include "nn/cpu/HostCommunicator.h"
 #include "nn/cpu/Strided.h"
 #include "nn/cpu/Tables.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/runtime/MatmulPrecision.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -17,12 +17,12 @@
 #include <cstring>
 #include <type_traits>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Error.h"
 #include "nn/cpu/ConvolutionBias.h"
 #include "nn/cpu/Isa.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Vec.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Error.h"
 
 namespace nn::cpu::direct {
 

@@ -12,11 +12,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "nn/runtime/ComputeThreads.h"
-#include "nn/tensor/Error.h"
 #include "nn/cpu/Isa.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Vec.h"
+#include "nn/runtime/ComputeThreads.h"
+#include "nn/tensor/Error.h"
 
 namespace nn::cpu {
 

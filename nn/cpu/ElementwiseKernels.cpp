@@ -1,8 +1,8 @@
 // The CPU table of ElementwiseKernels: loops over the nn/math formulas, cut into one part per
 // compute thread of the device (nn/runtime/ComputeThreads.h).
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <string>
 
-#include "nn/tensor/Error.h"
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/CpuFeatures.h"
+#include "nn/tensor/Error.h"
 
 namespace nn::cpu {
 

@@ -2,12 +2,12 @@
 // (nn/cpu/DirectLinear.h) where they fit, else OpenBLAS GEMMs; the bias in plain loops. Where the
 // GEMMs multiply in bfloat16 or float16 (the precision medium or autocast, nn/cpu/Blas.h), they
 // serve the direct route's shapes too: there they run at about twice the tiles' float32 rate (bench/README.md).
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/DirectLinear.h"
 #include "nn/cpu/Routes.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Linear.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

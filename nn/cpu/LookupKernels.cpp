@@ -2,9 +2,9 @@
 // (math::lookupAccumulateColumn, as on CUDA) cut into parts, one per compute thread.
 #include <algorithm>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Lookup.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Normalization.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

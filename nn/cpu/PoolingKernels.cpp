@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <atomic>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Pooling.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

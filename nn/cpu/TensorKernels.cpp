@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Strided.h"
 #include "nn/cpu/Tables.h"
 #include "nn/math/Half.h"
 #include "nn/math/TensorOps.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

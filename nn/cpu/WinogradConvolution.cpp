@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/Multiversion.h"
 #include "nn/math/Winograd.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn::cpu {
 

@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
+#include "nn/data/Dataset.h"
 #include "nn/tensor/Random.h"
 #include "nn/tensor/Tensor.h"
-#include "nn/data/Dataset.h"
 
 namespace nn {
 

@@ -4,8 +4,8 @@
 
 #include <sys/stat.h>
 
-#include "nn/tensor/Error.h"
 #include "nn/data/IdxFile.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

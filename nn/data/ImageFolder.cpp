@@ -11,8 +11,8 @@
 #include <system_error>
 #include <utility>
 
-#include "nn/tensor/Error.h"
 #include "nn/data/ImageTransforms.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/tensor/Tensor.h"
 #include "nn/data/BatchIterator.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

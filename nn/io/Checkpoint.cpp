@@ -7,9 +7,9 @@
 #include <map>
 #include <sstream>
 
+#include "nn/io/Serialize.h"
 #include "nn/tensor/Error.h"
 #include "nn/tensor/Random.h"
-#include "nn/io/Serialize.h"
 
 namespace nn {
 

@@ -6,10 +6,10 @@
 #include <map>
 #include <optional>
 
-#include "nn/tensor/Checked.h"
 #include "nn/core/Container.h"
-#include "nn/tensor/Error.h"
 #include "nn/io/JsonChecks.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

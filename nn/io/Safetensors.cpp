@@ -12,11 +12,11 @@
 #include <cstring>
 #include <set>
 
-#include "nn/tensor/Checked.h"
-#include "nn/tensor/Error.h"
 #include "nn/io/AtomicFile.h"
 #include "nn/io/JsonChecks.h"
 #include "nn/math/Half.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -16,10 +16,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "nn/tensor/Checked.h"
 #include "nn/core/Config.h"
-#include "nn/tensor/Error.h"
 #include "nn/math/Half.h"
+#include "nn/tensor/Checked.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -1,6 +1,6 @@
 // Element formulas of nn::Tensor's arithmetic (add_, mul_, cmul_, cdiv_), comparisons (eq, lt, ...)
 // and reductions along a dimension (sum, mean, max, argmax), shared by the CPU loops in
-// nn/cpu/TensorKernels.cpp and the CUDA kernels in cunn/cuda/TensorKernels.cu.
+// nn/cpu/TensorKernels.cpp and the CUDA kernels in nn/cuda/TensorKernels.cu.
 #pragma once
 
 #include <cstdint>

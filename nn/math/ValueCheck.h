@@ -1,6 +1,6 @@
 // The checks of a tensor's values that modules make before using them as indices or as
 // probabilities, shared by the host loop (nn/backend/Backend.cpp) and the CUDA kernel
-// (cunn/cuda/ValueChecks.cu), so that both devices accept the same values.
+// (nn/cuda/ValueChecks.cu), so that both devices accept the same values.
 #pragma once
 
 #include <math.h>  // floorf: the float function of both the host and nvcc device code

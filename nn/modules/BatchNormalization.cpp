@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "nn/backend/Backend.h"
-#include "nn/tensor/Random.h"
 #include "nn/modules/ReLU.h"
+#include "nn/tensor/Random.h"
 
 namespace nn {
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "nn/runtime/ComputeThreads.h"
 #include "nn/math/Dropout.h"
+#include "nn/runtime/ComputeThreads.h"
 
 namespace nn {
 

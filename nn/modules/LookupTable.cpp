@@ -2,8 +2,8 @@
 #include "nn/modules/LookupTable.h"
 
 #include "nn/backend/Backend.h"
-#include "nn/tensor/Random.h"
 #include "nn/math/Lookup.h"
+#include "nn/tensor/Random.h"
 
 namespace nn {
 

@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "nn/backend/Backend.h"
+#include "nn/math/Im2Col.h"
 #include "nn/tensor/Checked.h"
 #include "nn/tensor/Random.h"
-#include "nn/math/Im2Col.h"
 
 namespace nn {
 

@@ -14,10 +14,10 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "nn/tensor/Error.h"
 #include "nn/io/AtomicFile.h"
 #include "nn/onnx/Exporter.h"
 #include "nn/onnx/Onnx.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 namespace onnx {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "nn/tensor/Error.h"
 #include "nn/math/Optimizers.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -22,8 +22,8 @@
 
 #include <cstdint>
 
-#include "nn/tensor/Tensor.h"
 #include "nn/optim/Optimizer.h"
+#include "nn/tensor/Tensor.h"
 
 namespace nn {
 

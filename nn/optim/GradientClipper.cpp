@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "nn/backend/Backend.h"
-#include "nn/tensor/Error.h"
 #include "nn/math/Activation.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

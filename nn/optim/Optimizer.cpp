@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "nn/backend/Backend.h"
-#include "nn/tensor/Error.h"
 #include "nn/math/Optimizers.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

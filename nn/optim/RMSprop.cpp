@@ -2,8 +2,8 @@
 #include "nn/optim/RMSprop.h"
 
 #include "nn/backend/Backend.h"
-#include "nn/tensor/Error.h"
 #include "nn/math/Optimizers.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

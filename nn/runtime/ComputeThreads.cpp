@@ -8,8 +8,8 @@
 #include <mutex>
 
 #include "nn/backend/Backend.h"
-#include "nn/tensor/Error.h"
 #include "nn/runtime/WorkerThreads.h"
+#include "nn/tensor/Error.h"
 
 namespace nn {
 

@@ -1,7 +1,7 @@
 // WorkerThreads: a fixed set of long-lived worker threads that run one round of tasks at a
 // time: run() hands task i to worker i and returns when every task of the round is done,
 // with the first exception (in task order) for the caller to rethrow. DataParallelTable's
-// threads (one per device, cunn/DeviceThreads.h) and the compute threads of a CPU device
+// threads (one per device, nn/parallel/DeviceThreads.h) and the compute threads of a CPU device
 // (nn/runtime/ComputeThreads.h) are both this. A worker runs its task under the autocast setting
 // (nn/runtime/Autocast.h) of the thread that called run(), as that thread would have run it.
 #pragma once

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "nn/tensor/Error.h"
 #include "nn/data/IdxFile.h"
 #include "nn/data/Image.h"
 #include "nn/io/Serialize.h"
 #include "nn/io/Torch7.h"
 #include "nn/modules/Linear.h"
 #include "nn/modules/ReLU.h"
+#include "nn/tensor/Error.h"
 
 namespace nn::fuzz {
 

@@ -5,7 +5,7 @@ $CUDA_HOME, else /usr/local/cuda, else the folder above the nvcc on PATH; cuDNN 
 the toolkit or where Debian's and NVIDIA's packages put them (/usr/include, /usr/lib/x86_64-linux-gnu).
 Where all are found, @cuda holds their headers and one cc_library per library, and
 @cuda//:defs.bzl says CUDA_FOUND = True; otherwise CUDA_FOUND = False and the build is the CPU
-build (cunn/cuda is left out). NN_CUDA=0 (--config=cpu) asks for the CPU build on a machine with
+build (nn/cuda is left out). NN_CUDA=0 (--config=cpu) asks for the CPU build on a machine with
 a toolkit. @cuda//:summary.txt says which build this is, and why.
 """
 

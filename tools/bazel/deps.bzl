@@ -43,5 +43,5 @@ def nn_deps():
     cuda_configure(name = "cuda")
 
     # MPI where this machine has it (Open MPI's mpicxx), else an empty @mpi: multi-process
-    # training (cunn/distributed) then says how to get it.
+    # training (nn/distributed) then says how to get it.
     mpi_configure(name = "mpi")

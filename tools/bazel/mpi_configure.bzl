@@ -4,7 +4,7 @@ Looks for Open MPI's compiler wrapper (mpicxx: $MPI_HOME/bin, else PATH) and ask
 include folders, library folders and libraries (--showme:incdirs, :libdirs, :libs). Where found,
 @mpi//:mpi is a cc_library of its headers and libraries and @mpi//:defs.bzl says
 MPI_FOUND = True; otherwise MPI_FOUND = False, and nn::ProcessGroup::world() is an nn::Error
-that says how to get MPI (cunn/distributed). NN_MPI=0 leaves MPI out where it is installed.
+that says how to get MPI (nn/distributed). NN_MPI=0 leaves MPI out where it is installed.
 @mpi//:summary.txt says which it is.
 """
 
