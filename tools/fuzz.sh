@@ -25,7 +25,7 @@ status=0
 for t in "${targets[@]}"; do
   mkdir -p "$work/$t/corpus" "$work/$t/crashes"
   # Inputs up to 16 KB, twice the largest seed; the longer regression inputs are read whole
-  # by tests/fuzz_test.cpp.
+  # by tests/io/fuzz_test.cpp.
   options=(-max_total_time="$seconds" -max_len=16384 -timeout=60 -rss_limit_mb=2048 -print_final_stats=1
     -artifact_prefix="$work/$t/crashes/")
   [ -f "tests/fuzz/$t.dict" ] && options+=(-dict="tests/fuzz/$t.dict")
@@ -49,7 +49,7 @@ for t in "${targets[@]}"; do
   for c in $crashes; do
     echo "${t}_fuzzer: input that failed: $c"
     echo "  reproduce: $bin/tests/fuzz/${t}_fuzzer $c"
-    echo "  once the bug is fixed, commit it to tests/fuzz/regressions/$t/ (tests/fuzz_test.cpp reads it)"
+    echo "  once the bug is fixed, commit it to tests/fuzz/regressions/$t/ (tests/io/fuzz_test.cpp reads it)"
   done
 done
 [ "$status" -eq 0 ] && rm -rf "$work"

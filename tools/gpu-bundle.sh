@@ -40,22 +40,25 @@ mkdir -p "$dir"
 touch "$dir/$marker"
 mkdir -p "$dir/root/tests" "$dir/root/examples" "$dir/root/external/mpi" "$dir/root/_solib_k8" "$dir/lib" "$dir/data"
 is_elf() { [ "$(head -c 4 "$1" | tr -d '\0')" = $'\x7fELF' ]; }
-for f in "$bin"/tests/*_test "$bin"/tests/distributed_ranks; do
+# The test binaries side by side in root/tests (their names are unique across tests/'s folders),
+# where the runner finds them.
+for f in "$bin"/tests/*/*_test "$bin"/tests/distributed/distributed_ranks; do
   if [ -f "$f" ] && is_elf "$f"; then cp -L "$f" "$dir/root/tests/"; fi
 done
 for f in lenet resnet custom_module; do cp -L "$bin/examples/$f" "$dir/root/examples/"; done
 cp -L "$bin"/_solib_k8/*.so "$dir/root/_solib_k8/"
-cp -r tests/data "$dir/root/tests/"
+cp -r tests/fixtures "$dir/root/tests/"
 # The scripts through which tests run ONNX Runtime and TensorBoard's reader (where the node's
 # python3 has them: run.sh checks).
-cp tests/onnx_runtime.py tests/tensorboard_scalars.py "$dir/root/tests/"
+mkdir -p "$dir/root/tests/reference"
+cp tests/reference/onnx_runtime.py tests/reference/tensorboard_scalars.py "$dir/root/tests/reference/"
 mkdir -p "$dir/root/tools"
 cp tools/onnx-accuracy.py "$dir/root/tools/"
 mkdir -p "$dir/root/tests/fuzz"
 cp -r tests/fuzz/corpus tests/fuzz/regressions "$dir/root/tests/fuzz/"
 cp "$(bazel info output_base 2>/dev/null)/external/mpi/summary.txt" "$dir/root/external/mpi/"
-# The tests Bazel gives the long time limit (size "large" in tests/BUILD), for the runner.
-bazel query 'attr(size, large, tests(//tests:all))' 2>/dev/null | sed 's|^//tests:||' >"$dir/large-tests.txt"
+# The tests Bazel gives the long time limit (size "large" in tests/*/BUILD), for the runner.
+bazel query 'attr(size, large, tests(//tests/...))' 2>/dev/null | sed 's|^//tests/[a-z_]*:||' >"$dir/large-tests.txt"
 
 # The shared libraries the binaries need that are neither the C and C++ runtimes (every
 # node has them) nor CUDA's (the node's toolkit, or PyTorch's wheels, has those). OpenBLAS is

@@ -15,7 +15,7 @@
 # counts as skipped, saying why; netem's case is skipped where the kernel has no netem. Under the
 # sanitizers (ASAN_OPTIONS or TSAN_OPTIONS set) every case is skipped too: these runs check the
 # launch and the network, which the plain build checks; the example's ranks under the sanitizers
-# run in tests/distributed_example_test.cpp.
+# run in tests/distributed/distributed_example_test.cpp.
 # Usage: tools/test-hosts.sh [LENET] (bazel-bin/examples/lenet); prints the "nn-test-cases:" line
 # of tools/test-summary.sh. Nothing outlives it: every run has a time limit, and the namespaces
 # and the processes in them are removed at exit.

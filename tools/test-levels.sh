@@ -9,10 +9,10 @@ cd "$(dirname "$0")/.."
 
 # The kernel tests: every route choice, every promise about threads and levels.
 KERNEL_TESTS=(
-  //tests:isa_test //tests:linear_direct_test //tests:linear_test //tests:parallel_test
-  //tests:convolution_test //tests:convolution_direct_test //tests:convolution_shallow_test
-  //tests:convolution_winograd_test //tests:batchnorm_test //tests:activation_test
-  //tests:softsign_logsigmoid_test
+  //tests/cpu:isa_test //tests/cpu:linear_direct_test //tests/modules:linear_test //tests/parallel:parallel_test
+  //tests/modules:convolution_test //tests/cpu:convolution_direct_test //tests/cpu:convolution_shallow_test
+  //tests/cpu:convolution_winograd_test //tests/modules:batchnorm_test //tests/modules:activation_test
+  //tests/modules:softsign_logsigmoid_test
 )
 
 has_avx512() {
@@ -26,7 +26,7 @@ run_level() {  # LEVEL TARGETS...
   shift
   output=$(mktemp)
   bazel test --test_env=NN_CPU_ISA="$level" "${extra[@]}" "$@" >"$output" 2>&1
-  grep -E "^//tests:.*(FAILED|NO STATUS|TIMEOUT)" "$output"
+  grep -E "^//[a-z_/]*:.*(FAILED|NO STATUS|TIMEOUT)" "$output"
   if ! counts=$(tools/test-summary.sh "$output" --scope="set(${*})" "${extra[@]}" 2>&1 | tail -n 1); then status=1; fi
   echo "at NN_CPU_ISA=$level: $counts"
   rm -f "$output"

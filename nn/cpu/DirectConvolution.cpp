@@ -388,7 +388,7 @@ NN_VEC_TILE void tileSums(const float* in, int64_t rowFloats, int64_t planes, in
         for (int i = 0; i < N; ++i) {
           // One offset from `corner` for both rows: GCC 12 under -fsanitize=shift or
           // signed-integer-overflow read the second row wrongly when it chose between two row
-          // pointers here (tests/convolution_direct_test.cpp under --config=asan).
+          // pointers here (tests/cpu/convolution_direct_test.cpp under --config=asan).
           const Reg x = Vec::broadcast(corner + S * ((P + i) / W * rowFloats + (P + i) % W));
 #pragma GCC unroll 2
           for (int v = 0; v < V; ++v) sums[v][i] = Vec::fmadd(x, kv[v], sums[v][i]);

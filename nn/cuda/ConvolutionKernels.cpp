@@ -17,7 +17,7 @@
 //    GPU only, not by timing runs (cudnnFind*), whose winner can change from one run to the next;
 //  - only algorithms that sum the products themselves (the GEMM and direct ones), not the FFT
 //    and Winograd transforms, so that the results differ from the CPU's only in the order of
-//    each sum, which bounds the difference (tests/convolution_test.cpp);
+//    each sum, which bounds the difference (tests/modules/convolution_test.cpp);
 //  - where cuDNN offers no such algorithm for a direction of a shape (dilated and transposed
 //    convolutions' backward are the likeliest), that direction takes the unfolded route
 //    (nn/cuda/UnfoldedConvolution.h: im2col and cuBLAS, likewise deterministic) instead.

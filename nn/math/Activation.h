@@ -37,7 +37,7 @@ struct ReLU {
   /// backward reads only whether x <= 0.
   static constexpr bool kInPlace = true;  // y <= 0 exactly where x <= 0 (y = +0), NaN where x is
   /// Whether forward calls exp, log or tanh, whose last bit the host's libm and CUDA may round differently: the
-  /// formula probe (tests/FormulaProbe.h) then compares the devices' results within a small relative tolerance,
+  /// formula probe (tests/math/FormulaProbe.h) then compares the devices' results within a small relative tolerance,
   /// where it otherwise compares them bit for bit. Every activation has it; false here.
   static constexpr bool kForwardLibm = false;
   /// The same as kForwardLibm, for backward; false here.

@@ -208,7 +208,7 @@ void DataParallelTable::mirrorModes(const Module& from, Module& to) {
 // tensors for the collectives. A forward makes a new split, which backward reads. The plan
 // keeps its memory from step to step (vectors their capacity, slices their storage, resized in
 // place; copyAlong rather than narrow, which makes a view), so that a steady training step
-// allocates nothing (tests/allocation_test.cpp).
+// allocates nothing (tests/examples/allocation_test.cpp).
 
 // Note [Scatter by the communicator]
 // A batch that is one tensor on the first device, cut along dimension 0 (the usual case: the

@@ -1,5 +1,5 @@
 // Module trees made from a fuzzer's bytes, for tests/fuzz/module_tree_fuzzer.cpp and its
-// regression test (tests/fuzz_test.cpp): every module type of //nn, configuration values at
+// regression test (tests/io/fuzz_test.cpp): every module type of //nn, configuration values at
 // int64's ends (and doubles at float's), containers three deep, built as nn::load builds a
 // file's tree and then run forward and backward on a small input. An nn::Error is the expected
 // answer to a configuration or an input that does not fit; anything else that leaves the run,

@@ -1,5 +1,5 @@
 // The file readers that the fuzz targets (tests/fuzz/*_fuzzer.cpp) drive, shared with their
-// regression test (tests/fuzz_test.cpp) so that both make exactly the same calls.
+// regression test (tests/io/fuzz_test.cpp) so that both make exactly the same calls.
 //
 // Each function hands the bytes to the readers as a file and returns how many of its reader
 // calls accepted them. An nn::Error from a reader is the expected answer to a broken file

@@ -1,5 +1,5 @@
 // Sequences of Tensor view operations made from a fuzzer's bytes, for
-// tests/fuzz/tensor_view_fuzzer.cpp and its regression test (tests/fuzz_test.cpp): narrow,
+// tests/fuzz/tensor_view_fuzzer.cpp and its regression test (tests/io/fuzz_test.cpp): narrow,
 // select, view, transpose, set_ (with and without strides), resize_, copyAlong, at and the
 // copies and fills that read and write through the views, on tensors of a few floats, with
 // sizes, offsets, strides and indices at int64's ends. An nn::Error is the expected answer to

@@ -2,7 +2,7 @@
 //   bazel run //tests/fuzz:make_corpus -- "$PWD/tests/fuzz/corpus"
 // For the readers, a few valid and a few broken files each: names say what each file should do,
 // "valid-*" files are accepted by at least one reader, "broken-*" files by none
-// (tests/fuzz_test.cpp checks both). For module trees, one per module type, named for it; for
+// (tests/io/fuzz_test.cpp checks both). For module trees, one per module type, named for it; for
 // tensor views, a few sequences of every operation.
 #include <zlib.h>
 

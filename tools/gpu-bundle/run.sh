@@ -39,7 +39,9 @@ lib=$(mktemp -d)
 tmp=$(mktemp -d)
 trap 'rm -rf "$lib" "$tmp"' EXIT
 for f in "$here"/lib/*.gz; do [ -e "$f" ] && gunzip -c "$f" >"$lib/$(basename "$f" .gz)"; done
-paths=$lib
+# The project's own libraries: the binaries' RPATH counts from tests/<folder>/, one folder deeper
+# than root/tests, where the bundle keeps them side by side.
+paths=$lib:$here/root/_solib_k8
 cuda=${CUDA_HOME:-/usr/local/cuda}
 [ -d "$cuda/lib64" ] && paths+=":$cuda/lib64"
 if command -v python3 >/dev/null; then

@@ -9,7 +9,7 @@
 #
 # The CPU emulated is a Neoverse N1 (AWS Graviton2, Ampere Altra; QEMU_CPU chooses another), for
 # which OpenBLAS picks the kernels it runs on such a server; on qemu's default CPU it would fall
-# back to its generic ARMv8 ones. NN_TEST_EMULATOR tells the tests (tests/main.cpp).
+# back to its generic ARMv8 ones. NN_TEST_EMULATOR tells the tests (tests/support/main.cpp).
 #
 # A test that starts a program of its own (examples/lenet) would have the kernel run an aarch64
 # file, which it cannot do without binfmt_misc. Where qemu is not registered there, the program
