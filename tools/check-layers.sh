@@ -2,7 +2,8 @@
 # Shows that the build enforces the layers of ARCHITECTURE.md: tests/layering's control target
 # (a file where a module stands, including what a module may) builds, and each target that breaks
 # one rule (a module including a CPU kernel header, a module depending on the CPU backend, the core
-# including a module, a formula or the tensor including the backend interface) fails to build for that reason.
+# including a module, a formula or the tensor including the backend interface) fails to build for that reason;
+# then that each test includes only headers of the layers its folder's BUILD names (tools/check-test-layers.py).
 # Extra arguments go to `bazel build`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -56,4 +57,7 @@ expect_failure "//$depending:module_depending_on_cpu" "target '//nn/cpu:cpu' is 
 expect_failure //tests/layering:core_including_module "$(missing nn/modules/Linear.h)" "$@"
 expect_failure //tests/layering:math_including_backend "$(missing nn/backend/TensorKernels.h)" "$@"
 expect_failure //tests/layering:tensor_including_backend "$(missing nn/backend/Backend.h)" "$@"
+# The tests: each includes only what the layers its BUILD names reach, which the build cannot
+# check (//tests/support links the whole library).
+python3 tools/check-test-layers.py || status=1
 exit "$status"
