@@ -29,7 +29,8 @@ SUBSET=(
 scope='kind(cc_test, //tests/...)'
 if [ "${1:-}" = --subset ]; then
   shift
-  scope="set(${SUBSET[*]/#/\/\/tests:})"
+  names=$(IFS='|'; echo "${SUBSET[*]}")
+  scope="attr(name, '^($names)\$', kind(cc_test, //tests/...))"
 fi
 
 sudo=""
