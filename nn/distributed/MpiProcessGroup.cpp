@@ -217,7 +217,9 @@ class MpiProcessGroup : public ProcessGroup {
   };
 
   // Says why on stderr and ends every rank of the job.
-  [[noreturn]] void endJob(const std::string& message) { abort(message, 1); }
+  // This class's abort, called as such: a virtual call would not tell the compiler that it
+  // does not return.
+  [[noreturn]] void endJob(const std::string& message) { MpiProcessGroup::abort(message, 1); }
 
   static void checkContiguous(const Tensor& t, const char* what) {
     NN_CHECK(t.isContiguous(), "nn.ProcessGroup." << what << ": expected a contiguous tensor, got sizes "
