@@ -26,7 +26,7 @@ fi
 # outlive the program: leaks are looked for by every other test.
 [ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
 # Under ThreadSanitizer (--config=tsan), what Open MPI does inside itself is not ours to report.
-[ -n "${TSAN_OPTIONS:-}" ] && export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$PWD/tests/distributed_tsan.supp"
+[ -n "${TSAN_OPTIONS:-}" ] && export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$PWD/tests/distributed/distributed_tsan.supp"
 export TMPDIR=${TEST_TMPDIR:-/tmp}
 export HOME=${HOME:-$TMPDIR}
 launch=(mpirun --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
