@@ -99,19 +99,25 @@ DataParallelTable& DataParallelTable::add(ModulePtr module, const std::vector<De
 // device threads are shared, and such calls crashed, deadlocked or returned wrong outputs.
 // So every call that runs a step takes the table (OneCall): a second call from another thread
 // while one runs, or from inside the step (threads()'s init function calling forward, which
-// runs on a device thread), is an nn::Error that says so. Calls on the caller's own thread
-// nest (forward syncs stale replicas).
+// runs on a device thread, or on the caller's for the first CPU device), is an nn::Error that
+// says so. Other calls on the caller's own thread nest (forward syncs stale replicas).
+std::string DataParallelTable::OneCall::refusal(const char* what) {
+  return std::string("nn.DataParallelTable: ") + what +
+         " called while another call on this table runs (on another thread, or from inside its step, such as "
+         "threads()'s init function): a module, a table included, is used by one thread at a time";
+}
+
 DataParallelTable::OneCall::OneCall(DataParallelTable& table, const char* what) : table_(table) {
   const std::thread::id self = std::this_thread::get_id();
   if (table.caller_.load(std::memory_order_acquire) == self) {
+    // Inside a round, on the caller's thread: the first CPU device's task (Note [The caller as
+    // the first device] in DeviceThreads.cpp), which is inside the step as a device thread is.
+    NN_CHECK(!table.threads_ || !table.threads_->inRound(), refusal(what));
     ++table.callDepth_;
     return;
   }
   std::thread::id none;
-  NN_CHECK(table.caller_.compare_exchange_strong(none, self, std::memory_order_acq_rel),
-           "nn.DataParallelTable: " << what << " called while another call on this table runs (on another thread, or "
-                                    << "from inside its step, such as threads()'s init function): a module, a table "
-                                    << "included, is used by one thread at a time");
+  NN_CHECK(table.caller_.compare_exchange_strong(none, self, std::memory_order_acq_rel), refusal(what));
   table.callDepth_ = 1;
   timer_.emplace(table.profileTimes_.calls);
 }

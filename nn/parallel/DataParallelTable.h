@@ -88,7 +88,8 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   /// devices[0], and the table's only child; the others are deep copies. Starts one thread per
   /// device. (Container::add, without devices, is hidden: a table's module comes with them.)
   DataParallelTable& add(ModulePtr module, const std::vector<Device>& devices);
-  /// Runs init once on each device's thread, now (Torch7's threads()).
+  /// Runs init once on each device's thread, now (Torch7's threads()); the first CPU device's
+  /// thread is the caller's (Note [The caller as the first device] in DeviceThreads.cpp).
   DataParallelTable& threads(const std::function<void(const Device&)>& init);
   /// Copies the first replica's parameters (and buffers, by the buffer policy) to the others now.
   void syncParameters();
@@ -174,6 +175,9 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
     OneCall& operator=(const OneCall&) = delete;
 
    private:
+    // The error for a call of `what` while another runs.
+    static std::string refusal(const char* what);
+
     DataParallelTable& table_;
     std::optional<ScopedTimer> timer_;  // the outermost call's time, where profiling is on
   };

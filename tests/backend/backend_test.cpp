@@ -4,6 +4,7 @@
 // nn::makeCommunicator. What only the CUDA backend has (its allocator's cache, peer access,
 // copies through host memory, event ordering between GPUs) is in cuda_backend_test.cpp.
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
@@ -283,7 +284,11 @@ NN_DEVICE_TEST_CASE("each device's thread runs that device's tasks and names the
   });
   std::set<std::thread::id> distinct(first.begin(), first.end());
   REQUIRE(distinct.size() == devices.size());
-  REQUIRE(distinct.count(std::this_thread::get_id()) == 0);
+  // The first CPU device's tasks run on the caller's thread (Note [The caller as the first
+  // device]); a CUDA device has a thread of its own.
+  REQUIRE(threads.callerRunsFirst() == (kind.type() == nn::DeviceType::CPU));
+  for (size_t i = 0; i < devices.size(); ++i)
+    CHECK((first[i] == std::this_thread::get_id()) == (i == 0 && threads.callerRunsFirst()));
   for (size_t i = 0; i < devices.size(); ++i) {
     CAPTURE(i);
     REQUIRE(second[i] == first[i]);
@@ -294,6 +299,17 @@ NN_DEVICE_TEST_CASE("each device's thread runs that device's tasks and names the
     if (i == last) throw nn::Error("no such luck");
   }),
                       Contains("on " + devices[last].str() + ": no such luck"));
+  // A round started from inside the first device's task on the caller's thread is refused, and
+  // the threads stay usable.
+  if (threads.callerRunsFirst()) {
+    REQUIRE_THROWS_WITH(threads.runAll([&](size_t i) {
+      if (i == 0) threads.runAll([](size_t) {});
+    }),
+                        Contains("on " + devices[0].str()) && Contains("a round cannot start another"));
+    std::atomic<int> ran{0};
+    threads.runAll([&](size_t) { ++ran; });
+    CHECK(ran == static_cast<int>(devices.size()));
+  }
 }
 
 NN_DEVICE_TEST_CASE("makeCommunicator gives one device's communicator, which leaves its tensor as it was",

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "nn/backend/Communicator.h"
+#include "nn/core/GradientObserver.h"
 #include "nn/nn.h"
 #include "nn/parallel/DataParallelSteps.h"
 #include "nn/parallel/DataParallelTable.h"
@@ -23,14 +24,14 @@
 using nn::DataParallelTable;
 using nn::Device;
 using nn::Tensor;
-using nn::test::DeviceKind;
-using nn::test::profileRow;
-using nn::test::ProfilingOn;
 using nn::test::batchInput;
 using nn::test::bound;
+using nn::test::DeviceKind;
 using nn::test::filled;
 using nn::test::iota;
 using nn::test::makeNet;
+using nn::test::profileRow;
+using nn::test::ProfilingOn;
 using nn::test::relDiff;
 using nn::test::upTo;
 
@@ -159,7 +160,7 @@ NN_MULTI_DEVICE_TEST_CASE("a replica's exception reaches the caller with its dev
   REQUIRE(relDiff(table->forward(x), plain->forward(x)) < bound(kind, 1e-6));
 }
 
-NN_MULTI_DEVICE_TEST_CASE("threads() runs once on each device's own thread, where replicas run",
+NN_MULTI_DEVICE_TEST_CASE("threads() runs once on each device's own thread, the caller's for the first CPU device",
                           "[DataParallelTable]") {
   const int n = upTo(kind, 3);
   auto table = std::make_shared<DataParallelTable>(0);
@@ -177,7 +178,45 @@ NN_MULTI_DEVICE_TEST_CASE("threads() runs once on each device's own thread, wher
   for (int i = 0; i < n; ++i) expected.insert(kind.device(i).str());
   REQUIRE(devices == expected);
   REQUIRE(ids.size() == static_cast<size_t>(n));
-  REQUIRE(ids.count(std::this_thread::get_id()) == 0);
+  // CPU devices: the caller runs the first device's tasks (Note [The caller as the first
+  // device]); a CUDA device has a thread of its own, with the device current.
+  for (auto& [d, id] : calls)
+    CHECK((id == std::this_thread::get_id()) == (kind.type() == nn::DeviceType::CPU && d == kind.device(0).str()));
+}
+
+// Counts the modules a backward reports done on the thread that installed it.
+struct CountingObserver : nn::GradientObserver {
+  std::vector<const nn::Module*> told;
+  void gradientsDone(const nn::Module& module) override { told.push_back(&module); }
+};
+
+NN_MULTI_DEVICE_TEST_CASE("the caller's gradient observer is told of no replica's modules", "[DataParallelTable]") {
+  // DistributedDataParallelTable starts summing a module's gradients when it is told they are
+  // done; a replica's are done only once the table has reduced them, also where the first
+  // replica runs on the caller's thread.
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(makeNet(5), kind.devices(2));
+  const Tensor x = kind.on(nn::test::randomTensor({4, 6}, 8));
+  const Tensor& y = table->forward(x);
+  const Tensor gradOutput = kind.on(nn::test::randomTensor(y.sizes(), 9));
+  CountingObserver observer;
+  {
+    nn::ScopedGradientObserver scope(&observer);
+    table->zeroGradParameters();
+    table->backward(x, gradOutput);
+    table->accGradParameters(x, gradOutput, 1.f);
+  }
+  CHECK(observer.told.empty());
+  // The same observer around a plain copy of the network is told of its modules: the check can fail.
+  auto plain = makeNet(5);
+  plain->to(kind.device(0));
+  plain->forward(x);
+  observer.told.clear();
+  {
+    nn::ScopedGradientObserver scope(&observer);
+    plain->backward(x, gradOutput);
+  }
+  CHECK(observer.told.size() == plain->size());
 }
 
 NN_MULTI_DEVICE_TEST_CASE("DataParallelTable is a module: in a Sequential, printed, cloned", "[DataParallelTable]") {
@@ -420,7 +459,6 @@ NN_MULTI_DEVICE_TEST_CASE(
   REQUIRE(table->get(1)->device() == kind.device(1));
   REQUIRE(relDiff(outer->forward(kind.on(x)), plain->forward(x)) < bound(kind, 1e-6));
 }
-
 
 NN_MULTI_DEVICE_TEST_CASE("two threads calling forward on one table at once get an error, never a wrong table",
                           "[DataParallelTable]") {
