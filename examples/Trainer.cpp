@@ -134,9 +134,11 @@ Epoch beginEpoch(Run& r, int64_t number) {
   return e;
 }
 
-// The next batch in x and y, on the first device; false after the epoch's last.
+// The next batch in x and y, on the first device; false after the epoch's last. Where the
+// batches are on that device already, the iterator fills x and y itself: a copy fewer.
 bool nextBatch(Run& r, Epoch& e) {
   nn::ScopedTimer timer(e.times.data);
+  if (r.devices[0] == r.batches->device()) return r.batches->next(r.x, r.y);
   if (!r.batches->next()) return false;
   r.x.resize_(r.batches->input.sizes(), r.devices[0]).copy_(r.batches->input);
   r.y.resize_(r.batches->target.sizes(), r.devices[0]).copy_(r.batches->target);

@@ -85,6 +85,8 @@ class BatchIterator {
 
   /// The data set the batches are cut from.
   const Dataset& dataset() const { return *dataset_; }
+  /// The device the batches are on: the host's cpu:0, or the tensors' device.
+  const Device& device() const { return device_; }
   /// Number of samples N.
   int64_t size() const { return static_cast<int64_t>(given_.permutation.size()); }
   /// Samples of a batch (of this shard), as given; the last batch of an epoch may have fewer.
