@@ -89,18 +89,20 @@ struct alignas(64) TileConfig {
 // keeps the stores of the packing (and of the configuration) before them.
 inline void memoryBarrier() { __asm__ volatile("" ::: "memory"); }
 
-// The block of op(A) (op(A)[i][k] = a[i lda + k], or a[k lda + i] where transA) of `rows` rows
+// The block of op(A) (op(A)[i][k] = a[i lda + k], or aRows[i][k] where aRows is not null, or
+// a[k lda + i] where transA) of `rows` rows
 // from i0 and `depth` k from k0: row r's pairs at out + r stride, `stride` (a multiple of 16, at
 // least (depth + 1) / 2) of them; zeros past the block's k, and in the rows from `rows` to the next
 // multiple of 32.
-NN_AMX_KERNEL void packRows(bool transA, const float* a, int64_t lda, int64_t i0, int64_t k0, int64_t rows,
-                            int64_t depth, int64_t stride, uint32_t* out) {
+NN_AMX_KERNEL void packRows(bool transA, const float* a, int64_t lda, const float* const* aRows, int64_t i0, int64_t k0,
+                            int64_t rows, int64_t depth, int64_t stride, uint32_t* out) {
   const int64_t padded = (rows + kBlock - 1) / kBlock * kBlock;
   float* packed = reinterpret_cast<float*>(out);
   if (!transA) {
     for (int64_t r = 0; r < padded; ++r) {
       float* row = packed + r * stride;
-      const float* src = a + (i0 + std::min(r, rows - 1)) * lda + k0;
+      const int64_t i = i0 + std::min(r, rows - 1);
+      const float* src = (aRows ? aRows[i] : a + i * lda) + k0;
       for (int64_t q = 0; q < stride; q += 16)
         _mm512_store_ps(row + q, r < rows ? pairLine(src + 2 * q, depth - 2 * q) : _mm512_setzero_ps());
     }
@@ -206,10 +208,11 @@ NN_AMX_KERNEL void addBlock(const float* sums, int64_t rows, int64_t cols, float
   }
 }
 
-// C = alpha op(A) op(B) + beta C, op(B)'s rows at bRows[kk] where bRows is not null.
+// C = alpha op(A) op(B) + beta C, op(A)'s rows at aRows[i] where aRows is not null, op(B)'s rows at
+// bRows[kk] where bRows is not null.
 NN_AMX_KERNEL void product(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                           int64_t lda, const float* b, int64_t ldb, const float* const* bRows, float beta, float* c,
-                           int64_t ldc) {
+                           int64_t lda, const float* const* aRows, const float* b, int64_t ldb,
+                           const float* const* bRows, float beta, float* c, int64_t ldc) {
   uint32_t* pa = packedA.get(kRowBlock * kDepth / 2);
   uint32_t* pb = packedB.get(kColumnBlock * kDepth / 2);
   alignas(64) float sums[kBlock * kBlock];
@@ -225,6 +228,9 @@ NN_AMX_KERNEL void product(bool transA, bool transB, int64_t m, int64_t n, int64
     const int64_t stride = ((depth + 1) / 2 + kTilePairs - 1) / kTilePairs * kTilePairs;
     // The first block scales C by beta; the others add to it.
     const float blockBeta = k0 == 0 ? beta : 1.f;
+    // Rows of op(A) that fit one block are packed once for all of op(B)'s column blocks.
+    const bool packedOnce = m <= kRowBlock;
+    if (packedOnce) packRows(transA, a, lda, aRows, 0, k0, m, depth, stride, pa);
     for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
       const int64_t cols = std::min(kColumnBlock, n - j0);
       if (bRows)
@@ -233,7 +239,7 @@ NN_AMX_KERNEL void product(bool transA, bool transB, int64_t m, int64_t n, int64
         packPanels(transB, b, ldb, k0, j0, depth, cols, stride, pb);
       for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
         const int64_t rows = std::min(kRowBlock, m - i0);
-        packRows(transA, a, lda, i0, k0, rows, depth, stride, pa);
+        if (!packedOnce) packRows(transA, a, lda, aRows, i0, k0, rows, depth, stride, pa);
         memoryBarrier();
         for (int64_t it = 0; it < rows; it += kBlock)
           for (int64_t jp = 0; jp < cols; jp += kBlock) {
@@ -256,8 +262,8 @@ NN_AMX_KERNEL void product(bool transA, bool transB, int64_t m, int64_t n, int64
 #else
 
 // Never reached: amxGemmRuns() is false in a build without the kernel, and amxGemm stops there.
-void product(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
-             const float* const*, float, float*, int64_t) {}
+void product(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float* const*, const float*,
+             int64_t, const float* const*, float, float*, int64_t) {}
 
 #endif
 
@@ -288,7 +294,7 @@ void amxGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float al
   NN_CHECK(amxGemmRuns(), "nn::cpu::amxGemm: " << amxGemmMissing());
   if (!productsLeft(m, n, k, beta, c, ldc)) return;
   calls.fetch_add(1, std::memory_order_relaxed);
-  product(transA, transB, m, n, k, alpha, a, lda, b, ldb, nullptr, beta, c, ldc);
+  product(transA, transB, m, n, k, alpha, a, lda, nullptr, b, ldb, nullptr, beta, c, ldc);
 }
 
 void amxGemmRows(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* const* bRows,
@@ -297,7 +303,16 @@ void amxGemmRows(int64_t m, int64_t n, int64_t k, float alpha, const float* a, i
   NN_CHECK(amxGemmRuns(), "nn::cpu::amxGemmRows: " << amxGemmMissing());
   if (!productsLeft(m, n, k, beta, c, ldc)) return;
   calls.fetch_add(1, std::memory_order_relaxed);
-  product(false, false, m, n, k, alpha, a, lda, nullptr, 0, bRows, beta, c, ldc);
+  product(false, false, m, n, k, alpha, a, lda, nullptr, nullptr, 0, bRows, beta, c, ldc);
+}
+
+void amxGemmRowsOfA(bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* const* aRows,
+                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  checkSizes("nn::cpu::amxGemmRowsOfA", m, n, k);
+  NN_CHECK(amxGemmRuns(), "nn::cpu::amxGemmRowsOfA: " << amxGemmMissing());
+  if (!productsLeft(m, n, k, beta, c, ldc)) return;
+  calls.fetch_add(1, std::memory_order_relaxed);
+  product(false, transB, m, n, k, alpha, nullptr, 0, aRows, b, ldb, nullptr, beta, c, ldc);
 }
 
 int64_t amxGemmCalls() { return calls.load(std::memory_order_relaxed); }

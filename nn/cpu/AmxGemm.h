@@ -38,8 +38,14 @@ void amxGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float al
 void amxGemmRows(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* const* bRows,
                  float beta, float* c, int64_t ldc);
 
-/// The amxGemm and amxGemmRows calls that ran tiles since the program started (a relaxed atomic count), for the
-/// tests that the medium precision's products took this route.
+/// amxGemm's product without a transpose of A where op(A)'s rows are anywhere: row i of A, its k
+/// floats, at aRows[i] (m pointers). A convolution's weight gradient reads its columns so, the
+/// rows of its padded input planes at offsets (ConvolutionKernels.cpp).
+void amxGemmRowsOfA(bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* const* aRows,
+                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+/// The amxGemm, amxGemmRows and amxGemmRowsOfA calls that ran tiles since the program started (a relaxed atomic count),
+/// for the tests that the medium precision's products took this route.
 int64_t amxGemmCalls();
 
 }  // namespace nn::cpu

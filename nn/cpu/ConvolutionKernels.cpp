@@ -6,11 +6,10 @@
 // (nn/runtime/ComputeThreads.h), so that every sample sees the same products whatever the thread count; each
 // part has its own columns in the workspace, and the weight gradients of parts summed apart are
 // added to the module's in part order. A convolution in groups of planes (PyTorch's groups; not
-// the grouping of samples above) unfolds all its planes as one, and each group multiplies its own block of the columns' rows with its own
-// filters, into its own output planes: GEMMs on sub-blocks of the same matrices, in the same
-// order for every sample, whatever the thread count. Where the GEMMs multiply in bfloat16, the
-// layers of the Winograd route come here in all three passes (Note [bfloat16 products take the
-// unfolded route]).
+// the grouping of samples above) unfolds all its planes as one, and each group multiplies its own block of the columns'
+// rows with its own filters, into its own output planes: GEMMs on sub-blocks of the same matrices, in the same order
+// for every sample, whatever the thread count. Where the GEMMs multiply in bfloat16, the layers of the Winograd route
+// come here in all three passes (Note [bfloat16 products take the unfolded route]).
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -167,33 +166,29 @@ bool grouped(const ConvolutionShape& s) { return positionsOf(s) < kGroupBelow; }
 
 // Note [bfloat16 products take the unfolded route]
 // Where the GEMMs multiply in bfloat16 (autocast bfloat16 or the precision medium: Blas.h) on AMX's
-// tiles (AmxGemm.h), the layers that the Winograd route serves in float32 take the unfolded route
-// in all three passes: AMX runs their products at several times sgemm's rate, while Winograd's
-// float32 transforms, which bfloat16 does not speed up, take most of its time. Their weight
-// gradient leaves the direct route (float32 multiply-adds) for the same reason. The forward reads
-// the columns from the sample's padded planes without unfolding them (forwardFromPlanes), as does
-// the gradInput, computed as the forward of the layer with turned kernels (gradInputShape), where
-// that layer has no more input planes than output planes or a sample's columns outgrow
-// kGroupedChunkBytes (VGG's 32 planes on 32x32: 288 rows of 1024 positions, 1.2 MB); the weight
-// gradient of such a sample is unfolded a slice of output rows at a time (slicedSamples), so that
-// the columns stay in the cache until the GEMM has packed them. On vdpbf16ps alone (AMX held off,
-// or a CPU without it) the unfolded route measured slower than Winograd's (0.70x the CNN's
-// images/s on this Xeon, whose vdpbf16ps runs below sgemm's rate), and float16 products are
-// sgemm's on rounded operands: their routes are float32's. At the levels below avx512, neither
-// bfloat16 kernel runs and nothing changes.
+// tiles (AmxGemm.h), the layers that the Winograd route serves in float32, and the direct route's
+// layers of stride 1 (a residual network's 3x3 layers on 14x14 and 7x7 planes), take the unfolded
+// route in all three passes: AMX runs their products at several times sgemm's rate, while
+// Winograd's float32 transforms and the direct route's float32 multiply-adds, which bfloat16 does
+// not speed up, take most of their time. The forward reads the columns from the samples' padded
+// planes without unfolding them (forwardFromPlanes), as do the weight gradient
+// (planesAccGradParameters) and the gradInput, computed as the forward of the layer with turned
+// kernels (gradInputShape), where that layer has no more input planes than output planes or a
+// sample's columns outgrow kGroupedChunkBytes (bigSamples: VGG's 32 planes on 32x32, 288 rows of
+// 1024 positions, 1.2 MB). The direct route's layers of stride 2 keep it: their unfolded GEMMs
+// measured slower. On vdpbf16ps alone (AMX held off, or a CPU without it) the unfolded route
+// measured slower than Winograd's (0.70x the CNN's images/s on this Xeon, whose vdpbf16ps runs
+// below sgemm's rate), and float16 products are sgemm's on rounded operands: their routes are
+// float32's. At the levels below avx512, neither bfloat16 kernel runs and nothing changes. The
+// route's layers are all of stride 1, without dilation or groups.
 bool unfoldedForBf16(const ConvolutionShape& s) {
-  return winogradFits(s) && blas::bf16Products() && amxGemmRuns();
+  const bool strideOne = s.dH == 1 && s.dW == 1;
+  return (winogradFits(s) || ((directFits(s) || directWeightGradientFits(s)) && strideOne)) && blas::bf16Products() &&
+         amxGemmRuns();
 }
 
-// Output rows unfolded at a time where a sample is unfolded in slices: as many as fit kChunkBytes.
-int64_t sliceRowsOf(const ConvolutionShape& s) {
-  const int64_t rowBytes = rowsOf(s) * s.outWidth * static_cast<int64_t>(sizeof(float));
-  return std::max<int64_t>(1, std::min(s.outHeight, kChunkBytes / rowBytes));
-}
-
-// Whether a sample of this layer is unfolded in slices of sliceRowsOf(s) output rows (where
-// unfoldedForBf16): its columns outgrow kGroupedChunkBytes. Such a layer's chunk is one sample.
-bool slicedSamples(const ConvolutionShape& s) {
+// Whether a sample's columns outgrow kGroupedChunkBytes (VGG's 32 planes on 32x32).
+bool bigSamples(const ConvolutionShape& s) {
   return rowsOf(s) * positionsOf(s) * static_cast<int64_t>(sizeof(float)) > kGroupedChunkBytes;
 }
 
@@ -224,14 +219,22 @@ int parallelPartsOf(const Device& device, const ConvolutionShape& s) {
 template <typename Pick>
 auto ofWidth(int64_t outW, Pick pick) {
   switch (outW) {
-    case 7: return pick(std::integral_constant<int64_t, 7>{});
-    case 8: return pick(std::integral_constant<int64_t, 8>{});
-    case 14: return pick(std::integral_constant<int64_t, 14>{});
-    case 16: return pick(std::integral_constant<int64_t, 16>{});
-    case 24: return pick(std::integral_constant<int64_t, 24>{});
-    case 28: return pick(std::integral_constant<int64_t, 28>{});
-    case 32: return pick(std::integral_constant<int64_t, 32>{});
-    default: return pick(std::integral_constant<int64_t, 0>{});
+    case 7:
+      return pick(std::integral_constant<int64_t, 7>{});
+    case 8:
+      return pick(std::integral_constant<int64_t, 8>{});
+    case 14:
+      return pick(std::integral_constant<int64_t, 14>{});
+    case 16:
+      return pick(std::integral_constant<int64_t, 16>{});
+    case 24:
+      return pick(std::integral_constant<int64_t, 24>{});
+    case 28:
+      return pick(std::integral_constant<int64_t, 28>{});
+    case 32:
+      return pick(std::integral_constant<int64_t, 32>{});
+    default:
+      return pick(std::integral_constant<int64_t, 0>{});
   }
 }
 
@@ -298,36 +301,6 @@ void im2col(const ConvolutionShape& s, const float* input, int64_t count, float*
             fillRow(line, (outH - yEnd) * outW, 0.f);
           }
       }
-  });
-}
-
-// Output rows [y0, y1) of one sample of a layer of the row route (rowRoute), unfolded as im2col
-// unfolds the whole sample: columns [rows, (y1 - y0) outWidth]. Only the input rows that those
-// output rows read are copied into the padded plane, whose border stays zero.
-void im2colRows(const ConvolutionShape& s, const float* input, int64_t y0, int64_t y1, float* columns, float* padded) {
-  widest([&]() NN_CPU_INLINE {
-    ConvolutionShape slice = s;
-    slice.outHeight = y1 - y0;
-    const int64_t width = s.width, planeSize = s.height * width, stride = slice.outHeight * s.outWidth;
-    const bool pad = paddedRoute(s);
-    const int64_t rowLength = pad ? paddedWidth(s) : width;
-    // Rows of the (padded) plane that the slice reads.
-    const int64_t first = y0 * s.dH, end = (y1 - 1) * s.dH + s.kH;
-    const auto unfold = unfoldOf(s.outWidth);
-    if (pad) fillRow(padded, paddedFloats(s), 0.f);
-    for (int64_t c = 0; c < s.inPlanes; ++c) {
-      const float* plane = input + c * planeSize;
-      if (pad) {
-        for (int64_t y = std::max<int64_t>(first - s.padH, 0); y < std::min(end - s.padH, s.height); ++y)
-          copyRow(plane + y * width, padded + (y + s.padH) * rowLength + s.padW, width);
-        plane = padded;
-      }
-      float* out = columns + math::im2colRow(c, 0, 0, s.kH, s.kW) * stride;
-      if (s.dH == 1 && s.dW == 1)
-        unfold(plane + first * rowLength, rowLength, s.kH, s.kW, slice.outHeight, s.outWidth, out, stride);
-      else
-        unfoldStridedPlane<0>(plane + first * rowLength, rowLength, slice, out, stride);
-    }
   });
 }
 
@@ -412,58 +385,162 @@ float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, 
   return workspace.data();
 }
 
-// The layers of unfoldedForBf16 read their columns from the sample's padded planes (amxGemmRows): row (c, ky, kx) of the columns, taken along a grid of output positions as
-// wide as a padded plane (kW - 1 positions more than an output row), is padded plane c from its
-// row ky, column kx on. The product's sums at the grid's extra positions are dropped. A part's
-// work: the padded planes, a row of zeros past them (the last rows read up to kW - 1 floats past
-// the planes), and the product on the grid, [outPlanes, outHeight x padded width].
+// The layers of unfoldedForBf16 read their columns from the samples' padded planes (amxGemmRows),
+// a chunk of samples at a time. The chunk's padded planes lie plane by plane, each sample's after
+// the one before, [inPlanes][chunk][padded height][padded width]. Row (c, ky, kx) of the columns,
+// taken along a grid as wide as a padded plane (kW - 1 positions more than an output row), is the
+// chunk's planes c from row ky, column kx on; sample n's output row oy is the grid's row n x
+// padded height + oy. The product's sums at the grid's extra positions (past each output row, and
+// the kH - 1 rows between samples) are dropped. One product a chunk rather than a sample: the
+// products of a residual network's 7x7 and 14x14 planes are a few dozen columns a sample, too few
+// for the tiles, and each call packs the weights again. A part's work: the chunk's padded planes,
+// a row of zeros past them (the last rows read up to kW - 1 floats past the planes), and the
+// product on the grid, [outPlanes, gridColumns].
+constexpr int64_t kPlanesColumns = 1024;  // the grid's columns a chunk aims at
+
 int64_t gridWidth(const ConvolutionShape& s) { return s.width + 2 * s.padW; }
-int64_t planesFloats(const ConvolutionShape& s) { return s.inPlanes * (s.height + 2 * s.padH) * gridWidth(s); }
+int64_t paddedPlaneFloats(const ConvolutionShape& s) { return (s.height + 2 * s.padH) * gridWidth(s); }
+// Samples a chunk: enough for about kPlanesColumns columns of the grid, at least one.
+int64_t planesChunkOf(const ConvolutionShape& s) {
+  return std::max<int64_t>(1, std::min(s.batch, kPlanesColumns / paddedPlaneFloats(s)));
+}
+// The grid's columns for `count` samples: all but the last sample's padded planes, and its output rows.
+int64_t gridColumns(const ConvolutionShape& s, int64_t count) {
+  return (count - 1) * paddedPlaneFloats(s) + s.outHeight * gridWidth(s);
+}
+int64_t planesFloats(const ConvolutionShape& s) { return s.inPlanes * planesChunkOf(s) * paddedPlaneFloats(s); }
 int64_t gridFloats(const ConvolutionShape& s) {
-  return planesFloats(s) + gridWidth(s) + s.outPlanes * s.outHeight * gridWidth(s);
+  return planesFloats(s) + gridWidth(s) + s.outPlanes * gridColumns(s, planesChunkOf(s));
 }
 
-// One sample's output = bias + W[out, rows] * its columns, read from its padded planes (a layer of
-// stride 1 without dilation or groups); `work` holds gridFloats(s).
-void forwardFromPlanes(const ConvolutionShape& s, const float* input, const float* weight, const float* bias,
-                       float* output, float* work) {
-  const int64_t heightP = s.height + 2 * s.padH, widthP = gridWidth(s), planeP = heightP * widthP;
+// The outputs of `count` samples (at most planesChunkOf(s)) = bias + W[out, rows] * their columns,
+// read from their padded planes (a layer of stride 1 without dilation or groups); `work` holds
+// gridFloats(s), whose planes' borders and the row past them are zero (planesForward sets them
+// once; a chunk writes the planes' interiors alone).
+void forwardFromPlanes(const ConvolutionShape& s, const float* input, int64_t count, const float* weight,
+                       const float* bias, float* output, float* work) {
+  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), chunk = planesChunkOf(s);
+  const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
   float* planes = work;
   float* grid = planes + planesFloats(s) + widthP;
-  fillRow(planes, planesFloats(s) + widthP, 0.f);
-  for (int64_t c = 0; c < s.inPlanes; ++c)
-    for (int64_t y = 0; y < s.height; ++y)
-      copyRow(input + (c * s.height + y) * s.width, planes + c * planeP + (y + s.padH) * widthP + s.padW, s.width);
+  for (int64_t n = 0; n < count; ++n)
+    for (int64_t c = 0; c < s.inPlanes; ++c) {
+      float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
+      for (int64_t y = 0; y < s.height; ++y)
+        copyRow(input + n * inSample + (c * s.height + y) * s.width, plane + y * widthP, s.width);
+    }
   thread_local std::vector<const float*> taps;
   taps.resize(static_cast<size_t>(rowsOf(s)));
   for (int64_t c = 0; c < s.inPlanes; ++c)
     for (int64_t ky = 0; ky < s.kH; ++ky)
       for (int64_t kx = 0; kx < s.kW; ++kx)
-        taps[math::im2colRow(c, ky, kx, s.kH, s.kW)] = planes + c * planeP + ky * widthP + kx;
-  const int64_t cols = s.outHeight * widthP;
+        taps[math::im2colRow(c, ky, kx, s.kH, s.kW)] = planes + c * chunk * planeP + ky * widthP + kx;
+  const int64_t cols = gridColumns(s, count);
   amxGemmRows(s.outPlanes, cols, rowsOf(s), 1.f, weight, rowsOf(s), taps.data(), 0.f, grid, cols);
-  for (int64_t o = 0; o < s.outPlanes; ++o) {
-    const float b = bias ? bias[o] : 0.f;
-    for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-      const float* from = grid + o * cols + oy * widthP;
-      float* y = output + (o * s.outHeight + oy) * s.outWidth;
-      for (int64_t ox = 0; ox < s.outWidth; ++ox) y[ox] = from[ox] + b;
+  for (int64_t n = 0; n < count; ++n)
+    for (int64_t o = 0; o < s.outPlanes; ++o) {
+      const float b = bias ? bias[o] : 0.f;
+      for (int64_t oy = 0; oy < s.outHeight; ++oy) {
+        const float* from = grid + o * cols + n * planeP + oy * widthP;
+        float* y = output + n * outSample + (o * s.outHeight + oy) * s.outWidth;
+        for (int64_t ox = 0; ox < s.outWidth; ++ox) y[ox] = from[ox] + b;
+      }
     }
-  }
 }
 
-// The forward of unfoldedForBf16's layers: each part's samples from their planes.
-void planesUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
-                        const float* bias, float* output, Tensor& workspace) {
-  const int parts = parallelParts(device, s.batch);
-  workspace.resize_({parts * gridFloats(s)}, device);
-  float* base = workspace.data();
+// The parts of the device's threads that planesForward splits s's chunks over.
+int planesParts(const Device& device, const ConvolutionShape& s) {
+  return parallelParts(device, (s.batch + planesChunkOf(s) - 1) / planesChunkOf(s));
+}
+
+// forwardFromPlanes over the batch, a chunk at a time, the chunks split over `parts` parts;
+// `work` holds parts * gridFloats(s).
+void planesForward(const Device& device, const ConvolutionShape& s, int parts, float* work, const float* input,
+                   const float* weight, const float* bias, float* output) {
+  const int64_t chunk = planesChunkOf(s), chunks = (s.batch + chunk - 1) / chunk;
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
   parallelFor(device, parts, [&](int p) {
-    const Range r = partRange(s.batch, parts, p);
-    for (int64_t n = r.begin; n < r.end; ++n)
-      forwardFromPlanes(s, input + n * inSample, weight, bias, output + n * outSample, base + p * gridFloats(s));
+    const Range r = partRange(chunks, parts, p);
+    float* part = work + p * gridFloats(s);
+    fillRow(part, planesFloats(s) + gridWidth(s), 0.f);
+    for (int64_t first = r.begin * chunk; first < std::min(s.batch, r.end * chunk); first += chunk)
+      forwardFromPlanes(s, input + first * inSample, std::min(chunk, s.batch - first), weight, bias,
+                        output + first * outSample, part);
   });
+}
+
+// The forward of unfoldedForBf16's layers.
+void planesUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
+                        const float* bias, float* output, Tensor& workspace) {
+  const int parts = planesParts(device, s);
+  workspace.resize_({parts * gridFloats(s)}, device);
+  planesForward(device, s, parts, workspace.data(), input, weight, bias, output);
+}
+
+// The weight gradient of unfoldedForBf16's layers from the samples' padded planes, a chunk at a
+// time: gradWeight[out, rows] += scale * gradOutput on the grid [out, grid columns] * the columns
+// [rows, grid columns]^T, the columns' rows read from the planes as the forward reads them and
+// gradOutput laid on the grid (the forward's output rows) with zeros at its extra positions, so
+// that those add nothing. One product of a chunk's grid columns rather than a sample's positions
+// (49 on a 7x7 plane). The product is summed transposed, [rows, out], by the device's parts, each
+// from zero, and added to the module's in part order; the bias gradient sample by sample, as the
+// unfolded route adds it.
+int64_t gridGradientFloats(const ConvolutionShape& s) {
+  return planesFloats(s) + gridWidth(s) + s.outPlanes * gridColumns(s, planesChunkOf(s)) + gradientFloats(s);
+}
+
+void planesAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
+                             const float* gradOutput, float* gradWeight, float* gradBias, float scale,
+                             Tensor& workspace) {
+  const int64_t chunk = planesChunkOf(s), chunks = (s.batch + chunk - 1) / chunk, rows = rowsOf(s);
+  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), ldGrid = gridColumns(s, chunk);
+  const int64_t inSample = s.inPlanes * s.height * s.width, positions = positionsOf(s);
+  const int64_t outSample = s.outPlanes * positions;
+  const int parts = planesParts(device, s);
+  workspace.resize_({parts * gridGradientFloats(s)}, device);
+  float* base = workspace.data();
+  parallelFor(device, parts, [&](int p) {
+    float* planes = base + p * gridGradientFloats(s);
+    float* staged = planes + planesFloats(s) + widthP;
+    float* gw = staged + s.outPlanes * ldGrid;  // [rows, out], then the part's bias gradient
+    float* gb = p == 0 ? gradBias : gw + s.outPlanes * rows;
+    // The planes' borders, the row past them and the grid's extra positions stay zero: a chunk
+    // writes the planes' interiors and gradOutput's positions alone.
+    fillRow(planes, gridGradientFloats(s) - gradientFloats(s), 0.f);
+    if (p > 0) fillRow(gb, s.outPlanes, 0.f);
+    thread_local std::vector<const float*> taps;
+    taps.resize(static_cast<size_t>(rows));
+    for (int64_t c = 0; c < s.inPlanes; ++c)
+      for (int64_t ky = 0; ky < s.kH; ++ky)
+        for (int64_t kx = 0; kx < s.kW; ++kx)
+          taps[math::im2colRow(c, ky, kx, s.kH, s.kW)] = planes + c * chunk * planeP + ky * widthP + kx;
+    const Range r = partRange(chunks, parts, p);
+    for (int64_t k = r.begin; k < r.end; ++k) {
+      const int64_t first = k * chunk, count = std::min(chunk, s.batch - first);
+      for (int64_t n = 0; n < count; ++n) {
+        const float* x = input + (first + n) * inSample;
+        const float* g = gradOutput + (first + n) * outSample;
+        for (int64_t c = 0; c < s.inPlanes; ++c) {
+          float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
+          for (int64_t y = 0; y < s.height; ++y) copyRow(x + (c * s.height + y) * s.width, plane + y * widthP, s.width);
+        }
+        for (int64_t o = 0; o < s.outPlanes; ++o)
+          for (int64_t oy = 0; oy < s.outHeight; ++oy)
+            copyRow(g + (o * s.outHeight + oy) * s.outWidth, staged + o * ldGrid + n * planeP + oy * widthP,
+                    s.outWidth);
+        if (gb) addSampleBiasGradient(g, positions, scale, gb, 0, s.outPlanes);
+      }
+      amxGemmRowsOfA(true, rows, s.outPlanes, gridColumns(s, count), scale, taps.data(), staged, ldGrid,
+                     k == r.begin ? 0.f : 1.f, gw, s.outPlanes);
+    }
+    if (r.begin == r.end) fillRow(gw, rows * s.outPlanes, 0.f);
+  });
+  for (int p = 0; p < parts; ++p) {
+    const float* gw = base + p * gridGradientFloats(s) + planesFloats(s) + gridWidth(s) + s.outPlanes * ldGrid;
+    for (int64_t o = 0; o < s.outPlanes; ++o)
+      for (int64_t i = 0; i < rows; ++i) gradWeight[o * rows + i] += gw[i * s.outPlanes + o];
+    if (gradBias && p > 0) addRow(gw + s.outPlanes * rows, gradBias, s.outPlanes);
+  }
 }
 
 // The layer whose forward is s's gradInput, for a layer of stride 1 without dilation or groups:
@@ -492,23 +569,16 @@ void turnedKernels(const ConvolutionShape& s, const float* weight, float* turned
               weight[o * rowsOf(s) + math::im2colRow(c, s.kH - 1 - ky, s.kW - 1 - kx, s.kH, s.kW)];
 }
 
-// gradInput as the forward of gradInputShape(s), sample by sample from the planes of gradOutput
-// (forwardFromPlanes), without col2im's scattered adds.
-void gradInputAsForward(const Device& device, const ConvolutionShape& s, const float* gradOutput,
-                        const float* weight, float* gradInput, Tensor& workspace) {
+// gradInput as the forward of gradInputShape(s) from the planes of gradOutput (forwardFromPlanes),
+// without col2im's scattered adds.
+void gradInputAsForward(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
+                        float* gradInput, Tensor& workspace) {
   const ConvolutionShape t = gradInputShape(s);
-  const int parts = parallelParts(device, t.batch);
+  const int parts = planesParts(device, t);
   workspace.resize_({parts * gridFloats(t) + s.outPlanes * rowsOf(s)}, device);
-  float* base = workspace.data();
-  float* turned = base + parts * gridFloats(t);
+  float* turned = workspace.data() + parts * gridFloats(t);
   turnedKernels(s, weight, turned);
-  const int64_t inSample = t.inPlanes * t.height * t.width, outSample = t.outPlanes * positionsOf(t);
-  parallelFor(device, parts, [&](int p) {
-    const Range r = partRange(t.batch, parts, p);
-    for (int64_t n = r.begin; n < r.end; ++n)
-      forwardFromPlanes(t, gradOutput + n * inSample, turned, nullptr, gradInput + n * outSample,
-                        base + p * gridFloats(t));
-  });
+  planesForward(device, t, parts, workspace.data(), gradOutput, turned, nullptr, gradInput);
 }
 
 void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
@@ -521,7 +591,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
     countRoute(Route::convolutionWinograd, Pass::forward);
     return winogradUpdateOutput(device, s, input, weight, bias, output, workspace);
   }
-  if (directFits(s)) {
+  if (directFits(s) && !unfoldedForBf16(s)) {
     countRoute(Route::convolutionDirect, Pass::forward);
     return directUpdateOutput(device, s, input, weight, bias, output, workspace);
   }
@@ -543,8 +613,8 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
         // staged[out, cols] = W[out, rows] * columns[rows, cols], group by group (W's rows and
         // columns' rows of group g to staged's rows of g); then output[n] = bias + its part.
         for (int64_t g = 0; g < s.groups; ++g)
-          blas::gemm(false, false, planes, cols, rows, 1.f, weight + g * planes * rows, rows,
-                     columns + g * rows * cols, cols, 0.f, staged + g * planes * cols, cols);
+          blas::gemm(false, false, planes, cols, rows, 1.f, weight + g * planes * rows, rows, columns + g * rows * cols,
+                     cols, 0.f, staged + g * planes * cols, cols);
         for (int64_t n = 0; n < count; ++n)
           for (int64_t o = 0; o < s.outPlanes; ++o) {
             const float* from = staged + o * cols + n * positions;
@@ -572,7 +642,7 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
     countRoute(Route::convolutionWinograd, Pass::gradInput);
     return winogradUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   }
-  if (directGradInputFits(s)) {
+  if (directGradInputFits(s) && !unfoldedForBf16(s)) {
     countRoute(Route::convolutionDirect, Pass::gradInput);
     return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   }
@@ -580,7 +650,7 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
   // As the forward of the turned kernels where that has no more input planes than output planes
   // (measured: faster than col2im on VGG's and the residual network's layers of as many planes out
   // as in, slower on 32 -> 64), or where a sample's columns outgrow kGroupedChunkBytes.
-  if (unfoldedForBf16(s) && (s.outPlanes <= s.inPlanes || slicedSamples(gradInputShape(s))))
+  if (unfoldedForBf16(s) && (s.outPlanes <= s.inPlanes || bigSamples(gradInputShape(s))))
     return gradInputAsForward(device, s, gradOutput, weight, gradInput, workspace);
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
@@ -638,11 +708,13 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
       });
     return;
   }
+  if (unfoldedForBf16(s)) {
+    countRoute(Route::convolutionUnfolded, Pass::gradParameters);
+    return planesAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
+  }
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
   const bool transposed = transposedGradient(s);
-  const bool sliced = unfoldedForBf16(s) && slicedSamples(s);
-  const int64_t sliceRows = sliceRowsOf(s);
   countRoute(Route::convolutionUnfolded, Pass::gradParameters);
   const int parts = parallelPartsOf(device, s);
   float* columnsBase = workspaceFor(device, s, parts, true, workspace);
@@ -660,19 +732,6 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
     const Range r = samplesOf(s, parts, p);
     for (int64_t first = r.begin; first < r.end; first += chunk) {
       const int64_t count = std::min(chunk, r.end - first), cols = count * positions;
-      if (sliced) {
-        // A sample a chunk, without groups, transposed (slicedSamples): gradWeight[rows, out] +=
-        // scale * the columns of output rows y0 to y1 * gradOutput[n][out, those rows]^T, slice by slice.
-        const float* g = gradOutput + first * outSample;
-        for (int64_t y0 = 0; y0 < s.outHeight; y0 += sliceRows) {
-          const int64_t y1 = std::min(s.outHeight, y0 + sliceRows), sliceCols = (y1 - y0) * s.outWidth;
-          im2colRows(s, input + first * inSample, y0, y1, columns, padded);
-          blas::gemm(false, true, rows, s.outPlanes, sliceCols, scale, columns, sliceCols, g + y0 * s.outWidth,
-                     positions, 1.f, gw, s.outPlanes);
-        }
-        if (gradBias) addSampleBiasGradient(g, positions, scale, gb, 0, s.outPlanes);
-        continue;
-      }
       im2col(s, input + first * inSample, count, columns, padded);
       // gradWeight[out, rows] += scale * gradOutput[n][out, positions] * columns[rows, sample n's positions]^T,
       // or its transpose [rows, out], group by group; gradBias[out] += scale * the sum of

@@ -6,6 +6,7 @@
 // case; and their refusal below the level avx512. Skipped, naming why, where the CPU or the run
 // cannot run them.
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -137,6 +138,41 @@ TEST_CASE("bf16Gemm's vdpbf16ps kernel rounds to bfloat16 and sums in float32, o
 TEST_CASE("amxGemm rounds to bfloat16 and sums in float32, on every edge of its tiles", "[bf16][amx]") {
   if (const std::string why = nn::cpu::amxGemmMissing(); !why.empty()) NN_SKIP(why);
   checkEdges(&nn::cpu::amxGemm);
+}
+
+TEST_CASE("amxGemmRows and amxGemmRowsOfA give amxGemm's floats, their rows read through pointers", "[bf16][amx]") {
+  if (const std::string why = nn::cpu::amxGemmMissing(); !why.empty()) NN_SKIP(why);
+  std::mt19937 random(11);
+  // Past a block of op(A)'s rows (256), of op(B)'s columns (512) and of k (512), and within them.
+  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{17, 33, 15}, {64, 954, 576}, {300, 40, 600}}) {
+    CAPTURE(m, n, k);
+    const std::vector<float> a = matrix(m, k, k, random), b = matrix(k, n, n, random), bt = matrix(n, k, k, random);
+    // The rows scattered in a larger buffer, in reverse order, each at its pointer.
+    auto scatter = [](const std::vector<float>& rows, int64_t count, int64_t length, std::vector<float>& buffer,
+                      std::vector<const float*>& pointers) {
+      buffer.assign(static_cast<size_t>(count * (length + 3) + 1), std::nanf(""));
+      pointers.resize(static_cast<size_t>(count));
+      for (int64_t r = 0; r < count; ++r) {
+        float* at = buffer.data() + (count - 1 - r) * (length + 3) + 1;
+        std::copy(rows.begin() + r * length, rows.begin() + (r + 1) * length, at);
+        pointers[static_cast<size_t>(r)] = at;
+      }
+    };
+    std::vector<float> scatteredB, scatteredA;
+    std::vector<const float*> bRows, aRows;
+    scatter(b, k, n, scatteredB, bRows);
+    scatter(a, m, k, scatteredA, aRows);
+    std::vector<float> expected(static_cast<size_t>(m * n)), got(expected.size());
+    nn::cpu::amxGemm(false, false, m, n, k, 0.5f, a.data(), k, b.data(), n, 0.f, expected.data(), n);
+    nn::cpu::amxGemmRows(m, n, k, 0.5f, a.data(), k, bRows.data(), 0.f, got.data(), n);
+    CHECK(got == expected);
+    nn::cpu::amxGemmRowsOfA(false, m, n, k, 0.5f, aRows.data(), b.data(), n, 0.f, got.data(), n);
+    CHECK(got == expected);
+    nn::cpu::amxGemm(false, true, m, n, k, 1.f, a.data(), k, bt.data(), k, 0.f, expected.data(), n);
+    std::fill(got.begin(), got.end(), 1.f);
+    nn::cpu::amxGemmRowsOfA(true, m, n, k, 1.f, aRows.data(), bt.data(), k, 0.f, got.data(), n);
+    CHECK(got == expected);
+  }
 }
 
 namespace {

@@ -10,11 +10,13 @@
 // scope of the thread that calls forward and backward. bfloat16's cases need AVX512-BF16 at the
 // kernels' level avx512 and are skipped (counted) elsewhere, where the products stay float32;
 // float16 rounds its operands on every CPU.
+#include "nn/runtime/Autocast.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
-#include <thread>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "nn/cpu/AmxGemm.h"
@@ -23,7 +25,6 @@
 #include "nn/math/Half.h"
 #include "nn/nn.h"
 #include "nn/parallel/DataParallelTable.h"
-#include "nn/runtime/Autocast.h"
 #include "tests/support/GradCheck.h"
 #include "tests/support/Routes.h"
 #include "tests/support/Skip.h"
@@ -88,9 +89,9 @@ void checkPass(const char* pass, const std::vector<float>& scoped, const std::ve
 }
 
 // Skips the running test case where bfloat16 products do not run here.
-#define REQUIRE_BF16_PRODUCTS()                                                                 \
-  do {                                                                                          \
-    if (const std::string why = nn::cpu::bf16GemmMissing(); !why.empty()) NN_SKIP(why);         \
+#define REQUIRE_BF16_PRODUCTS()                                                         \
+  do {                                                                                  \
+    if (const std::string why = nn::cpu::bf16GemmMissing(); !why.empty()) NN_SKIP(why); \
   } while (0)
 
 // The three passes of a module on x and gradOutput, as float vectors: output, gradInput, and the
@@ -244,8 +245,7 @@ TEST_CASE("An autocast scope belongs to its thread, nests, and a float32 or disa
   CHECK_THROWS_WITH(nn::autocastNamed("fp8"), Catch::Contains("bf16, fp16 or off") && Catch::Contains("'fp8'"));
 }
 
-TEST_CASE("Linear's passes in a bfloat16 scope: bfloat16 products within their bound of float32's",
-          "[autocast]") {
+TEST_CASE("Linear's passes in a bfloat16 scope: bfloat16 products within their bound of float32's", "[autocast]") {
   REQUIRE_BF16_PRODUCTS();
   // A training batch (the direct route's tiles outside the scope), a small one, odd inputs.
   checkLinear(DType::BFloat16, 64, 301, 70);
@@ -257,16 +257,14 @@ TEST_CASE("Linear's passes in a float16 scope: float16 operands within their bou
   checkLinear(DType::Float16, 5, 77, 40);
 }
 
-TEST_CASE("Convolutions' passes in a bfloat16 scope: bfloat16 products within their bound of float32's",
-          "[autocast]") {
+TEST_CASE("Convolutions' passes in a bfloat16 scope: bfloat16 products within their bound of float32's", "[autocast]") {
   REQUIRE_BF16_PRODUCTS();
   // LeNet's second layer, smaller; a grouped layer.
   checkConvolution(DType::BFloat16, 3, 6, 16, 5, 12, 1);
   checkConvolution(DType::BFloat16, 2, 4, 6, 3, 9, 2);
 }
 
-TEST_CASE("3x3 convolutions that take Winograd's route in float32 take AMX's GEMMs in a bfloat16 scope",
-          "[autocast]") {
+TEST_CASE("3x3 convolutions that take Winograd's route in float32 take AMX's GEMMs in a bfloat16 scope", "[autocast]") {
   REQUIRE_BF16_PRODUCTS();
   if (!nn::cpu::amxGemmRuns()) NN_SKIP(nn::cpu::amxGemmMissing());
   // VGG's 3x3 padded layers (float32: Winograd's route, the direct route's weight gradient where
@@ -284,6 +282,31 @@ TEST_CASE("3x3 convolutions that take Winograd's route in float32 take AMX's GEM
   CHECK(winograd.ran(Pass::forward) == 4);
   CHECK(winograd.ran(Pass::gradInput) == 4);
   CHECK(nn::cpu::amxGemmCalls() > amxCalls);
+}
+
+TEST_CASE("3x3 convolutions of stride 1 on small planes take AMX's GEMMs from their planes in a bfloat16 scope",
+          "[autocast]") {
+  REQUIRE_BF16_PRODUCTS();
+  if (!nn::cpu::amxGemmRuns()) NN_SKIP(nn::cpu::amxGemmMissing());
+  // A residual network's 7x7 and 14x14 layers (float32: the direct route in all three passes),
+  // in chunks of 12 and 4 samples with a last chunk of fewer (13 = 12 + 1, 5 = 4 + 1).
+  const nn::test::RouteWatch direct(Route::convolutionDirect);
+  checkConvolution(DType::BFloat16, 13, 64, 64, 3, 7, 1, 1);
+  checkConvolution(DType::BFloat16, 5, 32, 32, 3, 14, 1, 1);
+  CHECK(direct.ran(Pass::forward) == 2);
+  CHECK(direct.ran(Pass::gradInput) == 2);
+  CHECK(direct.ran(Pass::gradParameters) == 2);
+  // A layer of stride 2 keeps the direct route in the scope: there the unfolded route's GEMMs
+  // measured slower.
+  nn::SpatialConvolution strided(16, 32, 3, 3, 2, 2, 1, 1);
+  const Tensor x = nn::test::randomTensor({2, 16, 14, 14}, 23), gy = nn::test::randomTensor({2, 32, 7, 7}, 24);
+  const nn::test::RouteWatch directInScope(Route::convolutionDirect), unfolded(Route::convolutionUnfolded);
+  {
+    Autocast scope(DType::BFloat16);
+    runPasses(strided, x, gy);
+  }
+  CHECK(directInScope.ran(Pass::forward) == 1);
+  CHECK(unfolded.ran(Pass::forward) == 0);
 }
 
 TEST_CASE("On vdpbf16ps a bfloat16 scope's 3x3 convolutions keep Winograd's route", "[autocast]") {
@@ -305,8 +328,7 @@ TEST_CASE("On vdpbf16ps a bfloat16 scope's 3x3 convolutions keep Winograd's rout
   CHECK(unfolded.ran(Pass::forward) == 0);
 }
 
-TEST_CASE("A bfloat16 scope's 3x3 convolution gives the same output and gradInput on 1 and 2 threads",
-          "[autocast]") {
+TEST_CASE("A bfloat16 scope's 3x3 convolution gives the same output and gradInput on 1 and 2 threads", "[autocast]") {
   REQUIRE_BF16_PRODUCTS();
   nn::manualSeed(5);
   nn::SpatialConvolution convolution(32, 32, 3, 3, 1, 1, 1, 1);
@@ -318,10 +340,18 @@ TEST_CASE("A bfloat16 scope's 3x3 convolution gives the same output and gradInpu
   nn::setNumThreads(1);
   CHECK(one.output == two.output);
   CHECK(one.gradInput == two.gradInput);
+  // 7x7 planes, their 13 samples in two chunks of the planes (12 and 1), one on each thread.
+  nn::SpatialConvolution small(64, 64, 3, 3, 1, 1, 1, 1);
+  const Tensor xs = nn::test::randomTensor({13, 64, 7, 7}, 33), gs = nn::test::randomTensor({13, 64, 7, 7}, 34);
+  const Passes oneSmall = runPasses(small, xs, gs);
+  nn::setNumThreads(2);
+  const Passes twoSmall = runPasses(small, xs, gs);
+  nn::setNumThreads(1);
+  CHECK(oneSmall.output == twoSmall.output);
+  CHECK(oneSmall.gradInput == twoSmall.gradInput);
 }
 
-TEST_CASE("Convolutions' passes in a float16 scope: float16 operands within their bound of float32's",
-          "[autocast]") {
+TEST_CASE("Convolutions' passes in a float16 scope: float16 operands within their bound of float32's", "[autocast]") {
   checkConvolution(DType::Float16, 3, 6, 16, 5, 12, 1);
   checkConvolution(DType::Float16, 2, 4, 6, 3, 9, 2);
 }
@@ -448,8 +478,7 @@ TEST_CASE("A DataParallelTable's replicas take the scope of the thread that call
   checkReplicas(DType::Float16);
 }
 
-TEST_CASE("A DataParallelTable's replicas multiply in bfloat16 in a bfloat16 scope",
-          "[autocast][DataParallelTable]") {
+TEST_CASE("A DataParallelTable's replicas multiply in bfloat16 in a bfloat16 scope", "[autocast][DataParallelTable]") {
   REQUIRE_BF16_PRODUCTS();
   checkReplicas(DType::BFloat16);
 }
