@@ -423,12 +423,15 @@ void forwardFromPlanes(const ConvolutionShape& s, const float* input, int64_t co
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
   float* planes = work;
   float* grid = planes + planesFloats(s) + widthP;
-  for (int64_t n = 0; n < count; ++n)
-    for (int64_t c = 0; c < s.inPlanes; ++c) {
-      float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
-      for (int64_t y = 0; y < s.height; ++y)
-        copyRow(input + n * inSample + (c * s.height + y) * s.width, plane + y * widthP, s.width);
-    }
+  // The copies and sums of rows of a few floats run in AVX-512's masked moves where they can.
+  widest([&]() NN_CPU_INLINE {
+    for (int64_t n = 0; n < count; ++n)
+      for (int64_t c = 0; c < s.inPlanes; ++c) {
+        float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
+        for (int64_t y = 0; y < s.height; ++y)
+          copyRow(input + n * inSample + (c * s.height + y) * s.width, plane + y * widthP, s.width);
+      }
+  });
   thread_local std::vector<const float*> taps;
   taps.resize(static_cast<size_t>(rowsOf(s)));
   for (int64_t c = 0; c < s.inPlanes; ++c)
@@ -437,15 +440,17 @@ void forwardFromPlanes(const ConvolutionShape& s, const float* input, int64_t co
         taps[math::im2colRow(c, ky, kx, s.kH, s.kW)] = planes + c * chunk * planeP + ky * widthP + kx;
   const int64_t cols = gridColumns(s, count);
   amxGemmRows(s.outPlanes, cols, rowsOf(s), 1.f, weight, rowsOf(s), taps.data(), 0.f, grid, cols);
-  for (int64_t n = 0; n < count; ++n)
-    for (int64_t o = 0; o < s.outPlanes; ++o) {
-      const float b = bias ? bias[o] : 0.f;
-      for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-        const float* from = grid + o * cols + n * planeP + oy * widthP;
-        float* y = output + n * outSample + (o * s.outHeight + oy) * s.outWidth;
-        for (int64_t ox = 0; ox < s.outWidth; ++ox) y[ox] = from[ox] + b;
+  widest([&]() NN_CPU_INLINE {
+    for (int64_t n = 0; n < count; ++n)
+      for (int64_t o = 0; o < s.outPlanes; ++o) {
+        const float b = bias ? bias[o] : 0.f;
+        for (int64_t oy = 0; oy < s.outHeight; ++oy) {
+          const float* from = grid + o * cols + n * planeP + oy * widthP;
+          float* y = output + n * outSample + (o * s.outHeight + oy) * s.outWidth;
+          for (int64_t ox = 0; ox < s.outWidth; ++ox) y[ox] = from[ox] + b;
+        }
       }
-    }
+  });
 }
 
 // The parts of the device's threads that planesForward splits s's chunks over.
@@ -520,14 +525,17 @@ void planesAccGradParameters(const Device& device, const ConvolutionShape& s, co
       for (int64_t n = 0; n < count; ++n) {
         const float* x = input + (first + n) * inSample;
         const float* g = gradOutput + (first + n) * outSample;
-        for (int64_t c = 0; c < s.inPlanes; ++c) {
-          float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
-          for (int64_t y = 0; y < s.height; ++y) copyRow(x + (c * s.height + y) * s.width, plane + y * widthP, s.width);
-        }
-        for (int64_t o = 0; o < s.outPlanes; ++o)
-          for (int64_t oy = 0; oy < s.outHeight; ++oy)
-            copyRow(g + (o * s.outHeight + oy) * s.outWidth, staged + o * ldGrid + n * planeP + oy * widthP,
-                    s.outWidth);
+        widest([&]() NN_CPU_INLINE {
+          for (int64_t c = 0; c < s.inPlanes; ++c) {
+            float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
+            for (int64_t y = 0; y < s.height; ++y)
+              copyRow(x + (c * s.height + y) * s.width, plane + y * widthP, s.width);
+          }
+          for (int64_t o = 0; o < s.outPlanes; ++o)
+            for (int64_t oy = 0; oy < s.outHeight; ++oy)
+              copyRow(g + (o * s.outHeight + oy) * s.outWidth, staged + o * ldGrid + n * planeP + oy * widthP,
+                      s.outWidth);
+        });
         if (gb) addSampleBiasGradient(g, positions, scale, gb, 0, s.outPlanes);
       }
       amxGemmRowsOfA(true, rows, s.outPlanes, gridColumns(s, count), scale, taps.data(), staged, ldGrid,
