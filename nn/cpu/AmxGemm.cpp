@@ -90,10 +90,9 @@ struct alignas(64) TileConfig {
 inline void memoryBarrier() { __asm__ volatile("" ::: "memory"); }
 
 // The block of op(A) (op(A)[i][k] = a[i lda + k], or aRows[i][k] where aRows is not null, or
-// a[k lda + i] where transA) of `rows` rows
-// from i0 and `depth` k from k0: row r's pairs at out + r stride, `stride` (a multiple of 16, at
-// least (depth + 1) / 2) of them; zeros past the block's k, and in the rows from `rows` to the next
-// multiple of 32.
+// a[k lda + i] where transA) of `rows` rows from i0 and `depth` k from k0: row r's pairs at out +
+// r stride, `stride` (a multiple of 16, at least (depth + 1) / 2) of them; zeros past the block's
+// k, and in the rows from `rows` to the next multiple of 32.
 NN_AMX_KERNEL void packRows(bool transA, const float* a, int64_t lda, const float* const* aRows, int64_t i0, int64_t k0,
                             int64_t rows, int64_t depth, int64_t stride, uint32_t* out) {
   const int64_t padded = (rows + kBlock - 1) / kBlock * kBlock;

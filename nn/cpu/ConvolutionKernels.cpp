@@ -3,13 +3,15 @@
 // is narrow (grouped layers, below), except for the weight gradient, which adds sample by
 // sample, as the samples alone would (grouping it measured no faster). The batch is cut into
 // chunks from its first sample, and the chunks into parts, one per compute thread of the device
-// (nn/runtime/ComputeThreads.h), so that every sample sees the same products whatever the thread count; each
-// part has its own columns in the workspace, and the weight gradients of parts summed apart are
-// added to the module's in part order. A convolution in groups of planes (PyTorch's groups; not
-// the grouping of samples above) unfolds all its planes as one, and each group multiplies its own block of the columns'
-// rows with its own filters, into its own output planes: GEMMs on sub-blocks of the same matrices, in the same order
-// for every sample, whatever the thread count. Where the GEMMs multiply in bfloat16, the layers of the Winograd route
-// come here in all three passes (Note [bfloat16 products take the unfolded route]).
+// (nn/runtime/ComputeThreads.h), so that every sample sees the same products whatever the thread
+// count; each part has its own columns in the workspace, and the weight gradients of parts summed
+// apart are added to the module's in part order. A convolution in groups of planes (PyTorch's
+// groups; not the grouping of samples above) unfolds all its planes as one, and each group
+// multiplies its own block of the columns' rows with its own filters, into its own output planes:
+// GEMMs on sub-blocks of the same matrices, in the same order for every sample, whatever the
+// thread count. Where the GEMMs multiply in bfloat16 on AMX, the layers of the Winograd route and
+// the direct route's of stride 1 come here in all three passes, their columns read from a chunk of
+// samples' padded planes (Note [bfloat16 products take the unfolded route]).
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -219,22 +221,14 @@ int parallelPartsOf(const Device& device, const ConvolutionShape& s) {
 template <typename Pick>
 auto ofWidth(int64_t outW, Pick pick) {
   switch (outW) {
-    case 7:
-      return pick(std::integral_constant<int64_t, 7>{});
-    case 8:
-      return pick(std::integral_constant<int64_t, 8>{});
-    case 14:
-      return pick(std::integral_constant<int64_t, 14>{});
-    case 16:
-      return pick(std::integral_constant<int64_t, 16>{});
-    case 24:
-      return pick(std::integral_constant<int64_t, 24>{});
-    case 28:
-      return pick(std::integral_constant<int64_t, 28>{});
-    case 32:
-      return pick(std::integral_constant<int64_t, 32>{});
-    default:
-      return pick(std::integral_constant<int64_t, 0>{});
+    case 7: return pick(std::integral_constant<int64_t, 7>{});
+    case 8: return pick(std::integral_constant<int64_t, 8>{});
+    case 14: return pick(std::integral_constant<int64_t, 14>{});
+    case 16: return pick(std::integral_constant<int64_t, 16>{});
+    case 24: return pick(std::integral_constant<int64_t, 24>{});
+    case 28: return pick(std::integral_constant<int64_t, 28>{});
+    case 32: return pick(std::integral_constant<int64_t, 32>{});
+    default: return pick(std::integral_constant<int64_t, 0>{});
   }
 }
 
