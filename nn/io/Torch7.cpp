@@ -432,7 +432,7 @@ class Torch7Reader {
     const size_t stridesAt = pos_;
     for (int64_t& s : strides) s = readLong("a tensor's stride");
     const size_t offsetAt = pos_;
-    const int64_t offset = readLong("a tensor's storage offset") - 1;  // counted from 1 in the file
+    const int64_t fileOffset = readLong("a tensor's storage offset");  // counted from 1 in the file
     int64_t count = 0;
     if (!extentOf(sizes.data(), sizes.size(), count))
       fail(sizesAt, value.className + " of sizes " + shapeString(sizes) + " (expected sizes of at least 0, at most " +
@@ -457,6 +457,7 @@ class Torch7Reader {
       return;
     }
     // The last element the view reaches, offset + sum (size - 1) stride, inside the storage.
+    const int64_t offset = fileOffset >= 1 ? fileOffset - 1 : -1;
     int64_t last = offset;
     bool fits = offset >= 0;
     for (int i = 0; i < dims && fits; ++i) {
@@ -466,7 +467,7 @@ class Torch7Reader {
     const int64_t available = storage.tensor.numel();
     if (!fits || last >= available)
       fail(offsetAt, value.className + " of sizes " + shapeString(sizes) + ", strides " + shapeString(strides) +
-                         " and offset " + std::to_string(offset + 1) + " reaches outside its storage of " +
+                         " and offset " + std::to_string(fileOffset) + " reaches outside its storage of " +
                          std::to_string(available) + " elements");
     value.tensor.set_(storage.tensor.storage(), offset, sizes, strides);
   }

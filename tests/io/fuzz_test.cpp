@@ -136,7 +136,7 @@ TEST_CASE("Torch7 seeds and regression inputs are read or rejected with nn::Erro
            {"valid-tds-hash.t7", 1},
            {"valid-tds-vec.t7", 1},
            {"valid-unknown-class.t7", 1}},
-          0);
+          1);
 }
 
 TEST_CASE("module tree seeds and regression inputs run, or stop at an nn::Error", "[fuzz]") {
