@@ -14,12 +14,11 @@ namespace nn {
 // Where the devices are CPU devices, the caller's thread runs the first device's task of every
 // round itself (WorkerThreads' callerFirst), and a worker thread serves each of the others. The
 // caller waits out every round anyway, so a thread of its own for the first device only added a
-// hand-out and a wake-up to each round and a third thread to share two cores with: LeNet's
-// table on cpu:0,cpu:1 trains about 6% faster this way (bench/README.md, "Data parallel on
-// CPUs"). A CPU device has nothing to make current, and the caller's thread-local context is
-// set aside for the task as a device thread has none: no gradient observer (a replica's
-// gradients are final only once the table has summed them) and no statistics group. CUDA
-// devices keep a thread each, with the device current.
+// hand-out and a wake-up to each round and a third thread to share the cores with (measured in
+// bench/README.md, "The synchronous limit"). A CPU device has nothing to make current, and the
+// caller's thread-local context is set aside for the task as a device thread has none: no
+// gradient observer (a replica's gradients are final only once the table has summed them) and no
+// statistics group. CUDA devices keep a thread each, with the device current.
 DeviceThreads::DeviceThreads(std::vector<Device> devices)
     : devices_(std::move(devices)),
       callerFirst_(!devices_.empty() && devices_[0].isCpu()),

@@ -269,8 +269,8 @@ TEST_CASE("3x3 convolutions that take Winograd's route in float32 take AMX's GEM
   if (!nn::cpu::amxGemmRuns()) NN_SKIP(nn::cpu::amxGemmMissing());
   // VGG's 3x3 padded layers (float32: Winograd's route, the direct route's weight gradient where
   // the output planes are a multiple of 32), smaller: a sample's columns within 1 MB; 32 -> 32
-  // planes on 32x32 (1.2 MB a sample: the weight gradient unfolded in slices of output rows);
-  // 16 -> 48 (the gradInput as the forward of the turned kernels for its size alone); padded by 2
+  // planes on 32x32 (1.2 MB a sample: a chunk of one sample's planes); 16 -> 48 (the gradInput
+  // as the forward of the turned kernels for its size alone); padded by 2
   // (the gradInput's layer unpadded).
   const int64_t amxCalls = nn::cpu::amxGemmCalls();
   const nn::test::RouteWatch winograd(Route::convolutionWinograd);
