@@ -331,24 +331,20 @@ TEST_CASE("On vdpbf16ps a bfloat16 scope's 3x3 convolutions keep Winograd's rout
 TEST_CASE("A bfloat16 scope's 3x3 convolution gives the same output and gradInput on 1 and 2 threads", "[autocast]") {
   REQUIRE_BF16_PRODUCTS();
   nn::manualSeed(5);
-  nn::SpatialConvolution convolution(32, 32, 3, 3, 1, 1, 1, 1);
-  const Tensor x = nn::test::randomTensor({3, 32, 32, 32}, 31), gy = nn::test::randomTensor({3, 32, 32, 32}, 32);
   Autocast scope(DType::BFloat16);
-  const Passes one = runPasses(convolution, x, gy);
-  nn::setNumThreads(2);
-  const Passes two = runPasses(convolution, x, gy);
-  nn::setNumThreads(1);
-  CHECK(one.output == two.output);
-  CHECK(one.gradInput == two.gradInput);
+  auto check = [](nn::SpatialConvolution& convolution, const Tensor& x, const Tensor& gy) {
+    const Passes one = runPasses(convolution, x, gy);
+    nn::setNumThreads(2);
+    const Passes two = runPasses(convolution, x, gy);
+    nn::setNumThreads(1);
+    CHECK(one.output == two.output);
+    CHECK(one.gradInput == two.gradInput);
+  };
+  nn::SpatialConvolution convolution(32, 32, 3, 3, 1, 1, 1, 1);
+  check(convolution, nn::test::randomTensor({3, 32, 32, 32}, 31), nn::test::randomTensor({3, 32, 32, 32}, 32));
   // 7x7 planes, their 13 samples in two chunks of the planes (12 and 1), one on each thread.
   nn::SpatialConvolution small(64, 64, 3, 3, 1, 1, 1, 1);
-  const Tensor xs = nn::test::randomTensor({13, 64, 7, 7}, 33), gs = nn::test::randomTensor({13, 64, 7, 7}, 34);
-  const Passes oneSmall = runPasses(small, xs, gs);
-  nn::setNumThreads(2);
-  const Passes twoSmall = runPasses(small, xs, gs);
-  nn::setNumThreads(1);
-  CHECK(oneSmall.output == twoSmall.output);
-  CHECK(oneSmall.gradInput == twoSmall.gradInput);
+  check(small, nn::test::randomTensor({13, 64, 7, 7}, 33), nn::test::randomTensor({13, 64, 7, 7}, 34));
 }
 
 TEST_CASE("Convolutions' passes in a float16 scope: float16 operands within their bound of float32's", "[autocast]") {
