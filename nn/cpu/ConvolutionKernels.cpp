@@ -406,6 +406,26 @@ int64_t planesFloats(const ConvolutionShape& s) { return s.inPlanes * planesChun
 int64_t gridFloats(const ConvolutionShape& s) {
   return planesFloats(s) + gridWidth(s) + s.outPlanes * gridColumns(s, planesChunkOf(s));
 }
+int64_t planesChunks(const ConvolutionShape& s) { return (s.batch + planesChunkOf(s) - 1) / planesChunkOf(s); }
+
+// Sample n of a chunk (its planes at `sample`) into the interiors of the chunk's padded planes.
+NN_CPU_INLINE inline void copyIntoPlanes(const ConvolutionShape& s, const float* sample, int64_t n, float* planes) {
+  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), chunk = planesChunkOf(s);
+  for (int64_t c = 0; c < s.inPlanes; ++c) {
+    float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
+    for (int64_t y = 0; y < s.height; ++y) copyRow(sample + (c * s.height + y) * s.width, plane + y * widthP, s.width);
+  }
+}
+
+// taps[row (c, ky, kx) of the columns] = where that row starts in the chunk's padded planes.
+void planeTaps(const ConvolutionShape& s, const float* planes, std::vector<const float*>& taps) {
+  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), chunk = planesChunkOf(s);
+  taps.resize(static_cast<size_t>(rowsOf(s)));
+  for (int64_t c = 0; c < s.inPlanes; ++c)
+    for (int64_t ky = 0; ky < s.kH; ++ky)
+      for (int64_t kx = 0; kx < s.kW; ++kx)
+        taps[math::im2colRow(c, ky, kx, s.kH, s.kW)] = planes + c * chunk * planeP + ky * widthP + kx;
+}
 
 // The outputs of `count` samples (at most planesChunkOf(s)) = bias + W[out, rows] * their columns,
 // read from their padded planes (a layer of stride 1 without dilation or groups); `work` holds
@@ -413,25 +433,16 @@ int64_t gridFloats(const ConvolutionShape& s) {
 // once; a chunk writes the planes' interiors alone).
 void forwardFromPlanes(const ConvolutionShape& s, const float* input, int64_t count, const float* weight,
                        const float* bias, float* output, float* work) {
-  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), chunk = planesChunkOf(s);
+  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
   float* planes = work;
   float* grid = planes + planesFloats(s) + widthP;
   // The copies and sums of rows of a few floats run in AVX-512's masked moves where they can.
   widest([&]() NN_CPU_INLINE {
-    for (int64_t n = 0; n < count; ++n)
-      for (int64_t c = 0; c < s.inPlanes; ++c) {
-        float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
-        for (int64_t y = 0; y < s.height; ++y)
-          copyRow(input + n * inSample + (c * s.height + y) * s.width, plane + y * widthP, s.width);
-      }
+    for (int64_t n = 0; n < count; ++n) copyIntoPlanes(s, input + n * inSample, n, planes);
   });
   thread_local std::vector<const float*> taps;
-  taps.resize(static_cast<size_t>(rowsOf(s)));
-  for (int64_t c = 0; c < s.inPlanes; ++c)
-    for (int64_t ky = 0; ky < s.kH; ++ky)
-      for (int64_t kx = 0; kx < s.kW; ++kx)
-        taps[math::im2colRow(c, ky, kx, s.kH, s.kW)] = planes + c * chunk * planeP + ky * widthP + kx;
+  planeTaps(s, planes, taps);
   const int64_t cols = gridColumns(s, count);
   amxGemmRows(s.outPlanes, cols, rowsOf(s), 1.f, weight, rowsOf(s), taps.data(), 0.f, grid, cols);
   widest([&]() NN_CPU_INLINE {
@@ -448,18 +459,16 @@ void forwardFromPlanes(const ConvolutionShape& s, const float* input, int64_t co
 }
 
 // The parts of the device's threads that planesForward splits s's chunks over.
-int planesParts(const Device& device, const ConvolutionShape& s) {
-  return parallelParts(device, (s.batch + planesChunkOf(s) - 1) / planesChunkOf(s));
-}
+int planesParts(const Device& device, const ConvolutionShape& s) { return parallelParts(device, planesChunks(s)); }
 
 // forwardFromPlanes over the batch, a chunk at a time, the chunks split over `parts` parts;
 // `work` holds parts * gridFloats(s).
 void planesForward(const Device& device, const ConvolutionShape& s, int parts, float* work, const float* input,
                    const float* weight, const float* bias, float* output) {
-  const int64_t chunk = planesChunkOf(s), chunks = (s.batch + chunk - 1) / chunk;
+  const int64_t chunk = planesChunkOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
   parallelFor(device, parts, [&](int p) {
-    const Range r = partRange(chunks, parts, p);
+    const Range r = partRange(planesChunks(s), parts, p);
     float* part = work + p * gridFloats(s);
     fillRow(part, planesFloats(s) + gridWidth(s), 0.f);
     for (int64_t first = r.begin * chunk; first < std::min(s.batch, r.end * chunk); first += chunk)
@@ -491,7 +500,7 @@ int64_t gridGradientFloats(const ConvolutionShape& s) {
 void planesAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input,
                              const float* gradOutput, float* gradWeight, float* gradBias, float scale,
                              Tensor& workspace) {
-  const int64_t chunk = planesChunkOf(s), chunks = (s.batch + chunk - 1) / chunk, rows = rowsOf(s);
+  const int64_t chunk = planesChunkOf(s), rows = rowsOf(s);
   const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), ldGrid = gridColumns(s, chunk);
   const int64_t inSample = s.inPlanes * s.height * s.width, positions = positionsOf(s);
   const int64_t outSample = s.outPlanes * positions;
@@ -508,23 +517,16 @@ void planesAccGradParameters(const Device& device, const ConvolutionShape& s, co
     fillRow(planes, gridGradientFloats(s) - gradientFloats(s), 0.f);
     if (p > 0) fillRow(gb, s.outPlanes, 0.f);
     thread_local std::vector<const float*> taps;
-    taps.resize(static_cast<size_t>(rows));
-    for (int64_t c = 0; c < s.inPlanes; ++c)
-      for (int64_t ky = 0; ky < s.kH; ++ky)
-        for (int64_t kx = 0; kx < s.kW; ++kx)
-          taps[math::im2colRow(c, ky, kx, s.kH, s.kW)] = planes + c * chunk * planeP + ky * widthP + kx;
-    const Range r = partRange(chunks, parts, p);
+    planeTaps(s, planes, taps);
+    // Every part has a chunk at least: planesParts takes no more parts than chunks.
+    const Range r = partRange(planesChunks(s), parts, p);
     for (int64_t k = r.begin; k < r.end; ++k) {
       const int64_t first = k * chunk, count = std::min(chunk, s.batch - first);
       for (int64_t n = 0; n < count; ++n) {
         const float* x = input + (first + n) * inSample;
         const float* g = gradOutput + (first + n) * outSample;
         widest([&]() NN_CPU_INLINE {
-          for (int64_t c = 0; c < s.inPlanes; ++c) {
-            float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
-            for (int64_t y = 0; y < s.height; ++y)
-              copyRow(x + (c * s.height + y) * s.width, plane + y * widthP, s.width);
-          }
+          copyIntoPlanes(s, x, n, planes);
           for (int64_t o = 0; o < s.outPlanes; ++o)
             for (int64_t oy = 0; oy < s.outHeight; ++oy)
               copyRow(g + (o * s.outHeight + oy) * s.outWidth, staged + o * ldGrid + n * planeP + oy * widthP,
@@ -535,7 +537,6 @@ void planesAccGradParameters(const Device& device, const ConvolutionShape& s, co
       amxGemmRowsOfA(true, rows, s.outPlanes, gridColumns(s, count), scale, taps.data(), staged, ldGrid,
                      k == r.begin ? 0.f : 1.f, gw, s.outPlanes);
     }
-    if (r.begin == r.end) fillRow(gw, rows * s.outPlanes, 0.f);
   });
   for (int p = 0; p < parts; ++p) {
     const float* gw = base + p * gridGradientFloats(s) + planesFloats(s) + gridWidth(s) + s.outPlanes * ldGrid;
@@ -615,8 +616,8 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
         // staged[out, cols] = W[out, rows] * columns[rows, cols], group by group (W's rows and
         // columns' rows of group g to staged's rows of g); then output[n] = bias + its part.
         for (int64_t g = 0; g < s.groups; ++g)
-          blas::gemm(false, false, planes, cols, rows, 1.f, weight + g * planes * rows, rows, columns + g * rows * cols,
-                     cols, 0.f, staged + g * planes * cols, cols);
+          blas::gemm(false, false, planes, cols, rows, 1.f, weight + g * planes * rows, rows,
+                     columns + g * rows * cols, cols, 0.f, staged + g * planes * cols, cols);
         for (int64_t n = 0; n < count; ++n)
           for (int64_t o = 0; o < s.outPlanes; ++o) {
             const float* from = staged + o * cols + n * positions;
