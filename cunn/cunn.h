@@ -8,3 +8,4 @@
 #include "nn/parallel/DataParallelSteps.h"
 #include "nn/parallel/DataParallelTable.h"
 #include "nn/parallel/DeviceThreads.h"
+#include "nn/parallel/LendDeviceThreads.h"

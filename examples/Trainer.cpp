@@ -76,6 +76,7 @@ void buildModel(Run& r) {
   nn::ModulePtr model = r.s.model();
   if (r.o.syncBn) nn::setSyncBatchNorm(*model);
   r.local = placeOnDevices(model, r.devices);
+  r.table = dynamic_cast<nn::DataParallelTable*>(r.local.get());
   nn::DistributedDataParallelTable::Options distributed;
   distributed.bucketMegabytes = r.o.bucketMegabytes;
   char checksum[17];
@@ -134,10 +135,24 @@ Epoch beginEpoch(Run& r, int64_t number) {
   return e;
 }
 
+// The step's own work on the first device outside the model (the batch's copy, the zeroing of
+// the gradients, the optimizer's step) runs on every device's core where the model is a table of
+// CPU devices: its device threads, idle between its calls, take their parts of it.
+class StepWork {
+ public:
+  explicit StepWork(Run& r) {
+    if (r.table) lend_.emplace(*r.table);
+  }
+
+ private:
+  std::optional<nn::LendDeviceThreads> lend_;
+};
+
 // The next batch in x and y, on the first device; false after the epoch's last. Where the
 // batches are on that device already, the iterator fills x and y itself: a copy fewer.
 bool nextBatch(Run& r, Epoch& e) {
   nn::ScopedTimer timer(e.times.data);
+  StepWork work(r);
   if (r.devices[0] == r.batches->device()) return r.batches->next(r.x, r.y);
   if (!r.batches->next()) return false;
   r.x.resize_(r.batches->input.sizes(), r.devices[0]).copy_(r.batches->input);
@@ -150,13 +165,14 @@ double trainStep(Run& r, Epoch& e) {
   nn::ScopedTimer computeTimer(e.times.compute);
   {
     nn::ScopedTimer timer(e.times.zero);
+    StepWork work(r);
     r.model->zeroGradParameters();
   }
   // --accumulate: micro-batches of the batch, each loss's gradient scaled by its share of the
   // batch, so that their sum is the batch's; under mpirun the sums wait for the last.
   const int64_t batch = r.x.size(0), parts = std::min(r.o.accumulate, batch);
   auto* distributed = dynamic_cast<nn::DistributedDataParallelTable*>(r.model.get());
-  auto* table = dynamic_cast<nn::DataParallelTable*>(r.local.get());
+  nn::DataParallelTable* table = r.table;
   double loss = 0;
   for (int64_t part = 0, start = 0; part < parts; ++part) {
     const int64_t size = batch / parts + (part < batch % parts ? 1 : 0);
@@ -195,6 +211,9 @@ double trainStep(Run& r, Epoch& e) {
   else if (finite && r.events)
     r.gradientNorm = r.clipper->norm();
   if (finite && r.o.clipGradValue > 0) r.clipper->clipValue(r.o.clipGradValue);
+  // Element by element: the same floats on any number of threads (the norm above sums: it runs
+  // on this thread alone, as on one device).
+  StepWork work(r);
   const bool stepped = r.scaler ? r.scaler->step(*r.optimizer) : (r.optimizer->step(), true);
   if (r.scaler) r.scaler->update();
   if (stepped && r.average) r.average->update();

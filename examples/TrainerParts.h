@@ -94,6 +94,8 @@ struct Run {
   // `local`: this process's model, whose checkpoints any number of processes resume; `model`:
   // it, or the DistributedDataParallelTable around it.
   nn::ModulePtr local, model;
+  // `local` where it is a table of several devices, else null.
+  nn::DataParallelTable* table = nullptr;
   nn::ClassNLLCriterion criterion;
   std::unique_ptr<nn::Optimizer> optimizer;
   std::unique_ptr<nn::LrScheduler> scheduler;

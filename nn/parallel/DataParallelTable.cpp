@@ -107,7 +107,7 @@ std::string DataParallelTable::OneCall::refusal(const char* what) {
          "threads()'s init function): a module, a table included, is used by one thread at a time";
 }
 
-DataParallelTable::OneCall::OneCall(DataParallelTable& table, const char* what) : table_(table) {
+DataParallelTable::OneCall::OneCall(DataParallelTable& table, const char* what, bool timed) : table_(table) {
   const std::thread::id self = std::this_thread::get_id();
   if (table.caller_.load(std::memory_order_acquire) == self) {
     // Inside a round, on the caller's thread: the first CPU device's task (Note [The caller as
@@ -119,7 +119,7 @@ DataParallelTable::OneCall::OneCall(DataParallelTable& table, const char* what) 
   std::thread::id none;
   NN_CHECK(table.caller_.compare_exchange_strong(none, self, std::memory_order_acq_rel), refusal(what));
   table.callDepth_ = 1;
-  timer_.emplace(table.profileTimes_.calls);
+  if (timed) timer_.emplace(table.profileTimes_.calls);
 }
 
 DataParallelTable::OneCall::~OneCall() {

@@ -165,11 +165,14 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   std::string toString() const override;
 
  private:
+  friend class LendDeviceThreads;
+
   /// Marks a call of `what` on this table as running, for its lifetime; an nn::Error if one
-  /// runs already on another thread (Note [One call at a time]). Calls nest on one thread.
+  /// runs already on another thread (Note [One call at a time]). Calls nest on one thread. The
+  /// outermost is timed as the table's calls unless `timed` is false.
   class OneCall {
    public:
-    OneCall(DataParallelTable& table, const char* what);
+    OneCall(DataParallelTable& table, const char* what, bool timed = true);
     ~OneCall();
     OneCall(const OneCall&) = delete;
     OneCall& operator=(const OneCall&) = delete;
@@ -202,6 +205,9 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   void runReplicas(Part part, size_t count, FunctionRef<void(size_t)> task);
   /// DeviceThreads::run, timed as `part` where profiling is on (Note [Device threads' profile]).
   void runTimed(Part part, size_t count, FunctionRef<void(size_t)> task);
+  /// Runs part(p) for p < parts on the device threads, between the table's calls or inside one
+  /// outside its rounds: a kernel's parts on threads lent by LendDeviceThreads.
+  void runLentParts(int parts, FunctionRef<void(int)> part);
   /// Scatters device i's slice of the plan's source into `into`, on device i's thread.
   const Activity& scatterTo(size_t i, Activity& into);
   /// Scatters every slice of the plan's source into `into` by the communicator, on the caller's

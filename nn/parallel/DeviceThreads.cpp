@@ -6,6 +6,7 @@
 #include "nn/backend/Backend.h"
 #include "nn/core/GradientObserver.h"
 #include "nn/core/StatisticsGroup.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/tensor/Error.h"
 
 namespace nn {
@@ -17,8 +18,9 @@ namespace nn {
 // hand-out and a wake-up to each round and a third thread to share the cores with (measured in
 // bench/README.md, "The synchronous limit"). A CPU device has nothing to make current, and the
 // caller's thread-local context is set aside for the task as a device thread has none: no
-// gradient observer (a replica's gradients are final only once the table has summed them) and no
-// statistics group. CUDA devices keep a thread each, with the device current.
+// gradient observer (a replica's gradients are final only once the table has summed them), no
+// statistics group and no threads lent (nn::LendDeviceThreads: the other devices' threads are
+// busy with their own tasks). CUDA devices keep a thread each, with the device current.
 DeviceThreads::DeviceThreads(std::vector<Device> devices)
     : devices_(std::move(devices)),
       callerFirst_(!devices_.empty() && devices_[0].isCpu()),
@@ -41,6 +43,7 @@ void DeviceThreads::run(size_t count, FunctionRef<void(size_t)> task) {
     if (i == 0 && callerFirst_) {
       ScopedGradientObserver noObserver(nullptr);
       ScopedStatisticsGroup noGroup(nullptr);
+      ScopedLentThreads noLentThreads;
       task(i);
     } else {
       task(i);

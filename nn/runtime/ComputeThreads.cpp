@@ -38,15 +38,60 @@ void setNumThreads(int threads) {
 
 int numThreads() { return gThreads; }
 
+// The innermost ScopedLentThreads of this thread, or null.
+ScopedLentThreads*& innermostLent() {
+  thread_local ScopedLentThreads* scope = nullptr;
+  return scope;
+}
+
+ScopedLentThreads::ScopedLentThreads(const Device& device, int threads, Lender& lender)
+    : device_(device),
+      threads_(device.isCpu() && threads > 1 ? threads : 1),
+      lender_(&lender),
+      enclosing_(innermostLent()) {
+  innermostLent() = this;
+}
+
+ScopedLentThreads::ScopedLentThreads()
+    : device_(Device::cpu()), threads_(1), lender_(nullptr), enclosing_(innermostLent()) {
+  innermostLent() = this;
+}
+
+ScopedLentThreads::~ScopedLentThreads() { innermostLent() = enclosing_; }
+
+ScopedLentThreads* ScopedLentThreads::lentFor(const Device& device) {
+  ScopedLentThreads* scope = innermostLent();
+  return scope && scope->threads_ > 1 && !scope->busy_ && scope->device_ == device ? scope : nullptr;
+}
+
+void ScopedLentThreads::run(int parts, FunctionRef<void(int)> part) {
+  NN_CHECK(parts >= 1 && parts <= threads_,
+           "nn::ScopedLentThreads.run: expected 1 to " << threads_ << " parts, got " << parts);
+  busy_ = true;
+  struct Done {
+    bool& busy;
+    ~Done() { busy = false; }
+  } done{busy_};
+  lender_->runParts(parts, part);
+}
+
 int parallelParts(const Device& device, int64_t work) {
   if (!device.isCpu()) return 1;
-  const int64_t parts = std::min<int64_t>(gThreads, work);
+  int threads = gThreads;
+  if (const ScopedLentThreads* lent = ScopedLentThreads::lentFor(device)) threads = std::max(threads, lent->threads());
+  const int64_t parts = std::min<int64_t>(threads, work);
   return parts < 1 ? 1 : static_cast<int>(parts);
 }
 
 void parallelFor(const Device& device, int parts, FunctionRef<void(int)> part) {
   NN_CHECK(parts >= 1, "nn::parallelFor: expected at least 1 part, got " << parts);
   NN_CHECK(device.isCpu() || parts == 1, "nn::parallelFor: " << device.str() << " runs its kernels in one part");
+  // Lent threads first: they are idle while this thread runs alone. Beyond them, the device's own.
+  ScopedLentThreads* lent = parts > 1 ? ScopedLentThreads::lentFor(device) : nullptr;
+  if (lent && parts <= lent->threads()) {
+    lent->run(parts, part);
+    return;
+  }
   DevicePool* pool = parts > 1 ? &poolOf(device) : nullptr;
   std::unique_lock<std::mutex> lock;
   if (pool) lock = std::unique_lock<std::mutex>(pool->busy, std::try_to_lock);

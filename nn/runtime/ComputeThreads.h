@@ -41,6 +41,50 @@ int parallelParts(const Device& device, int64_t work);
 /// the parts run one after another on the calling thread.
 void parallelFor(const Device& device, int parts, FunctionRef<void(int)> part);
 
+/// Threads lent to this thread's kernels on one CPU device while the scope lives
+/// (nn::LendDeviceThreads lends a DataParallelTable's, idle between its calls): there
+/// parallelParts gives up to `threads` parts where numThreads() gives fewer, and parallelFor
+/// runs up to `threads` parts with `run`, part 0 on this thread and each other on a lent
+/// thread. A parallelFor inside a lent part runs its parts one after another, as on a busy
+/// device. The innermost scope of a thread holds; other threads see none.
+class ScopedLentThreads {
+ public:
+  /// What lends the threads.
+  class Lender {
+   public:
+    /// Runs part(p) for p < parts, part 0 on the calling thread, the others on the lent threads.
+    virtual void runParts(int parts, FunctionRef<void(int)> part) = 0;
+
+   protected:
+    ~Lender() = default;
+  };
+
+  /// Lends `threads` threads (this one included) of `lender`, which must outlive the scope, for
+  /// `device`'s kernels; fewer than 2 lend none.
+  ScopedLentThreads(const Device& device, int threads, Lender& lender);
+  /// Lends none while it lives, whatever an enclosing scope lends: for work that must run as it
+  /// would on a thread of its own (a DataParallelTable's first device's task on the caller's thread).
+  ScopedLentThreads();
+  ~ScopedLentThreads();
+  ScopedLentThreads(const ScopedLentThreads&) = delete;
+  ScopedLentThreads& operator=(const ScopedLentThreads&) = delete;
+
+  /// The scope that holds on this thread for `device`'s kernels now, or null: none, one that
+  /// lends none, one for another device, or one whose threads run a call's parts already.
+  static ScopedLentThreads* lentFor(const Device& device);
+  /// The threads lent, this one included.
+  int threads() const { return threads_; }
+  /// Runs part(p) for p < parts (at most threads()) on the lent threads, part 0 on this one.
+  void run(int parts, FunctionRef<void(int)> part);
+
+ private:
+  Device device_;
+  int threads_;
+  Lender* lender_;
+  bool busy_ = false;  // a call's parts run on the lent threads
+  ScopedLentThreads* enclosing_;
+};
+
 /// A half-open range of rows, [begin, end).
 struct Range {
   /// The first row.

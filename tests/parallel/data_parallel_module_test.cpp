@@ -15,6 +15,7 @@
 #include "nn/parallel/DataParallelSteps.h"
 #include "nn/parallel/DataParallelTable.h"
 #include "nn/parallel/DeviceThreads.h"
+#include "nn/parallel/LendDeviceThreads.h"
 #include "tests/parallel/DataParallelHelpers.h"
 #include "tests/support/DeviceTest.h"
 #include "tests/support/GradCheck.h"
@@ -217,6 +218,52 @@ NN_MULTI_DEVICE_TEST_CASE("the caller's gradient observer is told of no replica'
     plain->backward(x, gradOutput);
   }
   CHECK(observer.told.size() == plain->size());
+}
+
+NN_MULTI_DEVICE_TEST_CASE("LendDeviceThreads runs the caller's kernels on the first device over the device threads",
+                          "[DataParallelTable]") {
+  const int n = upTo(kind, 3);
+  auto table = std::make_shared<DataParallelTable>(0);
+  table->add(makeNet(3), kind.devices(n));
+  const Device first = kind.device(0);
+  // CPU devices lend their threads; a CUDA device's kernels are not cut into parts on the host.
+  const int lent = kind.isCpu() && n > 1 ? n : 1;
+  // An SGD step on parameters long enough for a part per thread, of an odd length; its twin
+  // steps without lent threads, the same floats expected.
+  const int64_t length = 3 * 65536 + 7;
+  const Tensor values = kind.on(nn::test::randomTensor({length}, 4));
+  const Tensor gradients = kind.on(nn::test::randomTensor({length}, 5));
+  const Tensor twinValues = values.clone(), twinGradients = gradients.clone();
+  nn::SgdOptions options;
+  options.learningRate = 0.1f;
+  options.momentum = 0.9f;
+  options.weightDecay = 1e-3f;
+  nn::SGD sgd({values, gradients}, options), twin({twinValues, twinGradients}, options);
+  const Tensor x = kind.on(nn::test::randomTensor({5, 6}, 6));
+  const Tensor expected = table->forward(x).clone();
+  const int64_t before = table->deviceRounds();
+  std::vector<std::thread::id> threadOf(static_cast<size_t>(n));
+  {
+    nn::LendDeviceThreads lend(*table);
+    REQUIRE(nn::parallelParts(first, length) == lent);
+    CHECK(nn::parallelParts(kind.device(n - 1), length) == (n > 1 ? 1 : lent));
+    nn::parallelFor(first, lent, [&](int p) { threadOf[static_cast<size_t>(p)] = std::this_thread::get_id(); });
+    CHECK(table->deviceRounds() == before + (lent > 1 ? 1 : 0));
+    for (int step = 0; step < 2; ++step) sgd.step();
+    // A call of the table inside the scope: its rounds as without it, the same output.
+    CHECK(relDiff(table->forward(x), expected) == 0);
+    table->zeroGradParameters();
+  }
+  for (int step = 0; step < 2; ++step) twin.step();
+  CHECK(relDiff(values, twinValues) == 0);
+  CHECK(nn::parallelParts(first, length) == 1);
+  // Part 0 on the caller's thread, each other part on a device's thread of its own.
+  CHECK(threadOf[0] == std::this_thread::get_id());
+  CHECK(std::set<std::thread::id>(threadOf.begin(), threadOf.begin() + lent).size() == static_cast<size_t>(lent));
+  // Where threads were lent, the parts above, the velocity's zeros and each step took a round:
+  // the route ran. The forward took its own, and the zeroing of the small net's gradients none
+  // (one part).
+  CHECK(table->deviceRounds() - before == (lent > 1 ? 1 + 1 + 2 : 0) + 1);
 }
 
 NN_MULTI_DEVICE_TEST_CASE("DataParallelTable is a module: in a Sequential, printed, cloned", "[DataParallelTable]") {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <exception>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -150,6 +151,97 @@ TEST_CASE("parallelFor inside a part runs its parts on that part's thread", "[pa
   CHECK(inner == std::vector<int>{1, 1, 1, 1});
   CHECK(onOwnThread == std::vector<int>{1, 1, 1, 1});
   CHECK(outerThread[0] != outerThread[1]);
+}
+
+namespace {
+
+// Lends threads of its own: part 0 on the caller's thread, each other part on a new thread; the
+// first failure in part order is rethrown. Counts its calls and records which thread ran each part.
+struct TestLender final : nn::ScopedLentThreads::Lender {
+  void runParts(int parts, nn::FunctionRef<void(int)> part) override {
+    ++calls;
+    lastParts = parts;
+    threadOf.assign(static_cast<size_t>(parts), std::thread::id());
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
+    auto run = [&](int p) {
+      threadOf[static_cast<size_t>(p)] = std::this_thread::get_id();
+      try {
+        part(p);
+      } catch (...) {
+        errors[static_cast<size_t>(p)] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> others;
+    for (int p = 1; p < parts; ++p) others.emplace_back(run, p);
+    run(0);
+    for (std::thread& t : others) t.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  int calls = 0, lastParts = 0;
+  std::vector<std::thread::id> threadOf;
+};
+
+}  // namespace
+
+TEST_CASE("lent threads run this thread's parts on their device, and only there", "[parallel]") {
+  const Device cpu0 = Device::cpu(0), cpu1 = Device::cpu(1);
+  TestLender lender;
+  REQUIRE(nn::parallelParts(cpu0, 100) == 1);
+  {
+    nn::ScopedLentThreads lent(cpu0, 3, lender);
+    CHECK(nn::parallelParts(cpu0, 100) == 3);
+    CHECK(nn::parallelParts(cpu0, 2) == 2);
+    CHECK(nn::parallelParts(cpu1, 100) == 1);
+    CHECK(nn::parallelParts(Device(nn::DeviceType::CUDA, 0), 100) == 1);
+    int otherThreadParts = 0;
+    std::thread([&] { otherThreadParts = nn::parallelParts(cpu0, 100); }).join();
+    CHECK(otherThreadParts == 1);
+
+    std::vector<int> runs(3, 0);
+    std::vector<int> nestedParts(3, 0);
+    nn::parallelFor(cpu0, 3, [&](int p) {
+      ++runs[static_cast<size_t>(p)];
+      // Inside a lent part the lent threads are busy: a nested call runs its parts here.
+      nestedParts[static_cast<size_t>(p)] = nn::parallelParts(cpu0, 100);
+      nn::parallelFor(cpu0, 2, [](int) {});
+    });
+    CHECK(runs == std::vector<int>{1, 1, 1});
+    CHECK(lender.calls == 1);
+    CHECK(lender.lastParts == 3);
+    CHECK(lender.threadOf[0] == std::this_thread::get_id());
+    CHECK(std::set<std::thread::id>(lender.threadOf.begin(), lender.threadOf.end()).size() == 3);
+    CHECK(nestedParts == std::vector<int>{1, 1, 1});
+
+    // More parts than lent threads: the device's own compute threads take them, as without.
+    {
+      ThreadsForTest guard(4);
+      CHECK(nn::parallelParts(cpu0, 100) == 4);
+      nn::parallelFor(cpu0, 4, [](int) {});
+      CHECK(lender.calls == 1);
+    }
+    {
+      nn::ScopedLentThreads none;
+      CHECK(nn::parallelParts(cpu0, 100) == 1);
+      nn::parallelFor(cpu0, 2, [](int) {});
+      CHECK(lender.calls == 1);
+    }
+    nn::parallelFor(cpu0, 2, [](int) {});
+    CHECK(lender.calls == 2);
+    CHECK(lender.lastParts == 2);
+    CHECK_THROWS_WITH(nn::parallelFor(cpu0, 2,
+                                      [](int p) {
+                                        if (p == 1) throw std::runtime_error("lent part 1 failed");
+                                      }),
+                      "lent part 1 failed");
+    nn::parallelFor(cpu0, 2, [](int) {});  // usable after a failure
+    CHECK(lender.calls == 4);
+  }
+  CHECK(nn::parallelParts(cpu0, 100) == 1);
+  nn::ScopedLentThreads one(cpu0, 1, lender);
+  CHECK(nn::parallelParts(cpu0, 100) == 1);
+  nn::ScopedLentThreads onCuda(Device(nn::DeviceType::CUDA, 0), 3, lender);
+  CHECK(nn::parallelParts(Device(nn::DeviceType::CUDA, 0), 100) == 1);
 }
 
 TEST_CASE("modules give with three compute threads what they give with one", "[parallel]") {
