@@ -3,6 +3,8 @@
 // optimizers, data, checkpoints and metrics are in the Trainer*.cpp beside it (TrainerParts.h).
 #include "examples/Trainer.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,6 +18,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "examples/TrainerParts.h"
@@ -101,11 +104,33 @@ void buildModel(Run& r) {
   }
 }
 
+// The cores this process may run on.
+int usableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Whether the next batch is prepared on a thread of its own while a step trains (--batch-thread).
+// auto: where a core is left for it, beside GPUs or beside fewer compute threads than cores. On a
+// core that computes, the thread takes its time from one device, and a synchronous step waits for
+// that device: LeNet's table on two CPU devices of two cores trains faster with its batches made on
+// the training thread (bench/README.md, "The synchronous limit").
+bool batchThread(const Run& r) {
+  if (r.o.batchThread != "auto") return r.o.batchThread == "on";
+  if (!r.devices[0].isCpu()) return true;
+  return static_cast<int64_t>(r.devices.size()) * nn::numThreads() < usableCores();
+}
+
 // The training batches (this process's shard of each under mpirun): the next is gathered (and
-// mirrored, with --flip) on a thread of its own while the current one trains.
+// mirrored, with --flip) on a thread of its own while the current one trains, or on the training
+// thread (batchThread).
 void makeBatches(Run& r) {
   nn::BatchOptions batchOptions{true, false, r.o.seed};
-  batchOptions.background = true;
+  batchOptions.background = batchThread(r);
+  if (r.lead)
+    std::cout << "the next batch made " << (batchOptions.background ? "on a thread of its own" : "on the training thread")
+              << " (--batch-thread " << r.o.batchThread << ")" << std::endl;
   if (r.group) {
     batchOptions.shard = r.group->rank();
     batchOptions.shards = r.group->size();

@@ -79,6 +79,9 @@ std::string usage(const ExampleSettings& settings) {
     << "  --loss-scale S     multiply the loss gradient by a scale: dynamic (as torch.amp.GradScaler), off\n"
     << "                     or a fixed number; a step with an inf or NaN gradient is skipped\n"
     << "                     (dynamic with --autocast fp16, else off)\n"
+    << "  --batch-thread B   prepare the next batch on a thread of its own while a step trains: on, off\n"
+    << "                     (on the training thread), or auto: on where a core is left for it (CUDA\n"
+    << "                     devices, or fewer compute threads than cores) (auto)\n"
     << "  --check-numerics   stop at the first NaN or Inf, naming the module and the pass\n"
     << "  --profile          after each epoch, print the time of each module's forward and backward\n"
     << "                     (with several devices, the first device's replica) and of the step's other parts\n";
@@ -200,6 +203,11 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.lossScale = value;
     } else if (arg == "--flip")
       o.flip = onOff(program, arg, value);
+    else if (arg == "--batch-thread") {
+      NN_CHECK(value == "auto" || value == "on" || value == "off",
+               program << ": --batch-thread expects auto, on or off, got '" << value << "'");
+      o.batchThread = value;
+    }
     else if (arg == "--limit")
       o.limit = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt64));
     else if (arg == "--lr-schedule")

@@ -40,6 +40,9 @@ struct Options : TrainingDefaults {
   double bucketMegabytes = nn::DistributedDataParallelTable::Options().bucketMegabytes;
   bool checkNumerics = false;
   bool profile = false;
+  // Where the next batch is prepared (--batch-thread): "on" a thread of its own while a step
+  // trains, "off" on the training thread, "auto" on a thread of its own where a core is left for it.
+  std::string batchThread = "auto";
   // Batch normalisation over the whole batch of every device and process (nn::setSyncBatchNorm).
   bool syncBn = false;
   // The float32 matmul precision (nn/runtime/MatmulPrecision.h).

@@ -142,6 +142,26 @@ TEST_CASE("--accumulate: micro-batches whose gradients add up to the batch's tra
   CHECK(epochLine(parts.stdoutText) == epochLine(whole.stdoutText));
 }
 
+TEST_CASE("--batch-thread: the batches made on a thread of their own or not train alike", "[lenet]") {
+  Data data;
+  auto epochLine = [](const std::string& out) { return out.substr(out.find("epoch 2  train loss"), 48); };
+  auto run = [&](const char* where) {
+    return runExample(data.args({"--epochs", "2", "--devices", "cpu:0,cpu:1", "--batch-thread", where}));
+  };
+  const nn::test::ExampleResult on = run("on"), off = run("off"), automatic = run("auto");
+  REQUIRE(on.exitStatus == 0);
+  REQUIRE(off.exitStatus == 0);
+  REQUIRE(automatic.exitStatus == 0);
+  CHECK(on.stdoutText.find("the next batch made on a thread of its own (--batch-thread on)") != std::string::npos);
+  CHECK(off.stdoutText.find("the next batch made on the training thread (--batch-thread off)") != std::string::npos);
+  CHECK(automatic.stdoutText.find("(--batch-thread auto)") != std::string::npos);
+  CHECK(epochLine(off.stdoutText) == epochLine(on.stdoutText));
+  CHECK(epochLine(automatic.stdoutText) == epochLine(on.stdoutText));
+  const nn::test::ExampleResult bad = runExample(data.args({"--batch-thread", "sometimes"}));
+  CHECK(bad.exitStatus == 1);
+  CHECK(bad.stderrText.find("--batch-thread expects auto, on or off, got 'sometimes'") != std::string::npos);
+}
+
 TEST_CASE("two outputs naming one file are refused before anything is written", "[lenet]") {
   Data data;
   const std::string checkpoint = data.dir.file("model.safetensors"), link = data.dir.file("link.safetensors");
