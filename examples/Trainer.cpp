@@ -129,8 +129,9 @@ void makeBatches(Run& r) {
   nn::BatchOptions batchOptions{true, false, r.o.seed};
   batchOptions.background = batchThread(r);
   if (r.lead)
-    std::cout << "the next batch made " << (batchOptions.background ? "on a thread of its own" : "on the training thread")
-              << " (--batch-thread " << r.o.batchThread << ")" << std::endl;
+    std::cout << "the next batch made "
+              << (batchOptions.background ? "on a thread of its own" : "on the training thread") << " (--batch-thread "
+              << r.o.batchThread << ")" << std::endl;
   if (r.group) {
     batchOptions.shard = r.group->rank();
     batchOptions.shards = r.group->size();
