@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/tensor/Checked.h"
 #include "nn/tensor/Error.h"
 
@@ -26,6 +27,10 @@ std::shared_ptr<const Dataset> checkedDataset(std::shared_ptr<const Dataset> dat
            "nn.BatchIterator: expected a data set of at least one sample, got " << dataset->size());
   return dataset;
 }
+
+// A batch is gathered in parts of at least this many samples (concurrentGet): a smaller part
+// costs less than handing it to a thread.
+constexpr int64_t kSamplesPerPart = 16;
 
 }  // namespace
 
@@ -101,8 +106,17 @@ int64_t BatchIterator::prepare(Cursor& cursor, Tensor& batchInput, Tensor& batch
   batchTarget.resize_(targetSizes_, device_);
   float* x = batchInput.data();
   float* y = batchTarget.data();
-  for (int64_t i = 0; i < count; ++i)
-    dataset_->get(cursor.permutation[static_cast<size_t>(first + i)], x + i * inputRow_, y + i * targetRow_);
+  const auto gather = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      dataset_->get(cursor.permutation[static_cast<size_t>(first + i)], x + i * inputRow_, y + i * targetRow_);
+  };
+  // In parts on the caller's compute threads where the data set allows it; not on the background
+  // thread, whose parts would take those threads from the caller's kernels. The first failing
+  // sample's error is thrown either way: the parts are runs of samples, rethrown in part order.
+  if (dataset_->concurrentGet() && !options_.background)
+    parallelRanges(device_, count, kSamplesPerPart, gather);
+  else
+    gather(0, count);
   if (options_.transform)
     options_.transform(batchInput, batchTarget, cursor.epoch, cursor.position / globalBatchSize());
   cursor.position += global;

@@ -35,8 +35,14 @@ class Dataset {
   virtual std::vector<int64_t> targetSizes() const = 0;
   /// Writes sample `index` (0 <= index < size()): product(inputSizes()) floats at `input` and
   /// product(targetSizes()) at `target`, row-major. A BatchIterator calls it from one thread at
-  /// a time, its background thread where it has one; an exception reaches the caller of next().
+  /// a time, its background thread where it has one, unless concurrentGet(); an exception
+  /// reaches the caller of next().
   virtual void get(int64_t index, float* input, float* target) const = 0;
+  /// Whether get() may run on several threads at once, each for other samples. A BatchIterator
+  /// that makes its batches on the caller's thread then gathers a batch in parts on the compute
+  /// threads of its device (nn::setNumThreads, or a table's threads that nn::LendDeviceThreads
+  /// lends). False unless a data set says so.
+  virtual bool concurrentGet() const { return false; }
 };
 
 /// The samples of two CPU tensors: inputs [N, ...] and targets [N] or [N, ...], row i of each
@@ -50,6 +56,8 @@ class TensorDataset : public Dataset {
   std::vector<int64_t> inputSizes() const override;
   std::vector<int64_t> targetSizes() const override;
   void get(int64_t index, float* input, float* target) const override;
+  /// True: get() copies rows of tensors it only reads.
+  bool concurrentGet() const override { return true; }
 
  private:
   Tensor inputs_;

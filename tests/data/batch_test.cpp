@@ -7,11 +7,16 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "nn/data/BatchIterator.h"
+#include "nn/runtime/ComputeThreads.h"
 #include "nn/tensor/Error.h"
 
 using nn::BatchIterator;
@@ -281,6 +286,78 @@ TEST_CASE("BatchIterator over a data set of one's own: get()'s samples in the se
   REQUIRE(numbers->calls == 3 * 10);  // three epochs, each sample once
   REQUIRE_THROWS_WITH(BatchIterator(nullptr, 4), Catch::Contains("nn.BatchIterator: expected a data set"));
   REQUIRE_THROWS_WITH(BatchIterator(std::make_shared<Numbers>(0), 4), Catch::Contains("at least one sample, got 0"));
+}
+
+namespace {
+
+// Numbers whose get() may run on several threads at once (concurrentGet), or not: records the
+// threads it ran on; samples in `failing` throw.
+class ThreadedNumbers : public nn::Dataset {
+ public:
+  ThreadedNumbers(int64_t n, bool concurrent, std::set<int64_t> failing = {})
+      : n_(n), concurrent_(concurrent), failing_(std::move(failing)) {}
+  int64_t size() const override { return n_; }
+  std::vector<int64_t> inputSizes() const override { return {2}; }
+  std::vector<int64_t> targetSizes() const override { return {}; }
+  bool concurrentGet() const override { return concurrent_; }
+  void get(int64_t index, float* input, float* target) const override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      threads.insert(std::this_thread::get_id());
+    }
+    if (failing_.count(index)) throw nn::Error("ThreadedNumbers: sample " + std::to_string(index) + " is unreadable");
+    input[0] = static_cast<float>(index);
+    input[1] = static_cast<float>(100 + index);
+    target[0] = static_cast<float>(index);
+  }
+  mutable std::set<std::thread::id> threads;
+
+ private:
+  int64_t n_;
+  bool concurrent_;
+  std::set<int64_t> failing_;
+  mutable std::mutex mutex_;
+};
+
+// Two compute threads for one test, one after it.
+struct TwoThreads {
+  TwoThreads() { nn::setNumThreads(2); }
+  ~TwoThreads() { nn::setNumThreads(1); }
+};
+
+}  // namespace
+
+TEST_CASE("BatchIterator gathers a batch in parts on the compute threads where the data set allows it",
+          "[BatchIterator]") {
+  TwoThreads two;
+  Data data(200);
+  BatchIterator reference(data.inputs, data.targets, 64, BatchOptions{true, false, 5});
+  auto concurrent = std::make_shared<ThreadedNumbers>(200, true);
+  auto serial = std::make_shared<ThreadedNumbers>(200, false);
+  BatchIterator inParts(concurrent, 64, BatchOptions{true, false, 5});
+  BatchIterator oneByOne(serial, 64, BatchOptions{true, false, 5});
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    const auto expected = epochOf(reference);
+    CHECK(epochOf(inParts) == expected);
+    CHECK(epochOf(oneByOne) == expected);
+  }
+  // Two threads for the data set that allows it, the caller's alone for the other.
+  CHECK(concurrent->threads.size() == 2);
+  CHECK(concurrent->threads.count(std::this_thread::get_id()) == 1);
+  CHECK(serial->threads == std::set<std::thread::id>{std::this_thread::get_id()});
+  // A background thread gathers alone: its parts would take the caller's compute threads.
+  auto behind = std::make_shared<ThreadedNumbers>(200, true);
+  BatchOptions options{true, false, 5};
+  options.background = true;
+  BatchIterator background(behind, 64, options);
+  BatchIterator fromTheStart(data.inputs, data.targets, 64, BatchOptions{true, false, 5});
+  CHECK(epochOf(background) == epochOf(fromTheStart));
+  CHECK(behind->threads.size() == 1);
+  CHECK(behind->threads.count(std::this_thread::get_id()) == 0);
+  // Samples 20 and 50 fail, in the two parts of the first batch: the first one's error comes back.
+  BatchIterator failing(std::make_shared<ThreadedNumbers>(200, true, std::set<int64_t>{20, 50}), 64,
+                        BatchOptions{false, false, 5});
+  CHECK_THROWS_WITH(failing.next(), "ThreadedNumbers: sample 20 is unreadable");
 }
 
 TEST_CASE("BatchIterator's background thread gives the batches and transforms of the calling thread's",
