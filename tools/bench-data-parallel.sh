@@ -18,7 +18,8 @@
 # ROUNDS (7), LIMIT (training images a process or a run trains per round, 15360; 0 for the whole
 # set, 60000), BATCH (256), LENET and MEETING (the binaries, to measure another build;
 # bazel-bin/examples/lenet and bazel-bin/bench/lenet_meeting, built here unless both are set) may
-# be set in the environment.
+# be set in the environment, and BATCH_THREAD (auto, on or off: the examples' --batch-thread for
+# every run; unset, each run's own default, auto).
 # `--profile` of the example shows where a step of each goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,8 @@ batch=${BATCH:-256}
 half=$((batch / 2))
 limit=()
 [ "${LIMIT:-15360}" != 0 ] && limit=(--limit "${LIMIT:-15360}")
+batchThread=()
+[ -n "${BATCH_THREAD:-}" ] && batchThread=(--batch-thread "$BATCH_THREAD")
 lenet=${LENET:-bazel-bin/examples/lenet}
 meeting=${MEETING:-bazel-bin/bench/lenet_meeting}
 ranks=${RANKS:-1}
@@ -53,8 +56,8 @@ train() {
   local name=$1 size=$2
   shift 2
   rm -f "$work/$name.jsonl"  # the example appends to its metrics file
-  "${prefix[@]}" "$program" --epochs 1 --batch-size "$size" --threads 1 "${limit[@]}" --metrics "$work/$name.jsonl" \
-    "$@" >/dev/null 2>"$work/$name.err"
+  "${prefix[@]}" "$program" --epochs 1 --batch-size "$size" --threads 1 "${limit[@]}" "${batchThread[@]}" \
+    --metrics "$work/$name.jsonl" "$@" >/dev/null 2>"$work/$name.err"
 }
 speed() { sed -E 's/.*"images_per_second": ([0-9.]+).*/\1/' "$work/$1.jsonl"; }
 # A meeting process's wait per step, in ms (the last field of its line on stderr).
@@ -66,7 +69,7 @@ sum() { echo "$1 $2" | awk '{print $1 + $2}'; }
 cpu() { sed -n "s/^$1[[:space:]]*: //p" /proc/cpuinfo | head -1; }
 echo "CPU: $(cpu 'model name') (family $(cpu 'cpu family'), model $(cpu model), $(nproc) cores)"
 echo "load before: $(uptime)"
-echo "LeNet, one epoch of ${LIMIT:-15360} images a run (0: all), global batch $batch, $rounds alternating rounds"
+echo "LeNet, one epoch of ${LIMIT:-15360} images a run (0: all), global batch $batch, $rounds alternating rounds, --batch-thread ${BATCH_THREAD:-auto}"
 printf "%5s %7s %7s %8s %7s %7s   %-13s %-13s %-11s %s\n" round one two meeting table ranks \
   table/meeting ranks/meeting meeting/two "wait ms/step"
 for r in $(seq "$rounds"); do
