@@ -14,7 +14,7 @@ namespace nn {
 /// device, cut their work into one part per device of the table (where numThreads() gives fewer)
 /// and run the parts on the table's device threads, part 0 on this thread. A call of the table
 /// inside the scope works as without it: in its rounds every device thread runs its own task.
-/// Elsewhere (CUDA devices, a table of one device) it changes nothing.
+/// Elsewhere (CUDA devices, a table of one device) it changes nothing. The table must outlive it.
 ///
 /// Kernels run here as they do with that many compute threads (nn::setNumThreads): element by
 /// element (an optimizer's step, fills, copies, conversions), the same floats as on one thread;
