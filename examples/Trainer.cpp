@@ -161,9 +161,9 @@ Epoch beginEpoch(Run& r, int64_t number) {
   return e;
 }
 
-// The step's own work on the first device outside the model (the batch's copy, the zeroing of
-// the gradients, the optimizer's step) runs on every device's core where the model is a table of
-// CPU devices: its device threads, idle between its calls, take their parts of it.
+// The step's own work on the first device outside the model (the batch, the optimizer's step)
+// runs on every device's core where the model is a table of CPU devices: its device threads, idle
+// between its calls, take their parts of it.
 class StepWork {
  public:
   explicit StepWork(Run& r) {
@@ -191,8 +191,7 @@ double trainStep(Run& r, Epoch& e) {
   nn::ScopedTimer computeTimer(e.times.compute);
   {
     nn::ScopedTimer timer(e.times.zero);
-    StepWork work(r);
-    r.model->zeroGradParameters();
+    r.model->zeroGradParameters();  // a table cuts it over its device threads itself
   }
   // --accumulate: micro-batches of the batch, each loss's gradient scaled by its share of the
   // batch, so that their sum is the batch's; under mpirun the sums wait for the last.

@@ -16,6 +16,7 @@
 #include <set>
 #include <utility>
 
+#include "nn/parallel/LendDeviceThreads.h"
 #include "nn/tensor/Error.h"
 
 namespace nn {
@@ -478,12 +479,16 @@ void DataParallelTable::zeroGradParameters() {
     uncounted_ = false;
     return;
   }
-  replicas_[0]->zeroGradParameters();  // the others' are counted: Note [Counted gradients]
+  // The others' are counted (Note [Counted gradients]). The fill is cut over the device threads,
+  // idle between rounds (LendDeviceThreads).
+  LendDeviceThreads lend(*this);
+  replicas_[0]->zeroGradParameters();
 }
 
 void DataParallelTable::updateParameters(float learningRate) {
   OneCall call(*this, "updateParameters");
   checkReady();
+  LendDeviceThreads lend(*this);  // element by element: the same floats
   replicas_[0]->updateParameters(learningRate);
   markStale();
 }

@@ -135,8 +135,10 @@ class DataParallelTable : public WithOptions<DataParallelTableOptions, TableModu
   /// Also sets it on every replica; without gradInput, backward gathers none.
   void setGradInputNeeded(bool needed) override;
   /// Zeroes the first replica's gradients: the others' are counted (Note [Counted gradients]).
+  /// On CPU devices the fill is cut over the device threads (LendDeviceThreads).
   void zeroGradParameters() override;
-  /// Updates the first replica's parameters and marks the others stale.
+  /// Updates the first replica's parameters (cut over the device threads, as zeroGradParameters)
+  /// and marks the others stale.
   void updateParameters(float learningRate) override;
   /// The first replica's, marking the others stale (the caller may write through them).
   void collectParameters(std::vector<Tensor>& values, std::vector<Tensor>& gradients) override;

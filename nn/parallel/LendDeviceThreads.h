@@ -1,6 +1,6 @@
 // nn::LendDeviceThreads: a scope in which a DataParallelTable's device threads, idle between its
 // calls, run the parts of the caller's own kernels on the table's first device: the optimizer's
-// step, zeroGradParameters, the next batch's copy. PyTorch's DataParallel runs that work on the
+// step, the next batch (the table's zeroGradParameters and updateParameters lend them themselves). PyTorch's DataParallel runs that work on the
 // intra-op threads of every core; here each device has the compute threads it was given
 // (nn::setNumThreads), one by default, and the others' cores would wait.
 #pragma once
@@ -23,7 +23,6 @@ namespace nn {
 ///
 ///     nn::LendDeviceThreads lend(*table);
 ///     optimizer.step();
-///     model->zeroGradParameters();
 class LendDeviceThreads {
  public:
   explicit LendDeviceThreads(DataParallelTable& table);

@@ -266,6 +266,36 @@ NN_MULTI_DEVICE_TEST_CASE("LendDeviceThreads runs the caller's kernels on the fi
   CHECK(table->deviceRounds() - before == (lent > 1 ? 1 + 1 + 2 : 0) + 1);
 }
 
+NN_MULTI_DEVICE_TEST_CASE("zeroGradParameters and updateParameters cut their work over the device threads",
+                          "[DataParallelTable]") {
+  const int n = upTo(kind, 2);
+  auto table = std::make_shared<DataParallelTable>(0);
+  // 160,400 parameters: the fill and the weight's update each take two parts where threads lend.
+  table->add(std::make_shared<nn::Linear>(400, 400), kind.devices(n));
+  auto twin = std::make_shared<nn::Linear>(400, 400);
+  twin->to(kind.device(0));
+  twin->getParameters().first.copy_(table->getParameters().first);
+  const Tensor x = kind.on(nn::test::randomTensor({4, 400}, 7));
+  const Tensor gradOutput = kind.on(nn::test::randomTensor({4, 400}, 8));
+  table->forward(x);
+  table->backward(x, gradOutput);
+  // The same gradients (the table's sum of its replicas' rounds otherwise than one device's).
+  twin->getParameters().second.copy_(table->getParameters().second);
+  const int lent = kind.isCpu() && n > 1 ? 1 : 0;
+  int64_t before = table->deviceRounds();
+  table->updateParameters(0.1f);
+  twin->updateParameters(0.1f);
+  CHECK(table->deviceRounds() - before == lent);
+  CHECK(relDiff(table->getParameters().first, twin->getParameters().first) == 0);
+  before = table->deviceRounds();
+  table->zeroGradParameters();
+  CHECK(table->deviceRounds() - before == lent);
+  const std::vector<float> gradients = table->getParameters().second.toVector();
+  CHECK(std::all_of(gradients.begin(), gradients.end(), [](float g) { return g == 0.f; }));
+  const std::vector<float> twinGradients = twin->getParameters().second.toVector();  // the check can fail
+  CHECK(std::any_of(twinGradients.begin(), twinGradients.end(), [](float g) { return g != 0.f; }));
+}
+
 NN_MULTI_DEVICE_TEST_CASE("DataParallelTable is a module: in a Sequential, printed, cloned", "[DataParallelTable]") {
   auto table = std::make_shared<DataParallelTable>(0, true, false);
   table->add(makeNet(6), kind.devices(2));
