@@ -112,14 +112,16 @@ int usableCores() {
 }
 
 // Whether the next batch is prepared on a thread of its own while a step trains (--batch-thread).
-// auto: where a core is left for it, beside GPUs or beside fewer compute threads than cores. On a
-// core that computes, the thread takes its time from one device, and a synchronous step waits for
-// that device: LeNet's table on two CPU devices of two cores trains faster with its batches made on
-// the training thread (bench/README.md, "The synchronous limit").
+// auto: where a core is left for it, beside GPUs or beside fewer compute threads than cores, those
+// of the job's other processes on this host counted (nn::launchPlace). On a core that computes,
+// the thread takes its time from one device, and a synchronous step waits for that device:
+// LeNet's table on two CPU devices of two cores trains faster with its batches made on the
+// training thread (bench/README.md, "The synchronous limit").
 bool batchThread(const Run& r) {
   if (r.o.batchThread != "auto") return r.o.batchThread == "on";
   if (!r.devices[0].isCpu()) return true;
-  return static_cast<int64_t>(r.devices.size()) * nn::numThreads() < usableCores();
+  const int64_t computing = static_cast<int64_t>(r.devices.size()) * nn::numThreads() * nn::launchPlace().localSize;
+  return computing < usableCores();
 }
 
 // The training batches (this process's shard of each under mpirun): the next is gathered (and

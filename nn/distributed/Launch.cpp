@@ -30,25 +30,28 @@ std::optional<int> integerVariable(const char* name, long least, long most) {
   return static_cast<int>(value);
 }
 
-// The three variables of one launcher, where its rank is set.
-std::optional<LaunchPlace> placeFrom(const char* launcher, const char* rank, const char* size, const char* local) {
+// The four variables of one launcher, where its rank is set.
+std::optional<LaunchPlace> placeFrom(const char* launcher, const char* rank, const char* size, const char* local,
+                                     const char* localSize) {
   constexpr long kMost = std::numeric_limits<int>::max();
   const std::optional<int> r = integerVariable(rank, 0, kMost - 1);
   if (!r) return std::nullopt;
   const std::optional<int> n = integerVariable(size, 1, kMost);
   NN_CHECK(n.has_value(), "nn.launchPlace: " << rank << " is set but " << size << " is not");
   NN_CHECK(*r < *n, "nn.launchPlace: expected " << rank << " below " << size << " (" << *n << "), got " << *r);
-  const std::optional<int> l = integerVariable(local, 0, *n - 1);
-  return LaunchPlace{*r, *n, l.value_or(0), launcher};
+  const std::optional<int> here = integerVariable(localSize, 1, *n);
+  const std::optional<int> l = integerVariable(local, 0, here.value_or(*n) - 1);
+  return LaunchPlace{*r, *n, l.value_or(0), here.value_or(1), launcher};
 }
 
 }  // namespace
 
 LaunchPlace launchPlace() {
-  if (auto p = placeFrom("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"))
+  if (auto p = placeFrom("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+                         "OMPI_COMM_WORLD_LOCAL_SIZE"))
     return *p;
-  if (auto p = placeFrom("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")) return *p;
-  if (auto p = placeFrom("PMI", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID")) return *p;
+  if (auto p = placeFrom("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE")) return *p;
+  if (auto p = placeFrom("PMI", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS")) return *p;
   return LaunchPlace{};
 }
 

@@ -19,14 +19,17 @@ struct LaunchPlace {
   int size = 1;
   /// The place among the job's processes on this host, 0 .. : the GPU a rank of a host takes.
   int localRank = 0;
+  /// The number of the job's processes on this host: 1 where the launcher does not say.
+  int localSize = 1;
   /// Which environment said so: "Open MPI", "Slurm", "PMI" or "" (none).
   std::string launcher;
 };
 
-/// Reads the launcher's environment: Open MPI's OMPI_COMM_WORLD_RANK, _SIZE and _LOCAL_RANK
-/// (mpirun), else Slurm's SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID (srun, PMIx or PMI-2),
-/// else PMI_RANK, PMI_SIZE and MPI_LOCALRANKID (MPICH's Hydra). A process no launcher started
-/// gets {0, 1, 0, ""}. A value that is not a number in range is an nn::Error naming the variable.
+/// Reads the launcher's environment: Open MPI's OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK and
+/// _LOCAL_SIZE (mpirun), else Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID and
+/// SLURM_NTASKS_PER_NODE (srun, PMIx or PMI-2), else PMI_RANK, PMI_SIZE, MPI_LOCALRANKID and
+/// MPI_LOCALNRANKS (MPICH's Hydra). A process no launcher started gets {0, 1, 0, 1, ""}. A value
+/// that is not a number in range is an nn::Error naming the variable.
 LaunchPlace launchPlace();
 
 /// NN_PROCESS_GROUP_TIMEOUT, the seconds a collective waits for the other ranks (every

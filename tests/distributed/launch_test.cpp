@@ -16,12 +16,15 @@ namespace {
 const std::vector<const char*> kVariables{"OMPI_COMM_WORLD_RANK",
                                           "OMPI_COMM_WORLD_SIZE",
                                           "OMPI_COMM_WORLD_LOCAL_RANK",
+                                          "OMPI_COMM_WORLD_LOCAL_SIZE",
                                           "SLURM_PROCID",
                                           "SLURM_NTASKS",
                                           "SLURM_LOCALID",
+                                          "SLURM_NTASKS_PER_NODE",
                                           "PMI_RANK",
                                           "PMI_SIZE",
                                           "MPI_LOCALRANKID",
+                                          "MPI_LOCALNRANKS",
                                           "NN_PROCESS_GROUP_TIMEOUT"};
 
 // Clears the launchers' variables for a test case and puts back those it found.
@@ -56,34 +59,40 @@ TEST_CASE("launchPlace: none, Open MPI's mpirun, Slurm's srun, MPICH's Hydra", "
   CHECK(p.rank == 0);
   CHECK(p.size == 1);
   CHECK(p.localRank == 0);
+  CHECK(p.localSize == 1);
   CHECK(p.launcher.empty());
 
   set("PMI_RANK", "5");
   set("PMI_SIZE", "8");
   set("MPI_LOCALRANKID", "1");
+  set("MPI_LOCALNRANKS", "2");
   p = nn::launchPlace();
   CHECK(p.launcher == "PMI");
-  CHECK((p.rank == 5 && p.size == 8 && p.localRank == 1));
+  CHECK((p.rank == 5 && p.size == 8 && p.localRank == 1 && p.localSize == 2));
 
   // srun (PMIx or PMI-2) sets Slurm's variables, which come before PMI's.
   set("SLURM_PROCID", "3");
   set("SLURM_NTASKS", "4");
   set("SLURM_LOCALID", "1");
+  set("SLURM_NTASKS_PER_NODE", "4");
   p = nn::launchPlace();
   CHECK(p.launcher == "Slurm");
-  CHECK((p.rank == 3 && p.size == 4 && p.localRank == 1));
+  CHECK((p.rank == 3 && p.size == 4 && p.localRank == 1 && p.localSize == 4));
 
   // mpirun inside a Slurm allocation: Open MPI's own numbering, not the allocation's.
   set("OMPI_COMM_WORLD_RANK", "6");
   set("OMPI_COMM_WORLD_SIZE", "12");
   set("OMPI_COMM_WORLD_LOCAL_RANK", "2");
+  set("OMPI_COMM_WORLD_LOCAL_SIZE", "3");
   p = nn::launchPlace();
   CHECK(p.launcher == "Open MPI");
-  CHECK((p.rank == 6 && p.size == 12 && p.localRank == 2));
+  CHECK((p.rank == 6 && p.size == 12 && p.localRank == 2 && p.localSize == 3));
 
-  // Without a local rank, the first place of its host.
+  // Without a local rank, the first place of its host; without a local size, alone on it.
   unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   CHECK(nn::launchPlace().localRank == 0);
+  CHECK(nn::launchPlace().localSize == 1);
 }
 
 TEST_CASE("launchPlace: a value that is not a number in range is refused, naming the variable", "[launch]") {
@@ -97,6 +106,11 @@ TEST_CASE("launchPlace: a value that is not a number in range is refused, naming
   set("OMPI_COMM_WORLD_RANK", "1");
   set("OMPI_COMM_WORLD_LOCAL_RANK", "4");
   CHECK_THROWS_WITH(nn::launchPlace(), Catch::Contains("OMPI_COMM_WORLD_LOCAL_RANK to be a whole number from 0 to 3"));
+  set("OMPI_COMM_WORLD_LOCAL_SIZE", "5");
+  CHECK_THROWS_WITH(nn::launchPlace(), Catch::Contains("OMPI_COMM_WORLD_LOCAL_SIZE to be a whole number from 1 to 4"));
+  set("OMPI_COMM_WORLD_LOCAL_SIZE", "2");
+  CHECK_THROWS_WITH(nn::launchPlace(), Catch::Contains("OMPI_COMM_WORLD_LOCAL_RANK to be a whole number from 0 to 1"));
+  unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
   unsetenv("OMPI_COMM_WORLD_SIZE");
   CHECK_THROWS_WITH(nn::launchPlace(), Catch::Contains("OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is not"));
