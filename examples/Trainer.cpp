@@ -82,6 +82,7 @@ void buildModel(Run& r) {
   r.table = dynamic_cast<nn::DataParallelTable*>(r.local.get());
   nn::DistributedDataParallelTable::Options distributed;
   distributed.bucketMegabytes = r.o.bucketMegabytes;
+  distributed.reduceType = r.o.reduceType;
   char checksum[17];
   std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(r.data.checksum));
   distributed.configuration =

@@ -58,6 +58,8 @@ std::string usage(const ExampleSettings& settings) {
     << "  --bucket-mb X      under mpirun: the processes sum gradients in buckets of X MB, each started\n"
     << "                     as soon as backward has finished it ("
     << nn::DistributedDataParallelTable::Options().bucketMegabytes << ")\n"
+    << "  --reduce-dtype T   under mpirun: the gradients travel between the processes as fp32, or as\n"
+    << "                     bf16 (half the bytes), summed in float32 and rounded to bfloat16 (fp32)\n"
     << "  --data-dir DIR     Fashion-MNIST IDX files (" << nn::FashionMnist::kDefaultFolder << ")\n"
     << "  --data DIR         pictures instead: DIR/train and DIR/test, a sub-folder of PNG or JPEG files\n"
     << "                     per class (at most 10), each made grey and 28 x 28\n"
@@ -169,7 +171,11 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       o.threads = static_cast<int>(integer(program, arg, value, 1, nn::kMaxThreads));
     else if (arg == "--devices")
       o.devices = value;
-    else if (arg == "--bucket-mb")
+    else if (arg == "--reduce-dtype") {
+      NN_CHECK(value == "fp32" || value == "bf16",
+               program << ": --reduce-dtype expects fp32 or bf16, got '" << value << "'");
+      o.reduceType = value == "bf16" ? nn::DType::BFloat16 : nn::DType::Float32;
+    } else if (arg == "--bucket-mb")
       o.bucketMegabytes = number(program, arg, value, 1e-6f);
     else if (arg == "--data-dir")
       o.dataDir = value;
@@ -282,7 +288,7 @@ std::string sharedConfiguration(const Options& o, int64_t trainingImages) {
     << o.bucketMegabytes << "\n--resume " << o.resume << "\n--lr-schedule " << o.lrSchedule << "\n--warmup-epochs "
     << o.warmupEpochs << "\n--clip-grad-norm " << o.clipGradNorm << "\n--clip-grad-value " << o.clipGradValue
     << "\n--ema " << o.ema << "\n--accumulate " << o.accumulate << "\n--sync-bn " << (o.syncBn ? "on" : "off")
-    << "\n--autocast " << nn::dtypeName(o.autocast) << "\n--loss-scale " << lossScaleOf(o) << "\ntraining images "
+    << "\n--autocast " << nn::dtypeName(o.autocast) << "\n--reduce-dtype " << nn::dtypeName(o.reduceType) << "\n--loss-scale " << lossScaleOf(o) << "\ntraining images "
     << trainingImages << "\n";
   return c.str();
 }

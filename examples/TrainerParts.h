@@ -38,6 +38,8 @@ struct Options : TrainingDefaults {
   std::string logdir;
   int64_t limit = 0;
   double bucketMegabytes = nn::DistributedDataParallelTable::Options().bucketMegabytes;
+  // The type gradients travel in between the processes (--reduce-dtype).
+  nn::DType reduceType = nn::DType::Float32;
   bool checkNumerics = false;
   bool profile = false;
   // Where the next batch is prepared (--batch-thread): "on" a thread of its own while a step

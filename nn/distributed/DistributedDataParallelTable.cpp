@@ -56,6 +56,9 @@ DistributedDataParallelTable::DistributedDataParallelTable(ModulePtr module, std
   NN_CHECK(group_ != nullptr, "nn.DistributedDataParallelTable: expected a process group, got nullptr");
   NN_CHECK(options_.bucketMegabytes > 0,
            "nn.DistributedDataParallelTable: expected a bucket size above 0 MB, got " << options_.bucketMegabytes);
+  NN_CHECK(options_.reduceType == DType::Float32 || options_.reduceType == DType::BFloat16,
+           "nn.DistributedDataParallelTable: expected gradients reduced in float32 or bfloat16, got "
+               << dtypeName(options_.reduceType));
   Container::add(std::move(module));
   checkSameRun();
   takeGradients();
@@ -290,7 +293,10 @@ void DistributedDataParallelTable::startReadyBuckets() {
     // Averaged: rank r's gradient is the mean over its batch of n_r samples; their sum
     // weighted by n_r, divided by sum(n) after the sums, is the mean over the global batch.
     if (options_.average && batch_ != 1) gradients.mul_(static_cast<float>(batch_));
-    group_->startAllReduceSum(gradients);
+    if (options_.reduceType == DType::BFloat16)
+      group_->startAllReduceSumBfloat16(gradients);
+    else
+      group_->startAllReduceSum(gradients);
   }
 }
 

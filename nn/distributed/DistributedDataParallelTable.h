@@ -45,6 +45,11 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
     /// parameters to the first: each bucket's sum starts as soon as backward has finished its
     /// gradients, and goes on while backward computes those of the modules below.
     double bucketMegabytes = 25;
+    /// The type the gradients travel in between the processes: Float32, or BFloat16, half the
+    /// bytes (PyTorch DDP's bf16_compress_hook): each process adds what it receives in float32,
+    /// and every process ends with the same sum, rounded to bfloat16
+    /// (ProcessGroup::startAllReduceSumBfloat16). Gradients on CUDA devices are summed in float32.
+    DType reduceType = DType::Float32;
     /// What every rank must have alike besides the model, a setting a line (a program's flags:
     /// "--batch-size 64"): compared at construction, before the model, a difference is an
     /// nn::Error on every rank naming the first line that differs. Ranks that train on other

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "nn/distributed/NcclGroup.h"
+#include "nn/math/Half.h"
 #include "nn/tensor/Error.h"
 
 namespace nn {
@@ -83,6 +84,11 @@ constexpr std::chrono::milliseconds kBusyPoll{2};
 // drive it, as MPI's own calls drive its collectives. The messages are tagged with the sum's
 // size, so that a rank that went another way (a sum of another size) receives nothing and the
 // deadline names the collective.
+// A sum in bfloat16 (startAllReduceSumBfloat16) takes the same steps with every chunk sent as
+// bfloat16, rounded to nearest even, and received into a buffer of its own: a partial sum
+// received is added to the rank's float32 chunk; a summed chunk received replaces it. A rank
+// rounds each chunk it sends while gathering in place too, so that the rank that summed it holds
+// the bits the others receive.
 
 class MpiProcessGroup : public ProcessGroup {
  public:
@@ -108,18 +114,8 @@ class MpiProcessGroup : public ProcessGroup {
     std::abort();  // MPI_Abort does not return
   }
 
-  void startAllReduceSum(Tensor& t) override {
-    checkContiguous(t, "allReduceSum");
-    if (!t.device().isCpu()) return nccl(t).allReduceSum(t);
-    float* data = t.numel() > 0 ? t.data() : nullptr;
-    for (int64_t done = 0, n = t.numel(); done < n; done += kMaxCount) {
-      Pending ring{"allReduceSum", t};
-      ring.data = data + done;
-      ring.count = static_cast<int>(std::min(kMaxCount, n - done));
-      ring.step = 0;
-      pending_.push_back(ring);
-    }
-  }
+  void startAllReduceSum(Tensor& t) override { startRing(t, "allReduceSum", false); }
+  void startAllReduceSumBfloat16(Tensor& t) override { startRing(t, "allReduceSum in bfloat16", true); }
 
   void broadcast(Tensor& t, int root) override {
     NN_CHECK(root >= 0 && root < size_,
@@ -214,12 +210,29 @@ class MpiProcessGroup : public ProcessGroup {
     // The ring's present step: its receive and its send, posted or not.
     MPI_Request messages[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     bool posted = false;
+    bool bfloat16 = false;  // the chunks travel as bfloat16
   };
 
   // Says why on stderr and ends every rank of the job.
   // This class's abort, called as such: a virtual call would not tell the compiler that it
   // does not return.
   [[noreturn]] void endJob(const std::string& message) { MpiProcessGroup::abort(message, 1); }
+
+  // A ring's sum of t (Note [The ring's sums]), in pieces of at most kMaxCount floats; a CUDA
+  // tensor's by NCCL, in float32.
+  void startRing(Tensor& t, const char* name, bool bfloat16) {
+    checkContiguous(t, "allReduceSum");
+    if (!t.device().isCpu()) return nccl(t).allReduceSum(t);
+    float* data = t.numel() > 0 ? t.data() : nullptr;
+    for (int64_t done = 0, n = t.numel(); done < n; done += kMaxCount) {
+      Pending ring{name, t};
+      ring.data = data + done;
+      ring.count = static_cast<int>(std::min(kMaxCount, n - done));
+      ring.step = 0;
+      ring.bfloat16 = bfloat16;
+      pending_.push_back(ring);
+    }
+  }
 
   static void checkContiguous(const Tensor& t, const char* what) {
     NN_CHECK(t.isContiguous(), "nn.ProcessGroup." << what << ": expected a contiguous tensor, got sizes "
@@ -256,8 +269,19 @@ class MpiProcessGroup : public ProcessGroup {
         // Reduce-scatter: the chunk received is added into this rank's.
         const Chunk c = chunk(p, rank_ - p.step - 1);
         float* sum = p.data + c.start;
-        const float* received = scratch_.data();
-        for (int i = 0; i < c.count; ++i) sum[i] += received[i];
+        if (p.bfloat16) {
+          const uint16_t* received = received16_.data();
+          for (int i = 0; i < c.count; ++i) sum[i] += math::bfloat16ToFloat(received[i]);
+        } else {
+          const float* received = scratch_.data();
+          for (int i = 0; i < c.count; ++i) sum[i] += received[i];
+        }
+      } else if (p.bfloat16) {
+        // All-gather: the summed chunk received replaces this rank's.
+        const Chunk c = chunk(p, rank_ - (p.step - (size_ - 1)));
+        float* into = p.data + c.start;
+        const uint16_t* received = received16_.data();
+        for (int i = 0; i < c.count; ++i) into[i] = math::bfloat16ToFloat(received[i]);
       }
       ++p.step;
       p.posted = false;
@@ -284,6 +308,21 @@ class MpiProcessGroup : public ProcessGroup {
     const int s = summing ? p.step : p.step - (size_ - 1);
     const Chunk out = summing ? chunk(p, rank_ - s) : chunk(p, rank_ + 1 - s);
     const Chunk in = summing ? chunk(p, rank_ - s - 1) : chunk(p, rank_ - s);
+    if (p.bfloat16) {
+      // The chunk out as bfloat16; while gathering, this rank's own rounded alike (Note [The
+      // ring's sums]). The buffers grow to the largest chunk, then are kept.
+      if (sent16_.size() < static_cast<size_t>(out.count)) sent16_.resize(static_cast<size_t>(out.count));
+      if (received16_.size() < static_cast<size_t>(in.count)) received16_.resize(static_cast<size_t>(in.count));
+      float* chunkOut = p.data + out.start;
+      for (int i = 0; i < out.count; ++i) {
+        sent16_[static_cast<size_t>(i)] = math::floatToBfloat16(chunkOut[i]);
+        if (!summing) chunkOut[i] = math::bfloat16ToFloat(sent16_[static_cast<size_t>(i)]);
+      }
+      NN_MPI_CHECK(MPI_Irecv(received16_.data(), in.count, MPI_UINT16_T, previous, tag, comm_, &p.messages[0]));
+      NN_MPI_CHECK(MPI_Isend(sent16_.data(), out.count, MPI_UINT16_T, next, tag, comm_, &p.messages[1]));
+      p.posted = true;
+      return;
+    }
     float* into = p.data + in.start;
     if (summing) {
       if (scratch_.size() < static_cast<size_t>(in.count)) scratch_.resize(static_cast<size_t>(in.count));
@@ -318,6 +357,8 @@ class MpiProcessGroup : public ProcessGroup {
   size_t first_ = 0;
   // What a ring's rank receives while summing: grown to the largest chunk, then kept.
   std::vector<float> scratch_;
+  // A bfloat16 ring's chunk sent and received.
+  std::vector<uint16_t> sent16_, received16_;
   std::map<int, std::unique_ptr<NcclGroup>> nccl_;
 };
 

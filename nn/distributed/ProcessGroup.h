@@ -44,6 +44,11 @@ class ProcessGroup {
   /// must be the same on every rank. On a CUDA device the sum is queued on the device's stream
   /// (NCCL): work queued there after wait() sees it, and the host does not wait for it.
   virtual void startAllReduceSum(Tensor& t) = 0;
+  /// startAllReduceSum(t) with the floats sent between the ranks as bfloat16, half the bytes
+  /// (PyTorch DDP's bf16_compress_hook): each rank adds what it receives in float32, and every
+  /// rank ends with the same sum, rounded to bfloat16. CPU tensors; a CUDA tensor's sum, and
+  /// this base's for any tensor, is startAllReduceSum's, in float32.
+  virtual void startAllReduceSumBfloat16(Tensor& t) { startAllReduceSum(t); }
   /// Lets the started collectives move on, without waiting (MPI moves data only inside its own
   /// calls): call it now and then while there is other work to do.
   virtual void progress() = 0;

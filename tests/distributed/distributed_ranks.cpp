@@ -114,6 +114,19 @@ TEST_CASE("every rank ends with the parameters of one process trained on the glo
     CHECK(maxDifference(trained, expected) < 2e-6);
     for (const std::string& other : world().allGather(bytesOf(trained))) CHECK(other == bytesOf(trained));
   }
+  SECTION("the gradients sent as bfloat16: the same parameters on every rank, near the float32 run's") {
+    nn::DistributedDataParallelTable::Options options;
+    options.reduceType = nn::DType::BFloat16;
+    auto model =
+        std::make_shared<nn::DistributedDataParallelTable>(mlp(world().rank()), nn::ProcessGroup::world(), options);
+    nn::BatchIterator shard(data.inputs, data.targets, 4, shardOptions());
+    const std::vector<float> trained = train(*model, shard);
+    // Each gradient rounded to bfloat16's 8 bits once or more a step, over 12 steps of SGD.
+    const double difference = maxDifference(trained, expected);
+    CHECK(difference < 2e-2);
+    CHECK(difference > 2e-6);  // the floats show the rounding: the bfloat16 route ran
+    for (const std::string& other : world().allGather(bytesOf(trained))) CHECK(other == bytesOf(trained));
+  }
   SECTION("summed instead of averaged: the gradient of the global batch times the ranks' count") {
     nn::DistributedDataParallelTable::Options options;
     options.average = false;
@@ -279,6 +292,45 @@ TEST_CASE("an empty batch on every rank is an nn::Error on every rank, and the p
   model->forward(some);
   model->backward(some, Tensor::full({some.size(0), 3}, 0.5f));
   for (float g : model->getParameters().second.toVector()) CHECK(std::isfinite(g));
+}
+
+TEST_CASE("ProcessGroup: a sum sent as bfloat16 is summed in float32, rounded alike on every rank", "[distributed]") {
+  nn::ProcessGroup& group = world();
+  const auto n = static_cast<float>(group.size());
+  const auto r = static_cast<float>(group.rank());
+  const float ranks = n * (n - 1) / 2;  // 0 + 1 + ... + (n - 1)
+  // Values whose sums bfloat16 holds: the float32 sums exactly.
+  Tensor exact = Tensor::fromVector({4}, {r, 1, -2 * r, 0.5f});
+  group.startAllReduceSumBfloat16(exact);
+  group.wait();
+  CHECK(exact.toVector() == std::vector<float>{ranks, n, -2 * ranks, 0.5f * n});
+  // 1 + 2^-10 on every rank, in a chunk for each: bfloat16's 8 bits of mantissa make it 1, and
+  // the sum n, where float32's would be n + n 2^-10.
+  Tensor rounded = Tensor::full({1001}, 1.f + 1.f / 1024);
+  group.allReduceSum(rounded);
+  CHECK(rounded.toVector()[0] == n + n / 1024);  // float32's
+  rounded.fill_(1.f + 1.f / 1024);
+  group.startAllReduceSumBfloat16(rounded);
+  group.wait();
+  CHECK(rounded.toVector() == std::vector<float>(1001, n));
+  // Other values: within bfloat16's rounding of the float32 sum at each of the n - 1 additions
+  // and at the end, the same bits on every rank.
+  nn::Generator g(static_cast<uint64_t>(group.rank()) + 7);
+  Tensor values = Tensor::empty({5003});
+  values.uniform_(g, -1, 1);
+  std::vector<float> absolute = values.toVector();
+  for (float& v : absolute) v = std::abs(v);
+  Tensor sum32 = values.clone(), magnitude = Tensor::fromVector({5003}, absolute);
+  group.allReduceSum(sum32);
+  group.allReduceSum(magnitude);
+  group.startAllReduceSumBfloat16(values);
+  group.wait();
+  const std::vector<float> got = values.toVector(), want = sum32.toVector(), size = magnitude.toVector();
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]) / (size[i] * n * std::ldexp(1.0, -8)));
+  CHECK(worst <= 1);
+  for (const std::string& other : group.allGather(bytesOf(got))) CHECK(other == bytesOf(got));
 }
 
 // On CUDA devices the sums and the broadcast run on NCCL.

@@ -160,6 +160,9 @@ TEST_CASE("--batch-thread: the batches made on a thread of their own or not trai
   const nn::test::ExampleResult bad = runExample(data.args({"--batch-thread", "sometimes"}));
   CHECK(bad.exitStatus == 1);
   CHECK(bad.stderrText.find("--batch-thread expects auto, on or off, got 'sometimes'") != std::string::npos);
+  const nn::test::ExampleResult reduce = runExample(data.args({"--reduce-dtype", "fp16"}));
+  CHECK(reduce.exitStatus == 1);
+  CHECK(reduce.stderrText.find("--reduce-dtype expects fp32 or bf16, got 'fp16'") != std::string::npos);
 }
 
 TEST_CASE("two outputs naming one file are refused before anything is written", "[lenet]") {
