@@ -7,6 +7,8 @@
 #   batch, rank 0 alone writing the metrics and the checkpoint;
 #   the 4-rank checkpoint after epoch 1 resumes on 4 ranks bit for bit (the checkpoint and metrics
 #   of the uninterrupted run), and on 1 and 6 ranks to the same losses;
+#   the gradients sent as bfloat16 (--reduce-dtype bf16): at most 0.6 of float32's bytes on a
+#   host's link, losses near float32's;
 #   faults, with the process group's timeout at 5 s (NN_PROCESS_GROUP_TIMEOUT): a host's link taken
 #   down mid-run, and a host's ranks killed: the job ends within seconds naming the rank (and, for
 #   the link, the collective), its last checkpoint resumes; a link with 50 ms delay and 2% loss
@@ -22,7 +24,7 @@
 set -uo pipefail
 lenet=$(realpath "${1:-bazel-bin/examples/lenet}")
 agent=$(realpath "$(dirname "$0")/host-agent.sh")
-cases=7
+cases=8
 passed=0 failed=0 skipped=0
 
 skip_all() {
@@ -174,6 +176,22 @@ if mpirun_on "$r" 2 120 --epochs 1 --save "$r.safetensors" --metrics "$r.jsonl";
 else
   fail "the 4-rank run of one epoch" "$r.out" "$r.err"
   fail "a 4-rank checkpoint resumed on 1 rank and on 6"
+fi
+# The gradients sent as bfloat16 (--reduce-dtype bf16): host 2's bytes out for one epoch of 4
+# ranks, against float32's. The gradients' sums are nearly all of them: at most 0.6 as many, and
+# losses near float32's.
+sent() { ip netns exec "${prefix}2" cat /sys/class/net/eth0/statistics/tx_bytes; }
+before=$(sent)
+mpirun_on "$work/fp32" 2 120 --epochs 1 --reduce-dtype fp32 --metrics "$work/fp32.jsonl"
+middle=$(sent)
+mpirun_on "$work/bf16" 2 120 --epochs 1 --reduce-dtype bf16 --metrics "$work/bf16.jsonl"
+after=$(sent)
+echo "test-hosts: host 2 sent $((middle - before)) bytes with float32 gradients, $((after - middle)) with bfloat16"
+if [ -s "$work/fp32.jsonl" ] && [ -s "$work/bf16.jsonl" ] && [ $((10 * (after - middle))) -le $((6 * (middle - before))) ] &&
+  close_scores "$work/fp32.jsonl" "$work/bf16.jsonl" 2e-2; then
+  pass "gradients sent as bfloat16 take at most 0.6 of float32's bytes and train alike"
+else
+  fail "gradients sent as bfloat16" "$work/bf16.out" "$work/bf16.err" "$work/fp32.jsonl" "$work/bf16.jsonl"
 fi
 echo "test-hosts: the runs without faults took $(($(date +%s) - start)) s"
 
