@@ -213,8 +213,7 @@ Options parse(int argc, char** argv, const ExampleSettings& s) {
       NN_CHECK(value == "auto" || value == "on" || value == "off",
                program << ": --batch-thread expects auto, on or off, got '" << value << "'");
       o.batchThread = value;
-    }
-    else if (arg == "--limit")
+    } else if (arg == "--limit")
       o.limit = static_cast<int64_t>(integer(program, arg, value, 1, kMaxInt64));
     else if (arg == "--lr-schedule")
       o.lrSchedule = value;
@@ -288,8 +287,8 @@ std::string sharedConfiguration(const Options& o, int64_t trainingImages) {
     << o.bucketMegabytes << "\n--resume " << o.resume << "\n--lr-schedule " << o.lrSchedule << "\n--warmup-epochs "
     << o.warmupEpochs << "\n--clip-grad-norm " << o.clipGradNorm << "\n--clip-grad-value " << o.clipGradValue
     << "\n--ema " << o.ema << "\n--accumulate " << o.accumulate << "\n--sync-bn " << (o.syncBn ? "on" : "off")
-    << "\n--autocast " << nn::dtypeName(o.autocast) << "\n--reduce-dtype " << nn::dtypeName(o.reduceType) << "\n--loss-scale " << lossScaleOf(o) << "\ntraining images "
-    << trainingImages << "\n";
+    << "\n--autocast " << nn::dtypeName(o.autocast) << "\n--reduce-dtype " << nn::dtypeName(o.reduceType)
+    << "\n--loss-scale " << lossScaleOf(o) << "\ntraining images " << trainingImages << "\n";
   return c.str();
 }
 

@@ -2,6 +2,7 @@
 // build and of data (Launch.h).
 #include "nn/distributed/Launch.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -39,9 +40,11 @@ std::optional<LaunchPlace> placeFrom(const char* launcher, const char* rank, con
   const std::optional<int> n = integerVariable(size, 1, kMost);
   NN_CHECK(n.has_value(), "nn.launchPlace: " << rank << " is set but " << size << " is not");
   NN_CHECK(*r < *n, "nn.launchPlace: expected " << rank << " below " << size << " (" << *n << "), got " << *r);
-  const std::optional<int> here = integerVariable(localSize, 1, *n);
-  const std::optional<int> l = integerVariable(local, 0, here.value_or(*n) - 1);
-  return LaunchPlace{*r, *n, l.value_or(0), here.value_or(1), launcher};
+  // A count of the host's processes as asked for (Slurm's per node) may exceed the job's: at most that.
+  const std::optional<int> asked = integerVariable(localSize, 1, kMost);
+  const int here = asked ? std::min(*asked, *n) : 1;
+  const std::optional<int> l = integerVariable(local, 0, (asked ? here : *n) - 1);
+  return LaunchPlace{*r, *n, l.value_or(0), here, launcher};
 }
 
 }  // namespace

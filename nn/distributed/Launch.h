@@ -19,7 +19,7 @@ struct LaunchPlace {
   int size = 1;
   /// The place among the job's processes on this host, 0 .. : the GPU a rank of a host takes.
   int localRank = 0;
-  /// The number of the job's processes on this host: 1 where the launcher does not say.
+  /// The number of the job's processes on this host: 1 where the launcher does not say, at most size.
   int localSize = 1;
   /// Which environment said so: "Open MPI", "Slurm", "PMI" or "" (none).
   std::string launcher;

@@ -106,12 +106,15 @@ TEST_CASE("launchPlace: a value that is not a number in range is refused, naming
   set("OMPI_COMM_WORLD_RANK", "1");
   set("OMPI_COMM_WORLD_LOCAL_RANK", "4");
   CHECK_THROWS_WITH(nn::launchPlace(), Catch::Contains("OMPI_COMM_WORLD_LOCAL_RANK to be a whole number from 0 to 3"));
-  set("OMPI_COMM_WORLD_LOCAL_SIZE", "5");
-  CHECK_THROWS_WITH(nn::launchPlace(), Catch::Contains("OMPI_COMM_WORLD_LOCAL_SIZE to be a whole number from 1 to 4"));
+  set("OMPI_COMM_WORLD_LOCAL_SIZE", "0");
+  CHECK_THROWS_WITH(nn::launchPlace(), Catch::Contains("OMPI_COMM_WORLD_LOCAL_SIZE to be a whole number from 1"));
   set("OMPI_COMM_WORLD_LOCAL_SIZE", "2");
   CHECK_THROWS_WITH(nn::launchPlace(), Catch::Contains("OMPI_COMM_WORLD_LOCAL_RANK to be a whole number from 0 to 1"));
-  unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  // More processes a host than the job has (a count asked for per node): the job's.
   unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  set("OMPI_COMM_WORLD_LOCAL_SIZE", "8");
+  CHECK(nn::launchPlace().localSize == 4);
+  unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   unsetenv("OMPI_COMM_WORLD_SIZE");
   CHECK_THROWS_WITH(nn::launchPlace(), Catch::Contains("OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is not"));
   set("OMPI_COMM_WORLD_SIZE", "0");
