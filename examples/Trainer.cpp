@@ -3,8 +3,6 @@
 // optimizers, data, checkpoints and metrics are in the Trainer*.cpp beside it (TrainerParts.h).
 #include "examples/Trainer.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -18,12 +16,12 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "examples/TrainerParts.h"
 #include "nn/distributed/Launch.h"
 #include "nn/onnx/Export.h"
+#include "nn/runtime/WorkerThreads.h"
 
 namespace examples {
 namespace trainer {
@@ -105,13 +103,6 @@ void buildModel(Run& r) {
   }
 }
 
-// The cores this process may run on.
-int usableCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 // Whether the next batch is prepared on a thread of its own while a step trains (--batch-thread).
 // auto: where a core is left for it, beside GPUs or beside fewer compute threads than cores, those
 // of the job's other processes on this host counted (nn::launchPlace). On a core that computes,
@@ -122,7 +113,7 @@ bool batchThread(const Run& r) {
   if (r.o.batchThread != "auto") return r.o.batchThread == "on";
   if (!r.devices[0].isCpu()) return true;
   const int64_t computing = static_cast<int64_t>(r.devices.size()) * nn::numThreads() * nn::launchPlace().localSize;
-  return computing < usableCores();
+  return computing < static_cast<int64_t>(nn::usableCores());
 }
 
 // The training batches (this process's shard of each under mpirun): the next is gathered (and

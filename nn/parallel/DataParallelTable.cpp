@@ -175,6 +175,15 @@ void DataParallelTable::runReplicas(Part part, size_t count, FunctionRef<void(si
   }
 }
 
+// Part p of a kernel that LendDeviceThreads lends the threads to runs on device p's thread, part
+// 0 on the caller's (Note [The caller as the first device]: the devices are CPU devices). The
+// device threads take no call's rounds meanwhile (one call at a time), and none of this runs
+// inside a round: the caller's task there lends nothing.
+void DataParallelTable::runLentParts(int parts, FunctionRef<void(int)> part) {
+  OneCall call(*this, "a kernel's parts on its lent device threads", /*timed=*/false);
+  threads_->run(static_cast<size_t>(parts), [&](size_t p) { part(static_cast<int>(p)); });
+}
+
 // --- broadcast ------------------------------------------------------------------------
 
 void DataParallelTable::syncParameters() {

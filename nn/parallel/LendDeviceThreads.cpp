@@ -1,17 +1,12 @@
-// nn::LendDeviceThreads: the table's device threads as a ScopedLentThreads' runner.
+// nn::LendDeviceThreads: the table's device threads as a ScopedLentThreads' lender.
 #include "nn/parallel/LendDeviceThreads.h"
 
 namespace nn {
 
 namespace {
 
-// The threads a table lends: one per device where its devices are CPU devices and the caller's
-// thread runs the first's tasks (Note [The caller as the first device]); none otherwise.
-int lendableThreads(const DataParallelTable& table) {
-  const std::vector<Device>& devices = table.devices();
-  return devices.size() > 1 && devices[0].isCpu() ? static_cast<int>(devices.size()) : 1;
-}
-
+// The first device of `table`, whose kernels the scope lends threads to (none before add()). A
+// scope for a CUDA device or with one thread lends none: ScopedLentThreads sees to that.
 Device firstDevice(const DataParallelTable& table) {
   return table.devices().empty() ? Device::cpu() : table.devices()[0];
 }
@@ -19,13 +14,6 @@ Device firstDevice(const DataParallelTable& table) {
 }  // namespace
 
 LendDeviceThreads::LendDeviceThreads(DataParallelTable& table)
-    : lender_(table), scope_(firstDevice(table), lendableThreads(table), lender_) {}
-
-// Part p runs on device p's thread, part 0 on the caller's: the table's threads take no call's
-// rounds meanwhile (one call at a time), and this runs no round of its own inside one.
-void DataParallelTable::runLentParts(int parts, FunctionRef<void(int)> part) {
-  OneCall call(*this, "a kernel's parts on its lent device threads", /*timed=*/false);
-  threads_->run(static_cast<size_t>(parts), [&](size_t p) { part(static_cast<int>(p)); });
-}
+    : lender_(table), scope_(firstDevice(table), static_cast<int>(table.devices().size()), lender_) {}
 
 }  // namespace nn

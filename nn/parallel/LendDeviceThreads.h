@@ -1,8 +1,9 @@
 // nn::LendDeviceThreads: a scope in which a DataParallelTable's device threads, idle between its
 // calls, run the parts of the caller's own kernels on the table's first device: the optimizer's
-// step, the next batch (the table's zeroGradParameters and updateParameters lend them themselves). PyTorch's DataParallel runs that work on the
-// intra-op threads of every core; here each device has the compute threads it was given
-// (nn::setNumThreads), one by default, and the others' cores would wait.
+// step, the next batch (the table's zeroGradParameters and updateParameters lend them
+// themselves). PyTorch's DataParallel runs that work on the intra-op threads of every core; here
+// each device has the compute threads it was given (nn::setNumThreads), one by default, and the
+// others' cores would wait.
 #pragma once
 
 #include "nn/parallel/DataParallelTable.h"

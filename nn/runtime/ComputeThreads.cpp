@@ -38,11 +38,15 @@ void setNumThreads(int threads) {
 
 int numThreads() { return gThreads; }
 
+namespace {
+
 // The innermost ScopedLentThreads of this thread, or null.
 ScopedLentThreads*& innermostLent() {
   thread_local ScopedLentThreads* scope = nullptr;
   return scope;
 }
+
+}  // namespace
 
 ScopedLentThreads::ScopedLentThreads(const Device& device, int threads, Lender& lender)
     : device_(device),

@@ -44,7 +44,7 @@ void parallelFor(const Device& device, int parts, FunctionRef<void(int)> part);
 /// Threads lent to this thread's kernels on one CPU device while the scope lives
 /// (nn::LendDeviceThreads lends a DataParallelTable's, idle between its calls): there
 /// parallelParts gives up to `threads` parts where numThreads() gives fewer, and parallelFor
-/// runs up to `threads` parts with `run`, part 0 on this thread and each other on a lent
+/// has its lender run up to `threads` parts, part 0 on this thread and each other on a lent
 /// thread. A parallelFor inside a lent part runs its parts one after another, as on a busy
 /// device. The innermost scope of a thread holds; other threads see none.
 class ScopedLentThreads {

@@ -32,7 +32,13 @@ constexpr std::chrono::microseconds kLastWatch{2000};
 // Workers of every WorkerThreads alive in the process.
 std::atomic<size_t> liveWorkers{0};
 
-// The cores this process may run on (its affinity mask), counted once.
+// How long a worker watches for its next task now.
+std::chrono::microseconds watchTime() {
+  return liveWorkers.load(std::memory_order_relaxed) <= usableCores() ? kWatch : kShortWatch;
+}
+
+}  // namespace
+
 size_t usableCores() {
   static const size_t cores = [] {
     cpu_set_t set;
@@ -41,13 +47,6 @@ size_t usableCores() {
   }();
   return cores;
 }
-
-// How long a worker watches for its next task now.
-std::chrono::microseconds watchTime() {
-  return liveWorkers.load(std::memory_order_relaxed) <= usableCores() ? kWatch : kShortWatch;
-}
-
-}  // namespace
 
 WorkerThreads::WorkerThreads(size_t count, std::function<void(size_t)> start)
     : errors_(count), start_(std::move(start)) {

@@ -20,6 +20,9 @@
 
 namespace nn {
 
+/// The cores this process may run on (its affinity mask), counted once.
+size_t usableCores();
+
 /// A fixed set of worker threads that run rounds of tasks (see the top of this file).
 class WorkerThreads {
  public:
