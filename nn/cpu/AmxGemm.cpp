@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "nn/cpu/AmxTiles.h"
 #include "nn/cpu/Avx512.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Bf16Packing.h"
@@ -62,10 +63,6 @@ bool tilesPermitted() {
 
 #if NN_AVX512
 
-#define NN_AMX_KERNEL                                                                       \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,amx-tile,amx-bf16"), \
-                 optimize("no-predictive-commoning")))
-
 // C's rows and columns per block of four tiles; pairs (of k) per tile.
 constexpr int64_t kBlock = 32;
 constexpr int64_t kTilePairs = 16;
@@ -75,19 +72,6 @@ constexpr int64_t kRowBlock = 256;
 constexpr int64_t kColumnBlock = 512;
 
 thread_local Lanes packedA, packedB;
-
-// ldtilecfg's 64 bytes: palette 1, and each tile's rows and bytes per row.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t startRow = 0;
-  uint8_t reserved[14] = {};
-  uint16_t rowBytes[16] = {};
-  uint8_t rows[16] = {};
-};
-
-// GCC's tile intrinsics are asm statements that tell the compiler of no memory they read: this
-// keeps the stores of the packing (and of the configuration) before them.
-inline void memoryBarrier() { __asm__ volatile("" ::: "memory"); }
 
 // The block of op(A) (op(A)[i][k] = a[i lda + k], or aRows[i][k] where aRows is not null, or
 // a[k lda + i] where transA) of `rows` rows from i0 and `depth` k from k0: row r's pairs at out +

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "nn/cpu/AmxGemm.h"
+#include "nn/cpu/AmxTaps.h"
 #include "nn/cpu/Blas.h"
 #include "nn/cpu/ConvolutionBias.h"
 #include "nn/cpu/DirectConvolution.h"
@@ -26,6 +27,7 @@
 #include "nn/cpu/ShallowConvolution.h"
 #include "nn/cpu/Tables.h"
 #include "nn/cpu/WinogradConvolution.h"
+#include "nn/math/Half.h"
 #include "nn/math/Im2Col.h"
 #include "nn/runtime/ComputeThreads.h"
 
@@ -427,16 +429,25 @@ void planeTaps(const ConvolutionShape& s, const float* planes, std::vector<const
         taps[math::im2colRow(c, ky, kx, s.kH, s.kW)] = planes + c * chunk * planeP + ky * widthP + kx;
 }
 
+// output[n] = bias + the sums of sample n's output positions on the grid [outPlanes, cols], for the
+// chunk's `count` samples.
+void gridToOutput(const ConvolutionShape& s, const float* grid, int64_t cols, int64_t count, const float* bias,
+                  float* output) {
+  const int64_t planeP = paddedPlaneFloats(s), outSample = s.outPlanes * positionsOf(s);
+  for (int64_t n = 0; n < count; ++n)
+    copyPlanes(grid + n * planeP, cols, gridWidth(s), output + n * outSample, positionsOf(s), s.outWidth, s.outPlanes,
+               s.outHeight, s.outWidth, bias);
+}
+
 // The outputs of `count` samples (at most planesChunkOf(s)) = bias + W[out, rows] * their columns,
 // read from their padded planes (a layer of stride 1 without dilation or groups); `work` holds
 // gridFloats(s), whose planes' borders and the row past them are zero (planesForward sets them
 // once; a chunk writes the planes' interiors alone).
 void forwardFromPlanes(const ConvolutionShape& s, const float* input, int64_t count, const float* weight,
                        const float* bias, float* output, float* work) {
-  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s);
-  const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
+  const int64_t inSample = s.inPlanes * s.height * s.width;
   float* planes = work;
-  float* grid = planes + planesFloats(s) + widthP;
+  float* grid = planes + planesFloats(s) + gridWidth(s);
   // The copies and sums of rows of a few floats run in AVX-512's masked moves where they can.
   widest([&]() NN_CPU_INLINE {
     for (int64_t n = 0; n < count; ++n) copyIntoPlanes(s, input + n * inSample, n, planes);
@@ -445,17 +456,7 @@ void forwardFromPlanes(const ConvolutionShape& s, const float* input, int64_t co
   planeTaps(s, planes, taps);
   const int64_t cols = gridColumns(s, count);
   amxGemmRows(s.outPlanes, cols, rowsOf(s), 1.f, weight, rowsOf(s), taps.data(), 0.f, grid, cols);
-  widest([&]() NN_CPU_INLINE {
-    for (int64_t n = 0; n < count; ++n)
-      for (int64_t o = 0; o < s.outPlanes; ++o) {
-        const float b = bias ? bias[o] : 0.f;
-        for (int64_t oy = 0; oy < s.outHeight; ++oy) {
-          const float* from = grid + o * cols + n * planeP + oy * widthP;
-          float* y = output + n * outSample + (o * s.outHeight + oy) * s.outWidth;
-          for (int64_t ox = 0; ox < s.outWidth; ++ox) y[ox] = from[ox] + b;
-        }
-      }
-  });
+  gridToOutput(s, grid, cols, count, bias, output);
 }
 
 // The parts of the device's threads that planesForward splits s's chunks over.
@@ -584,6 +585,170 @@ void gradInputAsForward(const Device& device, const ConvolutionShape& s, const f
   planesForward(device, t, parts, workspace.data(), gradOutput, turned, nullptr, gradInput);
 }
 
+// Note [Products over the taps]
+// Where a layer of unfoldedForBf16 has planes in and out in multiples of 16 (a residual network's
+// 32 and 64, VGG's), its three passes take AMX's tiles straight from the chunk's padded planes,
+// rounded to bfloat16 once (AmxTaps.h), rather than amxGemmRows's products, which pack the nine
+// rows of every plane into pairs again for each product. Tap t = (ky, kx) reads the grid of
+// forwardFromPlanes from its offset, ky x padded width + kx. The forward's B tiles are the pair
+// planes (planes 2p and 2p + 1 side by side) from each tap's offset, its A tiles each tap's weights,
+// packed in pairs once a call; the gradInput is the forward of gradInputShape(s) with the turned
+// kernels. The weight gradient's A tiles are the bfloat16 planes from each tap's offset, its B tiles
+// the chunk's gradOutput on the grid, paired along the grid's positions once a chunk (pairColumns),
+// its zeros at the grid's extra positions; each part sums [taps][in][out] from zero, added to
+// gradWeight in part order times the scale. The sums' order differs from amxGemmRows's: the sums of
+// a tap's pairs of planes, tap by tap, rather than blocks of 512 rows of the columns.
+bool tapsRoute(const ConvolutionShape& s) {
+  return unfoldedForBf16(s) && s.inPlanes % 16 == 0 && s.outPlanes % 16 == 0;
+}
+
+int64_t tapsOf(const ConvolutionShape& s) { return s.kH * s.kW; }
+
+// Lanes of a pair plane (values of a bfloat16 plane) of a chunk: its samples' padded planes, then
+// what the taps read past them (kW - 1, and up to a block of 32 columns), a multiple of 16.
+int64_t tapLanes(const ConvolutionShape& s) {
+  return (planesChunkOf(s) * paddedPlaneFloats(s) + s.kW - 1 + 32 + 15) / 16 * 16;
+}
+
+// offsets[t] for tap t = ky kW + kx (im2col's order of a plane's rows): ky x padded width + kx.
+void tapOffsets(const ConvolutionShape& s, std::vector<int64_t>& offsets) {
+  offsets.resize(static_cast<size_t>(tapsOf(s)));
+  for (int64_t ky = 0; ky < s.kH; ++ky)
+    for (int64_t kx = 0; kx < s.kW; ++kx) offsets[ky * s.kW + kx] = ky * gridWidth(s) + kx;
+}
+
+// a[(t m + i) pairs + p] = the pair of weight(i, 2p, t) and weight(i, 2p + 1, t), each rounded to
+// bfloat16 as vcvtne2ps2bf16 rounds.
+template <typename Weight>
+void packTapPairs(int64_t m, int64_t pairs, int64_t taps, Weight weight, uint32_t* a) {
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < pairs; ++p)
+        a[(t * m + i) * pairs + p] = uint32_t{math::floatToBfloat16(weight(i, 2 * p, t))} |
+                                     uint32_t{math::floatToBfloat16(weight(i, 2 * p + 1, t))} << 16;
+}
+
+int64_t tapWeightLanes(const ConvolutionShape& s) { return tapsOf(s) * s.outPlanes * (s.inPlanes / 2); }
+
+// A part's work for tapsForward: the chunk's pair planes, then the product on the grid.
+int64_t tapsFloats(const ConvolutionShape& s) {
+  return s.inPlanes / 2 * tapLanes(s) + s.outPlanes * gridColumns(s, planesChunkOf(s));
+}
+
+// The outputs of the batch from the taps' packed weights (packTapPairs), the chunks split over
+// `parts` parts; `work` holds parts x tapsFloats(s).
+void tapsForward(const Device& device, const ConvolutionShape& s, int parts, const uint32_t* weights, float* work,
+                 const float* input, const float* bias, float* output) {
+  const int64_t chunk = planesChunkOf(s), lanes = tapLanes(s), widthP = gridWidth(s), planeP = paddedPlaneFloats(s);
+  const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
+  parallelFor(device, parts, [&](int p) {
+    float* part = work + p * tapsFloats(s);
+    uint32_t* planes = reinterpret_cast<uint32_t*>(part);
+    float* grid = part + s.inPlanes / 2 * lanes;
+    // The planes' borders and what lies past them stay zero: a chunk writes the interiors alone.
+    fillRow(part, s.inPlanes / 2 * lanes, 0.f);
+    thread_local std::vector<int64_t> offsets;
+    tapOffsets(s, offsets);
+    const Range r = partRange(planesChunks(s), parts, p);
+    for (int64_t first = r.begin * chunk; first < std::min(s.batch, r.end * chunk); first += chunk) {
+      const int64_t count = std::min(chunk, s.batch - first), cols = gridColumns(s, count);
+      for (int64_t n = 0; n < count; ++n)
+        pairPlanes(input + (first + n) * inSample, s.inPlanes, s.height, s.width,
+                   planes + n * planeP + s.padH * widthP + s.padW, lanes, widthP);
+      amxTapsProduct(s.outPlanes, cols, s.inPlanes / 2, tapsOf(s), weights, planes, lanes, offsets.data(), grid, cols);
+      gridToOutput(s, grid, cols, count, bias, output + first * outSample);
+    }
+  });
+}
+
+void tapsUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
+                      const float* bias, float* output, Tensor& workspace) {
+  const int parts = planesParts(device, s);
+  const int64_t taps = tapsOf(s), rows = rowsOf(s);
+  workspace.resize_({parts * tapsFloats(s) + tapWeightLanes(s)}, device);
+  uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * tapsFloats(s));
+  packTapPairs(
+      s.outPlanes, s.inPlanes / 2, taps,
+      [&](int64_t o, int64_t c, int64_t t) { return weight[o * rows + c * taps + t]; }, packed);
+  tapsForward(device, s, parts, packed, workspace.data(), input, bias, output);
+}
+
+// gradInput as the forward of gradInputShape(s): tap t of the turned kernel is tap taps - 1 - t.
+void tapsUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
+                         float* gradInput, Tensor& workspace) {
+  const ConvolutionShape turned = gradInputShape(s);
+  const int parts = planesParts(device, turned);
+  const int64_t taps = tapsOf(s), rows = rowsOf(s);
+  workspace.resize_({parts * tapsFloats(turned) + tapWeightLanes(s)}, device);
+  uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * tapsFloats(turned));
+  packTapPairs(
+      s.inPlanes, s.outPlanes / 2, taps,
+      [&](int64_t c, int64_t o, int64_t t) { return weight[o * rows + c * taps + taps - 1 - t]; }, packed);
+  tapsForward(device, turned, parts, packed, workspace.data(), gradOutput, nullptr, gradInput);
+}
+
+// The grid's columns of a chunk rounded up to pairColumns's blocks of 32.
+int64_t pairedColumns(const ConvolutionShape& s) { return (gridColumns(s, planesChunkOf(s)) + 31) / 32 * 32; }
+
+// A part's work for tapsAccGradParameters: the chunk's bfloat16 planes, its gradOutput on the grid
+// and paired, then the part's sums [taps][in][out] and its bias gradient.
+int64_t tapsGradientFloats(const ConvolutionShape& s) {
+  return s.inPlanes * tapLanes(s) / 2 + s.outPlanes * gridColumns(s, planesChunkOf(s)) +
+         pairedColumns(s) / 2 * s.outPlanes + tapsOf(s) * s.inPlanes * s.outPlanes + s.outPlanes;
+}
+
+void tapsAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
+                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
+  const int64_t chunk = planesChunkOf(s), lanes = tapLanes(s), taps = tapsOf(s), rows = rowsOf(s);
+  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), ldGrid = gridColumns(s, chunk);
+  const int64_t inSample = s.inPlanes * s.height * s.width, positions = positionsOf(s);
+  const int64_t outSample = s.outPlanes * positions, sums = taps * s.inPlanes * s.outPlanes;
+  const int parts = planesParts(device, s);
+  workspace.resize_({parts * tapsGradientFloats(s)}, device);
+  float* base = workspace.data();
+  auto partSums = [&](int p) {
+    return base + p * tapsGradientFloats(s) + s.inPlanes * lanes / 2 + s.outPlanes * ldGrid +
+           pairedColumns(s) / 2 * s.outPlanes;
+  };
+  parallelFor(device, parts, [&](int p) {
+    float* part = base + p * tapsGradientFloats(s);
+    uint16_t* planes = reinterpret_cast<uint16_t*>(part);
+    float* staged = part + s.inPlanes * lanes / 2;
+    uint32_t* paired = reinterpret_cast<uint32_t*>(staged + s.outPlanes * ldGrid);
+    float* gw = partSums(p);
+    float* gb = p == 0 ? gradBias : gw + sums;
+    // The planes' borders, what lies past them and the grid's extra positions stay zero: a chunk
+    // writes the planes' interiors and gradOutput's positions alone.
+    fillRow(part, s.inPlanes * lanes / 2 + s.outPlanes * ldGrid, 0.f);
+    fillRow(gw, sums + s.outPlanes, 0.f);
+    thread_local std::vector<int64_t> offsets;
+    tapOffsets(s, offsets);
+    // Every part has a chunk at least: planesParts takes no more parts than chunks.
+    const Range r = partRange(planesChunks(s), parts, p);
+    for (int64_t k = r.begin; k < r.end; ++k) {
+      const int64_t first = k * chunk, count = std::min(chunk, s.batch - first), cols = gridColumns(s, count);
+      for (int64_t n = 0; n < count; ++n) {
+        const float* g = gradOutput + (first + n) * outSample;
+        bf16Planes(input + (first + n) * inSample, s.inPlanes, s.height, s.width,
+                   planes + n * planeP + s.padH * widthP + s.padW, lanes, widthP);
+        copyPlanes(g, positions, s.outWidth, staged + n * planeP, ldGrid, widthP, s.outPlanes, s.outHeight, s.outWidth,
+                   nullptr);
+        if (gradBias) addSampleBiasGradient(g, positions, scale, gb, 0, s.outPlanes);
+      }
+      pairColumns(staged, ldGrid, s.outPlanes, cols, paired);
+      amxTapsGradient(s.inPlanes, s.outPlanes, cols, taps, planes, lanes, offsets.data(), paired, gw);
+    }
+  });
+  for (int p = 0; p < parts; ++p) {
+    const float* gw = partSums(p);
+    for (int64_t o = 0; o < s.outPlanes; ++o)
+      for (int64_t c = 0; c < s.inPlanes; ++c)
+        for (int64_t t = 0; t < taps; ++t)
+          gradWeight[o * rows + c * taps + t] += scale * gw[(t * s.inPlanes + c) * s.outPlanes + o];
+    if (gradBias && p > 0) addRow(gw + sums, gradBias, s.outPlanes);
+  }
+}
+
 void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                      const float* bias, float* output, Tensor& workspace) {
   if (shallowFits(s)) {
@@ -599,6 +764,7 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
     return directUpdateOutput(device, s, input, weight, bias, output, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::forward);
+  if (tapsRoute(s)) return tapsUpdateOutput(device, s, input, weight, bias, output, workspace);
   if (unfoldedForBf16(s)) return planesUpdateOutput(device, s, input, weight, bias, output, workspace);
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
@@ -650,6 +816,7 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
     return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::gradInput);
+  if (tapsRoute(s)) return tapsUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   // As the forward of the turned kernels where that has no more input planes than output planes
   // (measured: faster than col2im on VGG's and the residual network's layers of as many planes out
   // as in, slower on 32 -> 64), or where a sample's columns outgrow kGroupedChunkBytes.
@@ -713,6 +880,8 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
   }
   if (unfoldedForBf16(s)) {
     countRoute(Route::convolutionUnfolded, Pass::gradParameters);
+    if (tapsRoute(s))
+      return tapsAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
     return planesAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
   }
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);

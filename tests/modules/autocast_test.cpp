@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "nn/cpu/AmxGemm.h"
+#include "nn/cpu/AmxTaps.h"
 #include "nn/cpu/Bf16Gemm.h"
 #include "nn/cpu/Isa.h"
 #include "nn/math/Half.h"
@@ -271,8 +272,9 @@ TEST_CASE("3x3 convolutions that take Winograd's route in float32 take AMX's GEM
   // the output planes are a multiple of 32), smaller: a sample's columns within 1 MB; 32 -> 32
   // planes on 32x32 (1.2 MB a sample: a chunk of one sample's planes); 16 -> 48 (the gradInput
   // as the forward of the turned kernels for its size alone); padded by 2
-  // (the gradInput's layer unpadded).
-  const int64_t amxCalls = nn::cpu::amxGemmCalls();
+  // (the gradInput's layer unpadded). Their planes in and out are multiples of 16: the products
+  // over the taps (AmxTaps.h), a call a chunk in each pass.
+  const int64_t amxCalls = nn::cpu::amxGemmCalls(), tapsCalls = nn::cpu::amxTapsCalls();
   const nn::test::RouteWatch winograd(Route::convolutionWinograd);
   checkConvolution(DType::BFloat16, 2, 16, 32, 3, 16, 1, 1);
   checkConvolution(DType::BFloat16, 2, 32, 32, 3, 32, 1, 1);
@@ -281,7 +283,15 @@ TEST_CASE("3x3 convolutions that take Winograd's route in float32 take AMX's GEM
   // The float32 runs beside them took it, forward and gradInput: the shapes are Winograd's.
   CHECK(winograd.ran(Pass::forward) == 4);
   CHECK(winograd.ran(Pass::gradInput) == 4);
+  // A call a chunk in each pass: both samples in one on 16x16 planes (18 x 18 padded, three of
+  // them within 1,024 floats), a chunk each on the others (34 x 34 padded).
+  CHECK(nn::cpu::amxTapsCalls() - tapsCalls == 3 + 3 * 6);
+  CHECK(nn::cpu::amxGemmCalls() == amxCalls);
+  // 24 planes in, 40 out: not multiples of 16, amxGemmRows's products from the planes.
+  checkConvolution(DType::BFloat16, 2, 24, 40, 3, 16, 1, 1);
+  CHECK(winograd.ran(Pass::forward) == 5);
   CHECK(nn::cpu::amxGemmCalls() > amxCalls);
+  CHECK(nn::cpu::amxTapsCalls() - tapsCalls == 3 + 3 * 6);
 }
 
 TEST_CASE("3x3 convolutions of stride 1 on small planes take AMX's GEMMs from their planes in a bfloat16 scope",
@@ -291,11 +301,14 @@ TEST_CASE("3x3 convolutions of stride 1 on small planes take AMX's GEMMs from th
   // A residual network's 7x7 and 14x14 layers (float32: the direct route in all three passes),
   // in chunks of 12 and 4 samples with a last chunk of fewer (13 = 12 + 1, 5 = 4 + 1).
   const nn::test::RouteWatch direct(Route::convolutionDirect);
+  const int64_t tapsCalls = nn::cpu::amxTapsCalls();
   checkConvolution(DType::BFloat16, 13, 64, 64, 3, 7, 1, 1);
   checkConvolution(DType::BFloat16, 5, 32, 32, 3, 14, 1, 1);
   CHECK(direct.ran(Pass::forward) == 2);
   CHECK(direct.ran(Pass::gradInput) == 2);
   CHECK(direct.ran(Pass::gradParameters) == 2);
+  // Two chunks a layer in each of the three passes: the products over the taps.
+  CHECK(nn::cpu::amxTapsCalls() - tapsCalls == 2 * 3 * 2);
   // A layer of stride 2 keeps the direct route in the scope: there the unfolded route's GEMMs
   // measured slower.
   nn::SpatialConvolution strided(16, 32, 3, 3, 2, 2, 1, 1);

@@ -1,0 +1,57 @@
+// A convolution's products summed over its taps (the kernel's positions) on AMX tiles, their
+// operands read where they lie in the samples' padded planes, rounded to bfloat16 once, rather than
+// unfolded: each tap's operand is the planes read from that tap's offset on (ConvolutionKernels.cpp,
+// Note [Products over the taps]). As amxGemm (AmxGemm.h), the products of bfloat16 operands summed
+// in float32 by tdpbf16ps; each call runs on the calling thread, which loads the tiles'
+// configuration as it starts and releases the tiles as it ends. Only where amxGemmRuns().
+#pragma once
+
+#include <cstdint>
+
+namespace nn::cpu {
+
+// A pair: two bfloat16 values in 32 bits, the first of the two in the lower half (the layout
+// tdpbf16ps multiplies: Note [AMX GEMM], AmxGemm.cpp).
+
+/// c[i][j] = the sum over taps t < taps and pairs p < pairs of a[(t m + i) pairs + p] times
+/// b[p stride + offsets[t] + j], pair by pair, for i < m and j < n (c's rows ldc floats apart):
+/// a holds each tap's m x pairs weights, b pair planes `stride` lanes apart. m a multiple of 16 and
+/// pairs of 8; b is read up to offsets[t] + n rounded up to 32 lanes of each pair plane, the sums
+/// past n dropped. An nn::Error where amxGemmRuns() is false or a size is out of range.
+void amxTapsProduct(int64_t m, int64_t n, int64_t pairs, int64_t taps, const uint32_t* a, const uint32_t* b,
+                    int64_t stride, const int64_t* offsets, float* c, int64_t ldc);
+
+/// g[(t rows + i) cols + o] += the sum over j < n of a[i stride + offsets[t] + j] times row o of
+/// the pairs b (pairColumns's layout, of `cols` lines): a weight gradient, [taps][rows][cols], from
+/// the bfloat16 planes a (`stride` values apart) and the output's gradient. rows and cols multiples of
+/// 16; a is read up to offsets[t] + n rounded up to 32 values, b's pairs past n must be zeros.
+void amxTapsGradient(int64_t rows, int64_t cols, int64_t n, int64_t taps, const uint16_t* a, int64_t stride,
+                     const int64_t* offsets, const uint32_t* b, float* g);
+
+/// The float planes at `in`, [planes][height][width] (planes even), as pair planes: lane x of
+/// row y of pair plane p, at out + p stride + y ld + x, holds planes 2p and 2p + 1 at (y, x).
+void pairPlanes(const float* in, int64_t planes, int64_t height, int64_t width, uint32_t* out, int64_t stride,
+                int64_t ld);
+
+/// The float planes at `in`, [planes][height][width], as bfloat16: plane c's row y at out + c
+/// stride + y ld.
+void bf16Planes(const float* in, int64_t planes, int64_t height, int64_t width, uint16_t* out, int64_t stride,
+                int64_t ld);
+
+/// The pairs along `lines` rows of floats (a multiple of 16, ldg floats apart) for
+/// amxTapsGradient's b: out[(j / 2) lines + l] = (g[l ldg + j], g[l ldg + j + 1]) for even j below n
+/// rounded up to 32, zeros past n.
+void pairColumns(const float* g, int64_t ldg, int64_t lines, int64_t n, uint32_t* out);
+
+/// Planes of rows of `width` floats from one grid to another: to[i toPlane + y toRow + x] =
+/// from[i fromPlane + y fromRow + x], plus add[i] where add is not null, for i < planes, y < height,
+/// x < width: a chunk's sums on its grid to a sample's output planes, and a sample's gradOutput onto
+/// the grid. Only where amxGemmRuns(), as the rest.
+void copyPlanes(const float* from, int64_t fromPlane, int64_t fromRow, float* to, int64_t toPlane, int64_t toRow,
+                int64_t planes, int64_t height, int64_t width, const float* add);
+
+/// The amxTapsProduct and amxTapsGradient calls since the program started (a relaxed atomic
+/// count), for the tests that a convolution took this route.
+int64_t amxTapsCalls();
+
+}  // namespace nn::cpu
