@@ -148,31 +148,96 @@ NN_AMX_KERNEL void tapsGradient(int64_t rows, int64_t cols, int64_t n, int64_t t
   _tile_release();
 }
 
-NN_BF16_KERNEL void pairPlanesOf(const float* in, int64_t planes, int64_t height, int64_t width, uint32_t* out,
-                                 int64_t stride, int64_t ld) {
+// Where row y of a plane starts in `to`'s layout: its phase row, (yp % d) d phases on, row yp / d;
+// the columns then from xp = padW.
+inline int64_t phaseRow(const PhasePlanes& to, int64_t y) {
+  const int64_t yp = y + to.padH;
+  return (yp % to.d) * to.d * to.phaseLanes + yp / to.d * to.ld;
+}
+
+// The lanes of v for the columns x0 .. x0 + 15 of a row (those of `mask`) to the row's phases at
+// `row` (phaseRow), as Lane does: 32-bit lanes, or floats rounded to bfloat16.
+template <typename Lane>
+NN_BF16_KERNEL inline __attribute__((always_inline)) void storePhases(const PhasePlanes& to, int64_t x0, __mmask16 mask,
+                                                                      __m512 v, typename Lane::Type* row) {
+  const int64_t xp = x0 + to.padW;
+  if (to.d == 1) {
+    Lane::store(row + xp, mask, v);
+    return;
+  }
+  // d = 2: the lanes of even xp to phase 0 of the row, of odd xp to phase 1, each packed.
+  for (int64_t px = 0; px < 2; ++px) {
+    const int64_t first = (px - xp) & 1;
+    const __mmask16 lanes = mask & (first ? 0xAAAA : 0x5555);
+    const int64_t count = __builtin_popcount(lanes);
+    Lane::store(row + px * to.phaseLanes + (xp + first) / 2, firstLanes(count), _mm512_maskz_compress_ps(lanes, v));
+  }
+}
+
+struct PairLane {
+  using Type = uint32_t;
+  NN_BF16_KERNEL static void store(uint32_t* at, __mmask16 mask, __m512 v) {
+    _mm512_mask_storeu_ps(reinterpret_cast<float*>(at), mask, v);
+  }
+};
+
+struct Bf16Lane {
+  using Type = uint16_t;
+  NN_BF16_KERNEL static void store(uint16_t* at, __mmask16 mask, __m512 v) {
+    _mm256_mask_storeu_epi16(at, mask, (__m256i)_mm512_cvtneps_pbh(v));
+  }
+};
+
+NN_BF16_KERNEL void pairPlanesOf(const float* in, int64_t planes, int64_t height, int64_t width, const PhasePlanes& to,
+                                 uint32_t* out, int64_t stride) {
   const __m512i interleave = _mm512_load_si512(kInterleave);
   const int64_t plane = height * width;
   for (int64_t p = 0; p < planes / 2; ++p)
     for (int64_t y = 0; y < height; ++y) {
       const float* row0 = in + 2 * p * plane + y * width;
-      uint32_t* row = out + p * stride + y * ld;
+      uint32_t* row = out + p * stride + phaseRow(to, y);
       for (int64_t x = 0; x < width; x += 16) {
         const __mmask16 mask = firstLanes(width - x);
-        _mm512_mask_storeu_ps(reinterpret_cast<float*>(row + x), mask,
-                              pairRows(row0 + x, row0 + plane + x, mask, interleave));
+        storePhases<PairLane>(to, x, mask, pairRows(row0 + x, row0 + plane + x, mask, interleave), row);
       }
     }
 }
 
-NN_BF16_KERNEL void bf16PlanesOf(const float* in, int64_t planes, int64_t height, int64_t width, uint16_t* out,
-                                 int64_t stride, int64_t ld) {
+NN_BF16_KERNEL void bf16PlanesOf(const float* in, int64_t planes, int64_t height, int64_t width, const PhasePlanes& to,
+                                 uint16_t* out, int64_t stride) {
   for (int64_t c = 0; c < planes; ++c)
     for (int64_t y = 0; y < height; ++y) {
       const float* src = in + (c * height + y) * width;
-      uint16_t* row = out + c * stride + y * ld;
+      uint16_t* row = out + c * stride + phaseRow(to, y);
       for (int64_t x = 0; x < width; x += 16) {
         const __mmask16 mask = firstLanes(width - x);
-        _mm256_mask_storeu_epi16(row + x, mask, (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, src + x)));
+        storePhases<Bf16Lane>(to, x, mask, _mm512_maskz_loadu_ps(mask, src + x), row);
+      }
+    }
+}
+
+// vpermt2ps's indices that interleave the phases of a row of stride 2 (phase 0 in the first
+// operand, phase 1 in the second, both from column (x0 + padW) / 2): where x0 + padW is even,
+// lane i from phase i % 2, column i / 2; where odd, from phase 1 - i % 2, column (i + 1) / 2.
+alignas(64) constexpr int32_t kPhasesEven[16] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+alignas(64) constexpr int32_t kPhasesOdd[16] = {16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23, 8};
+
+NN_BF16_KERNEL void fromPhasesOf(const float* from, int64_t stride, const PhasePlanes& of, int64_t planes,
+                                 int64_t height, int64_t width, float* out) {
+  const __m512i order = _mm512_load_si512(of.padW % 2 == 0 ? kPhasesEven : kPhasesOdd);
+  for (int64_t c = 0; c < planes; ++c)
+    for (int64_t y = 0; y < height; ++y) {
+      const float* row = from + c * stride + phaseRow(of, y);
+      float* dst = out + (c * height + y) * width;
+      for (int64_t x = 0; x < width; x += 16) {
+        const __mmask16 mask = firstLanes(width - x);
+        const int64_t xp = x + of.padW;
+        if (of.d == 1) {
+          _mm512_mask_storeu_ps(dst + x, mask, _mm512_maskz_loadu_ps(mask, row + xp));
+          continue;
+        }
+        const __m512 even = _mm512_loadu_ps(row + xp / 2), odd = _mm512_loadu_ps(row + of.phaseLanes + xp / 2);
+        _mm512_mask_storeu_ps(dst + x, mask, _mm512_permutex2var_ps(even, order, odd));
       }
     }
 }
@@ -208,14 +273,19 @@ void tapsProduct(int64_t, int64_t, int64_t, int64_t, const uint32_t*, const uint
                  int64_t) {}
 void tapsGradient(int64_t, int64_t, int64_t, int64_t, const uint16_t*, int64_t, const int64_t*, const uint32_t*,
                   float*) {}
-void pairPlanesOf(const float*, int64_t, int64_t, int64_t, uint32_t*, int64_t, int64_t) {}
-void bf16PlanesOf(const float*, int64_t, int64_t, int64_t, uint16_t*, int64_t, int64_t) {}
+void pairPlanesOf(const float*, int64_t, int64_t, int64_t, const PhasePlanes&, uint32_t*, int64_t) {}
+void bf16PlanesOf(const float*, int64_t, int64_t, int64_t, const PhasePlanes&, uint16_t*, int64_t) {}
+void fromPhasesOf(const float*, int64_t, const PhasePlanes&, int64_t, int64_t, int64_t, float*) {}
 void pairColumnsOf(const float*, int64_t, int64_t, int64_t, uint32_t*) {}
 void copyPlanesOf(const float*, int64_t, int64_t, float*, int64_t, int64_t, int64_t, int64_t, int64_t, const float*) {}
 
 #endif
 
 void checkRuns(const char* who) { NN_CHECK(amxGemmRuns(), who << ": " << amxGemmMissing()); }
+
+void checkPhases(const char* who, const PhasePlanes& p) {
+  NN_CHECK(p.d == 1 || p.d == 2, who << ": stride " << p.d << ", expected 1 or 2");
+}
 
 }  // namespace
 
@@ -245,16 +315,25 @@ void amxTapsGradient(int64_t rows, int64_t cols, int64_t n, int64_t taps, const 
   tapsGradient(rows, cols, n, taps, a, stride, offsets, b, g);
 }
 
-void pairPlanes(const float* in, int64_t planes, int64_t height, int64_t width, uint32_t* out, int64_t stride,
-                int64_t ld) {
+void pairPlanes(const float* in, int64_t planes, int64_t height, int64_t width, const PhasePlanes& to, uint32_t* out,
+                int64_t stride) {
   checkRuns("nn::cpu::pairPlanes");
-  pairPlanesOf(in, planes, height, width, out, stride, ld);
+  checkPhases("nn::cpu::pairPlanes", to);
+  pairPlanesOf(in, planes, height, width, to, out, stride);
 }
 
-void bf16Planes(const float* in, int64_t planes, int64_t height, int64_t width, uint16_t* out, int64_t stride,
-                int64_t ld) {
+void bf16Planes(const float* in, int64_t planes, int64_t height, int64_t width, const PhasePlanes& to, uint16_t* out,
+                int64_t stride) {
   checkRuns("nn::cpu::bf16Planes");
-  bf16PlanesOf(in, planes, height, width, out, stride, ld);
+  checkPhases("nn::cpu::bf16Planes", to);
+  bf16PlanesOf(in, planes, height, width, to, out, stride);
+}
+
+void fromPhases(const float* from, int64_t stride, const PhasePlanes& of, int64_t planes, int64_t height, int64_t width,
+                float* out) {
+  checkRuns("nn::cpu::fromPhases");
+  checkPhases("nn::cpu::fromPhases", of);
+  fromPhasesOf(from, stride, of, planes, height, width, out);
 }
 
 void pairColumns(const float* g, int64_t ldg, int64_t lines, int64_t n, uint32_t* out) {

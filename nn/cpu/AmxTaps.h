@@ -28,15 +28,33 @@ void amxTapsProduct(int64_t m, int64_t n, int64_t pairs, int64_t taps, const uin
 void amxTapsGradient(int64_t rows, int64_t cols, int64_t n, int64_t taps, const uint16_t* a, int64_t stride,
                      const int64_t* offsets, const uint32_t* b, float* g);
 
-/// The float planes at `in`, [planes][height][width] (planes even), as pair planes: lane x of
-/// row y of pair plane p, at out + p stride + y ld + x, holds planes 2p and 2p + 1 at (y, x).
-void pairPlanes(const float* in, int64_t planes, int64_t height, int64_t width, uint32_t* out, int64_t stride,
-                int64_t ld);
+/// Where a sample's planes lie in a chunk's phase planes: pixel (y, x), padded to (yp, xp) =
+/// (y + padH, x + padW), lies in phase (yp % d) d + xp % d at row yp / d and column xp / d; the
+/// phases of a plane `phaseLanes` lanes apart, their rows `ld` lanes. d is the convolution's stride,
+/// 1 or 2: the taps of a layer of stride 2 read its input's phases as a layer of stride 1 reads its
+/// padded planes (ConvolutionKernels.cpp, Note [Products over the taps]).
+struct PhasePlanes {
+  int64_t d;
+  int64_t padH;
+  int64_t padW;
+  int64_t phaseLanes;
+  int64_t ld;
+};
 
-/// The float planes at `in`, [planes][height][width], as bfloat16: plane c's row y at out + c
-/// stride + y ld.
-void bf16Planes(const float* in, int64_t planes, int64_t height, int64_t width, uint16_t* out, int64_t stride,
-                int64_t ld);
+/// The float planes at `in`, [planes][height][width] (planes even), as pair planes in `to`'s
+/// layout: pair plane p, at out + p stride, holds planes 2p and 2p + 1.
+void pairPlanes(const float* in, int64_t planes, int64_t height, int64_t width, const PhasePlanes& to, uint32_t* out,
+                int64_t stride);
+
+/// The float planes at `in`, [planes][height][width], as bfloat16 in `to`'s layout: plane c at
+/// out + c stride.
+void bf16Planes(const float* in, int64_t planes, int64_t height, int64_t width, const PhasePlanes& to, uint16_t* out,
+                int64_t stride);
+
+/// The float planes [planes][height][width] at out from `of`'s layout, plane c at from + c stride:
+/// a gradInput from the products of its phases.
+void fromPhases(const float* from, int64_t stride, const PhasePlanes& of, int64_t planes, int64_t height, int64_t width,
+                float* out);
 
 /// The pairs along `lines` rows of floats (a multiple of 16, ldg floats apart) for
 /// amxTapsGradient's b: out[(j / 2) lines + l] = (g[l ldg + j], g[l ldg + j + 1]) for even j below n

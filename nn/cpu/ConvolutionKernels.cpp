@@ -430,12 +430,12 @@ void planeTaps(const ConvolutionShape& s, const float* planes, std::vector<const
 }
 
 // output[n] = bias + the sums of sample n's output positions on the grid [outPlanes, cols], for the
-// chunk's `count` samples.
-void gridToOutput(const ConvolutionShape& s, const float* grid, int64_t cols, int64_t count, const float* bias,
-                  float* output) {
-  const int64_t planeP = paddedPlaneFloats(s), outSample = s.outPlanes * positionsOf(s);
+// chunk's `count` samples: their planes `plane` positions apart, their rows `width`.
+void gridToOutput(const ConvolutionShape& s, const float* grid, int64_t cols, int64_t plane, int64_t width,
+                  int64_t count, const float* bias, float* output) {
+  const int64_t outSample = s.outPlanes * positionsOf(s);
   for (int64_t n = 0; n < count; ++n)
-    copyPlanes(grid + n * planeP, cols, gridWidth(s), output + n * outSample, positionsOf(s), s.outWidth, s.outPlanes,
+    copyPlanes(grid + n * plane, cols, width, output + n * outSample, positionsOf(s), s.outWidth, s.outPlanes,
                s.outHeight, s.outWidth, bias);
 }
 
@@ -456,7 +456,7 @@ void forwardFromPlanes(const ConvolutionShape& s, const float* input, int64_t co
   planeTaps(s, planes, taps);
   const int64_t cols = gridColumns(s, count);
   amxGemmRows(s.outPlanes, cols, rowsOf(s), 1.f, weight, rowsOf(s), taps.data(), 0.f, grid, cols);
-  gridToOutput(s, grid, cols, count, bias, output);
+  gridToOutput(s, grid, cols, paddedPlaneFloats(s), gridWidth(s), count, bias, output);
 }
 
 // The parts of the device's threads that planesForward splits s's chunks over.
@@ -589,32 +589,75 @@ void gradInputAsForward(const Device& device, const ConvolutionShape& s, const f
 // Where a layer of unfoldedForBf16 has planes in and out in multiples of 16 (a residual network's
 // 32 and 64, VGG's), its three passes take AMX's tiles straight from the chunk's padded planes,
 // rounded to bfloat16 once (AmxTaps.h), rather than amxGemmRows's products, which pack the nine
-// rows of every plane into pairs again for each product. Tap t = (ky, kx) reads the grid of
-// forwardFromPlanes from its offset, ky x padded width + kx. The forward's B tiles are the pair
-// planes (planes 2p and 2p + 1 side by side) from each tap's offset, its A tiles each tap's weights,
-// packed in pairs once a call; the gradInput is the forward of gradInputShape(s) with the turned
-// kernels. The weight gradient's A tiles are the bfloat16 planes from each tap's offset, its B tiles
-// the chunk's gradOutput on the grid, paired along the grid's positions once a chunk (pairColumns),
-// its zeros at the grid's extra positions; each part sums [taps][in][out] from zero, added to
-// gradWeight in part order times the scale. The sums' order differs from amxGemmRows's: the sums of
-// a tap's pairs of planes, tap by tap, rather than blocks of 512 rows of the columns.
-bool tapsRoute(const ConvolutionShape& s) {
-  return unfoldedForBf16(s) && s.inPlanes % 16 == 0 && s.outPlanes % 16 == 0;
-}
-
+// rows of every plane into pairs again for each product. So do the direct route's layers of
+// stride 2 (a residual network's 3x3 and 1x1 layers that halve its planes), read from their
+// input's phases: a phase of the padded planes, (yp % 2, xp % 2), holds the pixels (yp, xp) at
+// (yp / 2, xp / 2), and tap (ky, kx) reads phase (ky % 2, kx % 2) from (ky / 2, kx / 2) on, as a
+// layer of stride 1 reads its padded planes (PhasePlanes). The taps' grid is a phase plane's
+// (the padded plane's for stride 1), a chunk of samples' planes one after another; output (oy, ox)
+// of sample n is the grid's position n x plane + oy x grid width + ox, and tap t reads the grid
+// from its offset on (tapOffsets). The product's sums at the grid's extra positions (past each
+// output row, and the rows after a sample's) are dropped.
+// - The forward's B tiles are the pair planes (planes 2p and 2p + 1 side by side) from each tap's
+//   offset, its A tiles each tap's weights, packed in pairs once a call.
+// - The gradInput of a layer of stride 1 is the forward of gradInputShape(s) with the turned
+//   kernels. Of a layer of stride 2, phase (py, px) of the padded gradInput sums at (y2, x2), over
+//   the taps (ky, kx) = (py + 2 dy, px + 2 dx), gradOutput at (y2 - dy, x2 - dx) times the tap's
+//   weights: a product over the phase's taps from gradOutput's pair planes on the grid, read from
+//   -(dy x grid width + dx) on, where the grid's extra positions (at least one row and column a
+//   sample: tapsRoute) and a margin before the first sample are zeros; then fromPhases.
+// - The weight gradient's A tiles are the bfloat16 planes from each tap's offset, its B tiles the
+//   chunk's gradOutput on the grid, paired along the grid's positions once a chunk (pairColumns),
+//   its zeros at the grid's extra positions; each part sums [taps][in][out] from zero, added to
+//   gradWeight in part order times the scale.
+// The sums' order is a tap's pairs of planes, tap by tap.
 int64_t tapsOf(const ConvolutionShape& s) { return s.kH * s.kW; }
+int64_t phasesOf(const ConvolutionShape& s) { return s.dH * s.dW; }
+// A phase plane's rows and columns: the taps' grid.
+int64_t tapGridHeight(const ConvolutionShape& s) { return (s.height + 2 * s.padH + s.dH - 1) / s.dH; }
+int64_t tapGridWidth(const ConvolutionShape& s) { return (s.width + 2 * s.padW + s.dW - 1) / s.dW; }
+int64_t tapPlane(const ConvolutionShape& s) { return tapGridHeight(s) * tapGridWidth(s); }
+// Samples a chunk: enough for about kPlanesColumns columns of the grid, at least one.
+int64_t tapChunk(const ConvolutionShape& s) {
+  return std::max<int64_t>(1, std::min(s.batch, kPlanesColumns / tapPlane(s)));
+}
+int64_t tapChunks(const ConvolutionShape& s) { return (s.batch + tapChunk(s) - 1) / tapChunk(s); }
+// The grid's columns for `count` samples: all but the last sample's planes, and its output rows.
+int64_t tapColumns(const ConvolutionShape& s, int64_t count) {
+  return (count - 1) * tapPlane(s) + s.outHeight * tapGridWidth(s);
+}
+int tapParts(const Device& device, const ConvolutionShape& s) { return parallelParts(device, tapChunks(s)); }
 
-// Lanes of a pair plane (values of a bfloat16 plane) of a chunk: its samples' padded planes, then
-// what the taps read past them (kW - 1, and up to a block of 32 columns), a multiple of 16.
-int64_t tapLanes(const ConvolutionShape& s) {
-  return (planesChunkOf(s) * paddedPlaneFloats(s) + s.kW - 1 + 32 + 15) / 16 * 16;
+bool tapsRoute(const ConvolutionShape& s) {
+  if (s.inPlanes % 16 != 0 || s.outPlanes % 16 != 0) return false;
+  if (unfoldedForBf16(s)) return true;
+  // Stride 2 with the rows and columns of zeros that the gradInput's phases read past a sample.
+  // (The 1x1 layers of stride 2 read a quarter of their input: their phases measured slower.)
+  const bool strideTwo = s.dH == 2 && s.dW == 2 && s.kH > 1 && directFits(s) &&
+                         tapGridHeight(s) - s.outHeight >= (s.kH - 1) / 2 &&
+                         tapGridWidth(s) - s.outWidth >= (s.kW - 1) / 2;
+  return strideTwo && blas::bf16Products() && amxGemmRuns();
 }
 
-// offsets[t] for tap t = ky kW + kx (im2col's order of a plane's rows): ky x padded width + kx.
+// Lanes of a phase of a chunk's planes (values of a bfloat16 plane): its samples' phase planes,
+// then what the taps read past them ((kW - 1) / dW, and up to a block of 32 columns), a multiple of
+// 16; a plane's phases one after another.
+int64_t phaseLanes(const ConvolutionShape& s) {
+  return (tapChunk(s) * tapPlane(s) + (s.kW - 1) / s.dW + 32 + 15) / 16 * 16;
+}
+int64_t tapLanes(const ConvolutionShape& s) { return phasesOf(s) * phaseLanes(s); }
+PhasePlanes phasePlanesOf(const ConvolutionShape& s) {
+  return PhasePlanes{s.dW, s.padH, s.padW, phaseLanes(s), tapGridWidth(s)};
+}
+
+// offsets[t] for tap t = ky kW + kx (im2col's order of a plane's rows): its phase's lanes, then
+// (ky / dH) x grid width + kx / dW.
 void tapOffsets(const ConvolutionShape& s, std::vector<int64_t>& offsets) {
   offsets.resize(static_cast<size_t>(tapsOf(s)));
   for (int64_t ky = 0; ky < s.kH; ++ky)
-    for (int64_t kx = 0; kx < s.kW; ++kx) offsets[ky * s.kW + kx] = ky * gridWidth(s) + kx;
+    for (int64_t kx = 0; kx < s.kW; ++kx)
+      offsets[ky * s.kW + kx] =
+          ((ky % s.dH) * s.dW + kx % s.dW) * phaseLanes(s) + ky / s.dH * tapGridWidth(s) + kx / s.dW;
 }
 
 // a[(t m + i) pairs + p] = the pair of weight(i, 2p, t) and weight(i, 2p + 1, t), each rounded to
@@ -632,14 +675,14 @@ int64_t tapWeightLanes(const ConvolutionShape& s) { return tapsOf(s) * s.outPlan
 
 // A part's work for tapsForward: the chunk's pair planes, then the product on the grid.
 int64_t tapsFloats(const ConvolutionShape& s) {
-  return s.inPlanes / 2 * tapLanes(s) + s.outPlanes * gridColumns(s, planesChunkOf(s));
+  return s.inPlanes / 2 * tapLanes(s) + s.outPlanes * tapColumns(s, tapChunk(s));
 }
 
 // The outputs of the batch from the taps' packed weights (packTapPairs), the chunks split over
 // `parts` parts; `work` holds parts x tapsFloats(s).
 void tapsForward(const Device& device, const ConvolutionShape& s, int parts, const uint32_t* weights, float* work,
                  const float* input, const float* bias, float* output) {
-  const int64_t chunk = planesChunkOf(s), lanes = tapLanes(s), widthP = gridWidth(s), planeP = paddedPlaneFloats(s);
+  const int64_t chunk = tapChunk(s), lanes = tapLanes(s), plane = tapPlane(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
   parallelFor(device, parts, [&](int p) {
     float* part = work + p * tapsFloats(s);
@@ -649,21 +692,21 @@ void tapsForward(const Device& device, const ConvolutionShape& s, int parts, con
     fillRow(part, s.inPlanes / 2 * lanes, 0.f);
     thread_local std::vector<int64_t> offsets;
     tapOffsets(s, offsets);
-    const Range r = partRange(planesChunks(s), parts, p);
+    const Range r = partRange(tapChunks(s), parts, p);
     for (int64_t first = r.begin * chunk; first < std::min(s.batch, r.end * chunk); first += chunk) {
-      const int64_t count = std::min(chunk, s.batch - first), cols = gridColumns(s, count);
+      const int64_t count = std::min(chunk, s.batch - first), cols = tapColumns(s, count);
       for (int64_t n = 0; n < count; ++n)
-        pairPlanes(input + (first + n) * inSample, s.inPlanes, s.height, s.width,
-                   planes + n * planeP + s.padH * widthP + s.padW, lanes, widthP);
+        pairPlanes(input + (first + n) * inSample, s.inPlanes, s.height, s.width, phasePlanesOf(s), planes + n * plane,
+                   lanes);
       amxTapsProduct(s.outPlanes, cols, s.inPlanes / 2, tapsOf(s), weights, planes, lanes, offsets.data(), grid, cols);
-      gridToOutput(s, grid, cols, count, bias, output + first * outSample);
+      gridToOutput(s, grid, cols, plane, tapGridWidth(s), count, bias, output + first * outSample);
     }
   });
 }
 
 void tapsUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                       const float* bias, float* output, Tensor& workspace) {
-  const int parts = planesParts(device, s);
+  const int parts = tapParts(device, s);
   const int64_t taps = tapsOf(s), rows = rowsOf(s);
   workspace.resize_({parts * tapsFloats(s) + tapWeightLanes(s)}, device);
   uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * tapsFloats(s));
@@ -673,11 +716,93 @@ void tapsUpdateOutput(const Device& device, const ConvolutionShape& s, const flo
   tapsForward(device, s, parts, packed, workspace.data(), input, bias, output);
 }
 
-// gradInput as the forward of gradInputShape(s): tap t of the turned kernel is tap taps - 1 - t.
+// The zeros before the first sample's gradOutput that a phase's taps read, -(dy x grid width + dx)
+// from the first position; then a pair plane of gradOutput on the grid, and what the last block of
+// 32 columns reads past it.
+int64_t phaseMargin(const ConvolutionShape& s) {
+  return ((s.kH - 1) / 2 * tapGridWidth(s) + (s.kW - 1) / 2 + 15) / 16 * 16;
+}
+int64_t gradOutputLanes(const ConvolutionShape& s) {
+  return (phaseMargin(s) + tapChunk(s) * tapPlane(s) + 32 + 15) / 16 * 16;
+}
+// A part's work for phasesGradInput: gradOutput's pair planes, then the gradInput's phases,
+// [inPlanes][phases][phaseLanes].
+int64_t phasesFloats(const ConvolutionShape& s) {
+  return s.outPlanes / 2 * gradOutputLanes(s) + s.inPlanes * tapLanes(s);
+}
+
+// The taps of a layer of stride 2 by the gradInput's phases (py, px), one phase after another: phase
+// py 2 + px's from first[py 2 + px] to first[py 2 + px + 1], each tap's kernel position and offset;
+// the calling thread's.
+struct PhaseTaps {
+  std::vector<int64_t> tapAt, offsets, first;
+};
+
+const PhaseTaps& phaseTaps(const ConvolutionShape& s) {
+  thread_local PhaseTaps taps;
+  taps.tapAt.clear();
+  taps.offsets.clear();
+  taps.first.clear();
+  for (int64_t py = 0; py < 2; ++py)
+    for (int64_t px = 0; px < 2; ++px) {
+      taps.first.push_back(static_cast<int64_t>(taps.tapAt.size()));
+      for (int64_t dy = 0; py + 2 * dy < s.kH; ++dy)
+        for (int64_t dx = 0; px + 2 * dx < s.kW; ++dx) {
+          taps.tapAt.push_back((py + 2 * dy) * s.kW + px + 2 * dx);
+          taps.offsets.push_back(-(dy * tapGridWidth(s) + dx));
+        }
+    }
+  taps.first.push_back(tapsOf(s));
+  return taps;
+}
+
+// The gradInput of a layer of stride 2 from its phases (Note [Products over the taps]).
+void phasesGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
+                     float* gradInput, Tensor& workspace) {
+  const int64_t taps = tapsOf(s), rows = rowsOf(s), chunk = tapChunk(s), plane = tapPlane(s);
+  const int64_t lanes = gradOutputLanes(s), margin = phaseMargin(s), pairs = s.outPlanes / 2;
+  const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
+  const int parts = tapParts(device, s);
+  workspace.resize_({parts * phasesFloats(s) + tapWeightLanes(s)}, device);
+  uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * phasesFloats(s));
+  const std::vector<int64_t>& tapAt = phaseTaps(s).tapAt;
+  packTapPairs(
+      s.inPlanes, pairs, taps,
+      [&](int64_t c, int64_t o, int64_t t) { return weight[o * rows + c * taps + tapAt[static_cast<size_t>(t)]]; },
+      packed);
+  parallelFor(device, parts, [&](int p) {
+    float* part = workspace.data() + p * phasesFloats(s);
+    uint32_t* planes = reinterpret_cast<uint32_t*>(part);
+    float* phases = part + pairs * lanes;
+    // The margin and the grid's extra positions stay zero: a chunk writes gradOutput's positions.
+    fillRow(part, pairs * lanes, 0.f);
+    const PhaseTaps& phase = phaseTaps(s);
+    const Range r = partRange(tapChunks(s), parts, p);
+    for (int64_t k = r.begin; k < r.end; ++k) {
+      const int64_t begin = k * chunk, count = std::min(chunk, s.batch - begin);
+      for (int64_t n = 0; n < count; ++n)
+        pairPlanes(gradOutput + (begin + n) * outSample, s.outPlanes, s.outHeight, s.outWidth,
+                   PhasePlanes{1, 0, 0, 0, tapGridWidth(s)}, planes + margin + n * plane, lanes);
+      for (int64_t ph = 0; ph < 4; ++ph) {
+        const int64_t first = phase.first[static_cast<size_t>(ph)];
+        amxTapsProduct(s.inPlanes, count * plane, pairs, phase.first[static_cast<size_t>(ph + 1)] - first,
+                       packed + first * s.inPlanes * pairs, planes + margin, lanes, phase.offsets.data() + first,
+                       phases + ph * phaseLanes(s), tapLanes(s));
+      }
+      for (int64_t n = 0; n < count; ++n)
+        fromPhases(phases + n * plane, tapLanes(s), phasePlanesOf(s), s.inPlanes, s.height, s.width,
+                   gradInput + (begin + n) * inSample);
+    }
+  });
+}
+
+// gradInput: for stride 1 the forward of gradInputShape(s), tap t of the turned kernel tap
+// taps - 1 - t; for stride 2 phasesGradInput.
 void tapsUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                          float* gradInput, Tensor& workspace) {
+  if (s.dH == 2) return phasesGradInput(device, s, gradOutput, weight, gradInput, workspace);
   const ConvolutionShape turned = gradInputShape(s);
-  const int parts = planesParts(device, turned);
+  const int parts = tapParts(device, turned);
   const int64_t taps = tapsOf(s), rows = rowsOf(s);
   workspace.resize_({parts * tapsFloats(turned) + tapWeightLanes(s)}, device);
   uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * tapsFloats(turned));
@@ -688,22 +813,22 @@ void tapsUpdateGradInput(const Device& device, const ConvolutionShape& s, const 
 }
 
 // The grid's columns of a chunk rounded up to pairColumns's blocks of 32.
-int64_t pairedColumns(const ConvolutionShape& s) { return (gridColumns(s, planesChunkOf(s)) + 31) / 32 * 32; }
+int64_t pairedColumns(const ConvolutionShape& s) { return (tapColumns(s, tapChunk(s)) + 31) / 32 * 32; }
 
 // A part's work for tapsAccGradParameters: the chunk's bfloat16 planes, its gradOutput on the grid
 // and paired, then the part's sums [taps][in][out] and its bias gradient.
 int64_t tapsGradientFloats(const ConvolutionShape& s) {
-  return s.inPlanes * tapLanes(s) / 2 + s.outPlanes * gridColumns(s, planesChunkOf(s)) +
-         pairedColumns(s) / 2 * s.outPlanes + tapsOf(s) * s.inPlanes * s.outPlanes + s.outPlanes;
+  return s.inPlanes * tapLanes(s) / 2 + s.outPlanes * tapColumns(s, tapChunk(s)) + pairedColumns(s) / 2 * s.outPlanes +
+         tapsOf(s) * s.inPlanes * s.outPlanes + s.outPlanes;
 }
 
 void tapsAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                            float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
-  const int64_t chunk = planesChunkOf(s), lanes = tapLanes(s), taps = tapsOf(s), rows = rowsOf(s);
-  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), ldGrid = gridColumns(s, chunk);
+  const int64_t chunk = tapChunk(s), lanes = tapLanes(s), taps = tapsOf(s), rows = rowsOf(s);
+  const int64_t plane = tapPlane(s), ldGrid = tapColumns(s, chunk);
   const int64_t inSample = s.inPlanes * s.height * s.width, positions = positionsOf(s);
   const int64_t outSample = s.outPlanes * positions, sums = taps * s.inPlanes * s.outPlanes;
-  const int parts = planesParts(device, s);
+  const int parts = tapParts(device, s);
   workspace.resize_({parts * tapsGradientFloats(s)}, device);
   float* base = workspace.data();
   auto partSums = [&](int p) {
@@ -723,16 +848,16 @@ void tapsAccGradParameters(const Device& device, const ConvolutionShape& s, cons
     fillRow(gw, sums + s.outPlanes, 0.f);
     thread_local std::vector<int64_t> offsets;
     tapOffsets(s, offsets);
-    // Every part has a chunk at least: planesParts takes no more parts than chunks.
-    const Range r = partRange(planesChunks(s), parts, p);
+    // Every part has a chunk at least: tapParts takes no more parts than chunks.
+    const Range r = partRange(tapChunks(s), parts, p);
     for (int64_t k = r.begin; k < r.end; ++k) {
-      const int64_t first = k * chunk, count = std::min(chunk, s.batch - first), cols = gridColumns(s, count);
+      const int64_t first = k * chunk, count = std::min(chunk, s.batch - first), cols = tapColumns(s, count);
       for (int64_t n = 0; n < count; ++n) {
         const float* g = gradOutput + (first + n) * outSample;
-        bf16Planes(input + (first + n) * inSample, s.inPlanes, s.height, s.width,
-                   planes + n * planeP + s.padH * widthP + s.padW, lanes, widthP);
-        copyPlanes(g, positions, s.outWidth, staged + n * planeP, ldGrid, widthP, s.outPlanes, s.outHeight, s.outWidth,
-                   nullptr);
+        bf16Planes(input + (first + n) * inSample, s.inPlanes, s.height, s.width, phasePlanesOf(s), planes + n * plane,
+                   lanes);
+        copyPlanes(g, positions, s.outWidth, staged + n * plane, ldGrid, tapGridWidth(s), s.outPlanes, s.outHeight,
+                   s.outWidth, nullptr);
         if (gradBias) addSampleBiasGradient(g, positions, scale, gb, 0, s.outPlanes);
       }
       pairColumns(staged, ldGrid, s.outPlanes, cols, paired);
@@ -751,6 +876,10 @@ void tapsAccGradParameters(const Device& device, const ConvolutionShape& s, cons
 
 void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                      const float* bias, float* output, Tensor& workspace) {
+  if (tapsRoute(s)) {
+    countRoute(Route::convolutionUnfolded, Pass::forward);
+    return tapsUpdateOutput(device, s, input, weight, bias, output, workspace);
+  }
   if (shallowFits(s)) {
     countRoute(Route::convolutionShallow, Pass::forward);
     return shallowUpdateOutput(device, s, input, weight, bias, output, workspace);
@@ -764,7 +893,6 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
     return directUpdateOutput(device, s, input, weight, bias, output, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::forward);
-  if (tapsRoute(s)) return tapsUpdateOutput(device, s, input, weight, bias, output, workspace);
   if (unfoldedForBf16(s)) return planesUpdateOutput(device, s, input, weight, bias, output, workspace);
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positions;
@@ -782,8 +910,8 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
         // staged[out, cols] = W[out, rows] * columns[rows, cols], group by group (W's rows and
         // columns' rows of group g to staged's rows of g); then output[n] = bias + its part.
         for (int64_t g = 0; g < s.groups; ++g)
-          blas::gemm(false, false, planes, cols, rows, 1.f, weight + g * planes * rows, rows,
-                     columns + g * rows * cols, cols, 0.f, staged + g * planes * cols, cols);
+          blas::gemm(false, false, planes, cols, rows, 1.f, weight + g * planes * rows, rows, columns + g * rows * cols,
+                     cols, 0.f, staged + g * planes * cols, cols);
         for (int64_t n = 0; n < count; ++n)
           for (int64_t o = 0; o < s.outPlanes; ++o) {
             const float* from = staged + o * cols + n * positions;
@@ -807,6 +935,10 @@ void cpuUpdateOutput(const Device& device, const ConvolutionShape& s, const floa
 
 void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                         float* gradInput, Tensor& workspace) {
+  if (tapsRoute(s)) {
+    countRoute(Route::convolutionUnfolded, Pass::gradInput);
+    return tapsUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
+  }
   if (winogradFits(s) && !unfoldedForBf16(s)) {
     countRoute(Route::convolutionWinograd, Pass::gradInput);
     return winogradUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
@@ -816,7 +948,6 @@ void cpuUpdateGradInput(const Device& device, const ConvolutionShape& s, const f
     return directUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   }
   countRoute(Route::convolutionUnfolded, Pass::gradInput);
-  if (tapsRoute(s)) return tapsUpdateGradInput(device, s, gradOutput, weight, gradInput, workspace);
   // As the forward of the turned kernels where that has no more input planes than output planes
   // (measured: faster than col2im on VGG's and the residual network's layers of as many planes out
   // as in, slower on 32 -> 64), or where a sample's columns outgrow kGroupedChunkBytes.
@@ -861,6 +992,10 @@ bool transposedGradient(const ConvolutionShape& s) { return !grouped(s); }
 
 void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                           float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
+  if (tapsRoute(s)) {
+    countRoute(Route::convolutionUnfolded, Pass::gradParameters);
+    return tapsAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
+  }
   if (directWeightGradientFits(s) && !unfoldedForBf16(s)) {
     countRoute(Route::convolutionDirect, Pass::gradParameters);
     return directAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
@@ -880,8 +1015,6 @@ void cpuAccGradParameters(const Device& device, const ConvolutionShape& s, const
   }
   if (unfoldedForBf16(s)) {
     countRoute(Route::convolutionUnfolded, Pass::gradParameters);
-    if (tapsRoute(s))
-      return tapsAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
     return planesAccGradParameters(device, s, input, gradOutput, gradWeight, gradBias, scale, workspace);
   }
   const int64_t positions = positionsOf(s), chunk = chunkOf(s), rows = groupRowsOf(s), planes = groupPlanesOf(s);

@@ -154,20 +154,21 @@ void checkLinear(DType type, int64_t batch, int64_t in, int64_t out) {
   CHECK(scoped.gradBias == plain.gradBias);
 }
 
-// A stride-1 convolution of `groups` groups, padded by `pad`, inside a scope of `type` against
+// A convolution of `groups` groups, padded by `pad`, of stride `stride`, inside a scope of `type` against
 // float32; shapes that take the unfolded (GEMM) route in all three passes inside the scope.
 void checkConvolution(DType type, int64_t batch, int64_t inPlanes, int64_t outPlanes, int64_t k, int64_t size,
-                      int64_t groups, int64_t pad = 0) {
-  CAPTURE(nn::dtypeName(type), batch, inPlanes, outPlanes, k, size, groups, pad);
+                      int64_t groups, int64_t pad = 0, int64_t stride = 1) {
+  CAPTURE(nn::dtypeName(type), batch, inPlanes, outPlanes, k, size, groups, pad, stride);
   nn::SpatialConvolutionOptions options;
   options.nInputPlane = inPlanes;
   options.nOutputPlane = outPlanes;
   options.kW = options.kH = k;
+  options.dW = options.dH = stride;
   options.padW = options.padH = pad;
   options.groups = groups;
   nn::manualSeed(9);
   nn::SpatialConvolution convolution(options);
-  const int64_t outSize = size + 2 * pad - k + 1, inGroup = inPlanes / groups, outGroup = outPlanes / groups;
+  const int64_t outSize = (size + 2 * pad - k) / stride + 1, inGroup = inPlanes / groups, outGroup = outPlanes / groups;
   const Tensor x = nn::test::randomTensor({batch, inPlanes, size, size}, 21);
   const Tensor gy = nn::test::randomTensor({batch, outPlanes, outSize, outSize}, 22);
   const Passes plain = runPasses(convolution, x, gy);
@@ -192,7 +193,7 @@ void checkConvolution(DType type, int64_t batch, int64_t inPlanes, int64_t outPl
             const int64_t plane = (o / outGroup) * inGroup + c;
             for (int64_t ky = 0; ky < k; ++ky)
               for (int64_t kx = 0; kx < k; ++kx) {
-                const int64_t iy = oy + ky - pad, ix = ox + kx - pad;
+                const int64_t iy = oy * stride + ky - pad, ix = ox * stride + kx - pad;
                 if (iy < 0 || iy >= size || ix < 0 || ix >= size) continue;  // padding: no term
                 const size_t xi = static_cast<size_t>(((n * inPlanes + plane) * size + iy) * size + ix);
                 const size_t wi = static_cast<size_t>(((o * inGroup + c) * k + ky) * k + kx);
@@ -309,14 +310,32 @@ TEST_CASE("3x3 convolutions of stride 1 on small planes take AMX's GEMMs from th
   CHECK(direct.ran(Pass::gradParameters) == 2);
   // Two chunks a layer in each of the three passes: the products over the taps.
   CHECK(nn::cpu::amxTapsCalls() - tapsCalls == 2 * 3 * 2);
-  // A layer of stride 2 keeps the direct route in the scope: there the unfolded route's GEMMs
-  // measured slower.
-  nn::SpatialConvolution strided(16, 32, 3, 3, 2, 2, 1, 1);
+}
+
+TEST_CASE("3x3 convolutions of stride 2 take AMX's products over the taps from their phases in a bfloat16 scope",
+          "[autocast]") {
+  REQUIRE_BF16_PRODUCTS();
+  if (!nn::cpu::amxGemmRuns()) NN_SKIP(nn::cpu::amxGemmMissing());
+  // A residual network's layers that halve its planes (float32: the direct route in all three
+  // passes): 32 -> 64 from 14x14 (phases of 8x8, chunks of 16 samples: 20 = 16 + 4) and 16 -> 32
+  // from 28x28 (phases of 15x15, chunks of 4: 5 = 4 + 1).
+  const nn::test::RouteWatch direct(Route::convolutionDirect);
+  const int64_t tapsCalls = nn::cpu::amxTapsCalls();
+  checkConvolution(DType::BFloat16, 20, 32, 64, 3, 14, 1, 1, 2);
+  checkConvolution(DType::BFloat16, 5, 16, 32, 3, 28, 1, 1, 2);
+  CHECK(direct.ran(Pass::forward) == 2);
+  CHECK(direct.ran(Pass::gradInput) == 2);
+  CHECK(direct.ran(Pass::gradParameters) == 2);
+  // Two chunks a layer: a call a chunk for the forward and the weight gradient, one a phase of
+  // the gradInput for the gradInput.
+  CHECK(nn::cpu::amxTapsCalls() - tapsCalls == 2 * 2 * (1 + 4 + 1));
+  // The 1x1 layers of stride 2 keep the direct route: their phases measured slower.
+  nn::SpatialConvolution pointwise(16, 32, 1, 1, 2, 2);
   const Tensor x = nn::test::randomTensor({2, 16, 14, 14}, 23), gy = nn::test::randomTensor({2, 32, 7, 7}, 24);
   const nn::test::RouteWatch directInScope(Route::convolutionDirect), unfolded(Route::convolutionUnfolded);
   {
     Autocast scope(DType::BFloat16);
-    runPasses(strided, x, gy);
+    runPasses(pointwise, x, gy);
   }
   CHECK(directInScope.ran(Pass::forward) == 1);
   CHECK(unfolded.ran(Pass::forward) == 0);
@@ -358,6 +377,9 @@ TEST_CASE("A bfloat16 scope's 3x3 convolution gives the same output and gradInpu
   // 7x7 planes, their 13 samples in two chunks of the planes (12 and 1), one on each thread.
   nn::SpatialConvolution small(64, 64, 3, 3, 1, 1, 1, 1);
   check(small, nn::test::randomTensor({13, 64, 7, 7}, 33), nn::test::randomTensor({13, 64, 7, 7}, 34));
+  // Stride 2 from the input's phases, 20 samples in two chunks (16 and 4).
+  nn::SpatialConvolution strided(32, 64, 3, 3, 2, 2, 1, 1);
+  check(strided, nn::test::randomTensor({20, 32, 14, 14}, 35), nn::test::randomTensor({20, 64, 7, 7}, 36));
 }
 
 TEST_CASE("Convolutions' passes in a float16 scope: float16 operands within their bound of float32's", "[autocast]") {
