@@ -10,7 +10,7 @@
 // multiplies its own block of the columns' rows with its own filters, into its own output planes:
 // GEMMs on sub-blocks of the same matrices, in the same order for every sample, whatever the
 // thread count. Where the GEMMs multiply in bfloat16 on AMX, the layers of the Winograd route and
-// the direct route's of stride 1 come here in all three passes, their columns read from a chunk of
+// the direct route's 3x3 layers come here in all three passes, their columns read from a chunk of
 // samples' padded planes (Note [bfloat16 products take the unfolded route]).
 #include <algorithm>
 #include <cstring>
@@ -179,12 +179,12 @@ bool grouped(const ConvolutionShape& s) { return positionsOf(s) < kGroupBelow; }
 // (planesAccGradParameters) and the gradInput, computed as the forward of the layer with turned
 // kernels (gradInputShape), where that layer has no more input planes than output planes or a
 // sample's columns outgrow kGroupedChunkBytes (bigSamples: VGG's 32 planes on 32x32, 288 rows of
-// 1024 positions, 1.2 MB). The direct route's layers of stride 2 keep it: their unfolded GEMMs
-// measured slower. On vdpbf16ps alone (AMX held off, or a CPU without it) the unfolded route
-// measured slower than Winograd's (0.70x the CNN's images/s on this Xeon, whose vdpbf16ps runs
-// below sgemm's rate), and float16 products are sgemm's on rounded operands: their routes are
-// float32's. At the levels below avx512, neither bfloat16 kernel runs and nothing changes. The
-// route's layers are all of stride 1, without dilation or groups.
+// 1024 positions, 1.2 MB). Where their planes in and out are multiples of 16, the products run over
+// the kernel's taps from the planes rounded to bfloat16 once instead, and so do the direct route's
+// 3x3 layers of stride 2, from their input's phases (Note [Products over the taps]). On vdpbf16ps
+// alone (AMX held off, or a CPU without it) the unfolded route measured slower than Winograd's, and
+// float16 products are sgemm's on rounded operands: their routes are float32's. At the levels below avx512, neither bfloat16 kernel runs and nothing changes. The
+// layers of unfoldedForBf16 are all of stride 1, without dilation or groups.
 bool unfoldedForBf16(const ConvolutionShape& s) {
   const bool strideOne = s.dH == 1 && s.dW == 1;
   return (winogradFits(s) || ((directFits(s) || directWeightGradientFits(s)) && strideOne)) && blas::bf16Products() &&
