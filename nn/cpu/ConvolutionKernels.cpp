@@ -704,16 +704,24 @@ void tapsForward(const Device& device, const ConvolutionShape& s, int parts, con
   });
 }
 
+// The forward of t's layer over the batch, its taps' weights packed from weight(i, k, tap), i an
+// output plane and k an input plane of t's (packTapPairs).
+template <typename Weight>
+void tapsRun(const Device& device, const ConvolutionShape& t, Weight weight, const float* input, const float* bias,
+             float* output, Tensor& workspace) {
+  const int parts = tapParts(device, t);
+  workspace.resize_({parts * tapsFloats(t) + tapWeightLanes(t)}, device);
+  uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * tapsFloats(t));
+  packTapPairs(t.outPlanes, t.inPlanes / 2, tapsOf(t), weight, packed);
+  tapsForward(device, t, parts, packed, workspace.data(), input, bias, output);
+}
+
 void tapsUpdateOutput(const Device& device, const ConvolutionShape& s, const float* input, const float* weight,
                       const float* bias, float* output, Tensor& workspace) {
-  const int parts = tapParts(device, s);
   const int64_t taps = tapsOf(s), rows = rowsOf(s);
-  workspace.resize_({parts * tapsFloats(s) + tapWeightLanes(s)}, device);
-  uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * tapsFloats(s));
-  packTapPairs(
-      s.outPlanes, s.inPlanes / 2, taps,
-      [&](int64_t o, int64_t c, int64_t t) { return weight[o * rows + c * taps + t]; }, packed);
-  tapsForward(device, s, parts, packed, workspace.data(), input, bias, output);
+  tapsRun(
+      device, s, [&](int64_t o, int64_t c, int64_t t) { return weight[o * rows + c * taps + t]; }, input, bias, output,
+      workspace);
 }
 
 // The zeros before the first sample's gradOutput that a phase's taps read, -(dy x grid width + dx)
@@ -801,15 +809,11 @@ void phasesGradInput(const Device& device, const ConvolutionShape& s, const floa
 void tapsUpdateGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                          float* gradInput, Tensor& workspace) {
   if (s.dH == 2) return phasesGradInput(device, s, gradOutput, weight, gradInput, workspace);
-  const ConvolutionShape turned = gradInputShape(s);
-  const int parts = tapParts(device, turned);
   const int64_t taps = tapsOf(s), rows = rowsOf(s);
-  workspace.resize_({parts * tapsFloats(turned) + tapWeightLanes(s)}, device);
-  uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * tapsFloats(turned));
-  packTapPairs(
-      s.inPlanes, s.outPlanes / 2, taps,
-      [&](int64_t c, int64_t o, int64_t t) { return weight[o * rows + c * taps + taps - 1 - t]; }, packed);
-  tapsForward(device, turned, parts, packed, workspace.data(), gradOutput, nullptr, gradInput);
+  tapsRun(
+      device, gradInputShape(s),
+      [&](int64_t c, int64_t o, int64_t t) { return weight[o * rows + c * taps + taps - 1 - t]; }, gradOutput, nullptr,
+      gradInput, workspace);
 }
 
 // The grid's columns of a chunk rounded up to pairColumns's blocks of 32.
