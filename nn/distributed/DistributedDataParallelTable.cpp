@@ -28,6 +28,9 @@ namespace nn {
 
 namespace {
 
+// The most the last bucket holds (Note [The last bucket]).
+constexpr int64_t kLastBucketBytes = int64_t{1} << 20;
+
 // The number of the first line where a and b differ, and those lines.
 std::string firstDifference(const std::string& a, const std::string& b, int rankA, int rankB) {
   std::istringstream sa(a), sb(b);
@@ -114,12 +117,27 @@ void DistributedDataParallelTable::takeGradients() {
   const auto [parameters, gradients] = this->parameters();
   firstGradient_ = gradients.empty() ? Tensor() : gradients[0];
 
-  buckets_.clear();
+  // Note [The last bucket]
+  // The first parameters' gradients, which backward finishes last, up to the last parameter's end
+  // within kLastBucketBytes (or the bucket size, where smaller), are a bucket of their own, cut off
+  // before the rest is cut into buckets from the end: no backward overlaps the sum of the last
+  // bucket, so it had better be small. Cut from the end alone, the last bucket was whatever was left
+  // over: all of LeNet's 431,080 gradients in one bucket of 25 MB, summed after its whole backward,
+  // where now its Linear layers' 405,510 are summed during the convolutions' backward and 25,570
+  // after it.
   const auto size = std::max<int64_t>(1, static_cast<int64_t>(options_.bucketMegabytes * (1 << 20) / sizeof(float)));
-  for (int64_t end = flatGradients_.numel(); end > 0; end -= size) {
-    const int64_t start = std::max<int64_t>(0, end - size);
+  const int64_t lastLimit = std::min<int64_t>(size, kLastBucketBytes / static_cast<int64_t>(sizeof(float)));
+  int64_t last = 0;  // the last bucket's end: a parameter's end in the flat gradient, or 0
+  for (const Tensor& g : gradients) {
+    const int64_t end = g.storageOffset() - flatGradients_.storageOffset() + g.numel();
+    if (g.storage() == flatGradients_.storage() && end <= lastLimit) last = std::max(last, end);
+  }
+  buckets_.clear();
+  for (int64_t end = flatGradients_.numel(); end > last; end -= size) {
+    const int64_t start = std::max<int64_t>(last, end - size);
     buckets_.push_back({flatGradients_.narrow(0, start, end - start), start, 0});
   }
+  if (last > 0) buckets_.push_back({flatGradients_.narrow(0, 0, last), 0, 0});
 
   // Each parameter's place in the flat gradient, and its pieces in the buckets.
   std::map<int64_t, size_t> parameterAt;  // offset -> index

@@ -43,7 +43,9 @@ class DistributedDataParallelTable : public TableModule<Container>, private Grad
     BufferPolicy buffers = BufferPolicy::BroadcastFirst;
     /// Gradients are summed in buckets of at most this many megabytes each, from the last
     /// parameters to the first: each bucket's sum starts as soon as backward has finished its
-    /// gradients, and goes on while backward computes those of the modules below.
+    /// gradients, and goes on while backward computes those of the modules below. The first
+    /// parameters' gradients, up to a parameter's end within 1 MB (or this size, where smaller),
+    /// are the last bucket alone, so that the sum that no backward overlaps stays small.
     double bucketMegabytes = 25;
     /// The type the gradients travel in between the processes: Float32, or BFloat16, half the
     /// bytes (PyTorch DDP's bf16_compress_hook): each process adds what it receives in float32,

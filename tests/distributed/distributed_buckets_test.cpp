@@ -112,6 +112,26 @@ TEST_CASE("each bucket's sum starts once backward has finished its gradients", "
                });
 }
 
+TEST_CASE("the first parameters' gradients, up to a parameter's end, are the last bucket alone", "[distributed]") {
+  std::vector<std::string> log;
+  auto net = [&log] {
+    nn::manualSeed(3);
+    return std::make_shared<nn::Sequential>(
+        std::vector<nn::ModulePtr>{std::make_shared<LoggedLinear>(4, 3, log), nn::make<nn::Tanh>(),
+                                   std::make_shared<LoggedLinear>(3, 30, log), nn::make<nn::LogSoftMax>()});
+  };
+  const std::vector<float> expected = gradientsAfterStep(*net());
+  // 135 gradients: the first Linear's 12 + 3 in [0, 15), the second's 90 + 30 in [15, 135).
+  // Buckets of 100: [0, 15), the first Linear's, is the last bucket; the rest is cut from the end,
+  // [35, 135) and [15, 35), both the second Linear's. Cut from the end alone, [0, 35) would hold
+  // 20 of the second Linear's gradients and wait with them for the first's.
+  nn::DistributedDataParallelTable model(net(), std::make_shared<MirrorGroup>(log), bucketsOf(100));
+  log.clear();
+  CHECK(maxDifference(gradientsAfterStep(model), expected) < 1e-6);
+  CHECK(log == std::vector<std::string>{"sum 3", "gradients of nn.Linear(3 -> 30)", "sum 100", "sum 20",
+                                        "gradients of nn.Linear(4 -> 3)", "sum 15", "wait"});
+}
+
 TEST_CASE("a module used twice: its buckets start once both uses have added to its gradients", "[distributed]") {
   std::vector<std::string> log;
   auto net = [&log] {
