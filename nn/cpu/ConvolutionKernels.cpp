@@ -660,15 +660,21 @@ void tapOffsets(const ConvolutionShape& s, std::vector<int64_t>& offsets) {
           ((ky % s.dH) * s.dW + kx % s.dW) * phaseLanes(s) + ky / s.dH * tapGridWidth(s) + kx / s.dW;
 }
 
-// a[(t m + i) pairs + p] = the pair of weight(i, 2p, t) and weight(i, 2p + 1, t), each rounded to
-// bfloat16 as vcvtne2ps2bf16 rounds.
+// x rounded to bfloat16 as vcvtne2ps2bf16 rounds the planes: to nearest even, denormals to a zero
+// of their sign.
+inline uint32_t tapBfloat16(float x) {
+  const uint32_t bits = math::bitsOfFloat(x);
+  return math::floatToBfloat16((bits & 0x7f800000u) == 0 ? math::floatFromBits(bits & 0x80000000u) : x);
+}
+
+// a[(t m + i) pairs + p] = the pair of weight(i, 2p, t) and weight(i, 2p + 1, t), rounded as
+// tapBfloat16 rounds.
 template <typename Weight>
 void packTapPairs(int64_t m, int64_t pairs, int64_t taps, Weight weight, uint32_t* a) {
   for (int64_t t = 0; t < taps; ++t)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t p = 0; p < pairs; ++p)
-        a[(t * m + i) * pairs + p] = uint32_t{math::floatToBfloat16(weight(i, 2 * p, t))} |
-                                     uint32_t{math::floatToBfloat16(weight(i, 2 * p + 1, t))} << 16;
+        a[(t * m + i) * pairs + p] = tapBfloat16(weight(i, 2 * p, t)) | tapBfloat16(weight(i, 2 * p + 1, t)) << 16;
 }
 
 int64_t tapWeightLanes(const ConvolutionShape& s) { return tapsOf(s) * s.outPlanes * (s.inPlanes / 2); }
