@@ -17,11 +17,11 @@ namespace {
 
 std::atomic<int64_t> calls{0};
 
+#if NN_AVX512
+
 // C's rows and columns per block of four tiles; the tiles' rows.
 constexpr int64_t kBlock = 32;
 constexpr int64_t kTileRows = 16;
-
-#if NN_AVX512
 
 // Tiles 0-3 hold a block's sums, 4 and 5 its two A tiles, 6 and 7 its two B tiles: A tiles of
 // `aBytes` a row, B tiles of `bRows` rows.

@@ -589,9 +589,10 @@ void gradInputAsForward(const Device& device, const ConvolutionShape& s, const f
 // Where a layer of unfoldedForBf16 has planes in and out in multiples of 16 (a residual network's
 // 32 and 64, VGG's), its three passes take AMX's tiles straight from the chunk's padded planes,
 // rounded to bfloat16 once (AmxTaps.h), rather than amxGemmRows's products, which pack the nine
-// rows of every plane into pairs again for each product. So do the direct route's layers of
-// stride 2 (a residual network's 3x3 and 1x1 layers that halve its planes), read from their
-// input's phases: a phase of the padded planes, (yp % 2, xp % 2), holds the pixels (yp, xp) at
+// rows of every plane into pairs again for each product. So do the direct route's 3x3 layers of
+// stride 2 (a residual network's that halve its planes), read from their input's phases (its 1x1
+// layers of stride 2 would read four times the input they need: they keep the direct route):
+// a phase of the padded planes, (yp % 2, xp % 2), holds the pixels (yp, xp) at
 // (yp / 2, xp / 2), and tap (ky, kx) reads phase (ky % 2, kx % 2) from (ky / 2, kx / 2) on, as a
 // layer of stride 1 reads its padded planes (PhasePlanes). The taps' grid is a phase plane's
 // (the padded plane's for stride 1), a chunk of samples' planes one after another; output (oy, ox)
@@ -632,7 +633,6 @@ bool tapsRoute(const ConvolutionShape& s) {
   if (s.inPlanes % 16 != 0 || s.outPlanes % 16 != 0) return false;
   if (unfoldedForBf16(s)) return true;
   // Stride 2 with the rows and columns of zeros that the gradInput's phases read past a sample.
-  // (The 1x1 layers of stride 2 read a quarter of their input: their phases measured slower.)
   const bool strideTwo = s.dH == 2 && s.dW == 2 && s.kH > 1 && directFits(s) &&
                          tapGridHeight(s) - s.outHeight >= (s.kH - 1) / 2 &&
                          tapGridWidth(s) - s.outWidth >= (s.kW - 1) / 2;
