@@ -18,7 +18,8 @@ srand(defined $seed ? $seed : 1);
 # The system calls' numbers (setns, clock_gettime), and the constants of <linux/if_tun.h>,
 # <sched.h> and <time.h>: perl-base alone, without Time::HiRes, which Debian ships apart.
 my %calls = (x86_64 => [308, 228], aarch64 => [268, 113]);
-my ($setns, $clockGettime) = @{$calls{(POSIX::uname())[4]} or die "lossy-link: no system call numbers for this machine\n"};
+my $numbers = $calls{(POSIX::uname())[4]} or die "lossy-link: no system call numbers for this machine\n";
+my ($setns, $clockGettime) = @$numbers;
 use constant { CLONE_NEWNET => 0x40000000, TUNSETIFF => 0x400454ca, IFF_TAP => 0x0002, IFF_NO_PI => 0x1000 };
 use constant CLOCK_MONOTONIC => 1;
 

@@ -272,9 +272,10 @@ fi
 if [ -n "$lossy" ]; then
   r=$work/netem
   if single "$work/short" --epochs 1 --limit 96 --metrics "$work/short.jsonl" &&
-    mpirun_on "$r" 2 180 --epochs 1 --limit 96 --metrics "$r.jsonl" && close_scores "$work/short.jsonl" "$r.jsonl" 5e-4; then
-    pass "a link of 50 ms delay and 2% loss trains ($lossy; $(sed -E 's/.*"images_per_second": ([0-9.]+).*/\1/' "$r.jsonl" |
-      awk '{printf "%.1f", $1}') images/s)"
+    mpirun_on "$r" 2 180 --epochs 1 --limit 96 --metrics "$r.jsonl" &&
+    close_scores "$work/short.jsonl" "$r.jsonl" 5e-4; then
+    speed=$(sed -E 's/.*"images_per_second": ([0-9.]+).*/\1/' "$r.jsonl" | awk '{printf "%.1f", $1}')
+    pass "a link of 50 ms delay and 2% loss trains ($lossy; $speed images/s)"
   else
     fail "a link of 50 ms delay and 2% loss ($lossy)" "$r.out" "$r.err" "$work/err" "$work/short.jsonl" "$r.jsonl"
   fi

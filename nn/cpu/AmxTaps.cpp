@@ -283,6 +283,10 @@ void copyPlanesOf(const float*, int64_t, int64_t, float*, int64_t, int64_t, int6
 
 void checkRuns(const char* who) { NN_CHECK(amxGemmRuns(), who << ": " << amxGemmMissing()); }
 
+void checkTaps(const char* who, int64_t taps) {
+  NN_CHECK(taps >= 0 && taps < (int64_t{1} << 31), who << ": taps=" << taps << " out of range");
+}
+
 void checkPhases(const char* who, const PhasePlanes& p) {
   NN_CHECK(p.d == 1 || p.d == 2, who << ": stride " << p.d << ", expected 1 or 2");
 }
@@ -291,7 +295,8 @@ void checkPhases(const char* who, const PhasePlanes& p) {
 
 void amxTapsProduct(int64_t m, int64_t n, int64_t pairs, int64_t taps, const uint32_t* a, const uint32_t* b,
                     int64_t stride, const int64_t* offsets, float* c, int64_t ldc) {
-  checkSizes("nn::cpu::amxTapsProduct", m, n, pairs * taps);
+  checkSizes("nn::cpu::amxTapsProduct", m, n, pairs);
+  checkTaps("nn::cpu::amxTapsProduct", taps);
   NN_CHECK(m % 16 == 0 && pairs % 8 == 0 && stride < (int64_t{1} << 29),
            "nn::cpu::amxTapsProduct: m=" << m << " and pairs=" << pairs
                                          << " must be multiples of 16 and 8, and the stride=" << stride
@@ -305,6 +310,7 @@ void amxTapsProduct(int64_t m, int64_t n, int64_t pairs, int64_t taps, const uin
 void amxTapsGradient(int64_t rows, int64_t cols, int64_t n, int64_t taps, const uint16_t* a, int64_t stride,
                      const int64_t* offsets, const uint32_t* b, float* g) {
   checkSizes("nn::cpu::amxTapsGradient", rows, cols, n);
+  checkTaps("nn::cpu::amxTapsGradient", taps);
   NN_CHECK(rows % 16 == 0 && cols % 16 == 0 && cols < (int64_t{1} << 14) && stride < (int64_t{1} << 30),
            "nn::cpu::amxTapsGradient: rows=" << rows << " and cols=" << cols
                                              << " must be multiples of 16, cols below 2^14, and the stride=" << stride

@@ -52,7 +52,8 @@ void bf16Planes(const float* in, int64_t planes, int64_t height, int64_t width, 
                 int64_t stride);
 
 /// The float planes [planes][height][width] at out from `of`'s layout, plane c at from + c stride:
-/// a gradInput from the products of its phases.
+/// a gradInput from the products of its phases. Of stride 2, each row's phases are read 16 lanes
+/// at a time: up to 15 lanes past a row's last column (a phase's lanes leave room for them).
 void fromPhases(const float* from, int64_t stride, const PhasePlanes& of, int64_t planes, int64_t height, int64_t width,
                 float* out);
 

@@ -183,8 +183,9 @@ bool grouped(const ConvolutionShape& s) { return positionsOf(s) < kGroupBelow; }
 // the kernel's taps from the planes rounded to bfloat16 once instead, and so do the direct route's
 // 3x3 layers of stride 2, from their input's phases (Note [Products over the taps]). On vdpbf16ps
 // alone (AMX held off, or a CPU without it) the unfolded route measured slower than Winograd's, and
-// float16 products are sgemm's on rounded operands: their routes are float32's. At the levels below avx512, neither bfloat16 kernel runs and nothing changes. The
-// layers of unfoldedForBf16 are all of stride 1, without dilation or groups.
+// float16 products are sgemm's on rounded operands: their routes are float32's. At the levels below
+// avx512, neither bfloat16 kernel runs and nothing changes. The layers of unfoldedForBf16 are all
+// of stride 1, without dilation or groups.
 bool unfoldedForBf16(const ConvolutionShape& s) {
   const bool strideOne = s.dH == 1 && s.dW == 1;
   return (winogradFits(s) || ((directFits(s) || directWeightGradientFits(s)) && strideOne)) && blas::bf16Products() &&
@@ -394,17 +395,20 @@ float* workspaceFor(const Device& device, const ConvolutionShape& s, int parts, 
 // product on the grid, [outPlanes, gridColumns].
 constexpr int64_t kPlanesColumns = 1024;  // the grid's columns a chunk aims at
 
-int64_t gridWidth(const ConvolutionShape& s) { return s.width + 2 * s.padW; }
-int64_t paddedPlaneFloats(const ConvolutionShape& s) { return (s.height + 2 * s.padH) * gridWidth(s); }
+// The grid's rows and columns a sample: a padded plane's; for a layer of stride 2 (the products
+// over the taps, below), a phase plane's.
+int64_t gridHeight(const ConvolutionShape& s) { return (s.height + 2 * s.padH + s.dH - 1) / s.dH; }
+int64_t gridWidth(const ConvolutionShape& s) { return (s.width + 2 * s.padW + s.dW - 1) / s.dW; }
+int64_t gridPlane(const ConvolutionShape& s) { return gridHeight(s) * gridWidth(s); }
 // Samples a chunk: enough for about kPlanesColumns columns of the grid, at least one.
 int64_t planesChunkOf(const ConvolutionShape& s) {
-  return std::max<int64_t>(1, std::min(s.batch, kPlanesColumns / paddedPlaneFloats(s)));
+  return std::max<int64_t>(1, std::min(s.batch, kPlanesColumns / gridPlane(s)));
 }
 // The grid's columns for `count` samples: all but the last sample's padded planes, and its output rows.
 int64_t gridColumns(const ConvolutionShape& s, int64_t count) {
-  return (count - 1) * paddedPlaneFloats(s) + s.outHeight * gridWidth(s);
+  return (count - 1) * gridPlane(s) + s.outHeight * gridWidth(s);
 }
-int64_t planesFloats(const ConvolutionShape& s) { return s.inPlanes * planesChunkOf(s) * paddedPlaneFloats(s); }
+int64_t planesFloats(const ConvolutionShape& s) { return s.inPlanes * planesChunkOf(s) * gridPlane(s); }
 int64_t gridFloats(const ConvolutionShape& s) {
   return planesFloats(s) + gridWidth(s) + s.outPlanes * gridColumns(s, planesChunkOf(s));
 }
@@ -412,7 +416,7 @@ int64_t planesChunks(const ConvolutionShape& s) { return (s.batch + planesChunkO
 
 // Sample n of a chunk (its planes at `sample`) into the interiors of the chunk's padded planes.
 NN_CPU_INLINE inline void copyIntoPlanes(const ConvolutionShape& s, const float* sample, int64_t n, float* planes) {
-  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), chunk = planesChunkOf(s);
+  const int64_t widthP = gridWidth(s), planeP = gridPlane(s), chunk = planesChunkOf(s);
   for (int64_t c = 0; c < s.inPlanes; ++c) {
     float* plane = planes + (c * chunk + n) * planeP + s.padH * widthP + s.padW;
     for (int64_t y = 0; y < s.height; ++y) copyRow(sample + (c * s.height + y) * s.width, plane + y * widthP, s.width);
@@ -421,7 +425,7 @@ NN_CPU_INLINE inline void copyIntoPlanes(const ConvolutionShape& s, const float*
 
 // taps[row (c, ky, kx) of the columns] = where that row starts in the chunk's padded planes.
 void planeTaps(const ConvolutionShape& s, const float* planes, std::vector<const float*>& taps) {
-  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), chunk = planesChunkOf(s);
+  const int64_t widthP = gridWidth(s), planeP = gridPlane(s), chunk = planesChunkOf(s);
   taps.resize(static_cast<size_t>(rowsOf(s)));
   for (int64_t c = 0; c < s.inPlanes; ++c)
     for (int64_t ky = 0; ky < s.kH; ++ky)
@@ -456,7 +460,7 @@ void forwardFromPlanes(const ConvolutionShape& s, const float* input, int64_t co
   planeTaps(s, planes, taps);
   const int64_t cols = gridColumns(s, count);
   amxGemmRows(s.outPlanes, cols, rowsOf(s), 1.f, weight, rowsOf(s), taps.data(), 0.f, grid, cols);
-  gridToOutput(s, grid, cols, paddedPlaneFloats(s), gridWidth(s), count, bias, output);
+  gridToOutput(s, grid, cols, gridPlane(s), gridWidth(s), count, bias, output);
 }
 
 // The parts of the device's threads that planesForward splits s's chunks over.
@@ -502,7 +506,7 @@ void planesAccGradParameters(const Device& device, const ConvolutionShape& s, co
                              const float* gradOutput, float* gradWeight, float* gradBias, float scale,
                              Tensor& workspace) {
   const int64_t chunk = planesChunkOf(s), rows = rowsOf(s);
-  const int64_t widthP = gridWidth(s), planeP = paddedPlaneFloats(s), ldGrid = gridColumns(s, chunk);
+  const int64_t widthP = gridWidth(s), planeP = gridPlane(s), ldGrid = gridColumns(s, chunk);
   const int64_t inSample = s.inPlanes * s.height * s.width, positions = positionsOf(s);
   const int64_t outSample = s.outPlanes * positions;
   const int parts = planesParts(device, s);
@@ -614,28 +618,12 @@ void gradInputAsForward(const Device& device, const ConvolutionShape& s, const f
 // The sums' order is a tap's pairs of planes, tap by tap.
 int64_t tapsOf(const ConvolutionShape& s) { return s.kH * s.kW; }
 int64_t phasesOf(const ConvolutionShape& s) { return s.dH * s.dW; }
-// A phase plane's rows and columns: the taps' grid.
-int64_t tapGridHeight(const ConvolutionShape& s) { return (s.height + 2 * s.padH + s.dH - 1) / s.dH; }
-int64_t tapGridWidth(const ConvolutionShape& s) { return (s.width + 2 * s.padW + s.dW - 1) / s.dW; }
-int64_t tapPlane(const ConvolutionShape& s) { return tapGridHeight(s) * tapGridWidth(s); }
-// Samples a chunk: enough for about kPlanesColumns columns of the grid, at least one.
-int64_t tapChunk(const ConvolutionShape& s) {
-  return std::max<int64_t>(1, std::min(s.batch, kPlanesColumns / tapPlane(s)));
-}
-int64_t tapChunks(const ConvolutionShape& s) { return (s.batch + tapChunk(s) - 1) / tapChunk(s); }
-// The grid's columns for `count` samples: all but the last sample's planes, and its output rows.
-int64_t tapColumns(const ConvolutionShape& s, int64_t count) {
-  return (count - 1) * tapPlane(s) + s.outHeight * tapGridWidth(s);
-}
-int tapParts(const Device& device, const ConvolutionShape& s) { return parallelParts(device, tapChunks(s)); }
-
 bool tapsRoute(const ConvolutionShape& s) {
   if (s.inPlanes % 16 != 0 || s.outPlanes % 16 != 0) return false;
   if (unfoldedForBf16(s)) return true;
   // Stride 2 with the rows and columns of zeros that the gradInput's phases read past a sample.
   const bool strideTwo = s.dH == 2 && s.dW == 2 && s.kH > 1 && directFits(s) &&
-                         tapGridHeight(s) - s.outHeight >= (s.kH - 1) / 2 &&
-                         tapGridWidth(s) - s.outWidth >= (s.kW - 1) / 2;
+                         gridHeight(s) - s.outHeight >= (s.kH - 1) / 2 && gridWidth(s) - s.outWidth >= (s.kW - 1) / 2;
   return strideTwo && blas::bf16Products() && amxGemmRuns();
 }
 
@@ -643,11 +631,11 @@ bool tapsRoute(const ConvolutionShape& s) {
 // then what the taps read past them ((kW - 1) / dW, and up to a block of 32 columns), a multiple of
 // 16; a plane's phases one after another.
 int64_t phaseLanes(const ConvolutionShape& s) {
-  return (tapChunk(s) * tapPlane(s) + (s.kW - 1) / s.dW + 32 + 15) / 16 * 16;
+  return (planesChunkOf(s) * gridPlane(s) + (s.kW - 1) / s.dW + 32 + 15) / 16 * 16;
 }
 int64_t tapLanes(const ConvolutionShape& s) { return phasesOf(s) * phaseLanes(s); }
 PhasePlanes phasePlanesOf(const ConvolutionShape& s) {
-  return PhasePlanes{s.dW, s.padH, s.padW, phaseLanes(s), tapGridWidth(s)};
+  return PhasePlanes{s.dW, s.padH, s.padW, phaseLanes(s), gridWidth(s)};
 }
 
 // offsets[t] for tap t = ky kW + kx (im2col's order of a plane's rows): its phase's lanes, then
@@ -656,8 +644,7 @@ void tapOffsets(const ConvolutionShape& s, std::vector<int64_t>& offsets) {
   offsets.resize(static_cast<size_t>(tapsOf(s)));
   for (int64_t ky = 0; ky < s.kH; ++ky)
     for (int64_t kx = 0; kx < s.kW; ++kx)
-      offsets[ky * s.kW + kx] =
-          ((ky % s.dH) * s.dW + kx % s.dW) * phaseLanes(s) + ky / s.dH * tapGridWidth(s) + kx / s.dW;
+      offsets[ky * s.kW + kx] = ((ky % s.dH) * s.dW + kx % s.dW) * phaseLanes(s) + ky / s.dH * gridWidth(s) + kx / s.dW;
 }
 
 // x rounded to bfloat16 as vcvtne2ps2bf16 rounds the planes: to nearest even, denormals to a zero
@@ -681,14 +668,14 @@ int64_t tapWeightLanes(const ConvolutionShape& s) { return tapsOf(s) * s.outPlan
 
 // A part's work for tapsForward: the chunk's pair planes, then the product on the grid.
 int64_t tapsFloats(const ConvolutionShape& s) {
-  return s.inPlanes / 2 * tapLanes(s) + s.outPlanes * tapColumns(s, tapChunk(s));
+  return s.inPlanes / 2 * tapLanes(s) + s.outPlanes * gridColumns(s, planesChunkOf(s));
 }
 
 // The outputs of the batch from the taps' packed weights (packTapPairs), the chunks split over
 // `parts` parts; `work` holds parts x tapsFloats(s).
 void tapsForward(const Device& device, const ConvolutionShape& s, int parts, const uint32_t* weights, float* work,
                  const float* input, const float* bias, float* output) {
-  const int64_t chunk = tapChunk(s), lanes = tapLanes(s), plane = tapPlane(s);
+  const int64_t chunk = planesChunkOf(s), lanes = tapLanes(s), plane = gridPlane(s);
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
   parallelFor(device, parts, [&](int p) {
     float* part = work + p * tapsFloats(s);
@@ -698,14 +685,14 @@ void tapsForward(const Device& device, const ConvolutionShape& s, int parts, con
     fillRow(part, s.inPlanes / 2 * lanes, 0.f);
     thread_local std::vector<int64_t> offsets;
     tapOffsets(s, offsets);
-    const Range r = partRange(tapChunks(s), parts, p);
+    const Range r = partRange(planesChunks(s), parts, p);
     for (int64_t first = r.begin * chunk; first < std::min(s.batch, r.end * chunk); first += chunk) {
-      const int64_t count = std::min(chunk, s.batch - first), cols = tapColumns(s, count);
+      const int64_t count = std::min(chunk, s.batch - first), cols = gridColumns(s, count);
       for (int64_t n = 0; n < count; ++n)
         pairPlanes(input + (first + n) * inSample, s.inPlanes, s.height, s.width, phasePlanesOf(s), planes + n * plane,
                    lanes);
       amxTapsProduct(s.outPlanes, cols, s.inPlanes / 2, tapsOf(s), weights, planes, lanes, offsets.data(), grid, cols);
-      gridToOutput(s, grid, cols, plane, tapGridWidth(s), count, bias, output + first * outSample);
+      gridToOutput(s, grid, cols, plane, gridWidth(s), count, bias, output + first * outSample);
     }
   });
 }
@@ -715,7 +702,7 @@ void tapsForward(const Device& device, const ConvolutionShape& s, int parts, con
 template <typename Weight>
 void tapsRun(const Device& device, const ConvolutionShape& t, Weight weight, const float* input, const float* bias,
              float* output, Tensor& workspace) {
-  const int parts = tapParts(device, t);
+  const int parts = planesParts(device, t);
   workspace.resize_({parts * tapsFloats(t) + tapWeightLanes(t)}, device);
   uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * tapsFloats(t));
   packTapPairs(t.outPlanes, t.inPlanes / 2, tapsOf(t), weight, packed);
@@ -734,10 +721,10 @@ void tapsUpdateOutput(const Device& device, const ConvolutionShape& s, const flo
 // from the first position; then a pair plane of gradOutput on the grid, and what the last block of
 // 32 columns reads past it.
 int64_t phaseMargin(const ConvolutionShape& s) {
-  return ((s.kH - 1) / 2 * tapGridWidth(s) + (s.kW - 1) / 2 + 15) / 16 * 16;
+  return ((s.kH - 1) / 2 * gridWidth(s) + (s.kW - 1) / 2 + 15) / 16 * 16;
 }
 int64_t gradOutputLanes(const ConvolutionShape& s) {
-  return (phaseMargin(s) + tapChunk(s) * tapPlane(s) + 32 + 15) / 16 * 16;
+  return (phaseMargin(s) + planesChunkOf(s) * gridPlane(s) + 32 + 15) / 16 * 16;
 }
 // A part's work for phasesGradInput: gradOutput's pair planes, then the gradInput's phases,
 // [inPlanes][phases][phaseLanes].
@@ -763,7 +750,7 @@ const PhaseTaps& phaseTaps(const ConvolutionShape& s) {
       for (int64_t dy = 0; py + 2 * dy < s.kH; ++dy)
         for (int64_t dx = 0; px + 2 * dx < s.kW; ++dx) {
           taps.tapAt.push_back((py + 2 * dy) * s.kW + px + 2 * dx);
-          taps.offsets.push_back(-(dy * tapGridWidth(s) + dx));
+          taps.offsets.push_back(-(dy * gridWidth(s) + dx));
         }
     }
   taps.first.push_back(tapsOf(s));
@@ -773,10 +760,10 @@ const PhaseTaps& phaseTaps(const ConvolutionShape& s) {
 // The gradInput of a layer of stride 2 from its phases (Note [Products over the taps]).
 void phasesGradInput(const Device& device, const ConvolutionShape& s, const float* gradOutput, const float* weight,
                      float* gradInput, Tensor& workspace) {
-  const int64_t taps = tapsOf(s), rows = rowsOf(s), chunk = tapChunk(s), plane = tapPlane(s);
+  const int64_t taps = tapsOf(s), rows = rowsOf(s), chunk = planesChunkOf(s), plane = gridPlane(s);
   const int64_t lanes = gradOutputLanes(s), margin = phaseMargin(s), pairs = s.outPlanes / 2;
   const int64_t inSample = s.inPlanes * s.height * s.width, outSample = s.outPlanes * positionsOf(s);
-  const int parts = tapParts(device, s);
+  const int parts = planesParts(device, s);
   workspace.resize_({parts * phasesFloats(s) + tapWeightLanes(s)}, device);
   uint32_t* packed = reinterpret_cast<uint32_t*>(workspace.data() + parts * phasesFloats(s));
   const std::vector<int64_t>& tapAt = phaseTaps(s).tapAt;
@@ -791,12 +778,12 @@ void phasesGradInput(const Device& device, const ConvolutionShape& s, const floa
     // The margin and the grid's extra positions stay zero: a chunk writes gradOutput's positions.
     fillRow(part, pairs * lanes, 0.f);
     const PhaseTaps& phase = phaseTaps(s);
-    const Range r = partRange(tapChunks(s), parts, p);
+    const Range r = partRange(planesChunks(s), parts, p);
     for (int64_t k = r.begin; k < r.end; ++k) {
       const int64_t begin = k * chunk, count = std::min(chunk, s.batch - begin);
       for (int64_t n = 0; n < count; ++n)
         pairPlanes(gradOutput + (begin + n) * outSample, s.outPlanes, s.outHeight, s.outWidth,
-                   PhasePlanes{1, 0, 0, 0, tapGridWidth(s)}, planes + margin + n * plane, lanes);
+                   PhasePlanes{1, 0, 0, 0, gridWidth(s)}, planes + margin + n * plane, lanes);
       for (int64_t ph = 0; ph < 4; ++ph) {
         const int64_t first = phase.first[static_cast<size_t>(ph)];
         amxTapsProduct(s.inPlanes, count * plane, pairs, phase.first[static_cast<size_t>(ph + 1)] - first,
@@ -823,22 +810,22 @@ void tapsUpdateGradInput(const Device& device, const ConvolutionShape& s, const 
 }
 
 // The grid's columns of a chunk rounded up to pairColumns's blocks of 32.
-int64_t pairedColumns(const ConvolutionShape& s) { return (tapColumns(s, tapChunk(s)) + 31) / 32 * 32; }
+int64_t pairedColumns(const ConvolutionShape& s) { return (gridColumns(s, planesChunkOf(s)) + 31) / 32 * 32; }
 
 // A part's work for tapsAccGradParameters: the chunk's bfloat16 planes, its gradOutput on the grid
 // and paired, then the part's sums [taps][in][out] and its bias gradient.
 int64_t tapsGradientFloats(const ConvolutionShape& s) {
-  return s.inPlanes * tapLanes(s) / 2 + s.outPlanes * tapColumns(s, tapChunk(s)) + pairedColumns(s) / 2 * s.outPlanes +
-         tapsOf(s) * s.inPlanes * s.outPlanes + s.outPlanes;
+  return s.inPlanes * tapLanes(s) / 2 + s.outPlanes * gridColumns(s, planesChunkOf(s)) +
+         pairedColumns(s) / 2 * s.outPlanes + tapsOf(s) * s.inPlanes * s.outPlanes + s.outPlanes;
 }
 
 void tapsAccGradParameters(const Device& device, const ConvolutionShape& s, const float* input, const float* gradOutput,
                            float* gradWeight, float* gradBias, float scale, Tensor& workspace) {
-  const int64_t chunk = tapChunk(s), lanes = tapLanes(s), taps = tapsOf(s), rows = rowsOf(s);
-  const int64_t plane = tapPlane(s), ldGrid = tapColumns(s, chunk);
+  const int64_t chunk = planesChunkOf(s), lanes = tapLanes(s), taps = tapsOf(s), rows = rowsOf(s);
+  const int64_t plane = gridPlane(s), ldGrid = gridColumns(s, chunk);
   const int64_t inSample = s.inPlanes * s.height * s.width, positions = positionsOf(s);
   const int64_t outSample = s.outPlanes * positions, sums = taps * s.inPlanes * s.outPlanes;
-  const int parts = tapParts(device, s);
+  const int parts = planesParts(device, s);
   workspace.resize_({parts * tapsGradientFloats(s)}, device);
   float* base = workspace.data();
   auto partSums = [&](int p) {
@@ -858,15 +845,15 @@ void tapsAccGradParameters(const Device& device, const ConvolutionShape& s, cons
     fillRow(gw, sums + s.outPlanes, 0.f);
     thread_local std::vector<int64_t> offsets;
     tapOffsets(s, offsets);
-    // Every part has a chunk at least: tapParts takes no more parts than chunks.
-    const Range r = partRange(tapChunks(s), parts, p);
+    // Every part has a chunk at least: planesParts takes no more parts than chunks.
+    const Range r = partRange(planesChunks(s), parts, p);
     for (int64_t k = r.begin; k < r.end; ++k) {
-      const int64_t first = k * chunk, count = std::min(chunk, s.batch - first), cols = tapColumns(s, count);
+      const int64_t first = k * chunk, count = std::min(chunk, s.batch - first), cols = gridColumns(s, count);
       for (int64_t n = 0; n < count; ++n) {
         const float* g = gradOutput + (first + n) * outSample;
         bf16Planes(input + (first + n) * inSample, s.inPlanes, s.height, s.width, phasePlanesOf(s), planes + n * plane,
                    lanes);
-        copyPlanes(g, positions, s.outWidth, staged + n * plane, ldGrid, tapGridWidth(s), s.outPlanes, s.outHeight,
+        copyPlanes(g, positions, s.outWidth, staged + n * plane, ldGrid, gridWidth(s), s.outPlanes, s.outHeight,
                    s.outWidth, nullptr);
         if (gradBias) addSampleBiasGradient(g, positions, scale, gb, 0, s.outPlanes);
       }
